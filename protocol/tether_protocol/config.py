@@ -1,0 +1,58 @@
+"""Capabilities and configuration exchanged at ``initialize`` and after."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import ConfigDict, Field
+
+from .base import WireModel
+from .script import Script
+
+
+class ClientTetherCapabilities(WireModel):
+    """What the client declares in ``capabilities.experimental.tether``."""
+
+    model_config = ConfigDict(extra="ignore", strict=False)
+
+    approvals: bool = False
+    """The client answers ``agent/approve``."""
+    events: bool = False
+    """The client wants ``agent/event`` notifications."""
+    save_documents: bool = False
+    """The client answers ``agent/saveDocuments``."""
+
+
+class ServerTetherCapabilities(WireModel):
+    """What the server declares in ``capabilities.experimental.tether``."""
+
+    protocol_version: int
+    tools: list[str]
+    providers: list[str]
+
+
+class TetherSettings(WireModel):
+    """Configuration: ``initializationOptions``, ``settings.tether`` and the environment.
+
+    Every field is optional here; unset fields fall back to the next source and then to the
+    server's defaults (see ``docs/configuration.md``).
+    """
+
+    provider: str | None = None
+    """Model provider: ``openai``, ``anthropic`` or ``scripted``."""
+    model: str | None = None
+    """Model name passed to the provider."""
+    base_url: str | None = None
+    """Base URL of an OpenAI-compatible or Anthropic endpoint."""
+    script: str | Script | None = None
+    """Scripted provider: a path to a script file, or the script object itself."""
+    max_steps: Annotated[int, Field(ge=1)] | None = None
+    """Model calls per run (default 40)."""
+    timeout_seconds: Annotated[float, Field(gt=0)] | None = None
+    """Wall-clock limit per run in seconds (default 900)."""
+    context_budget_tokens: Annotated[int, Field(ge=1)] | None = None
+    """Size the conversation may reach before older turns are compacted."""
+    auto_approve: list[str] | None = None
+    """Tool names that need no approval (default: none)."""
+    state_dir: str | None = None
+    """Where session logs are kept (default ``$XDG_STATE_HOME/tether``)."""

@@ -1,0 +1,129 @@
+"""``agent/event`` notifications: a tagged union of small records, keyed by ``kind``.
+
+Every event carries the ``runId`` it belongs to and a ``seq`` that counts 1, 2, 3… per run
+with no gaps, so a client can tell it missed nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+from .base import WireModel
+from .run import Outcome
+
+Decision = Literal["allow", "allow-always", "deny", "auto", "denied-by-default"]
+
+
+class _Event(WireModel):
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+
+
+class RunStartedEvent(_Event):
+    """The run was accepted and begins."""
+
+    kind: Literal["run-started"] = "run-started"
+    prompt: str
+    session_id: str
+
+
+class StepEvent(_Event):
+    """A model call begins (1-based)."""
+
+    kind: Literal["step"] = "step"
+    step: int
+
+
+class TextDeltaEvent(_Event):
+    """A piece of streamed assistant text."""
+
+    kind: Literal["text-delta"] = "text-delta"
+    text: str
+
+
+class AssistantEvent(_Event):
+    """The whole assistant text of a step."""
+
+    kind: Literal["assistant"] = "assistant"
+    text: str
+
+
+class ToolCallEvent(_Event):
+    """The model asked for a tool."""
+
+    kind: Literal["tool-call"] = "tool-call"
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+
+
+class ApprovalEvent(_Event):
+    """The decision taken on a call that needs approval."""
+
+    kind: Literal["approval"] = "approval"
+    call_id: str
+    decision: Decision
+
+
+class ToolResultEvent(_Event):
+    """What a tool call produced; ``output`` may be a truncated preview."""
+
+    kind: Literal["tool-result"] = "tool-result"
+    call_id: str
+    tool: str
+    ok: bool
+    output: str
+    error: str | None = None
+
+
+class UsageEvent(_Event):
+    """Token usage (and cost when known), cumulative for the run."""
+
+    kind: Literal["usage"] = "usage"
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None = None
+
+
+class RunFinishedEvent(_Event):
+    """The run ended; the last event of every run."""
+
+    kind: Literal["run-finished"] = "run-finished"
+    outcome: Outcome
+    steps: int
+
+
+RunEvent = Annotated[
+    RunStartedEvent
+    | StepEvent
+    | TextDeltaEvent
+    | AssistantEvent
+    | ToolCallEvent
+    | ApprovalEvent
+    | ToolResultEvent
+    | UsageEvent
+    | RunFinishedEvent,
+    Field(discriminator="kind"),
+]
+"""Any ``agent/event`` params."""
+
+EVENT_KINDS: tuple[str, ...] = (
+    "run-started",
+    "step",
+    "text-delta",
+    "assistant",
+    "tool-call",
+    "approval",
+    "tool-result",
+    "usage",
+    "run-finished",
+)
+
+RUN_EVENT_ADAPTER: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
+
+
+def parse_event(data: object) -> RunEvent:
+    """Validate a decoded ``agent/event`` params object into its event record."""
+    return RUN_EVENT_ADAPTER.validate_python(data)

@@ -1,0 +1,22 @@
+"""The wire method names of protocol v1: the one table every client copies."""
+
+from __future__ import annotations
+
+from typing import Final
+
+AGENT_RUN: Final = "agent/run"
+AGENT_CANCEL: Final = "agent/cancel"
+AGENT_STEER: Final = "agent/steer"
+AGENT_UNDO: Final = "agent/undo"
+AGENT_EVENT: Final = "agent/event"
+AGENT_APPROVE: Final = "agent/approve"
+AGENT_SAVE_DOCUMENTS: Final = "agent/saveDocuments"
+
+COMMAND_RUN: Final = "tether.run"
+COMMAND_CANCEL: Final = "tether.cancel"
+
+PROTOCOL_VERSION: Final = 1
+
+CLIENT_TO_SERVER: Final = (AGENT_RUN, AGENT_CANCEL, AGENT_STEER, AGENT_UNDO)
+SERVER_TO_CLIENT: Final = (AGENT_EVENT, AGENT_APPROVE, AGENT_SAVE_DOCUMENTS)
+COMMANDS: Final = (COMMAND_RUN, COMMAND_CANCEL)

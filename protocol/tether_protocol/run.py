@@ -1,0 +1,109 @@
+"""Client → server requests: agent/run, agent/cancel, agent/steer, agent/undo."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from .base import Range, WireModel
+
+NonEmpty = Annotated[str, StringConstraints(min_length=1)]
+Outcome = Literal["done", "max-steps", "timeout", "no-progress", "cancelled", "budget", "error"]
+OUTCOMES: tuple[Outcome, ...] = (
+    "done",
+    "max-steps",
+    "timeout",
+    "no-progress",
+    "cancelled",
+    "budget",
+    "error",
+)
+
+
+class RunContext(WireModel):
+    """The active editor and selection when the user started the run."""
+
+    uri: str
+    selection: Range | None = None
+
+
+class RunLimits(WireModel):
+    """Per-run limits; each overrides the configured default."""
+
+    max_steps: Annotated[int, Field(ge=1)] | None = None
+    timeout_seconds: Annotated[float, Field(gt=0)] | None = None
+    max_tokens: Annotated[int, Field(ge=1)] | None = None
+    max_cost_usd: Annotated[float, Field(ge=0)] | None = None
+
+
+class RunParams(WireModel):
+    """Params of ``agent/run`` (and the argument of the ``tether.run`` command)."""
+
+    prompt: NonEmpty
+    run_id: NonEmpty | None = None
+    session_id: NonEmpty | None = None
+    work_done_token: str | int | None = None
+    context: RunContext | None = None
+    limits: RunLimits | None = None
+    provider: NonEmpty | None = None
+    model: NonEmpty | None = None
+
+
+class Usage(WireModel):
+    """Token usage (and cost when known), cumulative for a run."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+
+
+class RunResult(WireModel):
+    """Result of ``agent/run``: returned for every outcome, never thrown away."""
+
+    run_id: str
+    session_id: str
+    outcome: Outcome
+    answer: str
+    steps: int
+    usage: Usage
+    changed_files: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
+class CancelParams(WireModel):
+    """Params of ``agent/cancel`` (and the argument of the ``tether.cancel`` command)."""
+
+    run_id: NonEmpty
+
+
+class CancelResult(WireModel):
+    """``cancelled`` is false when no such run is in flight."""
+
+    cancelled: bool
+
+
+class SteerParams(WireModel):
+    """Params of ``agent/steer``: a user message for a running run."""
+
+    run_id: NonEmpty
+    message: NonEmpty
+
+
+class SteerResult(WireModel):
+    """``accepted`` is false when no such run is in flight."""
+
+    accepted: bool
+
+
+class UndoParams(WireModel):
+    """Params of ``agent/undo``."""
+
+    run_id: NonEmpty
+
+
+class UndoResult(WireModel):
+    """Files reverted, and files left alone because someone changed them since."""
+
+    reverted: list[str] = Field(default_factory=list)
+    conflicts: list[str] = Field(default_factory=list)
