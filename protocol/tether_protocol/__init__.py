@@ -26,6 +26,32 @@ from .events import (
     UsageEvent,
     parse_event,
 )
+from .methods import (
+    AGENT_APPROVE as AGENT_APPROVE_METHOD,
+)
+from .methods import (
+    AGENT_CANCEL as AGENT_CANCEL_METHOD,
+)
+from .methods import (
+    AGENT_EVENT as AGENT_EVENT_METHOD,
+)
+from .methods import (
+    AGENT_RUN as AGENT_RUN_METHOD,
+)
+from .methods import (
+    AGENT_SAVE_DOCUMENTS as AGENT_SAVE_DOCUMENTS_METHOD,
+)
+from .methods import (
+    AGENT_STEER as AGENT_STEER_METHOD,
+)
+from .methods import (
+    AGENT_UNDO as AGENT_UNDO_METHOD,
+)
+from .methods import (
+    COMMAND_CANCEL,
+    COMMAND_RUN,
+    PROTOCOL_VERSION,
+)
 from .run import (
     OUTCOMES,
     CancelParams,
@@ -44,6 +70,16 @@ from .run import (
 from .script import Script, ScriptToolCall, ScriptTurn
 
 __all__ = [
+    "AGENT_APPROVE_METHOD",
+    "AGENT_CANCEL_METHOD",
+    "AGENT_EVENT_METHOD",
+    "AGENT_RUN_METHOD",
+    "AGENT_SAVE_DOCUMENTS_METHOD",
+    "AGENT_STEER_METHOD",
+    "AGENT_UNDO_METHOD",
+    "COMMAND_CANCEL",
+    "COMMAND_RUN",
+    "PROTOCOL_VERSION",
     "EVENT_KINDS",
     "OUTCOMES",
     "ApprovalEvent",

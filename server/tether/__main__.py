@@ -1,0 +1,5 @@
+"""``python -m tether``."""
+
+from .cli import main
+
+raise SystemExit(main())

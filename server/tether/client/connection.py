@@ -1,0 +1,182 @@
+"""A small JSON-RPC client over a ``tether serve`` subprocess's stdio (LSP framing)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import Process, TaskGroup
+from anyio.streams.buffered import BufferedByteReceiveStream
+from anyio.streams.memory import MemoryObjectSendStream
+
+from tether_protocol import AGENT_EVENT_METHOD, AGENT_RUN_METHOD, RunEvent, parse_event
+
+log = logging.getLogger(__name__)
+
+RequestHandler = Callable[[Any], Awaitable[Any]]
+EventHandler = Callable[[RunEvent], None]
+
+
+class ServerError(Exception):
+    """A JSON-RPC error answer from the server."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+
+
+class TetherClient:
+    """Spawns the server, initializes it, runs prompts and relays events.
+
+    Use as ``async with TetherClient.spawn(root, options) as client: await client.run(...)``.
+    """
+
+    def __init__(self, process: Process, task_group: TaskGroup) -> None:
+        self._process = process
+        self._tg = task_group
+        assert process.stdout is not None and process.stdin is not None
+        self._reader = BufferedByteReceiveStream(process.stdout)
+        self._ids = itertools.count(1)
+        self._pending: dict[int, MemoryObjectSendStream[dict[str, Any]]] = {}
+        self._handlers: dict[str, RequestHandler] = {
+            "window/workDoneProgress/create": _null,
+        }
+        self.on_event: EventHandler | None = None
+        self.capabilities: dict[str, Any] = {}
+
+    @classmethod
+    def command(cls) -> Sequence[str]:
+        """How the server is started: this interpreter's ``tether``."""
+        return [sys.executable, "-m", "tether", "serve"]
+
+    def handle(self, method: str, handler: RequestHandler) -> None:
+        """Answer the server's ``method`` requests with ``handler``."""
+        self._handlers[method] = handler
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message).encode()
+        assert self._process.stdin is not None
+        await self._process.stdin.send(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+    async def request(self, method: str, params: Any) -> Any:
+        """Send a request and wait for its answer; ``ServerError`` on an error answer."""
+        msg_id = next(self._ids)
+        send, receive = anyio.create_memory_object_stream[dict[str, Any]](1)
+        self._pending[msg_id] = send
+        await self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        with receive:
+            answer = await receive.receive()
+        if "error" in answer:
+            raise ServerError(answer["error"].get("code", 0), answer["error"].get("message", ""))
+        return answer.get("result")
+
+    async def notify(self, method: str, params: Any) -> None:
+        """Send a notification."""
+        await self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def read_messages(self) -> None:
+        """Dispatch the server's messages until it closes its output."""
+        try:
+            while True:
+                headers = await self._reader.receive_until(b"\r\n\r\n", 65536)
+                length = 0
+                for line in headers.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                message = json.loads(await self._reader.receive_exactly(length))
+                await self._dispatch(message)
+        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError):
+            pass
+        finally:
+            for send in self._pending.values():
+                send.send_nowait({"error": {"code": -32099, "message": "server exited"}})
+            self._pending.clear()
+
+    async def _dispatch(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if method is None:
+            send = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
+            if send is not None:
+                send.send_nowait(message)
+        elif method == AGENT_EVENT_METHOD:
+            if self.on_event is not None:
+                self.on_event(parse_event(message["params"]))
+        elif "id" in message:
+            self._tg.start_soon(self._answer, message)
+        elif method == "window/showMessage":
+            print(f"tether: {message['params'].get('message')}", file=sys.stderr)
+
+    async def _answer(self, message: dict[str, Any]) -> None:
+        handler = self._handlers.get(message["method"])
+        if handler is None:
+            error = {"code": -32601, "message": f"unhandled method {message['method']}"}
+            await self._send({"jsonrpc": "2.0", "id": message["id"], "error": error})
+            return
+        try:
+            result = await handler(message.get("params"))
+        except Exception as exc:
+            log.exception("handler for %s failed", message["method"])
+            error = {"code": -32603, "message": str(exc)}
+            await self._send({"jsonrpc": "2.0", "id": message["id"], "error": error})
+            return
+        await self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    async def initialize(
+        self,
+        root: Path,
+        options: dict[str, Any],
+        *,
+        events: bool = True,
+        approvals: bool = False,
+    ) -> dict[str, Any]:
+        """``initialize`` + ``initialized`` for a workspace folder (an absolute path)."""
+        result = await self.request(
+            "initialize",
+            {
+                "processId": None,
+                "clientInfo": {"name": "tether-headless"},
+                "rootUri": root.as_uri(),
+                "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+                "capabilities": {
+                    "window": {"workDoneProgress": False},
+                    "experimental": {"tether": {"events": events, "approvals": approvals}},
+                },
+                "initializationOptions": options,
+            },
+        )
+        await self.notify("initialized", {})
+        self.capabilities = result.get("capabilities", {})
+        return dict(result)
+
+    async def run(self, prompt: str, **params: Any) -> dict[str, Any]:
+        """``agent/run``; the result as a dict."""
+        result = await self.request(AGENT_RUN_METHOD, {"prompt": prompt, **params})
+        return dict(result)
+
+    async def shutdown(self) -> None:
+        """``shutdown`` + ``exit``, then wait (briefly) for the process."""
+        try:
+            await self.request("shutdown", None)
+            await self.notify("exit", None)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, ServerError):
+            pass
+        with anyio.move_on_after(3):
+            await self._process.wait()
+        if self._process.returncode is None:
+            self._process.kill()
+
+
+async def _null(params: Any) -> None:
+    return None
+
+
+def serve_environment(environ: dict[str, str]) -> dict[str, str]:
+    """The server's environment: ours, with Python's output unbuffered."""
+    return {**environ, "PYTHONUNBUFFERED": "1"}

@@ -1,0 +1,5 @@
+"""A tiny stock-keeping library."""
+
+from .stock import Stock
+
+__all__ = ["Stock"]

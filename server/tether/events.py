@@ -1,0 +1,109 @@
+"""Build a run's events with a gapless ``seq`` and hand them to every sink."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tether_protocol import (
+    ApprovalEvent,
+    AssistantEvent,
+    Decision,
+    Outcome,
+    RunEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    StepEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UsageEvent,
+)
+
+from .host import EventSink
+
+PREVIEW_CHARS = 4000
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """The head of a long tool output for display; the model still gets it all."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… [{len(text) - limit} more characters]"
+
+
+class RunEvents:
+    """The event stream of one run."""
+
+    def __init__(self, run_id: str, sinks: Sequence[EventSink]) -> None:
+        self.run_id = run_id
+        self._sinks = list(sinks)
+        self._seq = 0
+
+    @property
+    def last_seq(self) -> int:
+        """The ``seq`` of the last event sent (0 before the first)."""
+        return self._seq
+
+    def add_sink(self, sink: EventSink) -> None:
+        """Deliver later events to ``sink`` too."""
+        self._sinks.append(sink)
+
+    def _send(self, event: RunEvent) -> None:
+        for sink in self._sinks:
+            sink.publish(event)
+
+    def _next(self) -> dict[str, Any]:
+        self._seq += 1
+        return {"run_id": self.run_id, "seq": self._seq}
+
+    def run_started(self, prompt: str, session_id: str) -> None:
+        self._send(RunStartedEvent(**self._next(), prompt=prompt, session_id=session_id))
+
+    def step(self, step: int) -> None:
+        self._send(StepEvent(**self._next(), step=step))
+
+    def text_delta(self, text: str) -> None:
+        # The hot path: fields are known-good, so skip validation.
+        self._seq += 1
+        self._send(
+            TextDeltaEvent.model_construct(
+                run_id=self.run_id, seq=self._seq, kind="text-delta", text=text
+            )
+        )
+
+    def assistant(self, text: str) -> None:
+        self._send(AssistantEvent(**self._next(), text=text))
+
+    def tool_call(self, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
+        self._send(ToolCallEvent(**self._next(), call_id=call_id, tool=tool, arguments=arguments))
+
+    def approval(self, call_id: str, decision: Decision) -> None:
+        self._send(ApprovalEvent(**self._next(), call_id=call_id, decision=decision))
+
+    def tool_result(
+        self, call_id: str, tool: str, ok: bool, output: str, error: str | None
+    ) -> None:
+        self._send(
+            ToolResultEvent(
+                **self._next(),
+                call_id=call_id,
+                tool=tool,
+                ok=ok,
+                output=preview(output),
+                error=error,
+            )
+        )
+
+    def usage(self, input_tokens: int, output_tokens: int, cost_usd: float | None) -> None:
+        self._send(
+            UsageEvent(
+                **self._next(),
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cost_usd=cost_usd,
+            )
+        )
+
+    def run_finished(self, outcome: Outcome, steps: int) -> None:
+        self._send(RunFinishedEvent(**self._next(), outcome=outcome, steps=steps))

@@ -1,0 +1,198 @@
+"""The agent loop: build context → call the model → run the tools it asks for → repeat.
+
+Guards (steps, timeout, budget, no-progress, cancel) are plain checks around it, and the
+outcome is returned, never thrown: a cancelled or failed run still says what it did.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+
+import anyio
+
+from tether_protocol import Outcome
+
+from .errors import ProviderError
+from .events import RunEvents
+from .providers.base import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    Provider,
+    TextDelta,
+    ToolCall,
+    ToolCallReady,
+    ToolResultMessage,
+    UsageDelta,
+    UserMessage,
+)
+from .tools.base import ToolContext
+from .tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+REPEAT_LIMIT = 3
+"""The third identical call in a run is not executed: the run ends ``no-progress``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What a run may spend."""
+
+    max_steps: int = 40
+    timeout_seconds: float = 900.0
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+
+
+@dataclass(slots=True)
+class RunState:
+    """What a run has done so far; the result is built from it whatever the outcome."""
+
+    steps: int = 0
+    answer: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    changed_files: list[str] = field(default_factory=list)
+    outcome: Outcome | None = None
+    error: str | None = None
+
+
+def call_key(call: ToolCall) -> str:
+    """A call's identity for repeat detection: tool name + canonical JSON arguments."""
+    return call.name + "\0" + json.dumps(call.arguments, sort_keys=True, separators=(",", ":"))
+
+
+class AgentLoop:
+    """One run of the agent over a conversation (``history`` is extended in place)."""
+
+    def __init__(
+        self,
+        *,
+        provider: Provider,
+        tools: ToolRegistry,
+        context: ToolContext,
+        events: RunEvents,
+        limits: Limits,
+        system: str,
+        history: list[Message],
+    ) -> None:
+        self.provider = provider
+        self.tools = tools
+        self.context = context
+        self.events = events
+        self.limits = limits
+        self.system = system
+        self.history = history
+        self.state = RunState()
+        self._seen: Counter[str] = Counter()
+        self._steers: list[str] = []
+        self._cancel = anyio.CancelScope()
+
+    def cancel(self) -> None:
+        """Stop the run now: the model stream and any running tool are aborted."""
+        if self.state.outcome is None:
+            self.state.outcome = "cancelled"
+        self._cancel.cancel()
+
+    def steer(self, message: str) -> None:
+        """Add a user message at the next step boundary, without stopping the run."""
+        self._steers.append(message)
+
+    async def run(self, prompt: str, session_id: str) -> RunState:
+        """Run to an outcome; never raises for anything the run itself did."""
+        self.events.run_started(prompt, session_id)
+        self.history.append(UserMessage(prompt))
+        try:
+            with self._cancel, anyio.move_on_after(self.limits.timeout_seconds) as deadline:
+                try:
+                    await self._steps()
+                except ProviderError as exc:
+                    self._finish("error", str(exc))
+                except Exception as exc:  # a bug ends this run, not the server
+                    log.exception("run %s failed", self.events.run_id)
+                    self._finish("error", f"internal error: {type(exc).__name__}: {exc}")
+            if deadline.cancelled_caught:
+                self._finish("timeout")
+        finally:
+            self._close_open_calls()
+            self._finish("cancelled")  # only takes effect when nothing else ended the run
+            self.events.run_finished(self.state.outcome or "cancelled", self.state.steps)
+        return self.state
+
+    def _finish(self, outcome: Outcome, error: str | None = None) -> None:
+        if self.state.outcome is None:
+            self.state.outcome = outcome
+            self.state.error = error
+
+    async def _steps(self) -> None:
+        while True:
+            if self.state.steps >= self.limits.max_steps:
+                return self._finish("max-steps")
+            self.history.extend(UserMessage(text) for text in self._steers)
+            self._steers.clear()
+            self.state.steps += 1
+            self.events.step(self.state.steps)
+            reply = await self._query()
+            if self._over_budget():
+                return self._finish("budget")
+            if not reply.tool_calls:
+                return self._finish("done")
+            for call in reply.tool_calls:
+                self._seen[call_key(call)] += 1
+                if self._seen[call_key(call)] >= REPEAT_LIMIT:
+                    return self._finish("no-progress")
+                await self._execute(call)
+
+    async def _query(self) -> AssistantMessage:
+        request = ModelRequest(self.system, tuple(self.history), self.tools.specs())
+        pieces: list[str] = []
+        calls: list[ToolCall] = []
+        async for delta in self.provider.stream(request):
+            if isinstance(delta, TextDelta):
+                pieces.append(delta.text)
+                self.events.text_delta(delta.text)
+            elif isinstance(delta, ToolCallReady):
+                calls.append(delta.call)
+            elif isinstance(delta, UsageDelta):
+                self.state.input_tokens += delta.input_tokens
+                self.state.output_tokens += delta.output_tokens
+        reply = AssistantMessage("".join(pieces), tuple(calls))
+        self.history.append(reply)
+        if reply.text:
+            self.state.answer = reply.text
+        self.events.assistant(reply.text)
+        self.events.usage(self.state.input_tokens, self.state.output_tokens, self.state.cost_usd)
+        return reply
+
+    def _over_budget(self) -> bool:
+        limits, state = self.limits, self.state
+        tokens = state.input_tokens + state.output_tokens
+        if limits.max_tokens is not None and tokens > limits.max_tokens:
+            return True
+        cost = state.cost_usd
+        return limits.max_cost_usd is not None and cost is not None and cost > limits.max_cost_usd
+
+    async def _execute(self, call: ToolCall) -> None:
+        self.events.tool_call(call.call_id, call.name, call.arguments)
+        result = await self.tools.execute(call, self.context)
+        self.events.tool_result(call.call_id, call.name, result.ok, result.output, result.error)
+        self.history.append(
+            ToolResultMessage(call.call_id, call.name, result.output, not result.ok)
+        )
+
+    def _close_open_calls(self) -> None:
+        """Give every call of the last reply a result, so the history stays well-formed."""
+        last = next((m for m in reversed(self.history) if isinstance(m, AssistantMessage)), None)
+        if last is None:
+            return
+        answered = {m.call_id for m in self.history if isinstance(m, ToolResultMessage)}
+        reason = self.state.outcome or "cancelled"
+        for call in last.tool_calls:
+            if call.call_id not in answered:
+                note = f"not run: the run ended ({reason}) before this call"
+                self.history.append(ToolResultMessage(call.call_id, call.name, note, True))

@@ -1,0 +1,76 @@
+"""Wire the server's methods: agent/*, the tether.* commands and the LSP notifications."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lsprotocol import types
+
+from tether_protocol import (
+    AGENT_CANCEL_METHOD,
+    AGENT_RUN_METHOD,
+    AGENT_STEER_METHOD,
+    COMMAND_CANCEL,
+    COMMAND_RUN,
+    SteerParams,
+)
+
+from ..config import ConfigError
+from ..tools.registry import ToolRegistry
+from .server import TetherServer, validate_params
+
+
+def create_server(tools: ToolRegistry, environ: Mapping[str, str] | None = None) -> TetherServer:
+    """A server with every Tether method registered."""
+    server = TetherServer(tools, environ)
+
+    @server.feature(AGENT_RUN_METHOD)
+    async def agent_run(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return await ls.run_agent(params)
+
+    @server.feature(AGENT_CANCEL_METHOD)
+    def agent_cancel(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return ls.cancel_run(params)
+
+    @server.feature(AGENT_STEER_METHOD)
+    def agent_steer(ls: TetherServer, params: Any) -> dict[str, Any]:
+        steer = validate_params(SteerParams, params, AGENT_STEER_METHOD)
+        return {"accepted": ls.runs.steer(steer.run_id, steer.message)}
+
+    @server.command(COMMAND_RUN)
+    async def command_run(ls: TetherServer, *args: Any) -> dict[str, Any]:
+        return await ls.run_agent(args[0] if args else None)
+
+    @server.command(COMMAND_CANCEL)
+    def command_cancel(ls: TetherServer, *args: Any) -> dict[str, Any]:
+        return ls.cancel_run(args[0] if args else None)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: TetherServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.buffers.opened(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: TetherServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.buffers.closed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: TetherServer, params: types.DidSaveTextDocumentParams) -> None:
+        """Registered so that the client is asked to send saves (used by later features)."""
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(
+        ls: TetherServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        try:
+            ls.apply_client_settings(params.settings)
+        except ConfigError as exc:
+            ls.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Error, message=f"Tether: {exc}")
+            )
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def progress_cancel(ls: TetherServer, params: types.WorkDoneProgressCancelParams) -> None:
+        ls.cancel_progress(params.token)
+
+    return server

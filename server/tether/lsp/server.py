@@ -1,0 +1,212 @@
+"""The Tether language server: lifecycle, capabilities, configuration and the agent/* methods."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Generator, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+from pydantic import BaseModel, ValidationError
+from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
+
+import tether
+from tether_protocol import (
+    PROTOCOL_VERSION,
+    CancelParams,
+    ClientTetherCapabilities,
+    RunParams,
+    ServerTetherCapabilities,
+    TetherSettings,
+)
+
+from ..config import Config, ConfigError, merge, parse_settings, resolve, settings_from_environment
+from ..host import EventSink
+from ..providers import AVAILABLE_PROVIDERS
+from ..runs import InvalidRun, Run, RunManager
+from ..session import SessionLogWriter
+from ..tools.registry import ToolRegistry
+from ..workspace import Workspace, path_from_uri
+from .host import LspBuffers, NotifySink, ProgressSink
+
+log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate_params(model: type[M], params: Any, method: str) -> M:
+    """Wire params → model, or JSON-RPC -32602 naming the first bad field."""
+    if params is None:
+        params = {}
+    try:
+        return model.model_validate_json(json.dumps(params))
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ValidationError):
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "params"
+            raise JsonRpcInvalidParams(f"{method}: {where}: {first['msg']}") from exc
+        raise JsonRpcInvalidParams(f"{method}: params must be a JSON object") from exc
+
+
+class TetherProtocol(LanguageServerProtocol):
+    """pygls' protocol plus Tether's capabilities and client declaration at ``initialize``."""
+
+    _server: TetherServer
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(
+        self, params: types.InitializeParams
+    ) -> Generator[Any, Any, types.InitializeResult]:
+        server = self._server
+        try:
+            server.configure_from_initialize(params)
+        except ConfigError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
+        result: types.InitializeResult = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {
+            "tether": ServerTetherCapabilities(
+                protocol_version=PROTOCOL_VERSION,
+                tools=server.tools.names,
+                providers=list(AVAILABLE_PROVIDERS),
+            ).to_wire()
+        }
+        return result
+
+
+class TetherServer(LanguageServer):
+    """A pygls server that owns the runs, the configuration and the session log."""
+
+    def __init__(
+        self,
+        tools: ToolRegistry,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(
+            "tether",
+            tether.__version__,
+            protocol_cls=TetherProtocol,
+            converter_factory=get_converter,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.environ = dict(os.environ if environ is None else environ)
+        self.tools = tools
+        self.client_tether = ClientTetherCapabilities()
+        self._env_settings = settings_from_environment(self.environ)
+        self._init_settings = TetherSettings()
+        self._client_settings = TetherSettings()
+        self.config: Config = resolve(self._env_settings, self.environ)
+        self.buffers = LspBuffers(self)
+        self.log_writer = SessionLogWriter(self.config.state_dir)
+        self.runs = RunManager(tools, self.log_writer)
+        self._progress_tokens: dict[str | int, str] = {}
+        self._run_tasks: set[asyncio.Task[Any]] = set()
+
+    # --- configuration -------------------------------------------------------------------
+    def configure_from_initialize(self, params: types.InitializeParams) -> None:
+        """Read the client's Tether declaration and initializationOptions."""
+        experimental = params.capabilities.experimental
+        declared = experimental.get("tether") if isinstance(experimental, dict) else None
+        if isinstance(declared, dict):
+            try:
+                self.client_tether = ClientTetherCapabilities.model_validate(declared)
+            except ValidationError:
+                log.warning("ignoring a malformed experimental.tether declaration: %s", declared)
+        self._init_settings = parse_settings(params.initialization_options, "initializationOptions")
+        self._reconfigure()
+
+    def apply_client_settings(self, settings: object) -> None:
+        """``workspace/didChangeConfiguration``: ``settings.tether`` for later runs."""
+        if isinstance(settings, dict) and "tether" in settings:
+            self._client_settings = parse_settings(settings["tether"], "settings.tether")
+            self._reconfigure()
+
+    def _reconfigure(self) -> None:
+        merged = merge(self._env_settings, self._init_settings, self._client_settings)
+        config = resolve(merged, self.environ)
+        if config.state_dir != self.config.state_dir:
+            self.log_writer.close()
+            self.log_writer = self.runs.log_writer = SessionLogWriter(config.state_dir)
+        self.config = config
+
+    def workspace_model(self) -> Workspace:
+        """The workspace folders the client opened (else the current folder)."""
+        roots: list[Path] = []
+        for folder in self.workspace.folders.values():
+            path = path_from_uri(folder.uri)
+            if path is not None:
+                roots.append(path)
+        if not roots and self.workspace.root_path:
+            roots.append(Path(self.workspace.root_path))
+        return Workspace(roots or [Path.cwd()], self.buffers)
+
+    # --- runs ----------------------------------------------------------------------------
+    async def start_progress(self, run: Run) -> ProgressSink | None:
+        """A progress sink on the client's token, or one the server creates if it may."""
+        token = run.work_done_token
+        if token is None:
+            if not get_capability(self.client_capabilities, "window.work_done_progress", False):
+                return None
+            token = f"tether-{run.run_id}"
+            try:
+                await asyncio.shield(self.work_done_progress.create_async(token))
+            except Exception:
+                log.warning("the client refused progress token %s", token)
+                return None
+        self._progress_tokens[token] = run.run_id
+        return ProgressSink(self, token, run.prompt)
+
+    async def run_agent(self, raw: Any) -> dict[str, Any]:
+        """``agent/run``: validate, run to the outcome, and return the result."""
+        params = validate_params(RunParams, raw, "agent/run")
+        sinks: list[EventSink] = [NotifySink(self)] if self.client_tether.events else []
+        try:
+            run = self.runs.create(params, self.config, self.workspace_model(), sinks)
+        except InvalidRun as exc:
+            raise JsonRpcInvalidParams(f"agent/run: {exc}") from exc
+        progress = await self.start_progress(run)
+        if progress is not None:
+            run.loop.events.add_sink(progress)
+        task = asyncio.ensure_future(self.runs.execute(run))
+        self._run_tasks.add(task)
+        task.add_done_callback(self._run_tasks.discard)
+        try:
+            result = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            # $/cancelRequest or shutdown: stop the run but still answer with what it has.
+            current = asyncio.current_task()
+            run.loop.cancel()
+            result = await task
+            if current is not None:
+                current.uncancel()
+        finally:
+            if run.work_done_token is None or progress is not None:
+                self._progress_tokens = {
+                    t: r for t, r in self._progress_tokens.items() if r != run.run_id
+                }
+        return result.to_wire()
+
+    def cancel_run(self, raw: Any) -> dict[str, Any]:
+        """``agent/cancel``."""
+        params = validate_params(CancelParams, raw, "agent/cancel")
+        return {"cancelled": self.runs.cancel(params.run_id)}
+
+    def cancel_progress(self, token: str | int) -> None:
+        """``window/workDoneProgress/cancel`` for a run's token."""
+        run_id = self._progress_tokens.get(token)
+        if run_id is not None:
+            self.runs.cancel(run_id)
+
+    async def close(self) -> None:
+        """Stop every run (their tools and children end with them) and flush the log."""
+        self.runs.cancel_all()
+        if self._run_tasks:
+            await asyncio.wait(list(self._run_tasks), timeout=1.5)
+        self.log_writer.close()

@@ -1,0 +1,42 @@
+"""The system prompt, in one readable place."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tether_protocol import RunContext
+
+from .workspace import Workspace, path_from_uri
+
+SYSTEM_PROMPT = """\
+You are Tether, a coding agent working inside the user's editor.
+
+You work in the workspace at {root}. Paths you give to tools are relative to it; anything
+outside it is refused. Your tools: {tools}.
+
+How to work:
+- Read before you change: look at the files involved and search for what you need.
+- The files you read are what the user sees, including edits they have not saved yet.
+- Changes and shell commands are shown to the user for approval and may be denied; when
+  one is denied, read the user's feedback and adapt instead of retrying the same call.
+- Calling the same tool with the same arguments again will not give a different answer.
+- Keep going until the task is done, then answer briefly: what you found or changed.
+{context}"""
+
+
+def system_prompt(workspace: Workspace, tools: Sequence[str], context: RunContext | None) -> str:
+    """The system prompt for one run: workspace, tools and the user's active editor."""
+    lines: list[str] = []
+    if context is not None:
+        path = path_from_uri(context.uri)
+        shown = workspace.display(path.resolve()) if path is not None else context.uri
+        lines.append(f"\nThe user's active file is {shown}.")
+        if context.selection is not None:
+            start, end = context.selection.start, context.selection.end
+            lines.append(
+                f"Their selection spans line {start.line + 1} col {start.character + 1} "
+                f"to line {end.line + 1} col {end.character + 1}."
+            )
+    return SYSTEM_PROMPT.format(
+        root=workspace.root, tools=", ".join(tools), context="\n".join(lines)
+    )

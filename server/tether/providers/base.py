@@ -1,0 +1,110 @@
+"""The Provider seam: conversation in, a stream of model deltas out.
+
+OpenAI, Anthropic and the scripted model implement it; the loop never imports an SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A complete tool call the model asked for."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    arguments_error: str | None = None
+    """Set when the model's arguments were not valid JSON; the call becomes a tool error."""
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """What the user said (the prompt, or a steer message)."""
+
+    text: str
+    role: str = field(default="user", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """One model reply: its text and the tool calls it asked for."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    role: str = field(default="assistant", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultMessage:
+    """The observation fed back for one tool call."""
+
+    call_id: str
+    tool: str
+    content: str
+    is_error: bool
+    role: str = field(default="tool", init=False)
+
+
+Message = UserMessage | AssistantMessage | ToolResultMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as the model sees it."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of assistant text, as it streams."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallReady:
+    """A tool call whose arguments have fully arrived."""
+
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class UsageDelta:
+    """Tokens used by this model call (reported once per call)."""
+
+    input_tokens: int
+    output_tokens: int
+
+
+ModelDelta = TextDelta | ToolCallReady | UsageDelta
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """Everything one model call needs."""
+
+    system: str
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec]
+
+
+class Provider(Protocol):
+    """A model: streams one reply to the conversation so far."""
+
+    name: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        """Yield deltas of one reply; raise ``ProviderError`` when it cannot."""
+        ...
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count (four characters a token) for models that report none."""
+    return (len(text) + 3) // 4

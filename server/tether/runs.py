@@ -1,0 +1,144 @@
+"""Runs in flight: create one from ``agent/run`` params, execute it, cancel or steer it.
+
+Transport-independent: the LSP layer and in-process tests drive it the same way.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import anyio
+
+from tether_protocol import RunParams, RunResult, Usage
+
+from .config import Config, ConfigError
+from .events import RunEvents
+from .host import EventSink
+from .loop import AgentLoop, Limits
+from .prompting import system_prompt
+from .providers import make_provider
+from .providers.base import Message
+from .session import SessionLogWriter, SessionSink, new_session_id
+from .tools.base import ToolContext
+from .tools.registry import ToolRegistry
+from .workspace import Workspace
+
+
+class InvalidRun(ValueError):
+    """``agent/run`` params that cannot start a run; the message names the field."""
+
+
+@dataclass(slots=True)
+class Run:
+    """A run in flight."""
+
+    run_id: str
+    session_id: str
+    prompt: str
+    loop: AgentLoop
+    work_done_token: str | int | None
+    finished: anyio.Event = field(default_factory=anyio.Event)
+    result: RunResult | None = None
+
+
+class RunManager:
+    """Owns every run of a server: ids, session histories, cancel and steer."""
+
+    def __init__(self, tools: ToolRegistry, log_writer: SessionLogWriter) -> None:
+        self.tools = tools
+        self.log_writer = log_writer
+        self._runs: dict[str, Run] = {}
+        self._histories: dict[str, list[Message]] = {}
+
+    def get(self, run_id: str) -> Run | None:
+        """The run in flight with this id."""
+        return self._runs.get(run_id)
+
+    @property
+    def in_flight(self) -> Sequence[Run]:
+        """Runs not yet finished."""
+        return list(self._runs.values())
+
+    def create(
+        self,
+        params: RunParams,
+        config: Config,
+        workspace: Workspace,
+        sinks: Sequence[EventSink],
+    ) -> Run:
+        """Check the params against the configuration and set a run up (not started)."""
+        run_id = params.run_id or "r-" + uuid.uuid4().hex[:16]
+        if run_id in self._runs:
+            raise InvalidRun(f"runId: a run with id {run_id!r} is already in flight")
+        session_id = params.session_id or new_session_id()
+        if any(r.session_id == session_id for r in self._runs.values()):
+            raise InvalidRun(f"sessionId: session {session_id!r} already has a run in flight")
+        try:
+            provider = make_provider(params.provider or config.provider, config, workspace.root)
+        except ConfigError as exc:
+            raise InvalidRun(str(exc)) from exc
+        limits = params.limits
+        loop = AgentLoop(
+            provider=provider,
+            tools=self.tools,
+            context=ToolContext(workspace=workspace, run_id=run_id),
+            events=RunEvents(run_id, [*sinks, SessionSink(self.log_writer, session_id)]),
+            limits=Limits(
+                max_steps=(limits and limits.max_steps) or config.max_steps,
+                timeout_seconds=(limits and limits.timeout_seconds) or config.timeout_seconds,
+                max_tokens=limits.max_tokens if limits else None,
+                max_cost_usd=limits.max_cost_usd if limits else None,
+            ),
+            system=system_prompt(workspace, self.tools.names, params.context),
+            history=self._histories.setdefault(session_id, []),
+        )
+        run = Run(run_id, session_id, params.prompt, loop, params.work_done_token)
+        self._runs[run_id] = run
+        return run
+
+    async def execute(self, run: Run) -> RunResult:
+        """Run to its outcome and build the result (also when cancelled from outside)."""
+        try:
+            await run.loop.run(run.prompt, run.session_id)
+        finally:
+            state = run.loop.state
+            run.result = RunResult(
+                run_id=run.run_id,
+                session_id=run.session_id,
+                outcome=state.outcome or "cancelled",
+                answer=state.answer,
+                steps=state.steps,
+                usage=Usage(
+                    input_tokens=state.input_tokens,
+                    output_tokens=state.output_tokens,
+                    cost_usd=state.cost_usd,
+                ),
+                changed_files=list(state.changed_files),
+                error=state.error,
+            )
+            self._runs.pop(run.run_id, None)
+            run.finished.set()
+        return run.result
+
+    def cancel(self, run_id: str) -> bool:
+        """Cancel a run in flight; False when there is none with this id."""
+        run = self._runs.get(run_id)
+        if run is None:
+            return False
+        run.loop.cancel()
+        return True
+
+    def steer(self, run_id: str, message: str) -> bool:
+        """Queue a user message for a run in flight; False when there is none."""
+        run = self._runs.get(run_id)
+        if run is None:
+            return False
+        run.loop.steer(message)
+        return True
+
+    def cancel_all(self) -> None:
+        """Cancel every run in flight (shutdown)."""
+        for run in list(self._runs.values()):
+            run.loop.cancel()

@@ -1,0 +1,71 @@
+"""The tool registry: validates a call's arguments and runs the tool, failures as values."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import ToolError
+from ..providers.base import ToolCall, ToolSpec
+from .base import Tool, ToolArgs, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
+
+
+def describe_validation_error(tool: str, exc: ValidationError) -> str:
+    """A short, model-readable account of what was wrong with the arguments."""
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        problems.append(f"{where}: {err['msg']}")
+    return f"invalid arguments for {tool}: " + "; ".join(problems)
+
+
+class ToolRegistry:
+    """The tools a run may call, by name."""
+
+    def __init__(self, tools: Iterable[Tool[Any]]) -> None:
+        self._tools: dict[str, Tool[Any]] = {t.name: t for t in tools}
+
+    @property
+    def names(self) -> list[str]:
+        """Tool names in registration order."""
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool[Any] | None:
+        """The tool called ``name``, if there is one."""
+        return self._tools.get(name)
+
+    def specs(self) -> Sequence[ToolSpec]:
+        """The tools as the model sees them."""
+        return [
+            ToolSpec(t.name, t.description, t.parameters_schema()) for t in self._tools.values()
+        ]
+
+    def parse(self, call: ToolCall) -> tuple[Tool[Any], ToolArgs]:
+        """The tool and validated arguments of a call; ``ToolError`` when unusable."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            raise ToolError(f"unknown tool {call.name!r}; available tools: {', '.join(self.names)}")
+        if call.arguments_error is not None:
+            raise ToolError(
+                f"the arguments of {call.name} were not valid JSON: {call.arguments_error}"
+            )
+        try:
+            return tool, tool.args_model.model_validate(call.arguments)
+        except ValidationError as exc:
+            raise ToolError(describe_validation_error(call.name, exc)) from exc
+
+    async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        """Run one call. Every failure, expected or not, comes back as a ``ToolResult``."""
+        try:
+            tool, args = self.parse(call)
+            return await tool.run(args, ctx)
+        except ToolError as exc:
+            return ToolResult.failure(str(exc))
+        except Exception as exc:  # a bug in a tool must not end the run or the server
+            log.exception("tool %s failed", call.name)
+            return ToolResult.failure(f"{call.name} failed: {type(exc).__name__}: {exc}")

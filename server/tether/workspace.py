@@ -1,0 +1,428 @@
+"""The workspace the tools may touch: confined paths, buffer-first reads, ignore-aware walks.
+
+Every path a model gives goes through ``Workspace.resolve``, which refuses anything that
+resolves (``..``, absolute paths, symlinks) outside the workspace folders. Reads prefer the
+editor's open buffer over the disk, so the model sees what the user sees. Walks honour
+``.gitignore`` files the way git (and ripgrep) do, so ``list_files`` and ``search`` agree.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import anyio.to_thread
+from pathspec import GitIgnoreSpec
+
+from .errors import ToolError
+from .host import Buffers
+
+__all__ = [
+    "MAX_READ_BYTES",
+    "PathGlob",
+    "TextSnapshot",
+    "Workspace",
+    "decode_text",
+    "path_from_uri",
+    "compile_glob",
+    "split_lines",
+    "uri_for",
+]
+
+# A file this large is almost certainly data, and would swamp the model's context anyway.
+MAX_READ_BYTES = 32 * 1024 * 1024
+
+# One ignore rule set per folder that has a .gitignore, innermost last.
+_Chain = tuple[tuple[Path, GitIgnoreSpec], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TextSnapshot:
+    """A file's text as read: from the open buffer (``version`` set) or from disk."""
+
+    path: Path
+    text: str
+    version: int | None
+    from_buffer: bool
+
+
+def decode_text(data: bytes) -> str | None:
+    """The UTF-8 text of ``data`` (a BOM dropped), or None when it is binary.
+
+    Binary means a NUL byte anywhere or bytes that are not UTF-8. ``search`` uses the same
+    rule, so a file that cannot be read is never searched and vice versa.
+    """
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split on ``\\n`` only (as editors and ripgrep count them), ``\\r`` dropped.
+
+    ``str.splitlines`` is not used because it also splits on form feeds and Unicode line
+    separators, which would make line numbers disagree with the editor.
+    """
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def uri_for(path: Path) -> str:
+    """The ``file:`` URI of an absolute path."""
+    return path.as_uri()
+
+
+def path_from_uri(uri: str) -> Path | None:
+    """The local path of a ``file:`` URI (percent-decoded), or None for any other URI."""
+    parts = urlsplit(uri)
+    if parts.scheme.lower() != "file" or parts.netloc not in ("", "localhost"):
+        return None
+    path = unquote(parts.path)
+    if not path.startswith("/") or "\0" in path:
+        return None
+    return Path(path)
+
+
+class Workspace:
+    """The workspace folders of a run and the editor buffers open in them."""
+
+    def __init__(self, roots: Sequence[Path], buffers: Buffers) -> None:
+        if not roots:
+            raise ValueError("a workspace needs at least one root folder")
+        self.roots: tuple[Path, ...] = tuple(Path(r).resolve() for r in roots)
+        self.root: Path = self.roots[0]
+        self.buffers = buffers
+        # .gitignore path -> ((mtime_ns, size), parsed rules); re-read when the file changes.
+        self._ignore_cache: dict[Path, tuple[tuple[int, int], GitIgnoreSpec]] = {}
+
+    uri_for = staticmethod(uri_for)
+
+    # -- paths -------------------------------------------------------------------------
+
+    def resolve(self, path: str | None) -> Path:
+        """The absolute, resolved path for a model-given ``path``; ``ToolError`` if outside.
+
+        Relative paths start at the first root; absolute ones must lie inside some root.
+        Symlinks are followed, so a link that points out of the workspace is refused.
+        """
+        if path is None or path in ("", "."):
+            return self.root
+        if "\0" in path:
+            raise ToolError(f"path {path!r} contains a NUL character")
+        given = Path(path)
+        try:
+            resolved = (given if given.is_absolute() else self.root / given).resolve()
+        except (OSError, RuntimeError) as exc:  # symlink loops
+            raise ToolError(f"cannot resolve path {path!r}: {exc}") from exc
+        if self.root_of(resolved) is None:
+            raise ToolError(
+                f"path {path!r} is outside the workspace ({self._roots_text()}); "
+                "use a path inside it"
+            )
+        return resolved
+
+    def root_of(self, path: Path) -> Path | None:
+        """The first root that contains the absolute ``path``, if any."""
+        for root in self.roots:
+            if path.is_relative_to(root):
+                return root
+        return None
+
+    def display(self, path: Path) -> str:
+        """How a path is shown to the model: relative to the first root, else absolute."""
+        if path.is_relative_to(self.root):
+            return path.relative_to(self.root).as_posix()
+        return path.as_posix()
+
+    def _roots_text(self) -> str:
+        return ", ".join(str(r) for r in self.roots)
+
+    # -- reading -----------------------------------------------------------------------
+
+    async def read_text(self, path: Path) -> TextSnapshot:
+        """The text of ``path``: the open buffer if there is one, else the file on disk."""
+        buffer = self.buffers.get(path)
+        if buffer is not None:
+            return TextSnapshot(path, buffer.text, buffer.version, from_buffer=True)
+        return await anyio.to_thread.run_sync(self._read_disk, path)
+
+    def _read_disk(self, path: Path) -> TextSnapshot:
+        shown = self.display(path)
+        try:
+            info = path.stat()
+            if stat.S_ISDIR(info.st_mode):
+                raise ToolError(f"{shown} is a directory, not a file; use list_files to see it")
+            # A FIFO or device would block the read forever or never end.
+            if not stat.S_ISREG(info.st_mode):
+                raise ToolError(f"{shown} is not a regular file")
+            if info.st_size > MAX_READ_BYTES:
+                raise ToolError(
+                    f"{shown} is too large to read ({info.st_size} bytes; "
+                    f"the limit is {MAX_READ_BYTES})"
+                )
+            data = path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            raise ToolError(f"file not found: {shown}") from exc
+        except PermissionError as exc:
+            raise ToolError(f"permission denied: {shown}") from exc
+        except OSError as exc:
+            raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from exc
+        text = decode_text(data)
+        if text is None:
+            raise ToolError(f"{shown} is a binary file and is not shown")
+        return TextSnapshot(path, text, None, from_buffer=False)
+
+    # -- walking and .gitignore --------------------------------------------------------
+
+    def walk_files(self, base: Path) -> Iterator[Path]:
+        """Every file under the folder ``base``, depth first in name order, minus ignored ones.
+
+        ``.gitignore`` files apply from the workspace root down, each relative to its own
+        folder, the innermost matching rule winning (negations included); an ignored folder
+        is not entered, so nothing inside it can be re-included (as in git). A folder holding
+        a ``.git`` starts a fresh set of rules (a nested repository), ``.git`` itself is never
+        entered, and symlinks are skipped (as ripgrep does): that keeps walks finite, free of
+        duplicates, and inside the workspace. Blocking: run it in a worker thread.
+        """
+        root = self.root_of(base)
+        if root is None:
+            raise ToolError(f"{base} is outside the workspace ({self._roots_text()})")
+        if not base.is_dir() or self.is_ignored(base):
+            return
+        chain = self._chain_above(root, base)
+        stack: list[tuple[Iterator[os.DirEntry[str]], _Chain]] = []
+        self._enter(base, chain, stack)
+        while stack:
+            entries, chain = stack[-1]
+            entry = next(entries, None)
+            if entry is None:
+                stack.pop()
+                continue
+            if entry.name == ".git":
+                continue
+            try:
+                if entry.is_symlink():
+                    continue
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if not is_dir and not entry.is_file(follow_symlinks=False):
+                    continue  # sockets, FIFOs, devices
+            except OSError:
+                continue
+            path = Path(entry.path)
+            if _ignored(chain, path, is_dir):
+                continue
+            if is_dir:
+                self._enter(path, chain, stack)
+            else:
+                yield path
+
+    def _enter(
+        self, folder: Path, chain: _Chain, stack: list[tuple[Iterator[os.DirEntry[str]], _Chain]]
+    ) -> None:
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            return  # unreadable folders are skipped, as ripgrep does
+        names = {e.name for e in entries}
+        stack.append((iter(entries), self._extend(chain, folder, names)))
+
+    def _extend(self, chain: _Chain, folder: Path, names: set[str] | None = None) -> _Chain:
+        """``chain`` plus ``folder``'s own rules; a nested repository drops its parents' rules."""
+        has = (lambda n: n in names) if names is not None else (lambda n: (folder / n).exists())
+        if has(".git"):
+            chain = ()
+        if has(".gitignore"):
+            spec = self._load_ignore(folder / ".gitignore")
+            if spec is not None:
+                chain = (*chain, (folder, spec))
+        return chain
+
+    def _chain_above(self, root: Path, base: Path) -> _Chain:
+        """The rules in force for ``base``'s entries, from ``root`` down to ``base``'s parent."""
+        chain: _Chain = ()
+        folder = root
+        for part in base.relative_to(root).parts:
+            chain = self._extend(chain, folder)
+            folder = folder / part
+        return chain
+
+    def is_ignored(self, path: Path) -> bool:
+        """Whether ``walk_files`` would leave ``path`` out because of ``.gitignore`` or ``.git``.
+
+        Paths outside the workspace and the roots themselves are not ignored.
+        """
+        root = self.root_of(path)
+        if root is None or path == root:
+            return False
+        parts = path.relative_to(root).parts
+        chain: _Chain = ()
+        folder = root
+        for i, part in enumerate(parts):
+            chain = self._extend(chain, folder)
+            entry = folder / part
+            if part == ".git":
+                return True
+            is_dir = i < len(parts) - 1 or entry.is_dir()
+            if _ignored(chain, entry, is_dir):
+                return True
+            folder = entry
+        return False
+
+    def _load_ignore(self, file: Path) -> GitIgnoreSpec | None:
+        try:
+            info = file.stat()
+            key = (info.st_mtime_ns, info.st_size)
+            cached = self._ignore_cache.get(file)
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            lines = file.read_bytes().decode("utf-8", errors="replace").splitlines()
+        except OSError:
+            return None
+        spec = _parse_ignore(lines)
+        self._ignore_cache[file] = (key, spec)
+        return spec
+
+
+def _parse_ignore(lines: list[str]) -> GitIgnoreSpec:
+    try:
+        return GitIgnoreSpec.from_lines(lines)
+    except ValueError:
+        # One malformed line must not disable the whole file; git skips such lines too.
+        good = []
+        for line in lines:
+            try:
+                GitIgnoreSpec.from_lines([line])
+            except ValueError:
+                continue
+            good.append(line)
+        return GitIgnoreSpec.from_lines(good)
+
+
+def _ignored(chain: _Chain, path: Path, is_dir: bool) -> bool:
+    """Whether the innermost rule that matches ``path`` ignores it (git's precedence)."""
+    for folder, spec in reversed(chain):
+        rel = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
+        result = spec.check_file(rel)
+        if result.include is not None:
+            return bool(result.include)
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class PathGlob:
+    """A glob over workspace files, as ``list_files`` and ``search`` take it.
+
+    Without ``/`` it matches the file name (``*.py``); with ``/`` it matches the path
+    relative to the folder being listed or searched, or to the workspace root
+    (``src/**/*.ts``). See ``compile_glob`` for the syntax.
+    """
+
+    pattern: str
+    regex: re.Pattern[str]
+
+    @classmethod
+    def parse(cls, pattern: str) -> PathGlob:
+        """The glob for ``pattern`` (a leading ``./`` is dropped)."""
+        pattern = pattern.removeprefix("./")
+        return cls(pattern, compile_glob(pattern))
+
+    def matches(self, path: Path, base: Path, root: Path) -> bool:
+        """Whether ``path`` (inside ``base``, inside ``root``) matches."""
+        if "/" not in self.pattern:
+            return self.regex.fullmatch(path.name) is not None
+        relative = (path.relative_to(base).as_posix(), path.relative_to(root).as_posix())
+        return any(self.regex.fullmatch(r) is not None for r in relative)
+
+    def basename_only(self) -> bool:
+        """Whether ripgrep's ``--glob`` would select exactly the same files by name.
+
+        True for name globs made of literals, ``*``, ``?`` and ``{a,b}``; classes, escapes
+        and a leading ``!`` (a negation to ripgrep) are left to Python alone.
+        """
+        return not self.pattern.startswith("!") and not any(c in self.pattern for c in "/[]\\")
+
+
+def compile_glob(pattern: str) -> re.Pattern[str]:
+    """A regex for a path glob: ``*`` (not ``/``), ``**`` (anything), ``**/`` (any folders),
+    ``?``, ``[abc]``/``[!abc]`` and ``{a,b}`` alternatives; ``\\`` escapes a character."""
+    regex, _ = _glob_part(pattern, 0, nested=False)
+    return re.compile(f"(?s:{regex})")
+
+
+class _Unclosed(Exception):
+    """A ``{`` without its ``}``: the brace is then taken literally."""
+
+
+def _glob_part(p: str, i: int, *, nested: bool) -> tuple[str, int]:
+    alternatives: list[str] = []
+    out: list[str] = []
+    while i < len(p):
+        c = p[i]
+        if c == "*":
+            if p.startswith("**", i):
+                if p.startswith("**/", i) and (i == 0 or p[i - 1] == "/"):
+                    out.append("(?:.*/)?")
+                    i += 3
+                else:
+                    out.append(".*")
+                    i += 2
+            else:
+                out.append("[^/]*")
+                i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[" and (end := _class_end(p, i)) > 0:
+            body = p[i + 1 : end]
+            negate = body[:1] in ("!", "^")
+            body = body[1:] if negate else body
+            chars = "".join(ch if ch == "-" else re.escape(ch) for ch in body)
+            out.append(f"[^/{chars}]" if negate else f"[{chars}]")
+            i = end + 1
+        elif c == "{":
+            try:
+                group, i = _glob_part(p, i + 1, nested=True)
+                out.append(group)
+            except _Unclosed:
+                out.append(re.escape(c))
+                i += 1
+        elif nested and c == ",":
+            alternatives.append("".join(out))
+            out = []
+            i += 1
+        elif nested and c == "}":
+            alternatives.append("".join(out))
+            return "(?:" + "|".join(alternatives) + ")", i + 1
+        elif c == "\\" and i + 1 < len(p):
+            out.append(re.escape(p[i + 1]))
+            i += 2
+        else:
+            out.append(re.escape(c))
+            i += 1
+    if nested:
+        raise _Unclosed
+    return "".join(out), i
+
+
+def _class_end(p: str, start: int) -> int:
+    """The index of the ``]`` closing the class opened at ``start``, or -1."""
+    j = start + 1
+    if j < len(p) and p[j] in "!^":
+        j += 1
+    if j < len(p) and p[j] == "]":
+        j += 1  # a leading ] is a member, not the end
+    end = p.find("]", j)
+    return end if end > start + 1 else -1

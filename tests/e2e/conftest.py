@@ -1,0 +1,146 @@
+"""An editor session against the real ``tether serve`` subprocess over stdio (pytest-lsp).
+
+``editor`` starts the server; ``await editor.open_session(root, ...)`` initializes it with a
+real editor's capability snapshot (Neovim 0.11 or VS Code) plus Tether's declaration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import register_lsp_features
+
+from tether_protocol import RunEvent, parse_event
+
+SERVER = [sys.executable, "-m", "tether", "serve"]
+PROFILES = {"neovim": "neovim@v0.11", "vscode": "visual-studio-code"}
+
+
+class Editor:
+    """The test's editor: sends requests, records events and server-to-client traffic."""
+
+    def __init__(self, client: LanguageClient, state_dir: Path) -> None:
+        self.client = client
+        self.state_dir = state_dir
+        self.events: list[RunEvent] = []
+        self.init_result: types.InitializeResult | None = None
+        self.root: Path | None = None
+
+        @client.feature("agent/event")
+        def on_event(params: Any) -> None:
+            self.events.append(parse_event(params))
+
+    async def open_session(
+        self,
+        root: Path,
+        *,
+        profile: str = "neovim",
+        events: bool = True,
+        options: dict[str, Any] | None = None,
+        script: dict[str, Any] | None = None,
+    ) -> types.InitializeResult:
+        """``initialize`` + ``initialized`` with a workspace folder at ``root``."""
+        caps = client_capabilities(PROFILES[profile])
+        caps.experimental = {"tether": {"events": events}}
+        init_options: dict[str, Any] = {"provider": "scripted", **(options or {})}
+        if script is not None:
+            init_options["script"] = script
+        self.root = root
+        self.init_result = await self.client.initialize_session(
+            types.InitializeParams(
+                capabilities=caps,
+                root_uri=root.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+                initialization_options=init_options,
+            )
+        )
+        return self.init_result
+
+    async def run(self, **params: Any) -> dict[str, Any]:
+        """``agent/run`` with camelCase params; the result as a dict."""
+        result = await self.client.protocol.send_request_async("agent/run", params)
+        assert isinstance(result, dict)
+        return result
+
+    def events_of(self, run_id: str) -> list[RunEvent]:
+        """The events of one run, in arrival order."""
+        return [e for e in self.events if e.run_id == run_id]
+
+    def kinds(self, run_id: str) -> list[str]:
+        """The kinds of one run's events, in arrival order."""
+        return [e.kind for e in self.events_of(run_id)]
+
+    def open_document(self, path: Path, text: str, version: int = 1) -> str:
+        """``didOpen`` a document (the buffer may differ from the disk)."""
+        uri = path.as_uri()
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="python", version=version, text=text
+                )
+            )
+        )
+        return uri
+
+    async def wait_for_event(self, kind: str) -> RunEvent:
+        """Wait (up to 5 s) until an event of ``kind`` arrives."""
+        async with asyncio.timeout(5):
+            while True:
+                for event in self.events:
+                    if event.kind == kind:
+                        return event
+                await asyncio.sleep(0.01)
+
+
+def server_env(state_dir: Path) -> dict[str, str]:
+    """The server's environment: no TETHER_* leaking in, state kept in the test's folder."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
+    env["TETHER_STATE_DIR"] = str(state_dir)
+    return env
+
+
+@pytest_asyncio.fixture
+async def editor(tmp_path: Path) -> AsyncIterator[Editor]:
+    """A started server and its editor; shut down cleanly at the end of the test."""
+    client = LanguageClient(converter_factory=get_converter)
+    register_lsp_features(client)
+    state_dir = tmp_path / "state"
+    await client.start_io(*SERVER, env=server_env(state_dir))
+    session = Editor(client, state_dir)
+    try:
+        yield session
+    finally:
+        if session.init_result is not None and client.error is None:
+            await asyncio.wait_for(client.shutdown_session(), 10)
+        await client.stop()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A small project folder."""
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def greet(name):\n    return 'hello ' + name\n")
+    (root / "README.md").write_text("# demo\n")
+    return root
+
+
+def script(*turns: dict[str, Any], **options: Any) -> dict[str, Any]:
+    """A scripted-provider script."""
+    return {"turns": list(turns), **options}
+
+
+def dumps(value: Any) -> str:
+    """Canonical JSON for comparisons."""
+    return json.dumps(value, sort_keys=True)
