@@ -9,7 +9,6 @@ editor's open buffer over the disk, so the model sees what the user sees. Walks 
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -17,19 +16,17 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import anyio.to_thread
-from pathspec import GitIgnoreSpec
 
 from .errors import ToolError
 from .host import Buffers
+from .ignore import IgnoreChain, IgnoreRule, is_ignored_by, parse_gitignore
 
 __all__ = [
     "MAX_READ_BYTES",
-    "PathGlob",
     "TextSnapshot",
     "Workspace",
     "decode_text",
     "path_from_uri",
-    "compile_glob",
     "split_lines",
     "uri_for",
 ]
@@ -38,7 +35,6 @@ __all__ = [
 MAX_READ_BYTES = 32 * 1024 * 1024
 
 # One ignore rule set per folder that has a .gitignore, innermost last.
-_Chain = tuple[tuple[Path, GitIgnoreSpec], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +101,7 @@ class Workspace:
         self.root: Path = self.roots[0]
         self.buffers = buffers
         # .gitignore path -> ((mtime_ns, size), parsed rules); re-read when the file changes.
-        self._ignore_cache: dict[Path, tuple[tuple[int, int], GitIgnoreSpec]] = {}
+        self._ignore_cache: dict[Path, tuple[tuple[int, int], tuple[IgnoreRule, ...]]] = {}
 
     uri_for = staticmethod(uri_for)
 
@@ -191,8 +187,7 @@ class Workspace:
 
         ``.gitignore`` files apply from the workspace root down, each relative to its own
         folder, the innermost matching rule winning (negations included); an ignored folder
-        is not entered, so nothing inside it can be re-included (as in git). A folder holding
-        a ``.git`` starts a fresh set of rules (a nested repository), ``.git`` itself is never
+        is not entered, so nothing inside it can be re-included (as in git). ``.git`` is never
         entered, and symlinks are skipped (as ripgrep does): that keeps walks finite, free of
         duplicates, and inside the workspace. Blocking: run it in a worker thread.
         """
@@ -202,7 +197,7 @@ class Workspace:
         if not base.is_dir() or self.is_ignored(base):
             return
         chain = self._chain_above(root, base)
-        stack: list[tuple[Iterator[os.DirEntry[str]], _Chain]] = []
+        stack: list[tuple[Iterator[os.DirEntry[str]], IgnoreChain]] = []
         self._enter(base, chain, stack)
         while stack:
             entries, chain = stack[-1]
@@ -213,15 +208,14 @@ class Workspace:
             if entry.name == ".git":
                 continue
             try:
-                if entry.is_symlink():
-                    continue
+                # Not following links, a symlink is neither: it is skipped like a FIFO.
                 is_dir = entry.is_dir(follow_symlinks=False)
                 if not is_dir and not entry.is_file(follow_symlinks=False):
-                    continue  # sockets, FIFOs, devices
+                    continue
             except OSError:
                 continue
             path = Path(entry.path)
-            if _ignored(chain, path, is_dir):
+            if is_ignored_by(chain, path, is_dir):
                 continue
             if is_dir:
                 self._enter(path, chain, stack)
@@ -229,7 +223,10 @@ class Workspace:
                 yield path
 
     def _enter(
-        self, folder: Path, chain: _Chain, stack: list[tuple[Iterator[os.DirEntry[str]], _Chain]]
+        self,
+        folder: Path,
+        chain: IgnoreChain,
+        stack: list[tuple[Iterator[os.DirEntry[str]], IgnoreChain]],
     ) -> None:
         try:
             with os.scandir(folder) as it:
@@ -239,20 +236,22 @@ class Workspace:
         names = {e.name for e in entries}
         stack.append((iter(entries), self._extend(chain, folder, names)))
 
-    def _extend(self, chain: _Chain, folder: Path, names: set[str] | None = None) -> _Chain:
-        """``chain`` plus ``folder``'s own rules; a nested repository drops its parents' rules."""
-        has = (lambda n: n in names) if names is not None else (lambda n: (folder / n).exists())
-        if has(".git"):
-            chain = ()
-        if has(".gitignore"):
-            spec = self._load_ignore(folder / ".gitignore")
-            if spec is not None:
-                chain = (*chain, (folder, spec))
-        return chain
+    def _extend(
+        self, chain: IgnoreChain, folder: Path, names: set[str] | None = None
+    ) -> IgnoreChain:
+        """``chain`` plus the rules of ``folder``'s own ``.gitignore``, if it has one.
 
-    def _chain_above(self, root: Path, base: Path) -> _Chain:
+        A nested repository keeps its parents' rules, as ripgrep does (git would not look
+        inside it at all).
+        """
+        file = folder / ".gitignore"
+        has_ignore = ".gitignore" in names if names is not None else file.exists()
+        rules = self._load_ignore(file) if has_ignore else ()
+        return (*chain, (folder, rules)) if rules else chain
+
+    def _chain_above(self, root: Path, base: Path) -> IgnoreChain:
         """The rules in force for ``base``'s entries, from ``root`` down to ``base``'s parent."""
-        chain: _Chain = ()
+        chain: IgnoreChain = ()
         folder = root
         for part in base.relative_to(root).parts:
             chain = self._extend(chain, folder)
@@ -268,7 +267,7 @@ class Workspace:
         if root is None or path == root:
             return False
         parts = path.relative_to(root).parts
-        chain: _Chain = ()
+        chain: IgnoreChain = ()
         folder = root
         for i, part in enumerate(parts):
             chain = self._extend(chain, folder)
@@ -276,153 +275,21 @@ class Workspace:
             if part == ".git":
                 return True
             is_dir = i < len(parts) - 1 or entry.is_dir()
-            if _ignored(chain, entry, is_dir):
+            if is_ignored_by(chain, entry, is_dir):
                 return True
             folder = entry
         return False
 
-    def _load_ignore(self, file: Path) -> GitIgnoreSpec | None:
+    def _load_ignore(self, file: Path) -> tuple[IgnoreRule, ...]:
         try:
             info = file.stat()
             key = (info.st_mtime_ns, info.st_size)
             cached = self._ignore_cache.get(file)
             if cached is not None and cached[0] == key:
                 return cached[1]
-            lines = file.read_bytes().decode("utf-8", errors="replace").splitlines()
+            text = file.read_bytes().decode("utf-8", errors="replace")
         except OSError:
-            return None
-        spec = _parse_ignore(lines)
-        self._ignore_cache[file] = (key, spec)
-        return spec
-
-
-def _parse_ignore(lines: list[str]) -> GitIgnoreSpec:
-    try:
-        return GitIgnoreSpec.from_lines(lines)
-    except ValueError:
-        # One malformed line must not disable the whole file; git skips such lines too.
-        good = []
-        for line in lines:
-            try:
-                GitIgnoreSpec.from_lines([line])
-            except ValueError:
-                continue
-            good.append(line)
-        return GitIgnoreSpec.from_lines(good)
-
-
-def _ignored(chain: _Chain, path: Path, is_dir: bool) -> bool:
-    """Whether the innermost rule that matches ``path`` ignores it (git's precedence)."""
-    for folder, spec in reversed(chain):
-        rel = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
-        result = spec.check_file(rel)
-        if result.include is not None:
-            return bool(result.include)
-    return False
-
-
-@dataclass(frozen=True, slots=True)
-class PathGlob:
-    """A glob over workspace files, as ``list_files`` and ``search`` take it.
-
-    Without ``/`` it matches the file name (``*.py``); with ``/`` it matches the path
-    relative to the folder being listed or searched, or to the workspace root
-    (``src/**/*.ts``). See ``compile_glob`` for the syntax.
-    """
-
-    pattern: str
-    regex: re.Pattern[str]
-
-    @classmethod
-    def parse(cls, pattern: str) -> PathGlob:
-        """The glob for ``pattern`` (a leading ``./`` is dropped)."""
-        pattern = pattern.removeprefix("./")
-        return cls(pattern, compile_glob(pattern))
-
-    def matches(self, path: Path, base: Path, root: Path) -> bool:
-        """Whether ``path`` (inside ``base``, inside ``root``) matches."""
-        if "/" not in self.pattern:
-            return self.regex.fullmatch(path.name) is not None
-        relative = (path.relative_to(base).as_posix(), path.relative_to(root).as_posix())
-        return any(self.regex.fullmatch(r) is not None for r in relative)
-
-    def basename_only(self) -> bool:
-        """Whether ripgrep's ``--glob`` would select exactly the same files by name.
-
-        True for name globs made of literals, ``*``, ``?`` and ``{a,b}``; classes, escapes
-        and a leading ``!`` (a negation to ripgrep) are left to Python alone.
-        """
-        return not self.pattern.startswith("!") and not any(c in self.pattern for c in "/[]\\")
-
-
-def compile_glob(pattern: str) -> re.Pattern[str]:
-    """A regex for a path glob: ``*`` (not ``/``), ``**`` (anything), ``**/`` (any folders),
-    ``?``, ``[abc]``/``[!abc]`` and ``{a,b}`` alternatives; ``\\`` escapes a character."""
-    regex, _ = _glob_part(pattern, 0, nested=False)
-    return re.compile(f"(?s:{regex})")
-
-
-class _Unclosed(Exception):
-    """A ``{`` without its ``}``: the brace is then taken literally."""
-
-
-def _glob_part(p: str, i: int, *, nested: bool) -> tuple[str, int]:
-    alternatives: list[str] = []
-    out: list[str] = []
-    while i < len(p):
-        c = p[i]
-        if c == "*":
-            if p.startswith("**", i):
-                if p.startswith("**/", i) and (i == 0 or p[i - 1] == "/"):
-                    out.append("(?:.*/)?")
-                    i += 3
-                else:
-                    out.append(".*")
-                    i += 2
-            else:
-                out.append("[^/]*")
-                i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[" and (end := _class_end(p, i)) > 0:
-            body = p[i + 1 : end]
-            negate = body[:1] in ("!", "^")
-            body = body[1:] if negate else body
-            chars = "".join(ch if ch == "-" else re.escape(ch) for ch in body)
-            out.append(f"[^/{chars}]" if negate else f"[{chars}]")
-            i = end + 1
-        elif c == "{":
-            try:
-                group, i = _glob_part(p, i + 1, nested=True)
-                out.append(group)
-            except _Unclosed:
-                out.append(re.escape(c))
-                i += 1
-        elif nested and c == ",":
-            alternatives.append("".join(out))
-            out = []
-            i += 1
-        elif nested and c == "}":
-            alternatives.append("".join(out))
-            return "(?:" + "|".join(alternatives) + ")", i + 1
-        elif c == "\\" and i + 1 < len(p):
-            out.append(re.escape(p[i + 1]))
-            i += 2
-        else:
-            out.append(re.escape(c))
-            i += 1
-    if nested:
-        raise _Unclosed
-    return "".join(out), i
-
-
-def _class_end(p: str, start: int) -> int:
-    """The index of the ``]`` closing the class opened at ``start``, or -1."""
-    j = start + 1
-    if j < len(p) and p[j] in "!^":
-        j += 1
-    if j < len(p) and p[j] == "]":
-        j += 1  # a leading ] is a member, not the end
-    end = p.find("]", j)
-    return end if end > start + 1 else -1
+            return ()
+        rules = parse_gitignore(text)
+        self._ignore_cache[file] = (key, rules)
+        return rules

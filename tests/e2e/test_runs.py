@@ -283,3 +283,39 @@ async def test_settings_change_applies_to_later_runs(editor: Editor, workspace: 
         )
     )
     assert (await editor.run(prompt="go"))["answer"] == "second"
+
+
+@pytest.mark.parametrize(
+    "path", ["../outside.txt", "/etc/passwd", "link-out/secret.txt", "src/../../outside.txt"]
+)
+async def test_paths_outside_the_workspace_are_refused(
+    editor: Editor, workspace: Path, path: str
+) -> None:
+    outside = workspace.parent / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("TOP SECRET\n")
+    (workspace.parent / "outside.txt").write_text("TOP SECRET\n")
+    (workspace / "link-out").symlink_to(outside)
+    call = {"name": "read_file", "arguments": {"path": path}}
+    await editor.open_session(workspace, script=script({"toolCalls": [call]}, {"text": "ok"}))
+    result = await editor.run(prompt="read it", runId="r1")
+    assert result["outcome"] == "done"
+    tool_result = next(e for e in editor.events_of("r1") if isinstance(e, ToolResultEvent))
+    assert not tool_result.ok
+    assert "outside the workspace" in (tool_result.error or "")
+    assert "TOP SECRET" not in tool_result.output
+
+
+@pytest.mark.parametrize("profile", ["neovim", "vscode"])
+async def test_a_run_with_each_editors_capabilities(
+    editor: Editor, workspace: Path, profile: str
+) -> None:
+    await editor.open_session(
+        workspace, profile=profile, script=script({"toolCalls": [READ_APP]}, {"text": "ok"})
+    )
+    result = await editor.run(
+        prompt="go", runId="r1", context={"uri": (workspace / "src" / "app.py").as_uri()}
+    )
+    assert result["outcome"] == "done"
+    assert editor.kinds("r1")[-1] == "run-finished"
+    assert [r.kind for r in editor.client.progress_reports["tether-r1"]][-1] == "end"

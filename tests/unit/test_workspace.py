@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from tether.errors import ToolError
 from tether.host import Buffer, MemoryBuffers, NoBuffers
+from tether.tools.search import PathGlob
 from tether.workspace import (
-    PathGlob,
     TextSnapshot,
     Workspace,
     decode_text,
@@ -305,14 +307,15 @@ def test_only_some_files_idiom(ws: Workspace, root: Path) -> None:
     assert rel_walk(ws) == ["a.py", "pkg/b.py"]
 
 
-def test_nested_repository_starts_fresh_rules(ws: Workspace, root: Path) -> None:
+def test_nested_repository_keeps_parent_rules(ws: Workspace, root: Path) -> None:
+    # ripgrep applies the outer rules inside a nested repository too; search must agree.
     write(root, ".gitignore", "*.log\n")
     write(root, "vendor/.git/HEAD", "ref: refs/heads/main\n")
     write(root, "vendor/.gitignore", "*.tmp\n")
     for rel in ["a.log", "vendor/lib.log", "vendor/x.tmp", "vendor/ok.txt"]:
         write(root, rel)
-    assert rel_walk(ws) == [".gitignore", "vendor/.gitignore", "vendor/lib.log", "vendor/ok.txt"]
-    assert not ws.is_ignored(root / "vendor" / "lib.log")
+    assert rel_walk(ws) == [".gitignore", "vendor/.gitignore", "vendor/ok.txt"]
+    assert ws.is_ignored(root / "vendor" / "lib.log")
     assert ws.is_ignored(root / "vendor" / "x.tmp")
 
 
@@ -422,6 +425,89 @@ def test_path_glob_relative_to_base_or_root(root: Path) -> None:
 
 
 def test_path_glob_ripgrep_prefilter() -> None:
-    assert PathGlob.parse("*.{ts,tsx}").basename_only()
-    for pattern in ["src/*.py", "[ab].py", "!*.py", "a\\*.py"]:
+    for pattern in ["*.{ts,tsx}", "**.py", "a?.py", "*.{,py}"]:
+        assert PathGlob.parse(pattern).basename_only()
+    for pattern in ["src/*.py", "[ab].py", "!*.py", "a\\*.py", "{a,b", "{a,{b,c}}", "a}b"]:
         assert not PathGlob.parse(pattern).basename_only()
+
+
+# -- .gitignore syntax, checked against git itself ----------------------------------------
+
+GITIGNORE_TREE = [
+    "a.txt",
+    "b.py",
+    "x.pyc",
+    "#hash",
+    "!bang",
+    "sp ace.txt",
+    "trail ",
+    "abc/keep",
+    "abc/y",
+    "build/keep.txt",
+    "build/x.js",
+    "doc/api/x.md",
+    "doc/guide.md",
+    "foo/bar/baz.txt",
+    "src/a.py",
+    "src/deep/c.py",
+]
+
+# rules -> the files of GITIGNORE_TREE they leave out (checked against git below, too)
+GITIGNORE_CASES = {
+    "abc/** can re-include": ("abc/**\n!abc/keep\n", {"abc/y"}),
+    "dir/ cannot re-include": ("build/\n!build/keep.txt\n", {"build/keep.txt", "build/x.js"}),
+    "dir/** can re-include": ("build/**\n!build/keep.txt\n", {"build/x.js"}),
+    "**/ in the middle": ("doc/**/*.md\n", {"doc/api/x.md", "doc/guide.md"}),
+    "folders only": ("foo/**/\n", {"foo/bar/baz.txt"}),
+    "escapes": ("\\#hash\n\\!bang\n", {"#hash", "!bang"}),
+    "trailing spaces dropped": ("sp ace.txt   \n", {"sp ace.txt"}),
+    "escaped trailing space kept": ("trail\\ \n", {"trail "}),
+    "class": ("*.py[co]\n", {"x.pyc"}),
+    "posix class": ("[[:alpha:]].txt\n", {"a.txt"}),
+    "crlf lines": ("*.txt\r\n!a.txt\r\n", {"sp ace.txt", "build/keep.txt", "foo/bar/baz.txt"}),
+    "malformed line skipped": ("[\n*.py\n", {"b.py", "src/a.py", "src/deep/c.py"}),
+    "anchored": ("/*\n!/src\n", {*GITIGNORE_TREE, ".gitignore"} - {"src/a.py", "src/deep/c.py"}),
+    "everything but folders and .py": (
+        "*\n!*/\n!*.py\n",
+        {*GITIGNORE_TREE, ".gitignore"} - {"b.py", "src/a.py", "src/deep/c.py"},
+    ),
+}
+
+
+def _tree_with(root: Path, rules: str) -> None:
+    for rel in GITIGNORE_TREE:
+        write(root, rel)
+    write(root, ".gitignore", rules)
+
+
+@pytest.mark.parametrize("case", list(GITIGNORE_CASES))
+def test_gitignore_syntax(ws: Workspace, root: Path, case: str) -> None:
+    rules, ignored = GITIGNORE_CASES[case]
+    _tree_with(root, rules)
+    kept = [r for r in [*GITIGNORE_TREE, ".gitignore"] if r not in ignored]
+    assert rel_walk(ws) == sorted(kept, key=lambda r: r.split("/"))
+
+
+@pytest.mark.parametrize("case", list(GITIGNORE_CASES))
+def test_gitignore_agrees_with_git(ws: Workspace, root: Path, case: str) -> None:
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    _tree_with(root, GITIGNORE_CASES[case][0])
+    subprocess.run([git, "init", "-q"], cwd=root, check=True)
+    listed = subprocess.run(
+        [
+            git,
+            "-c",
+            "core.excludesFile=/dev/null",
+            "ls-files",
+            "--others",
+            "--exclude-standard",
+            "-z",
+        ],
+        cwd=root,
+        capture_output=True,
+        check=True,
+    ).stdout
+    by_git = sorted(os.fsdecode(f) for f in listed.split(b"\0") if f)
+    assert sorted(rel_walk(ws)) == by_git

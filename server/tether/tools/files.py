@@ -9,9 +9,9 @@ import anyio.to_thread
 from pydantic import Field
 
 from ..errors import ToolError
-from ..workspace import PathGlob, Workspace, split_lines
+from ..workspace import Workspace, split_lines
 from .base import Tool, ToolArgs, ToolContext, ToolResult
-from .search import Search
+from .search import PathGlob, Search
 
 __all__ = ["READ_TOOLS", "ListFiles", "ListFilesArgs", "ReadFile", "ReadFileArgs", "Search"]
 

@@ -37,10 +37,11 @@ from pydantic import Field
 
 from ..errors import ToolError
 from ..host import Buffer
-from ..workspace import PathGlob, Workspace, decode_text, split_lines
+from ..ignore import wildmatch_regex
+from ..workspace import Workspace, decode_text, split_lines
 from .base import Tool, ToolArgs, ToolContext, ToolResult
 
-__all__ = ["MAX_MATCHES", "RG_FLAGS", "Search", "SearchArgs", "find_rg"]
+__all__ = ["MAX_MATCHES", "RG_FLAGS", "PathGlob", "Search", "SearchArgs", "find_rg"]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,48 @@ RG_FLAGS = (
 def find_rg() -> str | None:
     """The ``rg`` binary on PATH, else next to the running Python (a venv's ``bin``)."""
     return shutil.which("rg") or shutil.which("rg", path=str(Path(sys.executable).parent))
+
+
+@dataclass(frozen=True, slots=True)
+class PathGlob:
+    """A glob over workspace files, as ``list_files`` and ``search`` take it.
+
+    Without ``/`` it matches the file name (``*.py``, ``*.{ts,tsx}``); with ``/`` the path
+    relative to the folder listed or searched, or to the workspace root (``src/**/*.ts``).
+    The syntax is ``wildmatch_regex``'s (``*``, ``**``, ``?``, ``[...]``, ``{a,b}``).
+    """
+
+    pattern: str
+    regex: re.Pattern[str]
+
+    @classmethod
+    def parse(cls, pattern: str) -> PathGlob:
+        """The glob for ``pattern`` (a leading ``./`` is dropped)."""
+        pattern = pattern.removeprefix("./")
+        return cls(pattern, re.compile(wildmatch_regex(pattern) or re.escape(pattern), re.S))
+
+    def matches(self, path: Path, base: Path, root: Path) -> bool:
+        """Whether ``path`` (inside ``base``, inside ``root``) matches."""
+        if "/" not in self.pattern:
+            return self.regex.fullmatch(path.name) is not None
+        relative = (path.relative_to(base).as_posix(), path.relative_to(root).as_posix())
+        return any(self.regex.fullmatch(r) is not None for r in relative)
+
+    def basename_only(self) -> bool:
+        """Whether ripgrep's ``--glob`` selects exactly the same files by name.
+
+        True for name globs of literals, ``*``, ``?`` and un-nested ``{a,b}``; classes,
+        escapes, odd braces (errors to ripgrep) and a leading ``!`` (a negation to ripgrep)
+        are left to Python alone.
+        """
+        if self.pattern.startswith("!") or any(c in self.pattern for c in "/[]\\"):
+            return False
+        depth = 0
+        for c in self.pattern:
+            depth += {"{": 1, "}": -1}.get(c, 0)
+            if depth not in (0, 1):
+                return False
+        return depth == 0
 
 
 class SearchArgs(ToolArgs):
@@ -187,20 +230,20 @@ class Search(Tool[SearchArgs]):
             return []
         # 2 with nothing said: some file could not be read (messages are off); the rest stands.
         if result.returncode not in (0, 2) or (result.returncode == 2 and stderr):
-            if "regex" in stderr.lower():
-                return None  # valid Python, not Rust: the Python walk decides
+            if "regex" in stderr.lower() or "glob" in stderr.lower():
+                return None  # valid for Python, not for rg: the Python walk decides
             raise ToolError(f"search failed (rg exit {result.returncode}): {stderr}")
         return [Path(os.fsdecode(raw)) for raw in result.stdout.split(b"\0") if raw]
 
 
 def _is_file(ws: Workspace, path: Path, buffers: list[Buffer]) -> bool:
-    """Whether ``path`` names one file: on disk, or an open buffer not saved yet."""
-    if path.is_file():
-        return True
-    if path.exists():
+    """Whether ``path`` names one file (on disk, or an unsaved buffer) rather than a folder."""
+    if path.is_dir():
         return False
-    if any(b.path == path for b in buffers):
+    if path.is_file() or (not path.exists() and any(b.path == path for b in buffers)):
         return True
+    if path.exists():  # a FIFO or device: reading it could block forever
+        raise ToolError(f"{ws.display(path)} is neither a regular file nor a folder")
     raise ToolError(f"path not found: {ws.display(path)}")
 
 
