@@ -5,35 +5,82 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 from . import __version__
+
+
+def build_tools() -> Any:
+    """Every tool the server offers."""
+    from .tools.edits import EditFile, WriteFile
+    from .tools.files import READ_TOOLS
+    from .tools.registry import ToolRegistry
+    from .tools.shell import Bash
+
+    return ToolRegistry([*READ_TOOLS, EditFile(), WriteFile(), Bash()])
 
 
 def serve() -> int:
     """Serve one client over stdio until it goes away."""
     from .lsp.handlers import create_server
     from .lsp.transport import serve as serve_stdio
-    from .tools.files import READ_TOOLS
-    from .tools.registry import ToolRegistry
 
-    server = create_server(ToolRegistry(READ_TOOLS))
+    server = create_server(build_tools())
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve_stdio(server.protocol, sys.stdin.buffer, sys.stdout.buffer, server.close))
     return 0
 
 
-def demo(keep: str | None) -> int:
+def demo(keep: str | None, interactive: bool) -> int:
     """Run the bundled demo; exit 0 when the run ends ``done``."""
     import anyio
 
     from .client.render import TerminalRenderer
     from .demo import run_demo
 
-    result = anyio.run(run_demo, TerminalRenderer(), Path(keep).resolve() if keep else None)
+    target = Path(keep).resolve() if keep else None
+    result = anyio.run(run_demo, TerminalRenderer(), target, interactive)
     return 0 if result["outcome"] == "done" else 1
+
+
+async def run_prompt(prompt: str, cwd: Path, yes: bool, as_json: bool) -> dict[str, Any]:
+    """One prompt through a fresh server, with the configured provider."""
+    from .client.approver import TerminalApprover
+    from .client.render import TerminalRenderer
+    from .client.session import connect
+
+    if as_json:
+        out = sys.stdout
+        approver = TerminalApprover(yes=yes, out=sys.stderr)
+        async with connect(cwd, {}, approver=approver) as client:
+            client.on_event = lambda e: print(e.model_dump_json(by_alias=True), file=out)
+            result = await client.run(prompt)
+        print(json.dumps({"result": result}), file=out)
+        return result
+    renderer = TerminalRenderer()
+    approver = TerminalApprover(yes=yes, out=renderer.out, color=renderer.color)
+    async with connect(cwd, {}, approver=approver) as client:
+        client.on_event = renderer
+        result = await client.run(prompt)
+    renderer.summary(result)
+    return result
+
+
+def _server_error(exc: BaseException) -> Any:
+    """The server's error answer inside ``exc`` (possibly a task group's exception group)."""
+    from .client import ServerError
+
+    if isinstance(exc, ServerError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := _server_error(inner)) is not None:
+                return found
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,11 +98,38 @@ def main(argv: list[str] | None = None) -> int:
     demo_parser.add_argument(
         "--keep", metavar="DIR", help="copy the sample project here and keep it"
     )
+    demo_parser.add_argument(
+        "--interactive", action="store_true", help="decide each edit and command yourself"
+    )
+    run_parser = commands.add_parser("run", help="run one prompt in a folder, in the terminal")
+    run_parser.add_argument("prompt")
+    run_parser.add_argument("--cwd", default=".", help="the workspace folder (default: here)")
+    run_parser.add_argument("--yes", action="store_true", help="approve every edit and command")
+    run_parser.add_argument(
+        "--json", action="store_true", help="events and the result as JSON lines (for scripts)"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     if args.command == "serve":
         return serve()
     if args.command == "demo":
-        return demo(args.keep)
+        return demo(args.keep, args.interactive)
+    if args.command == "run":
+        import anyio
+
+        cwd = Path(args.cwd).resolve()
+        if not cwd.is_dir():
+            parser.error(f"--cwd {args.cwd}: not a folder")
+        from .client import ServerError
+
+        try:
+            result = anyio.run(run_prompt, args.prompt, cwd, args.yes, args.json)
+        except (ServerError, BaseExceptionGroup) as exc:
+            refused = _server_error(exc)
+            if refused is None:
+                raise
+            print(f"tether: {refused.message}", file=sys.stderr)
+            return 2
+        return 0 if result["outcome"] == "done" else 1
     parser.error(f"unknown command {args.command}")
     return 2

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
-from tether_protocol import RunEvent
+from tether_protocol import Preview, RunEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,11 @@ class Buffers(Protocol):
         """Every open buffer backed by a file."""
         ...
 
+    def mark_stale(self, path: Path) -> None:
+        """A command changed ``path`` on disk under a clean buffer: read the disk until the
+        editor reloads it."""
+        ...
+
 
 class EventSink(Protocol):
     """Where a run's events go (editor notifications, the session log, a terminal)."""
@@ -53,6 +58,9 @@ class NoBuffers:
     def all(self) -> Sequence[Buffer]:
         return ()
 
+    def mark_stale(self, path: Path) -> None:
+        return None
+
 
 class MemoryBuffers:
     """Open buffers held in a dict (tests and headless use)."""
@@ -69,3 +77,84 @@ class MemoryBuffers:
 
     def all(self) -> Sequence[Buffer]:
         return tuple(self._by_path.values())
+
+    def mark_stale(self, path: Path) -> None:
+        self._by_path.pop(path, None)
+
+
+@dataclass(frozen=True, slots=True)
+class TextChange:
+    """Replace ``base[start:end]`` (code-point offsets into the base text) with ``new_text``."""
+
+    start: int
+    end: int
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileEdit:
+    """An approved change to one file, computed against what the user saw."""
+
+    path: Path
+    uri: str
+    base_text: str
+    new_text: str
+    version: int | None
+    """The open buffer's version the change was computed on; None when not open."""
+    create: bool
+    """The file does not exist yet."""
+    changes: tuple[TextChange, ...]
+    """Minimal changes (whole changed lines), in document order."""
+    bom: bool = False
+    """The file on disk starts with a UTF-8 byte-order mark (kept when writing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EditOutcome:
+    """What became of an edit: applied, or why not."""
+
+    applied: bool
+    failure: str | None = None
+    stale: bool = False
+    """The buffer changed since the edit was computed (worth recomputing once)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What the user is asked to allow."""
+
+    run_id: str
+    call_id: str
+    tool: str
+    title: str
+    arguments: dict[str, Any]
+    preview: Preview
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalAnswer:
+    """The user's answer; only ``allow`` and ``allow-always`` let the call happen."""
+
+    decision: Literal["allow", "allow-always", "deny"]
+    feedback: str | None = None
+    arguments: dict[str, Any] | None = None
+
+
+class Editor(Protocol):
+    """What writes need from the outside world: approval, applying edits, saving."""
+
+    async def ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer | None:
+        """Ask the user; None when no usable answer came (that means deny)."""
+        ...
+
+    async def apply_edit(self, edit: FileEdit, label: str) -> EditOutcome:
+        """Apply an approved edit (through the editor, or to the disk)."""
+        ...
+
+    async def save_documents(self, paths: Sequence[Path]) -> Sequence[Path]:
+        """Ask the editor to save these open documents; the ones saved."""
+        ...
+
+    def unsaved_edits(self) -> Sequence[Path]:
+        """Files the agent changed that the editor has not saved yet."""
+        ...

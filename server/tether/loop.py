@@ -161,6 +161,8 @@ class AgentLoop:
             elif isinstance(delta, UsageDelta):
                 self.state.input_tokens += delta.input_tokens
                 self.state.output_tokens += delta.output_tokens
+                if delta.cost_usd is not None:
+                    self.state.cost_usd = (self.state.cost_usd or 0.0) + delta.cost_usd
         reply = AssistantMessage("".join(pieces), tuple(calls))
         self.history.append(reply)
         if reply.text:
@@ -180,6 +182,9 @@ class AgentLoop:
     async def _execute(self, call: ToolCall) -> None:
         self.events.tool_call(call.call_id, call.name, call.arguments)
         result = await self.tools.execute(call, self.context)
+        for uri in result.changed:
+            if uri not in self.state.changed_files:
+                self.state.changed_files.append(uri)
         self.events.tool_result(call.call_id, call.name, result.ok, result.output, result.error)
         self.history.append(
             ToolResultMessage(call.call_id, call.name, result.output, not result.ok)

@@ -13,9 +13,10 @@ import anyio
 
 from tether_protocol import RunParams, RunResult, Usage
 
+from .approvals import ApprovalGate, ApprovalPolicy
 from .config import Config, ConfigError
 from .events import RunEvents
-from .host import EventSink
+from .host import Editor, EventSink
 from .loop import AgentLoop, Limits
 from .prompting import system_prompt
 from .providers import make_provider
@@ -51,6 +52,7 @@ class RunManager:
         self.log_writer = log_writer
         self._runs: dict[str, Run] = {}
         self._histories: dict[str, list[Message]] = {}
+        self._policies: dict[str, ApprovalPolicy] = {}
 
     def get(self, run_id: str) -> Run | None:
         """The run in flight with this id."""
@@ -67,6 +69,7 @@ class RunManager:
         config: Config,
         workspace: Workspace,
         sinks: Sequence[EventSink],
+        editor: Editor,
     ) -> Run:
         """Check the params against the configuration and set a run up (not started)."""
         run_id = params.run_id or "r-" + uuid.uuid4().hex[:16]
@@ -80,11 +83,19 @@ class RunManager:
         except ConfigError as exc:
             raise InvalidRun(str(exc)) from exc
         limits = params.limits
+        events = RunEvents(run_id, [*sinks, SessionSink(self.log_writer, session_id)])
+        policy = self._policies.setdefault(session_id, ApprovalPolicy())
+        policy.configure(config.auto_approve)
         loop = AgentLoop(
             provider=provider,
             tools=self.tools,
-            context=ToolContext(workspace=workspace, run_id=run_id),
-            events=RunEvents(run_id, [*sinks, SessionSink(self.log_writer, session_id)]),
+            context=ToolContext(
+                workspace=workspace,
+                run_id=run_id,
+                editor=editor,
+                gate=ApprovalGate(policy, editor, events),
+            ),
+            events=events,
             limits=Limits(
                 max_steps=(limits and limits.max_steps) or config.max_steps,
                 timeout_seconds=(limits and limits.timeout_seconds) or config.timeout_seconds,

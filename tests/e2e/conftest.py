@@ -10,7 +10,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +27,28 @@ SERVER = [sys.executable, "-m", "tether", "serve"]
 PROFILES = {"neovim": "neovim@v0.11", "vscode": "visual-studio-code"}
 
 
+def offset_of(text: str, line: int, character: int, encoding: str) -> int:
+    """Code-point offset of an LSP position in ``encoding`` units."""
+    lines = text.split("\n")
+    start = sum(len(x) + 1 for x in lines[:line])
+    current = lines[line] if line < len(lines) else ""
+    units = 0
+    for index, char in enumerate(current):
+        if units >= character:
+            return start + index
+        units += (
+            len(char.encode("utf-8")) if encoding == "utf-8" else (2 if ord(char) > 0xFFFF else 1)
+        )
+    return start + len(current)
+
+
 class Editor:
-    """The test's editor: sends requests, records events and server-to-client traffic."""
+    """The test's editor: sends requests, records events and server-to-client traffic.
+
+    It behaves like a real editor: ``workspace/applyEdit`` changes an open buffer and
+    reports it with ``didChange`` (or writes the file when it is not open), approvals are
+    answered by ``approve`` (allow by default), and every request is recorded.
+    """
 
     def __init__(self, client: LanguageClient, state_dir: Path) -> None:
         self.client = client
@@ -36,10 +56,96 @@ class Editor:
         self.events: list[RunEvent] = []
         self.init_result: types.InitializeResult | None = None
         self.root: Path | None = None
+        self.docs: dict[str, tuple[str, int]] = {}
+        self.approvals: list[dict[str, Any]] = []
+        self.approve: Callable[[dict[str, Any]], Any] = lambda params: {"decision": "allow"}
+        self.applied: list[dict[str, Any]] = []
+        self.apply_mode = "apply"  # or "refuse", or "claim" (answer applied, change nothing)
+        self.before_apply: Callable[[], None] | None = None
+        self.message_requests: list[types.ShowMessageRequestParams] = []
+        self.message_choice: str | None = "Allow"
+        self.saves: list[list[str]] = []
 
         @client.feature("agent/event")
         def on_event(params: Any) -> None:
             self.events.append(parse_event(params))
+
+        @client.feature("agent/approve")
+        def on_approve(params: Any) -> Any:
+            self.approvals.append(params)
+            return self.approve(params)
+
+        @client.feature(types.WORKSPACE_APPLY_EDIT)
+        def on_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            self.applied.append(get_converter().unstructure(params))
+            if self.before_apply is not None:
+                self.before_apply()
+            if self.apply_mode == "refuse":
+                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="refused")
+            if self.apply_mode == "apply":
+                self._apply(params.edit)
+            return types.ApplyWorkspaceEditResult(applied=True)
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def on_message(params: types.ShowMessageRequestParams) -> Any:
+            self.message_requests.append(params)
+            if self.message_choice is None:
+                return None
+            return types.MessageActionItem(title=self.message_choice)
+
+        @client.feature("agent/saveDocuments")
+        def on_save(params: Any) -> Any:
+            self.saves.append(list(params["uris"]))
+            for uri in params["uris"]:
+                if uri in self.docs:
+                    Path(uri.removeprefix("file://")).write_bytes(self.docs[uri][0].encode())
+            return {"saved": list(params["uris"])}
+
+    @property
+    def encoding(self) -> str:
+        """The negotiated position encoding."""
+        assert self.init_result is not None
+        return str(self.init_result.capabilities.position_encoding or "utf-16")
+
+    def _apply(self, edit: types.WorkspaceEdit) -> None:
+        for change in edit.document_changes or []:
+            if isinstance(change, types.CreateFile):
+                Path(change.uri.removeprefix("file://")).write_bytes(b"")
+                continue
+            assert isinstance(change, types.TextDocumentEdit)
+            uri = change.text_document.uri
+            if uri in self.docs:
+                text, version = self.docs[uri]
+                assert change.text_document.version == version
+            else:
+                text, version = Path(uri.removeprefix("file://")).read_bytes().decode(), None
+            for text_edit in sorted(
+                change.edits,
+                key=lambda e: (e.range.start.line, e.range.start.character),
+                reverse=True,
+            ):
+                start = offset_of(
+                    text, text_edit.range.start.line, text_edit.range.start.character, self.encoding
+                )
+                end = offset_of(
+                    text, text_edit.range.end.line, text_edit.range.end.character, self.encoding
+                )
+                text = text[:start] + text_edit.new_text + text[end:]
+            if version is None:
+                Path(uri.removeprefix("file://")).write_bytes(text.encode())
+            else:
+                self.replace_buffer(uri, text)
+
+    def replace_buffer(self, uri: str, text: str) -> None:
+        """The user (or an edit) changes an open buffer: a full-text ``didChange``."""
+        version = self.docs[uri][1] + 1
+        self.docs[uri] = (text, version)
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
 
     async def open_session(
         self,
@@ -47,12 +153,19 @@ class Editor:
         *,
         profile: str = "neovim",
         events: bool = True,
+        approvals: bool = True,
+        save_documents: bool = False,
+        apply_edit: bool = True,
         options: dict[str, Any] | None = None,
         script: dict[str, Any] | None = None,
     ) -> types.InitializeResult:
         """``initialize`` + ``initialized`` with a workspace folder at ``root``."""
         caps = client_capabilities(PROFILES[profile])
-        caps.experimental = {"tether": {"events": events}}
+        caps.experimental = {
+            "tether": {"events": events, "approvals": approvals, "saveDocuments": save_documents}
+        }
+        if not apply_edit and caps.workspace is not None:
+            caps.workspace.apply_edit = False
         init_options: dict[str, Any] = {"provider": "scripted", **(options or {})}
         if script is not None:
             init_options["script"] = script
@@ -84,6 +197,7 @@ class Editor:
     def open_document(self, path: Path, text: str, version: int = 1) -> str:
         """``didOpen`` a document (the buffer may differ from the disk)."""
         uri = path.as_uri()
+        self.docs[uri] = (text, version)
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
                 text_document=types.TextDocumentItem(

@@ -1,29 +1,126 @@
-"""`tether demo`: the bundled sample project, a real scripted run, offline."""
+"""`tether demo` and `tether run`: the headless client on a real server, offline."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+from tether.demo import SAMPLE
 
-def test_demo_runs_offline_and_streams_the_run(tmp_path: Path) -> None:
+
+def clean_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
-    env["HOME"] = str(tmp_path)  # nothing of the user's state is read or written
+    env["HOME"] = str(home)  # nothing of the user's state is read or written
+    env.pop("XDG_STATE_HOME", None)
+    return env
+
+
+def test_demo_finds_fixes_and_tests_the_bug(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "tether", "demo", "--keep", str(tmp_path)],
         capture_output=True,
         text=True,
-        timeout=60,
-        env=env,
+        timeout=90,
+        env=clean_env(tmp_path),
     )
     assert out.returncode == 0, out.stderr
     text = out.stdout
-    for expected in ("── step 1", "── step 4", "→ list_files", "→ search", "→ read_file"):
+    for expected in ("── step 1", "── step 7", "→ list_files", "→ search", "→ read_file"):
         assert expected in text
-    assert "inventory/stock.py:28:     def total_value(self):" in text  # a real search result
-    assert "32\t            total += count + price" in text  # a real read of the sample
-    assert "outcome done · 4 steps" in text
-    assert (tmp_path / "inventory-demo" / "inventory" / "stock.py").is_file()
+    assert "AssertionError: 7.75 != 4.5" in text  # the test really failed first
+    assert "inventory/stock.py:28:     def total_value(self):" in text
+    assert "-            total += count + price\n+            total += count * price" in text
+    assert text.count("→ allowed (auto-approved for the demo") == 3
+    assert "✓ bash: exit code: 0" in text and "\n  OK" in text  # and passes after the fix
+    assert "outcome done · 7 steps" in text
+    fixed = (tmp_path / "inventory-demo" / "inventory" / "stock.py").read_text()
+    assert "total += count * price" in fixed
+    assert (SAMPLE / "inventory" / "stock.py").read_text().count("count + price") == 1
     assert not (tmp_path / ".local").exists()
+
+
+def test_tether_run_json_with_yes(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "a.txt").write_text("one\n")
+    script = {
+        "turns": [
+            {
+                "toolCalls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {"path": "a.txt", "old_text": "one", "new_text": "two"},
+                    }
+                ]
+            },
+            {"text": "changed"},
+        ]
+    }
+    env = clean_env(tmp_path) | {
+        "TETHER_PROVIDER": "scripted",
+        "TETHER_SCRIPT": json.dumps(script),
+        "TETHER_STATE_DIR": str(tmp_path / "state"),
+    }
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tether",
+            "run",
+            "change it",
+            "--cwd",
+            str(project),
+            "--yes",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert lines[0]["kind"] == "run-started"
+    assert lines[-1]["result"]["outcome"] == "done"
+    assert lines[-1]["result"]["changedFiles"] == [(project / "a.txt").resolve().as_uri()]
+    assert (project / "a.txt").read_text() == "two\n"
+    assert "Edit a.txt" in out.stderr  # the approval was shown
+
+
+def test_tether_run_without_yes_and_no_terminal_denies(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    call = {"name": "bash", "arguments": {"command": "touch ran.txt"}}
+    env = clean_env(tmp_path) | {
+        "TETHER_PROVIDER": "scripted",
+        "TETHER_SCRIPT": json.dumps({"turns": [{"toolCalls": [call]}]}),
+        "TETHER_STATE_DIR": str(tmp_path / "state"),
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "tether", "run", "go", "--cwd", str(project)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "denied (no terminal to ask" in out.stdout
+    assert not (project / "ran.txt").exists()
+
+
+def test_tether_run_without_a_provider_says_how_to_configure_one(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "tether", "run", "hi", "--cwd", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean_env(tmp_path) | {"TETHER_STATE_DIR": str(tmp_path / "state")},
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 2
+    assert "provider" in out.stderr and "TETHER_PROVIDER" in out.stderr

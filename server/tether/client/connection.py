@@ -135,6 +135,7 @@ class TetherClient:
         *,
         events: bool = True,
         approvals: bool = False,
+        save_documents: bool = False,
     ) -> dict[str, Any]:
         """``initialize`` + ``initialized`` for a workspace folder (an absolute path)."""
         result = await self.request(
@@ -146,7 +147,20 @@ class TetherClient:
                 "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
                 "capabilities": {
                     "window": {"workDoneProgress": False},
-                    "experimental": {"tether": {"events": events, "approvals": approvals}},
+                    "workspace": {
+                        "applyEdit": True,
+                        "workspaceEdit": {
+                            "documentChanges": True,
+                            "resourceOperations": ["create"],
+                        },
+                    },
+                    "experimental": {
+                        "tether": {
+                            "events": events,
+                            "approvals": approvals,
+                            "saveDocuments": save_documents,
+                        }
+                    },
                 },
                 "initializationOptions": options,
             },

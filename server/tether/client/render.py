@@ -19,7 +19,8 @@ from tether_protocol import (
     UsageEvent,
 )
 
-RESULT_LINES = 8
+HEAD_LINES = 4
+TAIL_LINES = 6
 
 
 class TerminalRenderer:
@@ -72,12 +73,13 @@ class TerminalRenderer:
     def _tool_result(self, event: ToolResultEvent) -> None:
         mark = self._style("✓", "32") if event.ok else self._style("✗", "31")
         lines = event.output.splitlines() or [""]
-        shown = lines[:RESULT_LINES]
-        self._line(f"{mark} {event.tool}: {shown[0]}")
-        for line in shown[1:]:
+        self._line(f"{mark} {event.tool}: {lines[0]}")
+        rest = lines[1:]
+        if len(rest) > HEAD_LINES + TAIL_LINES:  # the end of an output matters most (tests)
+            cut = len(rest) - HEAD_LINES - TAIL_LINES
+            rest = [*rest[:HEAD_LINES], f"… {cut} more lines …", *rest[-TAIL_LINES:]]
+        for line in rest:
             self._line(self._style(f"  {line}", "2"))
-        if len(lines) > RESULT_LINES:
-            self._line(self._style(f"  … {len(lines) - RESULT_LINES} more lines", "2"))
 
     def summary(self, result: dict[str, Any]) -> None:
         """The final answer and outcome of a run."""

@@ -10,7 +10,22 @@ from typing import Any
 
 import anyio
 
-from .connection import TetherClient, serve_environment
+from .connection import RequestHandler, TetherClient, serve_environment
+from .workspace_edit import EditRefused, apply_workspace_edit
+
+
+async def apply_edit_on_disk(params: Any) -> dict[str, Any]:
+    """``workspace/applyEdit``: the headless client's documents are the files on disk."""
+    try:
+        await anyio.to_thread.run_sync(apply_workspace_edit, params["edit"])
+    except (EditRefused, OSError, UnicodeDecodeError, KeyError) as exc:
+        return {"applied": False, "failureReason": str(exc)}
+    return {"applied": True}
+
+
+async def all_saved(params: Any) -> dict[str, Any]:
+    """``agent/saveDocuments``: edits already went to disk, so every document is saved."""
+    return {"saved": list(params.get("uris", []))}
 
 
 @asynccontextmanager
@@ -20,8 +35,14 @@ async def connect(
     *,
     environ: dict[str, str] | None = None,
     events: bool = True,
+    approver: RequestHandler | None = None,
 ) -> AsyncIterator[TetherClient]:
-    """A client connected to a fresh ``tether serve`` for ``root``; shut down on exit."""
+    """A client connected to a fresh ``tether serve`` for ``root``; shut down on exit.
+
+    Edits are applied to disk; with an ``approver`` the client declares ``approvals`` and
+    answers ``agent/approve`` with it (without one, the server asks with
+    ``window/showMessageRequest``, which this client leaves unanswered: deny).
+    """
     root = Path(await anyio.Path(root).resolve())
     env = serve_environment(dict(os.environ if environ is None else environ))
     async with anyio.create_task_group() as tg:
@@ -30,9 +51,19 @@ async def connect(
         )
         async with process:
             client = TetherClient(process, tg)
+            client.handle("workspace/applyEdit", apply_edit_on_disk)
+            client.handle("agent/saveDocuments", all_saved)
+            if approver is not None:
+                client.handle("agent/approve", approver)
             tg.start_soon(client.read_messages)
             try:
-                await client.initialize(root, options, events=events)
+                await client.initialize(
+                    root,
+                    options,
+                    events=events,
+                    approvals=approver is not None,
+                    save_documents=True,
+                )
                 yield client
             finally:
                 with anyio.CancelScope(shield=True):

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..client.approver import TerminalApprover
 from ..client.render import TerminalRenderer
 from ..client.session import connect
 
@@ -14,7 +15,7 @@ HERE = Path(__file__).resolve().parent
 SAMPLE = HERE / "workspace"
 SCRIPT = HERE / "script.json"
 
-PROMPT = "The tests of this project fail. Find out why."
+PROMPT = "The tests of this project fail. Find out why and fix it."
 
 
 def copy_sample(target: Path) -> Path:
@@ -24,8 +25,10 @@ def copy_sample(target: Path) -> Path:
     return root
 
 
-async def run_demo(renderer: TerminalRenderer, keep: Path | None = None) -> dict[str, Any]:
-    """Run the demo session; returns the run result."""
+async def run_demo(
+    renderer: TerminalRenderer, keep: Path | None = None, interactive: bool = False
+) -> dict[str, Any]:
+    """Run the demo session (edits and commands auto-approved unless ``interactive``)."""
     with tempfile.TemporaryDirectory(prefix="tether-demo-") as scratch:
         base = keep or Path(scratch)
         root = copy_sample(base)
@@ -35,7 +38,13 @@ async def run_demo(renderer: TerminalRenderer, keep: Path | None = None) -> dict
             "stateDir": str(Path(scratch) / "state"),
         }
         renderer._line(renderer._style(f"Sample project copied to {root}", "2"))
-        async with connect(root, options) as client:
+        approver = TerminalApprover(
+            yes=not interactive,
+            out=renderer.out,
+            color=renderer.color,
+            yes_reason="auto-approved for the demo; --interactive to decide yourself",
+        )
+        async with connect(root, options, approver=approver) as client:
             client.on_event = renderer
             result = await client.run(PROMPT)
         renderer.summary(result)

@@ -54,9 +54,13 @@ def create_server(tools: ToolRegistry, environ: Mapping[str, str] | None = None)
     def did_close(ls: TetherServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.buffers.closed(params.text_document.uri)
 
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: TetherServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.buffers.changed(params.text_document.uri)
+
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: TetherServer, params: types.DidSaveTextDocumentParams) -> None:
-        """Registered so that the client is asked to send saves (used by later features)."""
+        ls.buffers.saved_uri(params.text_document.uri)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(

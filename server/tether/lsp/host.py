@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,37 +25,129 @@ if TYPE_CHECKING:
 
 
 class LspBuffers:
-    """The client's open documents, found by resolved file path."""
+    """The client's open documents by resolved file path, plus the agent's unsaved edits.
+
+    Reads see, in order: an open document (unless a command changed its file on disk
+    since, see ``mark_stale``), an edit the agent applied through the editor to a file
+    that is not open and not saved yet, and otherwise the disk.
+    """
 
     def __init__(self, server: TetherServer) -> None:
         self._server = server
         self._paths: dict[str, Path] = {}
+        self._stale: dict[Path, int | None] = {}
+        self._pending: dict[Path, Buffer] = {}
+        self._agent_edited: dict[Path, str] = {}
+        self._waiters: dict[Path, list[asyncio.Event]] = {}
 
+    # --- notifications from the client ---------------------------------------------------
     def opened(self, uri: str) -> None:
         """Remember the resolved path of a document the client opened."""
         path = path_from_uri(uri)
         if path is not None:
-            self._paths[uri] = path.resolve()
+            path = self._paths[uri] = path.resolve()
+            self._pending.pop(path, None)
+            self._stale.pop(path, None)
+            self._wake(path)
+
+    def changed(self, uri: str) -> None:
+        """A document changed: its buffer is current again; wake edit confirmations."""
+        path = self._paths.get(uri)
+        if path is not None:
+            self._stale.pop(path, None)
+            self._wake(path)
 
     def closed(self, uri: str) -> None:
         """Forget a closed document."""
-        self._paths.pop(uri, None)
+        path = self._paths.pop(uri, None)
+        if path is not None:
+            self._stale.pop(path, None)
+            self._agent_edited.pop(path, None)
 
-    def _buffer(self, uri: str, path: Path) -> Buffer | None:
+    def saved(self, path: Path) -> None:
+        """The editor saved ``path``: the disk has what the agent wrote."""
+        self._pending.pop(path, None)
+        self._agent_edited.pop(path, None)
+
+    def saved_uri(self, uri: str) -> None:
+        """``didSave`` for ``uri``."""
+        path = self._paths.get(uri) or path_from_uri(uri)
+        if path is not None:
+            self.saved(path.resolve())
+
+    # --- the Buffers protocol --------------------------------------------------------------
+    def _document(self, uri: str, path: Path) -> Buffer | None:
         doc = self._server.workspace.text_documents.get(uri)
         if doc is None:
             return None
         return Buffer(path=path, uri=uri, text=doc.source, version=doc.version)
 
-    def get(self, path: Path) -> Buffer | None:
+    def get_open(self, path: Path) -> Buffer | None:
+        """The open document for ``path``, stale or not."""
         for uri, known in self._paths.items():
             if known == path:
-                return self._buffer(uri, known)
+                return self._document(uri, known)
         return None
 
+    def get(self, path: Path) -> Buffer | None:
+        buffer = self.get_open(path)
+        if buffer is not None:
+            if path in self._stale and self._stale[path] == buffer.version:
+                return None  # a command changed the file; the editor will reload it
+            return buffer
+        return self._pending.get(path)
+
     def all(self) -> Sequence[Buffer]:
-        buffers = (self._buffer(uri, path) for uri, path in self._paths.items())
+        buffers = [self.get(path) for path in {*self._paths.values(), *self._pending}]
         return [b for b in buffers if b is not None]
+
+    def mark_stale(self, path: Path) -> None:
+        """Read ``path`` from disk until the editor sends its next change for it."""
+        buffer = self.get_open(path)
+        self._stale[path] = buffer.version if buffer else None
+
+    # --- the agent's edits -------------------------------------------------------------
+    def note_agent_edit(self, path: Path, uri: str, text: str) -> None:
+        """The editor applied an agent edit; until it is saved, reads must see ``text``."""
+        self._agent_edited[path] = uri
+        if self.get_open(path) is None:
+            self._pending[path] = Buffer(path=path, uri=uri, text=text, version=None)
+
+    def unsaved_agent_edits(self) -> list[Path]:
+        """Files the agent edited through the editor that have not been saved since."""
+        return list(self._agent_edited)
+
+    def uri_of(self, path: Path) -> str:
+        """The URI the client knows ``path`` by."""
+        for uri, known in self._paths.items():
+            if known == path:
+                return uri
+        return self._agent_edited.get(path) or path.as_uri()
+
+    async def wait_for_text(self, path: Path, text: str, within: float) -> bool:
+        """Wait until the open document for ``path`` holds ``text``; False after ``within``."""
+        deadline = asyncio.get_running_loop().time() + within
+        while True:
+            buffer = self.get_open(path)
+            if buffer is not None and buffer.text == text:
+                return True
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                return False
+            event = asyncio.Event()
+            self._waiters.setdefault(path, []).append(event)
+            try:
+                await asyncio.wait_for(event.wait(), remaining)
+            except TimeoutError:
+                return False
+            finally:
+                waiting = self._waiters.get(path, [])
+                if event in waiting:
+                    waiting.remove(event)
+
+    def _wake(self, path: Path) -> None:
+        for event in self._waiters.pop(path, []):
+            event.set()
 
 
 class NotifySink:

@@ -35,6 +35,7 @@ from ..runs import InvalidRun, Run, RunManager
 from ..session import SessionLogWriter
 from ..tools.registry import ToolRegistry
 from ..workspace import Workspace, path_from_uri
+from .editor import LspEditor
 from .host import LspBuffers, NotifySink, ProgressSink
 
 log = logging.getLogger(__name__)
@@ -104,6 +105,7 @@ class TetherServer(LanguageServer):
         self._client_settings = TetherSettings()
         self.config: Config = resolve(self._env_settings, self.environ)
         self.buffers = LspBuffers(self)
+        self.editor = LspEditor(self)
         self.log_writer = SessionLogWriter(self.config.state_dir)
         self.runs = RunManager(tools, self.log_writer)
         self._progress_tokens: dict[str | int, str] = {}
@@ -168,7 +170,7 @@ class TetherServer(LanguageServer):
         params = validate_params(RunParams, raw, "agent/run")
         sinks: list[EventSink] = [NotifySink(self)] if self.client_tether.events else []
         try:
-            run = self.runs.create(params, self.config, self.workspace_model(), sinks)
+            run = self.runs.create(params, self.config, self.workspace_model(), sinks, self.editor)
         except InvalidRun as exc:
             raise JsonRpcInvalidParams(f"agent/run: {exc}") from exc
         progress = await self.start_progress(run)

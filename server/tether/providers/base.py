@@ -77,10 +77,11 @@ class ToolCallReady:
 
 @dataclass(frozen=True, slots=True)
 class UsageDelta:
-    """Tokens used by this model call (reported once per call)."""
+    """Tokens used by this model call (reported once per call), and its cost when known."""
 
     input_tokens: int
     output_tokens: int
+    cost_usd: float | None = None
 
 
 ModelDelta = TextDelta | ToolCallReady | UsageDelta

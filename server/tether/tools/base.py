@@ -7,14 +7,20 @@ that ends the run: tools raise ``ToolError`` and the registry turns it into a re
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from tether_protocol import Preview
+
 from ..errors import ToolError
+from ..host import Editor
 from ..workspace import Workspace
 
-__all__ = ["Tool", "ToolArgs", "ToolContext", "ToolError", "ToolResult"]
+if TYPE_CHECKING:
+    from ..approvals import ApprovalGate
+
+__all__ = ["Proposal", "Tool", "ToolArgs", "ToolContext", "ToolError", "ToolResult"]
 
 
 class ToolArgs(BaseModel):
@@ -30,6 +36,8 @@ class ToolResult:
     ok: bool
     output: str
     error: str | None = None
+    changed: tuple[str, ...] = ()
+    """URIs of files this call changed (for the run's ``changedFiles``)."""
 
     @classmethod
     def failure(cls, message: str) -> ToolResult:
@@ -43,6 +51,20 @@ class ToolContext:
 
     workspace: Workspace
     run_id: str
+    editor: Editor | None = None
+    """Applies edits and saves documents; None where nothing may be written."""
+    gate: ApprovalGate | None = None
+    """Decides calls that need approval; None means every such call is denied."""
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """What a call that needs approval would do, shown to the user before it happens."""
+
+    title: str
+    preview: Preview
+    payload: Any = None
+    """Tool-specific: what ``perform`` needs (e.g. the computed ``FileEdit``)."""
 
 
 A = TypeVar("A", bound=ToolArgs)
@@ -70,4 +92,12 @@ class Tool(Generic[A]):
 
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:
         """Do the work; raise ``ToolError`` for failures the model should see."""
+        raise NotImplementedError
+
+    async def propose(self, args: A, ctx: ToolContext) -> Proposal:
+        """For tools that need approval: what the call would do, without doing it."""
+        raise NotImplementedError
+
+    async def perform(self, args: A, proposal: Proposal, ctx: ToolContext) -> ToolResult:
+        """For tools that need approval: do what was proposed and allowed."""
         raise NotImplementedError

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -60,12 +61,53 @@ class ToolRegistry:
             raise ToolError(describe_validation_error(call.name, exc)) from exc
 
     async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
-        """Run one call. Every failure, expected or not, comes back as a ``ToolResult``."""
+        """Run one call. Every failure, expected or not, comes back as a ``ToolResult``.
+
+        Every call passes the approval gate; a call that needs approval is proposed (its
+        diff or command computed), decided, and only then performed.
+        """
         try:
             tool, args = self.parse(call)
-            return await tool.run(args, ctx)
+            if not tool.needs_approval:
+                return await tool.run(args, ctx)
+            return await self._approved(tool, args, call, ctx)
         except ToolError as exc:
             return ToolResult.failure(str(exc))
         except Exception as exc:  # a bug in a tool must not end the run or the server
             log.exception("tool %s failed", call.name)
             return ToolResult.failure(f"{call.name} failed: {type(exc).__name__}: {exc}")
+
+    async def _approved(
+        self, tool: Tool[Any], args: ToolArgs, call: ToolCall, ctx: ToolContext
+    ) -> ToolResult:
+        proposal = await tool.propose(args, ctx)
+        if ctx.gate is None:
+            return ToolResult.failure(f"{call.name} is not allowed here (no one to approve it)")
+        verdict = await ctx.gate.decide(
+            call_id=call.call_id,
+            tool=call.name,
+            needs_approval=True,
+            title=proposal.title,
+            arguments=call.arguments,
+            preview=proposal.preview,
+        )
+        if not verdict.allowed:
+            reason = "the user denied it" if verdict.decision == "deny" else "no one allowed it"
+            message = f"Not done: {reason}; nothing was changed."
+            if verdict.feedback:
+                message += f" The user said: {verdict.feedback}"
+            return ToolResult.failure(message)
+        note = ""
+        if verdict.arguments is not None and verdict.arguments != call.arguments:
+            changed = {**call.arguments, **verdict.arguments}
+            edited = ToolCall(call.call_id, call.name, changed)
+            _, args = self.parse(edited)
+            proposal = await tool.propose(args, ctx)
+            note = (
+                "Note: the user changed this call before allowing it; it ran with "
+                f"{json.dumps(changed, ensure_ascii=False)}\n"
+            )
+        result = await tool.perform(args, proposal, ctx)
+        if not note:
+            return result
+        return ToolResult(result.ok, note + result.output, result.error)

@@ -1,0 +1,87 @@
+"""Apply a ``workspace/applyEdit`` to files on disk (the headless client has no buffers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..diskedit import BOM, write_text_atomic
+from ..workspace import path_from_uri
+
+
+class EditRefused(Exception):
+    """An edit the headless client cannot apply; its message is the failure reason."""
+
+
+def offset_of(text: str, line: int, character: int) -> int:
+    """The code-point offset of an LSP position (UTF-16 characters)."""
+    start = 0
+    for _ in range(line):
+        newline = text.find("\n", start)
+        if newline < 0:
+            return len(text)
+        start = newline + 1
+    end = text.find("\n", start)
+    line_text = text[start : len(text) if end < 0 else end]
+    units = 0
+    for index, char in enumerate(line_text):
+        if units >= character:
+            return start + index
+        units += 2 if ord(char) > 0xFFFF else 1
+    return start + len(line_text)
+
+
+def apply_text_edits(text: str, edits: list[dict[str, Any]]) -> str:
+    """``text`` with LSP ``TextEdit``s applied (ranges refer to the original text)."""
+    spans = []
+    for edit in edits:
+        start, end = edit["range"]["start"], edit["range"]["end"]
+        spans.append(
+            (
+                offset_of(text, start["line"], start["character"]),
+                offset_of(text, end["line"], end["character"]),
+                edit["newText"],
+            )
+        )
+    for start, end, new in sorted(spans, key=lambda s: s[0], reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def _path(uri: str) -> Path:
+    path = path_from_uri(uri)
+    if path is None:
+        raise EditRefused(f"not a file URI: {uri}")
+    return path
+
+
+def apply_workspace_edit(edit: dict[str, Any]) -> list[Path]:
+    """Apply ``documentChanges`` (or ``changes``) to disk; the files written."""
+    written: list[Path] = []
+    changes = edit.get("documentChanges")
+    if changes is None:
+        changes = [
+            {"textDocument": {"uri": uri, "version": None}, "edits": edits}
+            for uri, edits in (edit.get("changes") or {}).items()
+        ]
+    for change in changes:
+        kind = change.get("kind")
+        if kind == "create":
+            path = _path(change["uri"])
+            options = change.get("options") or {}
+            if path.exists() and not options.get("overwrite"):
+                if options.get("ignoreIfExists"):
+                    continue
+                raise EditRefused(f"{path.name} already exists")
+            write_text_atomic(path, "")
+            written.append(path)
+        elif kind is not None:
+            raise EditRefused(f"the headless client does not {kind} files")
+        else:
+            path = _path(change["textDocument"]["uri"])
+            data = path.read_bytes() if path.exists() else b""
+            bom = data.startswith(BOM)
+            text = data.decode("utf-8-sig")
+            write_text_atomic(path, apply_text_edits(text, change["edits"]), bom)
+            written.append(path)
+    return written

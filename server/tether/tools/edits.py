@@ -1,0 +1,225 @@
+"""``edit_file`` and ``write_file``: changes computed against what the user sees.
+
+Both need approval: ``propose`` computes the change (and its diff) against the open buffer
+or the disk, ``perform`` applies it through the editor. An edit that finds the buffer
+changed since is recomputed once against the new text (a rebase) when ``old_text`` still
+matches; otherwise the model is told to read the file again. Nothing the user typed is lost.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import anyio.to_thread
+from pydantic import Field
+
+from tether_protocol import DiffPreview
+
+from ..diskedit import has_bom
+from ..errors import ToolError
+from ..host import FileEdit
+from ..textedit import (
+    line_numbers_of,
+    minimal_changes,
+    similar_lines,
+    to_file_endings,
+    unified_diff,
+    uses_crlf,
+)
+from ..workspace import TextSnapshot, Workspace
+from .base import Proposal, Tool, ToolArgs, ToolContext, ToolResult
+
+
+class EditFileArgs(ToolArgs):
+    """Arguments of ``edit_file``."""
+
+    path: str = Field(description="The file to change, relative to the workspace root.")
+    old_text: str = Field(
+        min_length=1,
+        description="The exact text to replace, as read_file shows it (without line numbers); "
+        "it must occur exactly once unless replace_all is true. Include surrounding lines "
+        "to make it unique.",
+    )
+    new_text: str = Field(description="The text to put in its place.")
+    replace_all: bool = Field(default=False, description="Replace every occurrence.")
+
+
+class WriteFileArgs(ToolArgs):
+    """Arguments of ``write_file``."""
+
+    path: str = Field(description="The file to create or overwrite, relative to the root.")
+    content: str = Field(description="The whole new content of the file.")
+
+
+async def _current(ws: Workspace, path: Path) -> tuple[TextSnapshot, bool]:
+    snapshot = await ws.read_text(path)
+    bom = False if snapshot.from_buffer else await anyio.to_thread.run_sync(has_bom, path)
+    return snapshot, bom
+
+
+def _file_edit(
+    ws: Workspace, path: Path, snapshot: TextSnapshot | None, new_text: str, bom: bool
+) -> FileEdit:
+    base = snapshot.text if snapshot is not None else ""
+    return FileEdit(
+        path=path,
+        uri=ws.uri_for(path),
+        base_text=base,
+        new_text=new_text,
+        version=snapshot.version if snapshot is not None and snapshot.from_buffer else None,
+        create=snapshot is None,
+        changes=minimal_changes(base, new_text),
+        bom=bom,
+    )
+
+
+def _stats(edit: FileEdit) -> str:
+    old_lines = edit.base_text.splitlines()
+    new_lines = edit.new_text.splitlines()
+    removed = sum(len(edit.base_text[c.start : c.end].splitlines()) for c in edit.changes)
+    added = sum(len(c.new_text.splitlines()) for c in edit.changes)
+    return f"+{added} -{removed} lines, {len(old_lines)} → {len(new_lines)} lines"
+
+
+async def _apply(ctx: ToolContext, edit: FileEdit, label: str) -> tuple[bool, str, bool]:
+    if ctx.editor is None:
+        raise ToolError("no editor to apply the change through")
+    outcome = await ctx.editor.apply_edit(edit, label)
+    return outcome.applied, outcome.failure or "the editor did not apply it", outcome.stale
+
+
+def replaced_text(text: str, args: EditFileArgs, shown: str) -> tuple[str, int]:
+    """The file's text after the edit and how many occurrences changed; ``ToolError`` else."""
+    crlf = uses_crlf(text)
+    old, new = to_file_endings(args.old_text, crlf), to_file_endings(args.new_text, crlf)
+    if old == new:
+        raise ToolError("old_text and new_text are the same; there is nothing to change")
+    lines = line_numbers_of(text, old)
+    if not lines:
+        message = f"old_text was not found in {shown}."
+        near = similar_lines(text, args.old_text)
+        if near:
+            message += " The most similar lines are:\n" + "\n".join(
+                f"{number:>6}\t{line}" for number, line in near
+            )
+        raise ToolError(message + "\nRead the file again and copy the text exactly.")
+    if len(lines) > 1 and not args.replace_all:
+        where = ", ".join(str(n) for n in lines[:20])
+        raise ToolError(
+            f"old_text occurs {len(lines)} times in {shown} (at lines {where}); include more "
+            "surrounding lines to make it unique, or set replace_all to true"
+        )
+    count = len(lines) if args.replace_all else 1
+    return text.replace(old, new, -1 if args.replace_all else 1), count
+
+
+class EditFile(Tool[EditFileArgs]):
+    """Replaces text in a file, as the user sees it."""
+
+    name: ClassVar[str] = "edit_file"
+    description: ClassVar[str] = (
+        "Change a file by replacing old_text with new_text. old_text must match the "
+        "current file exactly (read it first) and occur once unless replace_all is set. "
+        "The user sees a diff and may deny or change the edit."
+    )
+    args_model: ClassVar[type[ToolArgs]] = EditFileArgs
+    needs_approval: ClassVar[bool] = True
+
+    def summary(self, args: EditFileArgs) -> str:
+        return args.path
+
+    async def _edit(self, args: EditFileArgs, ws: Workspace) -> tuple[FileEdit, int]:
+        path = ws.resolve(args.path)
+        shown = ws.display(path)
+        try:
+            snapshot, bom = await _current(ws, path)
+        except ToolError as exc:
+            if not path.exists():
+                raise ToolError(f"{shown} does not exist; use write_file to create it") from exc
+            raise
+        new_text, count = replaced_text(snapshot.text, args, shown)
+        return _file_edit(ws, path, snapshot, new_text, bom), count
+
+    async def propose(self, args: EditFileArgs, ctx: ToolContext) -> Proposal:
+        ws = ctx.workspace
+        edit, count = await self._edit(args, ws)
+        shown = ws.display(edit.path)
+        diff = unified_diff(edit.base_text, edit.new_text, shown)
+        return Proposal(f"Edit {shown}", DiffPreview(uri=edit.uri, diff=diff), (edit, count))
+
+    async def perform(self, args: EditFileArgs, proposal: Proposal, ctx: ToolContext) -> ToolResult:
+        edit, count = proposal.payload
+        shown = ctx.workspace.display(edit.path)
+        applied, failure, stale = await _apply(ctx, edit, f"Tether: edit {shown}")
+        if not applied and stale:
+            try:  # the user typed meanwhile: the same change, once, on the text as it is now
+                edit, count = await self._edit(args, ctx.workspace)
+            except ToolError as exc:
+                return ToolResult.failure(
+                    f"The edit was not applied: {shown} changed since you read it and the "
+                    f"change no longer fits ({exc}). Read the file again."
+                )
+            applied, failure, _ = await _apply(ctx, edit, f"Tether: edit {shown}")
+        if not applied:
+            return ToolResult.failure(
+                f"The edit was not applied: {failure}. Nothing was changed; read {shown} "
+                "again before retrying."
+            )
+        times = "1 occurrence" if count == 1 else f"{count} occurrences"
+        return ToolResult(
+            ok=True,
+            output=f"Edited {shown}: {times} replaced ({_stats(edit)}).",
+            changed=(edit.uri,),
+        )
+
+
+class WriteFile(Tool[WriteFileArgs]):
+    """Creates a file or replaces its whole content."""
+
+    name: ClassVar[str] = "write_file"
+    description: ClassVar[str] = (
+        "Create a file, or overwrite one with new content. Prefer edit_file for changes to "
+        "an existing file. The user sees a diff and may deny or change it."
+    )
+    args_model: ClassVar[type[ToolArgs]] = WriteFileArgs
+    needs_approval: ClassVar[bool] = True
+
+    def summary(self, args: WriteFileArgs) -> str:
+        return args.path
+
+    async def _edit(self, args: WriteFileArgs, ws: Workspace) -> FileEdit:
+        path = ws.resolve(args.path)
+        shown = ws.display(path)
+        if path.is_dir():
+            raise ToolError(f"{shown} is a folder")
+        snapshot: TextSnapshot | None = None
+        bom = False
+        if ws.buffers.get(path) is not None or path.exists():
+            snapshot, bom = await _current(ws, path)  # a binary file is refused here
+        content = args.content
+        if snapshot is not None:
+            content = to_file_endings(content, uses_crlf(snapshot.text))
+            if snapshot.text.endswith("\n") and content and not content.endswith("\n"):
+                content += "\r\n" if uses_crlf(snapshot.text) else "\n"
+        return _file_edit(ws, path, snapshot, content, bom)
+
+    async def propose(self, args: WriteFileArgs, ctx: ToolContext) -> Proposal:
+        edit = await self._edit(args, ctx.workspace)
+        shown = ctx.workspace.display(edit.path)
+        diff = unified_diff(edit.base_text, edit.new_text, shown, create=edit.create)
+        verb = "Create" if edit.create else "Overwrite"
+        return Proposal(f"{verb} {shown}", DiffPreview(uri=edit.uri, diff=diff), edit)
+
+    async def perform(
+        self, args: WriteFileArgs, proposal: Proposal, ctx: ToolContext
+    ) -> ToolResult:
+        edit: FileEdit = proposal.payload
+        shown = ctx.workspace.display(edit.path)
+        applied, failure, stale = await _apply(ctx, edit, f"Tether: write {shown}")
+        if not applied:  # no rebase: overwriting would throw away what the user typed
+            hint = " It changed since you read it; read it again." if stale else ""
+            return ToolResult.failure(f"{shown} was not written: {failure}.{hint}")
+        verb = "Created" if edit.create else "Wrote"
+        lines = len(edit.new_text.splitlines())
+        return ToolResult(ok=True, output=f"{verb} {shown} ({lines} lines).", changed=(edit.uri,))

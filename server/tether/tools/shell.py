@@ -1,0 +1,452 @@
+"""The ``bash`` tool, and ``run_command``: one shell command, bounded in time, output and reach.
+
+``run_command`` runs ``bash -c COMMAND`` with stdin closed and stdout and stderr merged into
+one pipe, in a new session (so its own process group, and no controlling terminal). It
+returns when bash itself exits, or when the timeout fires, or it is cancelled. Whatever way it
+ends, the whole process group is then stopped: SIGTERM, and SIGKILL for anything still alive
+``KILL_GRACE_SECONDS`` later. This includes a command's background leftovers
+(``server &``): they are killed when the command finishes, because a tool call must not
+leave processes behind that the user never sees. Processes that leave the group on purpose
+(``setsid``, ``nohup setsid …``) are beyond reach, as with any terminal.
+
+Output is read while the command runs and capped: the first and last halves of
+``output_limit`` characters are kept, with a marker line saying how much was cut between.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+from pydantic import Field, field_validator
+
+from tether_protocol import CommandPreview
+
+from ..coherence import after_command, before_command, unsaved_note
+from ..errors import ToolError
+from .base import Proposal, Tool, ToolArgs, ToolContext, ToolResult
+
+__all__ = [
+    "DEFAULT_OUTPUT_LIMIT",
+    "DEFAULT_TIMEOUT_SECONDS",
+    "KILL_GRACE_SECONDS",
+    "MAX_TIMEOUT_SECONDS",
+    "Bash",
+    "BashArgs",
+    "CommandOutcome",
+    "command_environment",
+    "run_command",
+]
+
+DEFAULT_TIMEOUT_SECONDS = 120.0
+MAX_TIMEOUT_SECONDS = 600.0
+DEFAULT_OUTPUT_LIMIT = 30_000
+# Between SIGTERM and SIGKILL: time for well-behaved programs to clean up (temp files, locks).
+KILL_GRACE_SECONDS = 2.0
+# After bash exits, how long to keep reading output still in flight. Only background
+# leftovers that keep the pipe open make this wait; otherwise the pipe ends at once.
+DRAIN_SECONDS = 0.25
+# After SIGKILL, how long to wait for the group to be gone (only processes stuck in the
+# kernel, e.g. on a dead network mount, take longer; those are not waited for).
+KILL_WAIT_SECONDS = 1.0
+SUMMARY_CHARS = 80
+
+# Commands run without a terminal and without input, so anything interactive must be off.
+# Most tools only page or colour when stdout is a terminal, which a pipe is not; these make
+# sure of it for the rest. PAGER/GIT_PAGER=cat: `git log`, `man`, `systemctl` print instead
+# of waiting in `less`. TERM=dumb: no cursor movement or progress-bar redraws. NO_COLOR=1: no
+# ANSI colour codes in what the model reads. GIT_TERMINAL_PROMPT=0: git fails instead of
+# asking for credentials. CI is deliberately NOT set: besides making tools non-interactive
+# it changes what they do (jest refuses to write new snapshots, some test suites skip or
+# behave differently, package managers switch to frozen lockfiles), so the agent would see
+# different results than the user does in their own terminal.
+NON_INTERACTIVE_ENV: Mapping[str, str] = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "TERM": "dumb",
+    "NO_COLOR": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+
+
+def command_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment commands run with: ``base`` (default ``os.environ``), non-interactive."""
+    env = dict(os.environ if base is None else base)
+    env.update(NON_INTERACTIVE_ENV)
+    return env
+
+
+@dataclass(frozen=True, slots=True)
+class CommandOutcome:
+    """How a command ended and what it printed."""
+
+    exit_code: int | None
+    """bash's exit status; None when it was killed (timeout). A death by signal N that the
+    command brought on itself reads 128 + N, as a shell reports it."""
+    output: str
+    """stdout and stderr merged in the order written, UTF-8 (bad bytes replaced), capped."""
+    timed_out: bool
+    truncated_chars: int
+    """How many characters were cut out of the middle of ``output`` (0: nothing)."""
+    duration: float
+    """Seconds from start until the command and its process group were gone."""
+
+
+async def run_command(
+    command: str,
+    cwd: Path,
+    timeout: float,  # noqa: ASYNC109 - a timeout is an outcome here, not an error
+    *,
+    output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    env: Mapping[str, str] | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> CommandOutcome:
+    """Run ``bash -c command`` in ``cwd`` and return how it ended; see the module docstring.
+
+    ``env`` is the complete environment (default: ``command_environment()``). ``on_start``
+    is called with the process-group id (bash's pid) once the process runs, e.g. to watch
+    it. When the calling task is cancelled, the group is stopped (SIGTERM, then SIGKILL
+    after ``KILL_GRACE_SECONDS``) before the cancellation goes on. Raises ``ToolError``
+    when bash is not installed and ``OSError`` when it cannot be started (e.g. no ``cwd``).
+    """
+    if timeout <= 0:
+        raise ValueError(f"timeout must be positive, not {timeout}")
+    if output_limit < 0:
+        raise ValueError(f"output_limit must not be negative, not {output_limit}")
+    environment = command_environment() if env is None else dict(env)
+    bash = shutil.which("bash", path=environment.get("PATH"))
+    if bash is None:
+        raise ToolError("bash was not found on PATH, so commands cannot be run")
+
+    started = time.monotonic()
+    capture = _OutputCapture(output_limit)
+    process = await anyio.open_process(
+        # The trailing "bash" is $0: messages read "bash: …", not "/usr/bin/bash: …".
+        [bash, "-c", command, "bash"],
+        cwd=cwd,
+        env=environment,
+        stdin=subprocess.DEVNULL,  # a command waiting for input would hang until the timeout
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # one pipe keeps stdout and stderr in the order written
+        start_new_session=True,  # own process group, to kill grandchildren; no tty to prompt on
+    )
+    pgid = process.pid  # a new session's leader leads its process group: pgid == pid
+    timed_out = False
+    stopped = False
+    try:
+        if on_start is not None:
+            on_start(pgid)
+        stdout = process.stdout
+        assert stdout is not None  # stdout=PIPE
+        eof = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_pump, stdout, capture, eof)
+            try:
+                with anyio.move_on_after(timeout) as deadline:
+                    await _wait_for_exit(process)
+                timed_out = deadline.cancelled_caught
+                if not timed_out:
+                    # Background leftovers hold the pipe open: read what is in flight, but
+                    # don't wait for an EOF that only comes when they end.
+                    with anyio.move_on_after(DRAIN_SECONDS):
+                        await eof.wait()
+            finally:
+                # Also on cancellation: shielded, so the grace period can run its course
+                # before the cancellation propagates.
+                with anyio.CancelScope(shield=True):
+                    await _stop_group(pgid)
+                    stopped = True
+            # The group is gone: what it wrote last is still in the pipe (or a process that
+            # left the group holds it, hence the bound).
+            with anyio.move_on_after(DRAIN_SECONDS):
+                await eof.wait()
+            tg.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            if not stopped:  # on_start failed: nothing above ran
+                await _stop_group(pgid)
+            await process.aclose()
+
+    output, truncated = capture.finish()
+    return CommandOutcome(
+        exit_code=None if timed_out else _exit_code(process.returncode),
+        output=output,
+        timed_out=timed_out,
+        truncated_chars=truncated,
+        duration=time.monotonic() - started,
+    )
+
+
+def _exit_code(returncode: int | None) -> int | None:
+    if returncode is None:
+        return None
+    # Popen reports a death by signal N as -N; a shell (and so the model's intuition) as 128+N.
+    return 128 - returncode if returncode < 0 else returncode
+
+
+async def _wait_for_exit(process: anyio.abc.Process) -> None:
+    """Return once bash itself has exited, whoever still holds its output pipe.
+
+    Recent anyio's ``Process.wait`` does exactly that; older versions on asyncio also wait
+    for the pipes to close, which a background grandchild prevents. ``returncode`` is set
+    at exit either way, so re-checking it every 50 ms covers those versions.
+    """
+    while process.returncode is None:
+        with anyio.move_on_after(0.05):
+            await process.wait()
+
+
+async def _pump(
+    stream: anyio.abc.ByteReceiveStream, capture: _OutputCapture, eof: anyio.Event
+) -> None:
+    """Feed the merged output into ``capture`` until the pipe ends."""
+    try:
+        async for chunk in stream:
+            capture.feed(chunk)
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        pass
+    finally:
+        eof.set()
+
+
+async def _stop_group(pgid: int) -> None:
+    """SIGTERM the process group, SIGKILL it if anything lives on; return when it is gone."""
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    # A stopped process (Ctrl-Z'd, or SIGSTOP) only acts on SIGTERM once continued.
+    _signal_group(pgid, signal.SIGCONT)
+    if await _wait_group_gone(pgid, KILL_GRACE_SECONDS):
+        return
+    if _signal_group(pgid, signal.SIGKILL):
+        await _wait_group_gone(pgid, KILL_WAIT_SECONDS)
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send ``sig`` to the group; False when the group no longer exists."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a member changed user (setuid); the others got the signal
+        pass
+    return True
+
+
+async def _wait_group_gone(pgid: int, within: float) -> bool:
+    """Poll until no live process is left in the group; False if ``within`` runs out."""
+    deadline = anyio.current_time() + within
+    delay = 0.005
+    while True:
+        remaining = deadline - anyio.current_time()
+        if remaining <= 0:
+            return False
+        await anyio.sleep(min(delay, remaining))
+        if not await anyio.to_thread.run_sync(_group_alive, pgid):
+            return True
+        delay = min(delay * 2, 0.05)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs (blocking: reads /proc on Linux).
+
+    ``killpg(pgid, 0)`` also succeeds while only zombies are left: killed orphans wait for
+    init to reap them, which some container inits do only every second or two. Zombies run
+    nothing, so on Linux they are ignored here by reading each process's state.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # no procfs (macOS): zombies there are reaped promptly by launchd
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # exited meanwhile
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+class _OutputCapture:
+    """Decoded output with bounded memory: the first and the last characters, and counts."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._head_limit = limit // 2
+        self._tail_limit = limit - self._head_limit
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._head: list[str] = []
+        self._head_len = 0
+        # Holds at least _tail_limit + 1 characters once there are that many, so that the
+        # character before the kept tail tells whether the tail starts at a line start.
+        self._tail: deque[str] = deque()
+        self._tail_len = 0
+        self._total = 0
+        self._newlines = 0
+
+    def feed(self, data: bytes) -> None:
+        """Add bytes as read from the pipe (multi-byte characters may span calls)."""
+        self._add(self._decoder.decode(data))
+
+    def _add(self, text: str) -> None:
+        if not text:
+            return
+        self._total += len(text)
+        self._newlines += text.count("\n")
+        room = self._head_limit - self._head_len
+        if room > 0:
+            self._head.append(text[:room])
+            self._head_len += min(room, len(text))
+            text = text[room:]
+        if text:
+            self._tail.append(text)
+            self._tail_len += len(text)
+            while self._tail_len - len(self._tail[0]) > self._tail_limit:
+                self._tail_len -= len(self._tail.popleft())
+
+    def finish(self) -> tuple[str, int]:
+        """The capped output and how many characters were cut from its middle."""
+        self._add(self._decoder.decode(b"", final=True))
+        head = "".join(self._head)
+        rest = "".join(self._tail)
+        if self._total <= self._limit:
+            return head + rest, 0
+        # Cut whole lines when the line ends are near enough, so both sides stay readable.
+        tail = rest[len(rest) - self._tail_limit :]
+        before_tail = rest[len(rest) - self._tail_limit - 1]
+        if before_tail != "\n":
+            nl = tail.find("\n")
+            if 0 <= nl < len(tail) // 2:
+                tail = tail[nl + 1 :]
+        nl = head.rfind("\n")
+        if nl >= len(head) // 2:
+            head = head[: nl + 1]
+        cut = self._total - len(head) - len(tail)
+        cut_lines = self._newlines - head.count("\n") - tail.count("\n")
+        lines = "" if cut_lines == 0 else f" ({_plural(cut_lines, 'line')})"
+        marker = f"… [{_plural(cut, 'character')}{lines} cut] …\n"
+        if head and not head.endswith("\n"):
+            marker = "\n" + marker  # the marker gets a line of its own
+        return head + marker + tail, cut
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+class BashArgs(ToolArgs):
+    """Arguments of ``bash``."""
+
+    command: str = Field(
+        min_length=1,
+        description=(
+            "The command line, run with `bash -c` in the workspace root. Use && or ; to "
+            "chain commands and cd within the command to run elsewhere."
+        ),
+    )
+    timeout_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_TIMEOUT_SECONDS,
+        description=(
+            f"Kill the command after this many seconds; default {DEFAULT_TIMEOUT_SECONDS:g}, "
+            f"at most {MAX_TIMEOUT_SECONDS:g}. Raise it for long builds or test suites."
+        ),
+    )
+
+    @field_validator("command")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the command is empty")
+        return value
+
+
+class Bash(Tool[BashArgs]):
+    """Runs a shell command in the workspace root, after the user allows it."""
+
+    name: ClassVar[str] = "bash"
+    description: ClassVar[str] = (
+        "Run a shell command with bash in the workspace root and get its exit code and "
+        "output (stdout and stderr merged). It runs non-interactively: no input (stdin is "
+        "closed), no terminal, no pager. Use it to build, run tests, use git and other "
+        "command-line tools; use read_file, list_files and search to read files, and "
+        "edit_file and write_file to change them. Output longer than "
+        f"{DEFAULT_OUTPUT_LIMIT} characters is cut in the middle. The command is killed "
+        f"after timeout_seconds (default {DEFAULT_TIMEOUT_SECONDS:g}), and processes it "
+        "leaves running in the background are killed when it finishes, so it cannot start "
+        "long-running servers. The user may be asked to allow each command first."
+    )
+    args_model: ClassVar[type[ToolArgs]] = BashArgs
+    needs_approval: ClassVar[bool] = True
+
+    def summary(self, args: BashArgs) -> str:
+        """The command's first line, shortened."""
+        lines = args.command.strip().splitlines()
+        first = lines[0] if lines else ""
+        if len(first) > SUMMARY_CHARS:
+            return first[: SUMMARY_CHARS - 1] + "…"
+        return first + " …" if len(lines) > 1 else first
+
+    async def propose(self, args: BashArgs, ctx: ToolContext) -> Proposal:
+        """The command and the folder it would run in, for the user to allow."""
+        preview = CommandPreview(command=args.command, cwd=str(ctx.workspace.root))
+        return Proposal(f"Run {self.summary(args)}", preview)
+
+    async def perform(self, args: BashArgs, proposal: Proposal, ctx: ToolContext) -> ToolResult:
+        """Run the allowed command."""
+        return await self.run(args, ctx)
+
+    async def run(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
+        """Run the command and report its exit code and (capped) output."""
+        if ctx.editor is not None:
+            # The command must see on disk what the editor shows (protocol: saveDocuments).
+            unsaved = ctx.editor.unsaved_edits()
+            if unsaved:
+                await ctx.editor.save_documents(unsaved)
+        timeout = args.timeout_seconds or DEFAULT_TIMEOUT_SECONDS
+        buffers = await before_command(ctx.workspace)
+        try:
+            outcome = await run_command(args.command, ctx.workspace.root, timeout)
+        except OSError as exc:
+            raise ToolError(f"could not start bash: {exc}") from exc
+        notes = [unsaved_note(ctx.workspace, buffers), await after_command(ctx.workspace, buffers)]
+        output = outcome.output if outcome.output else "(no output)\n"
+        if outcome.timed_out:
+            status = (
+                f"killed after timeout of {_seconds(timeout)} (set timeout_seconds, at most "
+                f"{_seconds(MAX_TIMEOUT_SECONDS)}, if it needs longer)"
+            )
+            error: str | None = f"the command timed out after {_seconds(timeout)}"
+        else:
+            status = f"exit code: {outcome.exit_code}"
+            error = None if outcome.exit_code == 0 else f"exit code {outcome.exit_code}"
+        body = "\n".join([output.removesuffix("\n"), *(n for n in notes if n)])
+        return ToolResult(ok=outcome.exit_code == 0, output=f"{status}\n{body}", error=error)

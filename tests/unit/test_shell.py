@@ -1,0 +1,448 @@
+"""run_command and the bash tool: exit codes, merged output, the cap, and no process left behind.
+
+"Gone" below means no process of the group still runs. Zombies do not count: a killed
+orphan waits for init to reap it, and some container inits do that only every second or
+two, so ``os.killpg(pgid, 0)`` alone could keep succeeding for a while after the kill.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from pydantic import ValidationError
+
+from tether.errors import ToolError
+from tether.host import NoBuffers
+from tether.tools.base import ToolContext
+from tether.tools.shell import (
+    DEFAULT_OUTPUT_LIMIT,
+    KILL_GRACE_SECONDS,
+    Bash,
+    BashArgs,
+    CommandOutcome,
+    run_command,
+)
+from tether.workspace import Workspace
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="bash and process groups")
+
+HAS_PROC = Path("/proc/self/stat").exists()
+
+
+def live_members(pgid: int) -> list[int]:
+    """The pids of the group's processes that are not zombies (Linux, from /proc)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        state, _ppid, pgrp = stat[stat.rindex(")") + 2 :].split()[:3]
+        if int(pgrp) == pgid and state not in ("Z", "X"):
+            members.append(int(entry))
+    return members
+
+
+def group_gone(pgid: int) -> bool:
+    """True when no process of the group runs any more."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    return HAS_PROC and not live_members(pgid)
+
+
+def pid_gone(pid: int) -> bool:
+    """True when the process has exited (it may be a zombie awaiting its reaper)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    if not HAS_PROC:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rindex(")") + 2] in ("Z", "X")
+
+
+async def wait_until(condition: Callable[[], bool], within: float = 5.0) -> None:
+    deadline = time.monotonic() + within
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"condition not met within {within} s")
+        await anyio.sleep(0.01)
+
+
+@pytest.fixture
+def groups() -> Iterator[list[int]]:
+    """Process groups the test started (pass ``groups.append`` as on_start); killed at the end.
+
+    The tests assert that the groups are gone; this is only the safety net that keeps a
+    failing test from leaving sleeps behind.
+    """
+    started: list[int] = []
+    yield started
+    for pgid in started:
+        if not group_gone(pgid):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pgid, signal.SIGKILL)
+
+
+async def run(
+    command: str,
+    cwd: Path,
+    groups: list[int],
+    *,
+    timeout: float = 10.0,  # noqa: ASYNC109 - passed on to run_command
+    output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    env: dict[str, str] | None = None,
+) -> CommandOutcome:
+    """``run_command`` with the group recorded for the ``groups`` safety net."""
+    return await run_command(
+        command, cwd, timeout, output_limit=output_limit, env=env, on_start=groups.append
+    )
+
+
+# -- exit codes, output, environment ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("command", "code"), [("true", 0), ("false", 1), ("exit 3", 3)])
+async def test_exit_code(tmp_path: Path, groups: list[int], command: str, code: int) -> None:
+    outcome = await run(command, tmp_path, groups)
+    assert outcome.exit_code == code
+    assert outcome.output == ""
+    assert outcome.timed_out is False
+    assert outcome.truncated_chars == 0
+
+
+async def test_death_by_signal_reads_as_128_plus_signal(tmp_path: Path, groups: list[int]) -> None:
+    outcome = await run("echo before; kill -KILL $$", tmp_path, groups)
+    assert outcome.exit_code == 128 + signal.SIGKILL
+    assert outcome.output == "before\n"
+    assert outcome.timed_out is False
+
+
+async def test_stdout_and_stderr_are_merged_in_order(tmp_path: Path, groups: list[int]) -> None:
+    outcome = await run(
+        "echo out1; echo err1 >&2; echo out2; echo err2 >&2; exit 4", tmp_path, groups
+    )
+    assert outcome.output == "out1\nerr1\nout2\nerr2\n"
+    assert outcome.exit_code == 4
+
+
+@pytest.fixture
+def open_stdin() -> Iterator[None]:
+    """Make this process's fd 0 a pipe nobody writes to, so inheriting it would block."""
+    read_end, write_end = os.pipe()
+    saved = os.dup(0)
+    os.dup2(read_end, 0)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, read_end, write_end):
+            os.close(fd)
+
+
+@pytest.mark.usefixtures("open_stdin")
+async def test_stdin_is_closed(tmp_path: Path, groups: list[int]) -> None:
+    outcome = await run('cat; read -r line; echo "read status $?"', tmp_path, groups, timeout=3.0)
+    assert outcome.timed_out is False
+    assert outcome.output == "read status 1\n"
+    assert outcome.exit_code == 0
+    assert outcome.duration < 2.0
+
+
+@pytest.fixture
+def real_tmp(tmp_path: Path) -> Path:
+    """tmp_path with symlinks resolved, as ``pwd -P`` prints it."""
+    return tmp_path.resolve()
+
+
+async def test_runs_in_cwd(real_tmp: Path, groups: list[int]) -> None:
+    outcome = await run("pwd -P", real_tmp, groups)
+    assert outcome.output == f"{real_tmp}\n"
+
+
+@pytest.mark.skipif(not HAS_PROC, reason="reads /proc")
+async def test_runs_as_leader_of_its_own_session(tmp_path: Path, groups: list[int]) -> None:
+    # Fields 5 and 6 of /proc/PID/stat are the process group and the session (comm is
+    # "bash" or, if bash execs the last command, "cut": no spaces to shift them).
+    outcome = await run("echo $$; cut -d' ' -f5,6 /proc/$$/stat", tmp_path, groups)
+    [pgid] = groups
+    assert outcome.output == f"{pgid}\n{pgid} {pgid}\n"
+
+
+async def test_unicode_output(tmp_path: Path, groups: list[int]) -> None:
+    outcome = await run("printf 'héllo ✓ 日本 🙂\\n'", tmp_path, groups)
+    assert outcome.output == "héllo ✓ 日本 🙂\n"
+
+
+async def test_invalid_utf8_is_replaced(tmp_path: Path, groups: list[int]) -> None:
+    outcome = await run("printf 'a\\377b\\n'", tmp_path, groups)
+    assert outcome.output == "a\ufffdb\n"
+
+
+async def test_multibyte_characters_split_across_reads(tmp_path: Path, groups: list[int]) -> None:
+    # 150 000 bytes of 3-byte characters: pipe reads (powers of two) split some of them.
+    outcome = await run("printf '✓%.0s' {1..50000}", tmp_path, groups, output_limit=200_000)
+    assert outcome.output == "✓" * 50_000
+    assert outcome.truncated_chars == 0
+
+
+async def test_missing_command_exits_127(tmp_path: Path, groups: list[int]) -> None:
+    outcome = await run("no-such-command-xyz --flag", tmp_path, groups)
+    assert outcome.exit_code == 127
+    assert outcome.output.startswith("bash: ")
+    assert outcome.output.endswith("no-such-command-xyz: command not found\n")
+    assert outcome.output.count("\n") == 1
+
+
+async def test_environment_is_non_interactive(tmp_path: Path, groups: list[int]) -> None:
+    outcome = await run(
+        'echo "$PAGER|$GIT_PAGER|$TERM|$NO_COLOR|$GIT_TERMINAL_PROMPT"', tmp_path, groups
+    )
+    assert outcome.output == "cat|cat|dumb|1|0\n"
+
+
+async def test_explicit_env_is_used_as_given(tmp_path: Path, groups: list[int]) -> None:
+    env = {"PATH": os.environ["PATH"], "FOO": "bar"}
+    outcome = await run('echo "$FOO|${PAGER-unset}"', tmp_path, groups, env=env)
+    assert outcome.output == "bar|unset\n"
+
+
+async def test_bash_not_on_path_is_a_tool_error(tmp_path: Path) -> None:
+    with pytest.raises(ToolError, match="bash was not found"):
+        await run_command("true", tmp_path, 5.0, env={"PATH": str(tmp_path)})
+
+
+async def test_bad_arguments_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="timeout"):
+        await run_command("true", tmp_path, 0)
+    with pytest.raises(ValueError, match="output_limit"):
+        await run_command("true", tmp_path, 5.0, output_limit=-1)
+
+
+# -- the output cap ---------------------------------------------------------------------------
+
+CAP_RE = re.compile(r"\A(.*)… \[(\d+) characters(?: \((\d+) lines\))? cut\] …\n(.*)\Z", re.S)
+
+
+async def test_output_cap_keeps_head_and_tail(tmp_path: Path, groups: list[int]) -> None:
+    # 999: the halves (499 and 500) end mid-line, so the cut moves to line ends.
+    outcome = await run("seq 1 100000", tmp_path, groups, output_limit=999)
+    assert outcome.exit_code == 0
+    match = CAP_RE.match(outcome.output)
+    assert match is not None, outcome.output[:2000]
+    head, cut_chars, cut_lines, tail = match.groups()
+    assert 490 < len(head) <= 499
+    assert 490 < len(tail) <= 500
+    # Whole lines on both sides: 1..k, then m..100000, nothing else.
+    head_numbers = [int(n) for n in head.splitlines()]
+    tail_numbers = [int(n) for n in tail.splitlines()]
+    assert head.endswith("\n")
+    assert tail.endswith("\n")
+    k, m = head_numbers[-1], tail_numbers[0]
+    assert head_numbers == list(range(1, k + 1))
+    assert tail_numbers == list(range(m, 100_001))
+    cut = "".join(f"{n}\n" for n in range(k + 1, m))
+    assert int(cut_chars) == len(cut) == outcome.truncated_chars
+    assert int(cut_lines) == m - k - 1
+    total = sum(len(f"{n}\n") for n in range(1, 100_001))
+    assert len(head) + outcome.truncated_chars + len(tail) == total
+
+
+async def test_output_cap_without_newlines_cuts_mid_line(tmp_path: Path, groups: list[int]) -> None:
+    outcome = await run("printf '✓%.0s' {1..50000}", tmp_path, groups, output_limit=100)
+    assert outcome.output == "✓" * 50 + "\n… [49900 characters cut] …\n" + "✓" * 50
+    assert outcome.truncated_chars == 49_900
+
+
+async def test_output_at_the_limit_is_not_cut(tmp_path: Path, groups: list[int]) -> None:
+    whole = await run("printf 'a%.0s' {1..100}", tmp_path, groups, output_limit=100)
+    assert whole.output == "a" * 100
+    assert whole.truncated_chars == 0
+    cut = await run("printf 'a%.0s' {1..101}", tmp_path, groups, output_limit=100)
+    assert cut.output == "a" * 50 + "\n… [1 character cut] …\n" + "a" * 50
+    assert cut.truncated_chars == 1
+
+
+# -- timeout, cancellation and leftovers ------------------------------------------------------
+
+
+async def test_timeout_kills_the_group_and_keeps_the_output(
+    tmp_path: Path, groups: list[int]
+) -> None:
+    outcome = await run("echo started; sleep 300 & sleep 300", tmp_path, groups, timeout=0.5)
+    assert outcome.timed_out is True
+    assert outcome.exit_code is None
+    assert outcome.output == "started\n"
+    assert 0.5 <= outcome.duration < 1.5
+    [pgid] = groups
+    assert group_gone(pgid)
+
+
+async def _cancel_when_ready(
+    command: str, tmp_path: Path, groups: list[int]
+) -> tuple[float, list[int]]:
+    """Run ``command`` (it touches ./ready), cancel it then; the seconds the cancel took."""
+    ready = tmp_path / "ready"
+    returned: list[CommandOutcome] = []
+    before: list[int] = []
+    cancelled_at = 0.0
+    with anyio.CancelScope() as scope:
+
+        async def cancel_when_ready() -> None:
+            nonlocal cancelled_at
+            await wait_until(ready.exists)
+            if HAS_PROC:
+                before.extend(live_members(groups[0]))
+            cancelled_at = time.monotonic()
+            scope.cancel()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cancel_when_ready)
+            returned.append(await run(command, tmp_path, groups, timeout=60.0))
+    took = time.monotonic() - cancelled_at
+    assert scope.cancelled_caught  # the cancellation went on after the cleanup
+    assert returned == []
+    [pgid] = groups
+    assert group_gone(pgid)
+    return took, before
+
+
+async def test_cancel_kills_background_grandchildren(tmp_path: Path, groups: list[int]) -> None:
+    took, before = await _cancel_when_ready("sleep 300 & touch ready; sleep 300", tmp_path, groups)
+    assert took < 1.0  # everything died of SIGTERM; no SIGKILL grace needed
+    if HAS_PROC:
+        assert len(before) >= 2  # bash (or its exec'd sleep) and the background sleep
+
+
+async def test_cancel_sigkills_what_ignores_sigterm(tmp_path: Path, groups: list[int]) -> None:
+    took, before = await _cancel_when_ready(
+        "(trap '' TERM; touch ready; exec sleep 300) & sleep 300", tmp_path, groups
+    )
+    # The TERM-immune sleep forces the whole grace period, then SIGKILL ends it.
+    assert KILL_GRACE_SECONDS - 0.05 <= took < KILL_GRACE_SECONDS + 0.5
+    if HAS_PROC:
+        assert len(before) >= 2
+
+
+async def test_background_leftovers_are_killed_when_the_command_finishes(
+    tmp_path: Path, groups: list[int]
+) -> None:
+    outcome = await run("sleep 300 & echo $!; echo done", tmp_path, groups)
+    background_pid, done = outcome.output.splitlines()
+    assert done == "done"
+    assert outcome.exit_code == 0
+    assert outcome.duration < 1.5  # did not wait for the pipe the sleep holds open
+    assert pid_gone(int(background_pid))
+    [pgid] = groups
+    assert group_gone(pgid)
+
+
+async def test_output_written_just_before_exit_is_kept(tmp_path: Path, groups: list[int]) -> None:
+    outcome = await run("seq 1 20000 | tail -n 1; seq 1 3 >&2", tmp_path, groups)
+    assert outcome.output == "20000\n1\n2\n3\n"
+
+
+# -- the bash tool ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    (tmp_path / "ws").mkdir()
+    return ToolContext(workspace=Workspace([tmp_path / "ws"], NoBuffers()), run_id="r1")
+
+
+def test_bash_args_validation() -> None:
+    assert BashArgs(command="ls").timeout_seconds is None
+    assert BashArgs(command="ls", timeout_seconds=600).timeout_seconds == 600
+    for bad in (
+        {"command": ""},
+        {"command": "  \n"},
+        {"command": "ls", "timeout_seconds": 0},
+        {"command": "ls", "timeout_seconds": -1},
+        {"command": "ls", "timeout_seconds": 600.5},
+        {"command": "ls", "cwd": "/"},
+        {},
+    ):
+        with pytest.raises(ValidationError):
+            BashArgs.model_validate(bad)
+
+
+def test_bash_tool_declaration() -> None:
+    tool = Bash()
+    assert tool.name == "bash"
+    assert tool.needs_approval is True
+    schema = tool.parameters_schema()
+    assert schema["required"] == ["command"]
+    assert set(schema["properties"]) == {"command", "timeout_seconds"}
+    assert all(p.get("description") for p in schema["properties"].values())
+
+
+def test_bash_summary() -> None:
+    tool = Bash()
+    assert tool.summary(BashArgs(command="  pytest -q\n")) == "pytest -q"
+    assert tool.summary(BashArgs(command="cd src\nmake")) == "cd src …"
+    long = "echo " + "x" * 100
+    assert tool.summary(BashArgs(command=long)) == long[:79] + "…"
+
+
+async def test_bash_proposal_shows_command_and_cwd(ctx: ToolContext) -> None:
+    proposal = await Bash().propose(BashArgs(command="make test"), ctx)
+    assert proposal.title == "Run make test"
+    assert proposal.preview.kind == "command"
+    assert proposal.preview.model_dump() == {
+        "kind": "command",
+        "command": "make test",
+        "cwd": str(ctx.workspace.root),
+    }
+
+
+async def test_bash_runs_in_the_workspace_root(ctx: ToolContext) -> None:
+    result = await Bash().run(BashArgs(command="echo hi > made.txt; cat made.txt"), ctx)
+    assert result.ok is True
+    assert result.output == "exit code: 0\nhi"
+    assert result.error is None
+    assert (ctx.workspace.root / "made.txt").read_text() == "hi\n"
+
+
+async def test_bash_failure_reports_exit_code(ctx: ToolContext) -> None:
+    result = await Bash().run(BashArgs(command="echo oops >&2; exit 2"), ctx)
+    assert result.ok is False
+    assert result.output == "exit code: 2\noops"
+    assert result.error == "exit code 2"
+
+
+async def test_bash_without_output(ctx: ToolContext) -> None:
+    result = await Bash().run(BashArgs(command="true"), ctx)
+    assert result == type(result)(ok=True, output="exit code: 0\n(no output)")
+
+
+async def test_bash_timeout(ctx: ToolContext) -> None:
+    result = await Bash().run(BashArgs(command="echo $$; sleep 300", timeout_seconds=0.3), ctx)
+    status, pid = result.output.split("\n")
+    try:
+        assert result.ok is False
+        assert status == (
+            "killed after timeout of 0.3 s (set timeout_seconds, at most 600 s, if it needs longer)"
+        )
+        assert result.error == "the command timed out after 0.3 s"
+        assert group_gone(int(pid))
+    finally:
+        if not group_gone(int(pid)):
+            os.killpg(int(pid), signal.SIGKILL)
