@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tether.demo import SAMPLE
 
@@ -124,3 +125,29 @@ def test_tether_run_without_a_provider_says_how_to_configure_one(tmp_path: Path)
     )
     assert out.returncode == 2
     assert "provider" in out.stderr and "TETHER_PROVIDER" in out.stderr
+
+
+async def test_a_client_that_can_neither_approve_nor_show_messages_gets_deny(
+    tmp_path: Path,
+) -> None:
+    from tether.client.session import connect
+
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "a.txt").write_text("one\n")
+    calls = [
+        {"name": "write_file", "arguments": {"path": "a.txt", "content": "two\n"}},
+        {"name": "bash", "arguments": {"command": "touch ran.txt"}},
+    ]
+    options = {
+        "provider": "scripted",
+        "script": {"turns": [{"toolCalls": calls}]},
+        "stateDir": str(tmp_path / "state"),
+    }
+    events: list[Any] = []
+    async with connect(project, options) as client:  # no approver: no agent/approve either
+        client.on_event = events.append
+        result = await client.run("go")
+    assert result["outcome"] == "done" and result["changedFiles"] == []
+    assert (project / "a.txt").read_text() == "one\n" and not (project / "ran.txt").exists()
+    assert [e.decision for e in events if e.kind == "approval"] == ["denied-by-default"] * 2
