@@ -15,7 +15,9 @@ from .events import (
     EVENT_KINDS,
     ApprovalEvent,
     AssistantEvent,
+    CompactedEvent,
     Decision,
+    InjectionFlaggedEvent,
     RunEvent,
     RunFinishedEvent,
     RunStartedEvent,
@@ -36,10 +38,16 @@ from .methods import (
     AGENT_EVENT as AGENT_EVENT_METHOD,
 )
 from .methods import (
+    AGENT_HISTORY as AGENT_HISTORY_METHOD,
+)
+from .methods import (
     AGENT_RUN as AGENT_RUN_METHOD,
 )
 from .methods import (
     AGENT_SAVE_DOCUMENTS as AGENT_SAVE_DOCUMENTS_METHOD,
+)
+from .methods import (
+    AGENT_SESSIONS as AGENT_SESSIONS_METHOD,
 )
 from .methods import (
     AGENT_STEER as AGENT_STEER_METHOD,
@@ -56,11 +64,16 @@ from .run import (
     OUTCOMES,
     CancelParams,
     CancelResult,
+    HistoryParams,
+    HistoryResult,
     Outcome,
     RunContext,
     RunLimits,
     RunParams,
     RunResult,
+    SessionInfo,
+    SessionsParams,
+    SessionsResult,
     SteerParams,
     SteerResult,
     UndoParams,
@@ -73,8 +86,10 @@ __all__ = [
     "AGENT_APPROVE_METHOD",
     "AGENT_CANCEL_METHOD",
     "AGENT_EVENT_METHOD",
+    "AGENT_HISTORY_METHOD",
     "AGENT_RUN_METHOD",
     "AGENT_SAVE_DOCUMENTS_METHOD",
+    "AGENT_SESSIONS_METHOD",
     "AGENT_STEER_METHOD",
     "AGENT_UNDO_METHOD",
     "COMMAND_CANCEL",
@@ -86,11 +101,15 @@ __all__ = [
     "ApproveParams",
     "ApproveResult",
     "AssistantEvent",
+    "CompactedEvent",
+    "InjectionFlaggedEvent",
     "CancelParams",
     "CancelResult",
     "ClientTetherCapabilities",
     "CommandPreview",
     "Decision",
+    "HistoryParams",
+    "HistoryResult",
     "DiffPreview",
     "Outcome",
     "Position",
@@ -105,6 +124,9 @@ __all__ = [
     "RunStartedEvent",
     "SaveDocumentsParams",
     "SaveDocumentsResult",
+    "SessionInfo",
+    "SessionsParams",
+    "SessionsResult",
     "Script",
     "ScriptToolCall",
     "ScriptTurn",

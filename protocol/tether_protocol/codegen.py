@@ -29,6 +29,8 @@ METHODS = {
     "agentCancel": methods.AGENT_CANCEL,
     "agentSteer": methods.AGENT_STEER,
     "agentUndo": methods.AGENT_UNDO,
+    "agentSessions": methods.AGENT_SESSIONS,
+    "agentHistory": methods.AGENT_HISTORY,
     "agentEvent": methods.AGENT_EVENT,
     "agentApprove": methods.AGENT_APPROVE,
     "agentSaveDocuments": methods.AGENT_SAVE_DOCUMENTS,

@@ -31,6 +31,19 @@ class ServerTetherCapabilities(WireModel):
     providers: list[str]
 
 
+class ModelPrice(WireModel):
+    """What one model costs, in US dollars per million tokens."""
+
+    input_per_m_tok: Annotated[float, Field(ge=0)]
+    """Input (prompt) tokens."""
+    output_per_m_tok: Annotated[float, Field(ge=0)]
+    """Output (completion) tokens."""
+    cache_read_per_m_tok: Annotated[float, Field(ge=0)] | None = None
+    """Input tokens read from the provider's prompt cache (default: the input price)."""
+    cache_write_per_m_tok: Annotated[float, Field(ge=0)] | None = None
+    """Input tokens written to the prompt cache (Anthropic; default: the input price)."""
+
+
 class TetherSettings(WireModel):
     """Configuration: ``initializationOptions``, ``settings.tether`` and the environment.
 
@@ -56,3 +69,6 @@ class TetherSettings(WireModel):
     """Tool names that need no approval (default: none)."""
     state_dir: str | None = None
     """Where session logs are kept (default ``$XDG_STATE_HOME/tether``)."""
+    prices: dict[str, ModelPrice] | None = None
+    """Prices by model name, added to (and overriding) the built-in table; cost is unknown
+    for a model in neither."""

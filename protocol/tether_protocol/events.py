@@ -95,6 +95,23 @@ class RunFinishedEvent(_Event):
     steps: int
 
 
+class CompactedEvent(_Event):
+    """Older turns of the conversation were replaced by a summary to fit the context budget."""
+
+    kind: Literal["compacted"] = "compacted"
+    tokens_before: int
+    tokens_after: int
+
+
+class InjectionFlaggedEvent(_Event):
+    """A tool result contains text that looks like instructions to the model."""
+
+    kind: Literal["injection-flagged"] = "injection-flagged"
+    call_id: str
+    tool: str
+    markers: list[str]
+
+
 RunEvent = Annotated[
     RunStartedEvent
     | StepEvent
@@ -104,7 +121,9 @@ RunEvent = Annotated[
     | ApprovalEvent
     | ToolResultEvent
     | UsageEvent
-    | RunFinishedEvent,
+    | RunFinishedEvent
+    | CompactedEvent
+    | InjectionFlaggedEvent,
     Field(discriminator="kind"),
 ]
 """Any ``agent/event`` params."""
@@ -119,6 +138,8 @@ EVENT_KINDS: tuple[str, ...] = (
     "tool-result",
     "usage",
     "run-finished",
+    "compacted",
+    "injection-flagged",
 )
 
 RUN_EVENT_ADAPTER: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)

@@ -8,6 +8,8 @@ AGENT_RUN: Final = "agent/run"
 AGENT_CANCEL: Final = "agent/cancel"
 AGENT_STEER: Final = "agent/steer"
 AGENT_UNDO: Final = "agent/undo"
+AGENT_SESSIONS: Final = "agent/sessions"
+AGENT_HISTORY: Final = "agent/history"
 AGENT_EVENT: Final = "agent/event"
 AGENT_APPROVE: Final = "agent/approve"
 AGENT_SAVE_DOCUMENTS: Final = "agent/saveDocuments"
@@ -17,6 +19,13 @@ COMMAND_CANCEL: Final = "tether.cancel"
 
 PROTOCOL_VERSION: Final = 1
 
-CLIENT_TO_SERVER: Final = (AGENT_RUN, AGENT_CANCEL, AGENT_STEER, AGENT_UNDO)
+CLIENT_TO_SERVER: Final = (
+    AGENT_RUN,
+    AGENT_CANCEL,
+    AGENT_STEER,
+    AGENT_UNDO,
+    AGENT_SESSIONS,
+    AGENT_HISTORY,
+)
 SERVER_TO_CLIENT: Final = (AGENT_EVENT, AGENT_APPROVE, AGENT_SAVE_DOCUMENTS)
 COMMANDS: Final = (COMMAND_RUN, COMMAND_CANCEL)

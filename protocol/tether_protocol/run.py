@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
@@ -94,6 +94,45 @@ class SteerResult(WireModel):
     """``accepted`` is false when no such run is in flight."""
 
     accepted: bool
+
+
+class SessionsParams(WireModel):
+    """Params of ``agent/sessions``."""
+
+    limit: Annotated[int, Field(ge=1)] | None = None
+
+
+class SessionInfo(WireModel):
+    """One stored session."""
+
+    session_id: str
+    title: str
+    """The first prompt of the session, shortened."""
+    created_at: str
+    """ISO 8601 time of the first event."""
+    updated_at: str
+    """ISO 8601 time of the last event."""
+    runs: int
+    last_outcome: Outcome | None = None
+
+
+class SessionsResult(WireModel):
+    """The stored sessions, newest first."""
+
+    sessions: list[SessionInfo]
+
+
+class HistoryParams(WireModel):
+    """Params of ``agent/history``."""
+
+    session_id: NonEmpty
+
+
+class HistoryResult(WireModel):
+    """A session's events, in order, as they were sent."""
+
+    session_id: str
+    events: list[dict[str, Any]]
 
 
 class UndoParams(WireModel):

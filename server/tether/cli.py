@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,33 @@ async def run_prompt(prompt: str, cwd: Path, yes: bool, as_json: bool) -> dict[s
     return result
 
 
+def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool) -> int:
+    """Show a stored session, or re-run it and report differences (exit 1 if any)."""
+    import anyio
+
+    from .client.render import TerminalRenderer
+    from .config import default_state_dir
+    from .replay import rerun, show
+    from .session import session_log_path
+    from .sessionlog import read_session
+
+    path = Path(session)
+    if not path.is_file():
+        base = Path(state_dir or os.environ.get("TETHER_STATE_DIR") or default_state_dir())
+        path = session_log_path(base, session)
+    if not path.is_file():
+        print(f"tether: no session log {path}", file=sys.stderr)
+        return 2
+    data = read_session(path, path.stem)
+    renderer = TerminalRenderer()
+    if rerun_in is None:
+        show(data, renderer)
+        return 0
+    found = anyio.run(rerun, data, Path(rerun_in).resolve(), yes, renderer)
+    print(f"{found} difference(s)" if found else "no differences")
+    return 1 if found else 0
+
+
 def _server_error(exc: BaseException) -> Any:
     """The server's error answer inside ``exc`` (possibly a task group's exception group)."""
     from .client import ServerError
@@ -108,12 +136,23 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument(
         "--json", action="store_true", help="events and the result as JSON lines (for scripts)"
     )
+    replay_parser = commands.add_parser(
+        "replay", help="show a stored session, or re-run it through the current harness"
+    )
+    replay_parser.add_argument("session", help="a session id, or the path of a session log")
+    replay_parser.add_argument("--state-dir", help="where session logs are kept")
+    replay_parser.add_argument(
+        "--rerun", metavar="DIR", help="play the model's logged replies again on folder DIR"
+    )
+    replay_parser.add_argument("--yes", action="store_true", help="approve every edit and command")
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     if args.command == "serve":
         return serve()
     if args.command == "demo":
         return demo(args.keep, args.interactive)
+    if args.command == "replay":
+        return replay(args.session, args.state_dir, args.rerun, args.yes)
     if args.command == "run":
         import anyio
 

@@ -7,16 +7,16 @@ fills in the defaults.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from tether_protocol import Script, TetherSettings
-
-from .session import default_state_dir
+from tether_protocol.config import ModelPrice
 
 DEFAULT_MAX_STEPS = 40
 DEFAULT_TIMEOUT_SECONDS = 900.0
@@ -32,6 +32,13 @@ ENVIRONMENT = {
 
 class ConfigError(ValueError):
     """A configuration value that cannot be used; the message names it."""
+
+
+def default_state_dir(environ: dict[str, str] | None = None) -> Path:
+    """``$XDG_STATE_HOME/tether``, else ``~/.local/state/tether``."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "tether"
 
 
 def settings_from_environment(environ: Mapping[str, str]) -> TetherSettings:
@@ -90,6 +97,8 @@ class Config:
     context_budget_tokens: int | None
     auto_approve: tuple[str, ...]
     state_dir: Path
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
+    """Configured prices by model; the providers add them to their built-in table."""
 
 
 def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
@@ -109,4 +118,5 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
         context_budget_tokens=settings.context_budget_tokens,
         auto_approve=tuple(settings.auto_approve or ()),
         state_dir=state_dir,
+        prices=dict(settings.prices or {}),
     )

@@ -71,6 +71,19 @@ async def apply_on_disk(edit: FileEdit) -> EditOutcome:
     return await anyio.to_thread.run_sync(_apply_on_disk, edit)
 
 
+def _delete(path: Path) -> EditOutcome:
+    try:
+        path.unlink()
+    except OSError as exc:
+        return EditOutcome(False, f"cannot delete {path.name}: {exc.strerror or exc}")
+    return EditOutcome(True)
+
+
+async def delete_on_disk(path: Path) -> EditOutcome:
+    """Delete a file from disk."""
+    return await anyio.to_thread.run_sync(_delete, path)
+
+
 class DiskEditor:
     """An ``Editor`` with no editor: edits go to disk, approvals to a callback."""
 
@@ -85,6 +98,9 @@ class DiskEditor:
 
     async def save_documents(self, paths: Sequence[Path]) -> Sequence[Path]:
         return ()
+
+    async def delete_file(self, path: Path, uri: str, version: int | None) -> EditOutcome:
+        return await delete_on_disk(path)
 
     def unsaved_edits(self) -> Sequence[Path]:
         return ()

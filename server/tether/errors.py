@@ -9,3 +9,7 @@ class ToolError(Exception):
 
 class ProviderError(Exception):
     """The model provider failed (after its own retries); the run ends with ``error``."""
+
+
+class ContextTooLongError(ProviderError):
+    """The model refused the prompt as too long; the loop compacts once and retries."""

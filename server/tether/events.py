@@ -8,7 +8,9 @@ from typing import Any
 from tether_protocol import (
     ApprovalEvent,
     AssistantEvent,
+    CompactedEvent,
     Decision,
+    InjectionFlaggedEvent,
     Outcome,
     RunEvent,
     RunFinishedEvent,
@@ -103,6 +105,16 @@ class RunEvents:
                 output_tokens=output_tokens,
                 cost_usd=cost_usd,
             )
+        )
+
+    def compacted(self, tokens_before: int, tokens_after: int) -> None:
+        self._send(
+            CompactedEvent(**self._next(), tokens_before=tokens_before, tokens_after=tokens_after)
+        )
+
+    def injection_flagged(self, call_id: str, tool: str, markers: list[str]) -> None:
+        self._send(
+            InjectionFlaggedEvent(**self._next(), call_id=call_id, tool=tool, markers=markers)
         )
 
     def run_finished(self, outcome: Outcome, steps: int) -> None:

@@ -155,6 +155,10 @@ class Editor(Protocol):
         """Ask the editor to save these open documents; the ones saved."""
         ...
 
+    async def delete_file(self, path: Path, uri: str, version: int | None) -> EditOutcome:
+        """Delete a file the agent created (undo)."""
+        ...
+
     def unsaved_edits(self) -> Sequence[Path]:
         """Files the agent changed that the editor has not saved yet."""
         ...

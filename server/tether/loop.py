@@ -9,14 +9,18 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import anyio
 
 from tether_protocol import Outcome
 
-from .errors import ProviderError
+from .context import compact, conversation_tokens, cut_middle, default_budget
+from .errors import ContextTooLongError, ProviderError
 from .events import RunEvents
+from .host import FileEdit
 from .providers.base import (
     AssistantMessage,
     Message,
@@ -31,6 +35,7 @@ from .providers.base import (
 )
 from .tools.base import ToolContext
 from .tools.registry import ToolRegistry
+from .untrusted import find_markers, frame
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +72,16 @@ def call_key(call: ToolCall) -> str:
     return call.name + "\0" + json.dumps(call.arguments, sort_keys=True, separators=(",", ":"))
 
 
+class Recorder(Protocol):
+    """Where the conversation and applied edits are kept (the session log)."""
+
+    def message(self, message: Message) -> None: ...
+
+    def history(self, messages: Sequence[Message]) -> None: ...
+
+    def edit(self, edit: FileEdit) -> None: ...
+
+
 class AgentLoop:
     """One run of the agent over a conversation (``history`` is extended in place)."""
 
@@ -80,6 +95,8 @@ class AgentLoop:
         limits: Limits,
         system: str,
         history: list[Message],
+        recorder: Recorder | None = None,
+        context_budget: int | None = None,
     ) -> None:
         self.provider = provider
         self.tools = tools
@@ -88,6 +105,8 @@ class AgentLoop:
         self.limits = limits
         self.system = system
         self.history = history
+        self.recorder = recorder
+        self.context_budget = context_budget or default_budget(provider)
         self.state = RunState()
         self._seen: Counter[str] = Counter()
         self._steers: list[str] = []
@@ -106,7 +125,7 @@ class AgentLoop:
     async def run(self, prompt: str, session_id: str) -> RunState:
         """Run to an outcome; never raises for anything the run itself did."""
         self.events.run_started(prompt, session_id)
-        self.history.append(UserMessage(prompt))
+        self._remember(UserMessage(prompt))
         try:
             with self._cancel, anyio.move_on_after(self.limits.timeout_seconds) as deadline:
                 try:
@@ -124,6 +143,11 @@ class AgentLoop:
             self.events.run_finished(self.state.outcome or "cancelled", self.state.steps)
         return self.state
 
+    def _remember(self, message: Message) -> None:
+        self.history.append(message)
+        if self.recorder is not None:
+            self.recorder.message(message)
+
     def _finish(self, outcome: Outcome, error: str | None = None) -> None:
         if self.state.outcome is None:
             self.state.outcome = outcome
@@ -133,11 +157,19 @@ class AgentLoop:
         while True:
             if self.state.steps >= self.limits.max_steps:
                 return self._finish("max-steps")
-            self.history.extend(UserMessage(text) for text in self._steers)
+            for text in self._steers:
+                self._remember(UserMessage(text))
             self._steers.clear()
             self.state.steps += 1
             self.events.step(self.state.steps)
-            reply = await self._query()
+            if conversation_tokens(self.system, self.history) > self.context_budget:
+                await self._compact()
+            try:
+                reply = await self._query()
+            except ContextTooLongError:
+                if not await self._compact(force=True):
+                    raise
+                reply = await self._query()
             if self._over_budget():
                 return self._finish("budget")
             if not reply.tool_calls:
@@ -164,7 +196,7 @@ class AgentLoop:
                 if delta.cost_usd is not None:
                     self.state.cost_usd = (self.state.cost_usd or 0.0) + delta.cost_usd
         reply = AssistantMessage("".join(pieces), tuple(calls))
-        self.history.append(reply)
+        self._remember(reply)
         if reply.text:
             self.state.answer = reply.text
         self.events.assistant(reply.text)
@@ -179,16 +211,34 @@ class AgentLoop:
         cost = state.cost_usd
         return limits.max_cost_usd is not None and cost is not None and cost > limits.max_cost_usd
 
+    async def _compact(self, force: bool = False) -> bool:
+        """Replace older turns with a summary; False when there was nothing to compact."""
+        before = conversation_tokens(self.system, self.history)
+        shorter = await compact(
+            self.provider, self.system, self.history, self.context_budget, force=force
+        )
+        if shorter is None:
+            return False
+        self.history[:] = shorter
+        if self.recorder is not None:
+            self.recorder.history(shorter)
+        self.events.compacted(before, conversation_tokens(self.system, self.history))
+        return True
+
     async def _execute(self, call: ToolCall) -> None:
         self.events.tool_call(call.call_id, call.name, call.arguments)
         result = await self.tools.execute(call, self.context)
-        for uri in result.changed:
-            if uri not in self.state.changed_files:
-                self.state.changed_files.append(uri)
+        for edit in result.edits:
+            if edit.uri not in self.state.changed_files:
+                self.state.changed_files.append(edit.uri)
+            if self.recorder is not None:
+                self.recorder.edit(edit)
         self.events.tool_result(call.call_id, call.name, result.ok, result.output, result.error)
-        self.history.append(
-            ToolResultMessage(call.call_id, call.name, result.output, not result.ok)
-        )
+        markers = find_markers(result.output)
+        if markers:
+            self.events.injection_flagged(call.call_id, call.name, markers)
+        content = frame(call.name, call.call_id, cut_middle(result.output), markers)
+        self._remember(ToolResultMessage(call.call_id, call.name, content, not result.ok))
 
     def _close_open_calls(self) -> None:
         """Give every call of the last reply a result, so the history stays well-formed."""
@@ -200,4 +250,4 @@ class AgentLoop:
         for call in last.tool_calls:
             if call.call_id not in answered:
                 note = f"not run: the run ended ({reason}) before this call"
-                self.history.append(ToolResultMessage(call.call_id, call.name, note, True))
+                self._remember(ToolResultMessage(call.call_id, call.name, note, True))

@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from tether_protocol import RunParams, RunResult, Usage
+from tether_protocol import (
+    HistoryResult,
+    RunParams,
+    RunResult,
+    SessionsResult,
+    UndoResult,
+    Usage,
+)
 
 from .approvals import ApprovalGate, ApprovalPolicy
 from .config import Config, ConfigError
@@ -21,9 +28,12 @@ from .loop import AgentLoop, Limits
 from .prompting import system_prompt
 from .providers import make_provider
 from .providers.base import Message
-from .session import SessionLogWriter, SessionSink, new_session_id
+from .session import SessionLogWriter, SessionRecorder, SessionSink, new_session_id
+from .sessionlog import UndoneRecord
+from .sessions import find_run, list_sessions, load
 from .tools.base import ToolContext
 from .tools.registry import ToolRegistry
+from .undo import undo_edits
 from .workspace import Workspace
 
 
@@ -63,7 +73,20 @@ class RunManager:
         """Runs not yet finished."""
         return list(self._runs.values())
 
-    def create(
+    async def _history(self, session_id: str | None) -> tuple[str, list[Message]]:
+        """The conversation to continue: in memory, else rebuilt from the session's log."""
+        if session_id is None:
+            session_id = new_session_id()
+            return session_id, self._histories.setdefault(session_id, [])
+        if session_id not in self._histories:
+            await anyio.to_thread.run_sync(self.log_writer.flush)
+            data = await anyio.to_thread.run_sync(load, self.log_writer.state_dir, session_id)
+            if data is None:
+                raise InvalidRun(f"sessionId: unknown session {session_id!r}")
+            self._histories[session_id] = data.history
+        return session_id, self._histories[session_id]
+
+    async def create(
         self,
         params: RunParams,
         config: Config,
@@ -75,11 +98,17 @@ class RunManager:
         run_id = params.run_id or "r-" + uuid.uuid4().hex[:16]
         if run_id in self._runs:
             raise InvalidRun(f"runId: a run with id {run_id!r} is already in flight")
-        session_id = params.session_id or new_session_id()
-        if any(r.session_id == session_id for r in self._runs.values()):
-            raise InvalidRun(f"sessionId: session {session_id!r} already has a run in flight")
+        if params.session_id and any(
+            r.session_id == params.session_id for r in self._runs.values()
+        ):
+            raise InvalidRun(
+                f"sessionId: session {params.session_id!r} already has a run in flight"
+            )
+        session_id, history = await self._history(params.session_id)
         try:
-            provider = make_provider(params.provider or config.provider, config, workspace.root)
+            provider = make_provider(
+                params.provider or config.provider, config, workspace.root, model=params.model
+            )
         except ConfigError as exc:
             raise InvalidRun(str(exc)) from exc
         limits = params.limits
@@ -103,7 +132,9 @@ class RunManager:
                 max_cost_usd=limits.max_cost_usd if limits else None,
             ),
             system=system_prompt(workspace, self.tools.names, params.context),
-            history=self._histories.setdefault(session_id, []),
+            history=history,
+            recorder=SessionRecorder(self.log_writer, session_id, run_id),
+            context_budget=config.context_budget_tokens,
         )
         run = Run(run_id, session_id, params.prompt, loop, params.work_done_token)
         self._runs[run_id] = run
@@ -132,6 +163,40 @@ class RunManager:
             self._runs.pop(run.run_id, None)
             run.finished.set()
         return run.result
+
+    async def undo(self, run_id: str, workspace: Workspace, editor: Editor) -> UndoResult:
+        """Revert a finished run's applied edits (also after a restart, from the log)."""
+        if run_id in self._runs:
+            raise InvalidRun(f"runId: run {run_id!r} is still in flight; cancel it first")
+        state_dir = self.log_writer.state_dir
+        await anyio.to_thread.run_sync(self.log_writer.flush)
+        session_id = await anyio.to_thread.run_sync(find_run, state_dir, run_id)
+        data = (
+            None
+            if session_id is None
+            else await anyio.to_thread.run_sync(load, state_dir, session_id)
+        )
+        if data is None or session_id is None:
+            raise InvalidRun(f"runId: unknown run {run_id!r}")
+        if run_id in data.undone:
+            return UndoResult()
+        result = await undo_edits([e for e in data.edits if e.run_id == run_id], workspace, editor)
+        self.log_writer.append(session_id, UndoneRecord(run_id=run_id))
+        return result
+
+    async def sessions(self, limit: int | None) -> SessionsResult:
+        """Stored sessions, newest first."""
+        await anyio.to_thread.run_sync(self.log_writer.flush)
+        found = await anyio.to_thread.run_sync(list_sessions, self.log_writer.state_dir, limit)
+        return SessionsResult(sessions=found)
+
+    async def history(self, session_id: str) -> HistoryResult:
+        """A stored session's events, in order; ``InvalidRun`` for an unknown session."""
+        await anyio.to_thread.run_sync(self.log_writer.flush)
+        data = await anyio.to_thread.run_sync(load, self.log_writer.state_dir, session_id)
+        if data is None:
+            raise InvalidRun(f"sessionId: unknown session {session_id!r}")
+        return HistoryResult(session_id=session_id, events=data.events)
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a run in flight; False when there is none with this id."""

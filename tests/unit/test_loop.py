@@ -21,6 +21,7 @@ from tether.providers.base import (
 from tether.providers.scripted import ScriptedProvider, split_text
 from tether.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from tether.tools.registry import ToolRegistry
+from tether.untrusted import frame
 from tether.workspace import Workspace
 from tether_protocol import RunEvent, Script
 
@@ -84,7 +85,10 @@ async def test_several_calls_in_one_reply_run_in_order(tmp_path: Path) -> None:
     state = await loop.run("go", "s")
     assert state.outcome == "done" and state.answer == "ok" and state.steps == 2
     results = [m for m in loop.history if isinstance(m, ToolResultMessage)]
-    assert [(r.call_id, r.content) for r in results] == [("call_1_1", "A"), ("call_1_2", "B")]
+    assert [(r.call_id, r.content) for r in results] == [
+        ("call_1_1", frame("echo", "call_1_1", "A", [])),
+        ("call_1_2", frame("echo", "call_1_2", "B", [])),
+    ]
     assert [type(m).__name__ for m in loop.history] == [
         "UserMessage",
         "AssistantMessage",
@@ -112,7 +116,7 @@ async def test_tool_failures_are_results_the_model_sees(tmp_path: Path) -> None:
     assert state.outcome == "done"
     results = [m for m in loop.history if isinstance(m, ToolResultMessage)]
     assert all(r.is_error for r in results)
-    assert results[0].content == "asked to fail"
+    assert results[0].content == frame("echo", "call_1_1", "asked to fail", [])
     assert "RuntimeError: a bug" in results[1].content
     assert "unknown tool 'nope'" in results[2].content
     assert "text: Field required" in results[3].content and "txt" in results[3].content

@@ -22,7 +22,7 @@ from tether_protocol import (
     SaveDocumentsResult,
 )
 
-from ..diskedit import apply_on_disk
+from ..diskedit import apply_on_disk, delete_on_disk
 from ..host import ApprovalAnswer, ApprovalRequest, EditOutcome, FileEdit
 from ..textedit import position_at
 
@@ -159,6 +159,19 @@ class LspEditor:
         if self._server.client_tether.save_documents:
             await self.save_documents([edit.path])
         return EditOutcome(True)
+
+    async def delete_file(self, path: Path, uri: str, version: int | None) -> EditOutcome:
+        caps = self._server.client_capabilities
+        operations = get_capability(caps, "workspace.workspace_edit.resource_operations", None)
+        if not self._can_apply_edits() or not operations or "delete" not in operations:
+            return await delete_on_disk(path)
+        edit = types.WorkspaceEdit(document_changes=[types.DeleteFile(uri=uri)])
+        result = await asyncio.shield(
+            self._server.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=edit, label=f"Tether: undo {path.name}")
+            )
+        )
+        return EditOutcome(bool(result.applied), result.failure_reason)
 
     # --- saving ------------------------------------------------------------------------
     async def save_documents(self, paths: Sequence[Path]) -> Sequence[Path]:

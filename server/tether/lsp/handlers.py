@@ -9,14 +9,18 @@ from lsprotocol import types
 
 from tether_protocol import (
     AGENT_CANCEL_METHOD,
+    AGENT_HISTORY_METHOD,
     AGENT_RUN_METHOD,
+    AGENT_SESSIONS_METHOD,
     AGENT_STEER_METHOD,
+    AGENT_UNDO_METHOD,
     COMMAND_CANCEL,
     COMMAND_RUN,
     SteerParams,
 )
 
 from ..config import ConfigError
+from ..providers import warm_up
 from ..tools.registry import ToolRegistry
 from .server import TetherServer, validate_params
 
@@ -38,6 +42,18 @@ def create_server(tools: ToolRegistry, environ: Mapping[str, str] | None = None)
         steer = validate_params(SteerParams, params, AGENT_STEER_METHOD)
         return {"accepted": ls.runs.steer(steer.run_id, steer.message)}
 
+    @server.feature(AGENT_UNDO_METHOD)
+    async def agent_undo(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return await ls.undo_run(params)
+
+    @server.feature(AGENT_SESSIONS_METHOD)
+    async def agent_sessions(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return await ls.list_sessions(params)
+
+    @server.feature(AGENT_HISTORY_METHOD)
+    async def agent_history(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return await ls.session_history(params)
+
     @server.command(COMMAND_RUN)
     async def command_run(ls: TetherServer, *args: Any) -> dict[str, Any]:
         return await ls.run_agent(args[0] if args else None)
@@ -45,6 +61,10 @@ def create_server(tools: ToolRegistry, environ: Mapping[str, str] | None = None)
     @server.command(COMMAND_CANCEL)
     def command_cancel(ls: TetherServer, *args: Any) -> dict[str, Any]:
         return ls.cancel_run(args[0] if args else None)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: TetherServer, params: types.InitializedParams) -> None:
+        await warm_up(ls.config.provider)  # import a model SDK before the first run needs it
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TetherServer, params: types.DidOpenTextDocumentParams) -> None:

@@ -23,9 +23,12 @@ from tether_protocol import (
     PROTOCOL_VERSION,
     CancelParams,
     ClientTetherCapabilities,
+    HistoryParams,
     RunParams,
     ServerTetherCapabilities,
+    SessionsParams,
     TetherSettings,
+    UndoParams,
 )
 
 from ..config import Config, ConfigError, merge, parse_settings, resolve, settings_from_environment
@@ -170,7 +173,9 @@ class TetherServer(LanguageServer):
         params = validate_params(RunParams, raw, "agent/run")
         sinks: list[EventSink] = [NotifySink(self)] if self.client_tether.events else []
         try:
-            run = self.runs.create(params, self.config, self.workspace_model(), sinks, self.editor)
+            run = await self.runs.create(
+                params, self.config, self.workspace_model(), sinks, self.editor
+            )
         except InvalidRun as exc:
             raise JsonRpcInvalidParams(f"agent/run: {exc}") from exc
         progress = await self.start_progress(run)
@@ -193,6 +198,29 @@ class TetherServer(LanguageServer):
                 self._progress_tokens = {
                     t: r for t, r in self._progress_tokens.items() if r != run.run_id
                 }
+        return result.to_wire()
+
+    async def undo_run(self, raw: Any) -> dict[str, Any]:
+        """``agent/undo``."""
+        params = validate_params(UndoParams, raw, "agent/undo")
+        try:
+            result = await self.runs.undo(params.run_id, self.workspace_model(), self.editor)
+        except InvalidRun as exc:
+            raise JsonRpcInvalidParams(f"agent/undo: {exc}") from exc
+        return result.to_wire()
+
+    async def list_sessions(self, raw: Any) -> dict[str, Any]:
+        """``agent/sessions``."""
+        params = validate_params(SessionsParams, raw, "agent/sessions")
+        return (await self.runs.sessions(params.limit)).to_wire()
+
+    async def session_history(self, raw: Any) -> dict[str, Any]:
+        """``agent/history``."""
+        params = validate_params(HistoryParams, raw, "agent/history")
+        try:
+            result = await self.runs.history(params.session_id)
+        except InvalidRun as exc:
+            raise JsonRpcInvalidParams(f"agent/history: {exc}") from exc
         return result.to_wire()
 
     def cancel_run(self, raw: Any) -> dict[str, Any]:

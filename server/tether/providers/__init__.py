@@ -1,8 +1,18 @@
-"""Model providers behind the Provider seam, chosen by name from configuration."""
+"""Model providers behind the Provider seam, chosen by name from configuration.
+
+The SDK-backed providers are imported inside ``make_provider``: starting ``tether serve``
+(and every module that imports this package) does not pay for importing ``openai`` or
+``anthropic``, and a server that only plays scripts never loads them.
+"""
 
 from __future__ import annotations
 
+import importlib
+import os
+from collections.abc import Mapping
 from pathlib import Path
+
+import anyio.to_thread
 
 from ..config import Config, ConfigError
 from .base import Provider
@@ -11,12 +21,28 @@ from .scripted import ScriptedProvider, load_script
 KNOWN_PROVIDERS = ("scripted", "openai", "anthropic")
 """Provider names the configuration may use."""
 
-AVAILABLE_PROVIDERS = ("scripted",)
-"""Providers this build can run (the SDK-backed ones arrive with the model issue)."""
+AVAILABLE_PROVIDERS = ("scripted", "openai", "anthropic")
+"""Providers this build can run."""
+
+API_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+"""Where each SDK provider finds its key (in the environment of ``tether serve``)."""
+
+LOCAL_SERVER_KEY = "not-needed"
+"""Sent when ``baseUrl`` names a server that wants no key (the SDKs insist on one)."""
 
 
-def make_provider(name: str | None, config: Config, workspace_root: Path) -> Provider:
-    """A fresh provider for one run; ``ConfigError`` (naming the field) when impossible."""
+def make_provider(
+    name: str | None,
+    config: Config,
+    workspace_root: Path,
+    *,
+    model: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Provider:
+    """A fresh provider for one run; ``ConfigError`` (naming the field) when impossible.
+
+    ``model`` overrides the configured model for this run (``agent/run`` ``model``).
+    """
     if name is None:
         raise ConfigError(
             "provider: no model provider is configured; set initializationOptions.provider "
@@ -26,8 +52,62 @@ def make_provider(name: str | None, config: Config, workspace_root: Path) -> Pro
         raise ConfigError(
             f"provider: unknown provider {name!r}; known: {', '.join(KNOWN_PROVIDERS)}"
         )
-    if name not in AVAILABLE_PROVIDERS:
-        raise ConfigError(f"provider: {name!r} is not available in this version of Tether yet")
+    if name == "scripted":
+        return _scripted(config, workspace_root)
+    # A run that switches provider does not inherit the model and endpoint of another one.
+    same = config.provider in (None, name)
+    base_url = config.base_url if same else None
+    model = model or (config.model if same else None)
+    api_key = _api_key(name, base_url, os.environ if environ is None else environ)
+    if name == "openai":
+        from .openai import DEFAULT_MODEL, OpenAIProvider
+        from .pricing import PriceTable
+        from .retry import OutputLimit
+
+        return OpenAIProvider(
+            model=model or DEFAULT_MODEL,
+            api_key=api_key,
+            base_url=base_url,
+            prices=PriceTable(config.prices),
+            # OpenAI's own API: a limit, raised once; a compatible server keeps its default
+            # (vLLM refuses a limit beyond the context left) and continuation alone applies.
+            limit=OutputLimit(8_192, 16_384) if base_url is None else OutputLimit(None, None),
+            limit_parameter="max_completion_tokens" if base_url is None else "max_tokens",
+        )
+    from .anthropic import DEFAULT_MODEL as CLAUDE
+    from .anthropic import AnthropicProvider
+    from .pricing import PriceTable
+
+    return AnthropicProvider(
+        model=model or CLAUDE, api_key=api_key, base_url=base_url, prices=PriceTable(config.prices)
+    )
+
+
+async def warm_up(name: str | None) -> None:
+    """Import the SDK provider ``name`` in a worker thread, ahead of its first run.
+
+    Importing ``anthropic`` takes about a second; done inside ``make_provider`` it would
+    stall the event loop (and every editor request) once. Safe to call for any name.
+    """
+    module = {"openai": ".openai", "anthropic": ".anthropic"}.get(name or "")
+    if module is not None:
+        await anyio.to_thread.run_sync(importlib.import_module, module, __name__)
+
+
+def _api_key(name: str, base_url: str | None, environ: Mapping[str, str]) -> str:
+    variable = API_KEY_VARIABLES[name]
+    key = environ.get(variable)
+    if key:
+        return key
+    if base_url is not None:
+        return LOCAL_SERVER_KEY
+    raise ConfigError(
+        f"provider: {name} needs an API key: set {variable} in the environment of "
+        "`tether serve`, or set baseUrl (TETHER_BASE_URL) to a server that needs none"
+    )
+
+
+def _scripted(config: Config, workspace_root: Path) -> Provider:
     if config.script is None:
         raise ConfigError("script: the scripted provider needs a script (a path or an object)")
     try:

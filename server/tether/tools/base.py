@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from tether_protocol import Preview
 
 from ..errors import ToolError
-from ..host import Editor
+from ..host import Editor, FileEdit
 from ..workspace import Workspace
 
 if TYPE_CHECKING:
@@ -36,8 +36,8 @@ class ToolResult:
     ok: bool
     output: str
     error: str | None = None
-    changed: tuple[str, ...] = ()
-    """URIs of files this call changed (for the run's ``changedFiles``)."""
+    edits: tuple[FileEdit, ...] = ()
+    """Edits this call applied (for ``changedFiles``, the session log and undo)."""
 
     @classmethod
     def failure(cls, message: str) -> ToolResult:

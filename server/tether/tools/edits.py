@@ -170,7 +170,7 @@ class EditFile(Tool[EditFileArgs]):
         return ToolResult(
             ok=True,
             output=f"Edited {shown}: {times} replaced ({_stats(edit)}).",
-            changed=(edit.uri,),
+            edits=(edit,),
         )
 
 
@@ -222,4 +222,4 @@ class WriteFile(Tool[WriteFileArgs]):
             return ToolResult.failure(f"{shown} was not written: {failure}.{hint}")
         verb = "Created" if edit.create else "Wrote"
         lines = len(edit.new_text.splitlines())
-        return ToolResult(ok=True, output=f"{verb} {shown} ({lines} lines).", changed=(edit.uri,))
+        return ToolResult(ok=True, output=f"{verb} {shown} ({lines} lines).", edits=(edit,))

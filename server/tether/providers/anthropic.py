@@ -1,0 +1,309 @@
+"""The Anthropic provider: streaming Messages on the official SDK, with prompt caching."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import cast
+
+import anthropic
+import httpx2
+from anthropic import AsyncAnthropic, omit
+from anthropic.types import (
+    AssistantMessageParam,
+    ContentBlockParam,
+    MessageParam,
+    RawMessageStreamEvent,
+    TextBlockParam,
+    ToolParam,
+    UserMessageParam,
+)
+
+from .base import (
+    AssistantMessage,
+    ModelDelta,
+    ModelRequest,
+    TextDelta,
+    ToolCallReady,
+    UsageDelta,
+    UserMessage,
+)
+from .pricing import PriceTable
+from .retry import (
+    Failure,
+    OutputLimit,
+    PartStream,
+    PendingCall,
+    ReplyEnd,
+    RetryPolicy,
+    StreamInterrupted,
+    describe_api_error,
+    is_too_long,
+    retry_after_seconds,
+    stream_reply,
+    underlying_error,
+)
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+"""Used when no model is configured: the current Sonnet."""
+
+OUTPUT_LIMIT = (16_384, 32_000)
+"""``max_tokens`` of a request, and after a reply was cut off (every Claude 4+ allows it)."""
+
+REQUEST_TIMEOUT = anthropic.Timeout(300.0, connect=15.0)
+"""Thinking may keep a stream silent for minutes."""
+
+_RETRYABLE_TYPES = ("overloaded_error", "api_error", "rate_limit_error", "timeout_error")
+"""Error types of an ``error`` event inside a stream that a new request may not meet."""
+
+
+def anthropic_messages(
+    request: ModelRequest, thinking: dict[str, list[ContentBlockParam]] | None = None
+) -> list[MessageParam]:
+    """The conversation as Messages turns; consecutive turns of one role are merged.
+
+    ``thinking`` maps a reply's first tool call id to the thinking blocks of that reply,
+    which the API wants back while the tool loop of that reply goes on.
+    """
+    turns: list[tuple[str, list[ContentBlockParam]]] = []
+
+    def add(role: str, block: ContentBlockParam) -> None:
+        if turns and turns[-1][0] == role:
+            turns[-1][1].append(block)
+        else:
+            turns.append((role, [block]))
+
+    for message in request.messages:
+        if isinstance(message, UserMessage):
+            add("user", {"type": "text", "text": message.text or "(empty)"})
+        elif isinstance(message, AssistantMessage):
+            calls = message.tool_calls
+            for block in (thinking or {}).get(calls[0].call_id if calls else "", []):
+                add("assistant", block)
+            if message.text or not calls:
+                add("assistant", {"type": "text", "text": message.text or "(no reply)"})
+            for call in calls:
+                add(
+                    "assistant",
+                    {
+                        "type": "tool_use",
+                        "id": call.call_id,
+                        "name": call.name,
+                        "input": call.arguments,
+                    },
+                )
+        else:
+            add(
+                "user",
+                {
+                    "type": "tool_result",
+                    "tool_use_id": message.call_id,
+                    "content": message.content or "(no output)",
+                    "is_error": message.is_error,
+                },
+            )
+    if turns and turns[-1][0] == "user":
+        # A breakpoint on the newest turn caches the whole conversation for the next step.
+        cast(TextBlockParam, turns[-1][1][-1])["cache_control"] = {"type": "ephemeral"}
+    messages: list[MessageParam] = []
+    for role, blocks in turns:
+        if role == "user":
+            messages.append(UserMessageParam(role="user", content=blocks))
+        else:
+            messages.append(AssistantMessageParam(role="assistant", content=blocks))
+    return messages
+
+
+def anthropic_system(request: ModelRequest) -> list[TextBlockParam]:
+    """The system prompt as one cached block."""
+    return [{"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}]
+
+
+def anthropic_tools(request: ModelRequest) -> list[ToolParam]:
+    """The tools, the last one carrying the cache breakpoint for all of them."""
+    tools: list[ToolParam] = [
+        {"name": s.name, "description": s.description, "input_schema": s.parameters}
+        for s in request.tools
+    ]
+    if tools:
+        tools[-1]["cache_control"] = {"type": "ephemeral"}
+    return tools
+
+
+@dataclass(slots=True)
+class _Reply:
+    """What one streamed message has assembled so far."""
+
+    text: str = ""
+    stop_reason: str | None = None
+    complete: bool = False
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    calls: dict[int, PendingCall] = field(default_factory=dict)
+    thinking: dict[int, ContentBlockParam] = field(default_factory=dict)
+
+
+class AnthropicProvider:
+    """A Claude model behind the Messages API."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str,
+        base_url: str | None = None,
+        prices: PriceTable | None = None,
+        limit: OutputLimit | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.model = model
+        self._api_key = api_key
+        self._base_url = base_url
+        self._prices = prices or PriceTable()
+        self._limit = limit or OutputLimit(*OUTPUT_LIMIT)
+        self._retry = retry or RetryPolicy()
+        self._thinking: dict[str, list[ContentBlockParam]] = {}
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        """Stream one reply, retried and continued as ``retry.stream_reply`` describes."""
+        async with AsyncAnthropic(
+            api_key=self._api_key, base_url=self._base_url, max_retries=0, timeout=REQUEST_TIMEOUT
+        ) as client:
+
+            def attempt(part: ModelRequest, max_tokens: int | None) -> PartStream:
+                return self._attempt(client, part, max_tokens or OUTPUT_LIMIT[0])
+
+            reply = stream_reply(
+                request, attempt, limit=self._limit, policy=self._retry, classify=self._classify
+            )
+            # aclosing: a consumer that stops early closes the HTTP stream now, not at GC.
+            async with aclosing(reply) as deltas:
+                async for delta in deltas:
+                    yield delta
+
+    async def _attempt(
+        self, client: AsyncAnthropic, request: ModelRequest, max_tokens: int
+    ) -> PartStream:
+        tools = anthropic_tools(request)
+        stream = await client.messages.create(
+            model=self.model,
+            max_tokens=max_tokens,
+            system=anthropic_system(request),
+            messages=anthropic_messages(request, self._thinking),
+            tools=tools if tools else omit,
+            stream=True,
+        )
+        reply = _Reply()
+        async with stream:
+            async for event in stream:
+                text = _read_event(event, reply)
+                if text:
+                    yield TextDelta(text)
+        if not reply.complete:
+            raise StreamInterrupted("the response stream ended before the message was complete")
+        truncated = reply.stop_reason == "max_tokens"
+        calls = [reply.calls[i].finish(truncated) for i in sorted(reply.calls)]
+        if calls and reply.thinking:
+            self._thinking[calls[0].call_id] = [reply.thinking[i] for i in sorted(reply.thinking)]
+        for call in calls:
+            yield ToolCallReady(call)
+        cost = self._prices.cost(
+            self.model,
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
+            cache_read_tokens=reply.cache_read,
+            cache_write_tokens=reply.cache_write,
+        )
+        total_input = reply.input_tokens + reply.cache_read + reply.cache_write
+        yield UsageDelta(total_input, reply.output_tokens, cost)
+        yield ReplyEnd(truncated)
+
+    def _classify(self, exc: Exception) -> Failure | None:
+        where = self._base_url or "the Anthropic API"
+        if isinstance(exc, anthropic.APITimeoutError):
+            return Failure(f"request to {where} timed out", retryable=True)
+        if isinstance(exc, anthropic.APIConnectionError):
+            return Failure(
+                f"connection to {where} failed ({underlying_error(exc)})", retryable=True
+            )
+        if isinstance(exc, httpx2.TransportError):  # the SDK does not wrap mid-stream errors
+            return Failure(
+                f"connection to {where} lost ({type(exc).__name__}: {exc})", retryable=True
+            )
+        if isinstance(exc, anthropic.APIStatusError):
+            status = exc.status_code
+            detail = describe_api_error(exc.body, exc.message)
+            if status < 400:  # an ``error`` event inside a 200 stream
+                return Failure(
+                    f"{where} reported {exc.type or 'an error'}: {detail}",
+                    retryable=exc.type in _RETRYABLE_TYPES,
+                )
+            return Failure(
+                f"{where} answered {status}: {detail}",
+                retryable=status in (408, 409, 429) or status >= 500,
+                retry_after=retry_after_seconds(exc.response.headers),
+                too_long=is_too_long(status, detail),
+            )
+        return None
+
+
+def _read_event(event: RawMessageStreamEvent, reply: _Reply) -> str:
+    """Fold one stream event into ``reply``; the text it carried ("" for none)."""
+    if event.type == "message_start":
+        usage = event.message.usage
+        reply.input_tokens = usage.input_tokens
+        reply.output_tokens = usage.output_tokens
+        reply.cache_read = usage.cache_read_input_tokens or 0
+        reply.cache_write = usage.cache_creation_input_tokens or 0
+    elif event.type == "content_block_start":
+        block = event.content_block
+        if block.type == "text":
+            reply.text += block.text
+            return block.text
+        if block.type == "tool_use":
+            reply.calls[event.index] = PendingCall(block.id, block.name)
+        elif block.type == "thinking":
+            reply.thinking[event.index] = {
+                "type": "thinking",
+                "thinking": block.thinking,
+                "signature": block.signature,
+            }
+        elif block.type == "redacted_thinking":
+            reply.thinking[event.index] = {"type": "redacted_thinking", "data": block.data}
+    elif event.type == "content_block_delta":
+        delta = event.delta
+        if delta.type == "text_delta":
+            reply.text += delta.text
+            return delta.text
+        if delta.type == "input_json_delta" and event.index in reply.calls:
+            reply.calls[event.index].add(None, delta.partial_json)
+        elif delta.type in ("thinking_delta", "signature_delta"):
+            _add_thinking(reply.thinking.get(event.index), delta)
+    elif event.type == "message_delta":
+        reply.stop_reason = event.delta.stop_reason
+        final = event.usage
+        reply.output_tokens = final.output_tokens
+        # Newer API versions repeat the (cumulative) input counts here.
+        if final.input_tokens is not None:
+            reply.input_tokens = final.input_tokens
+        if final.cache_read_input_tokens is not None:
+            reply.cache_read = final.cache_read_input_tokens
+        if final.cache_creation_input_tokens is not None:
+            reply.cache_write = final.cache_creation_input_tokens
+    elif event.type == "message_stop":
+        reply.complete = True
+    return ""
+
+
+def _add_thinking(block: ContentBlockParam | None, delta: object) -> None:
+    if block is None or block["type"] != "thinking":
+        return
+    if isinstance(delta, anthropic.types.ThinkingDelta):
+        block["thinking"] += delta.thinking
+    elif isinstance(delta, anthropic.types.SignatureDelta):
+        block["signature"] += delta.signature

@@ -1,0 +1,260 @@
+"""The OpenAI provider: streaming Chat Completions on the official SDK.
+
+Chat Completions is the common ground of OpenAI and the compatible servers (Ollama, vLLM,
+llama.cpp, LM Studio), so the same code talks to all of them; only ``baseUrl`` changes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Literal
+
+import openai
+from openai import AsyncOpenAI, omit
+from openai.types.chat import (
+    ChatCompletionChunk,
+    ChatCompletionFunctionToolParam,
+    ChatCompletionMessageParam,
+    ChatCompletionMessageToolCallParam,
+)
+from openai.types.completion_usage import CompletionUsage
+
+from .base import (
+    AssistantMessage,
+    ModelDelta,
+    ModelRequest,
+    TextDelta,
+    ToolCallReady,
+    UsageDelta,
+    UserMessage,
+    estimate_tokens,
+)
+from .pricing import PriceTable
+from .retry import (
+    Failure,
+    OutputLimit,
+    PartStream,
+    PendingCall,
+    ReplyEnd,
+    RetryPolicy,
+    StreamInterrupted,
+    describe_api_error,
+    is_too_long,
+    retry_after_seconds,
+    stream_reply,
+    underlying_error,
+)
+
+DEFAULT_MODEL = "gpt-5.4"
+"""Used when no model is configured: current, and it calls tools through Chat Completions."""
+
+LimitParameter = Literal["max_completion_tokens", "max_tokens"]
+"""OpenAI wants ``max_completion_tokens``; compatible servers know ``max_tokens``."""
+
+REQUEST_TIMEOUT = openai.Timeout(300.0, connect=15.0)
+"""Reasoning models may stay silent for minutes before their first token."""
+
+
+def openai_messages(request: ModelRequest) -> list[ChatCompletionMessageParam]:
+    """The conversation in Chat Completions shape: system, user, assistant, tool messages."""
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": request.system}]
+    for message in request.messages:
+        if isinstance(message, UserMessage):
+            messages.append({"role": "user", "content": message.text})
+        elif isinstance(message, AssistantMessage):
+            calls: list[ChatCompletionMessageToolCallParam] = [
+                {
+                    "id": call.call_id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                }
+                for call in message.tool_calls
+            ]
+            if calls:
+                messages.append(
+                    {"role": "assistant", "content": message.text or None, "tool_calls": calls}
+                )
+            else:
+                messages.append({"role": "assistant", "content": message.text})
+        else:
+            # Chat Completions has no error flag on tool results; say it in the content.
+            content = f"Error: {message.content}" if message.is_error else message.content
+            messages.append({"role": "tool", "tool_call_id": message.call_id, "content": content})
+    return messages
+
+
+def openai_tools(request: ModelRequest) -> list[ChatCompletionFunctionToolParam]:
+    """The tools as function definitions."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": spec.parameters,
+            },
+        }
+        for spec in request.tools
+    ]
+
+
+@dataclass(slots=True)
+class _Reply:
+    """What one streamed response has assembled so far."""
+
+    text: str = ""
+    finish_reason: str | None = None
+    usage: CompletionUsage | None = None
+
+
+class OpenAIProvider:
+    """A model behind the Chat Completions API (OpenAI or a compatible server)."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str,
+        base_url: str | None = None,
+        prices: PriceTable | None = None,
+        limit: OutputLimit | None = None,
+        limit_parameter: LimitParameter = "max_completion_tokens",
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.model = model
+        self._api_key = api_key
+        self._base_url = base_url
+        self._prices = prices or PriceTable()
+        self._limit = limit or OutputLimit(None, None)
+        self._limit_parameter = limit_parameter
+        self._retry = retry or RetryPolicy()
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
+        """Stream one reply, retried and continued as ``retry.stream_reply`` describes."""
+        # A client per call: its connections belong to this call's event loop and are closed.
+        async with AsyncOpenAI(
+            api_key=self._api_key, base_url=self._base_url, max_retries=0, timeout=REQUEST_TIMEOUT
+        ) as client:
+
+            def attempt(part: ModelRequest, max_tokens: int | None) -> PartStream:
+                return self._attempt(client, part, max_tokens)
+
+            reply = stream_reply(
+                request, attempt, limit=self._limit, policy=self._retry, classify=self._classify
+            )
+            # aclosing: a consumer that stops early closes the HTTP stream now, not at GC.
+            async with aclosing(reply) as deltas:
+                async for delta in deltas:
+                    yield delta
+
+    async def _attempt(
+        self, client: AsyncOpenAI, request: ModelRequest, max_tokens: int | None
+    ) -> PartStream:
+        tools = openai_tools(request)
+        limited = max_tokens is not None
+        stream = await client.chat.completions.create(
+            model=self.model,
+            messages=openai_messages(request),
+            tools=tools if tools else omit,
+            stream=True,
+            stream_options={"include_usage": True},
+            max_completion_tokens=(
+                max_tokens if limited and self._limit_parameter != "max_tokens" else omit
+            ),
+            max_tokens=max_tokens if limited and self._limit_parameter == "max_tokens" else omit,
+        )
+        reply = _Reply()
+        calls: list[PendingCall] = []
+        slots: dict[int, PendingCall] = {}
+        async with stream:
+            async for chunk in stream:
+                for text in _read_chunk(chunk, reply, calls, slots):
+                    yield TextDelta(text)
+        # No finish_reason: cut off, unless some output came (a few compatible servers omit it).
+        if reply.finish_reason is None and not reply.text and not calls:
+            raise StreamInterrupted("the response stream ended before the reply was complete")
+        truncated = reply.finish_reason == "length"
+        for call in calls:
+            yield ToolCallReady(call.finish(truncated))
+        yield self._usage(request, reply, calls)
+        yield ReplyEnd(truncated)
+
+    def _usage(self, request: ModelRequest, reply: _Reply, calls: list[PendingCall]) -> UsageDelta:
+        usage = reply.usage
+        if usage is None:  # some compatible servers ignore include_usage: estimate instead
+            sent = json.dumps(openai_messages(request)) + json.dumps(openai_tools(request))
+            output = reply.text + "".join(c.arguments for c in calls)
+            return UsageDelta(estimate_tokens(sent), estimate_tokens(output))
+        details = usage.prompt_tokens_details
+        cached = (details.cached_tokens or 0) if details else 0
+        written = (details.cache_write_tokens or 0) if details else 0
+        cost = self._prices.cost(
+            self.model,
+            input_tokens=max(0, usage.prompt_tokens - cached - written),
+            output_tokens=usage.completion_tokens,
+            cache_read_tokens=cached,
+            cache_write_tokens=written,
+        )
+        return UsageDelta(usage.prompt_tokens, usage.completion_tokens, cost)
+
+    def _classify(self, exc: Exception) -> Failure | None:
+        where = self._base_url or "the OpenAI API"
+        if isinstance(exc, openai.APITimeoutError):
+            return Failure(f"request to {where} timed out", retryable=True)
+        if isinstance(exc, openai.APIConnectionError):
+            return Failure(
+                f"connection to {where} failed ({underlying_error(exc)})", retryable=True
+            )
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            detail = describe_api_error(exc.body, exc.message)
+            return Failure(
+                f"{where} answered {status}: {detail}",
+                retryable=status in (408, 409, 429) or status >= 500,
+                retry_after=retry_after_seconds(exc.response.headers),
+                too_long=is_too_long(status, f"{detail} {exc.body}"),
+            )
+        if isinstance(exc, openai.APIError):  # an error event inside the stream
+            return Failure(
+                f"{where} reported an error: {describe_api_error(exc.body, exc.message)}",
+                retryable=exc.type in ("server_error", "rate_limit_exceeded"),
+            )
+        return None
+
+
+def _read_chunk(
+    chunk: ChatCompletionChunk,
+    reply: _Reply,
+    calls: list[PendingCall],
+    slots: dict[int, PendingCall],
+) -> list[str]:
+    """Fold one chunk into ``reply`` and ``calls``; the text pieces it carried."""
+    if chunk.usage is not None:
+        reply.usage = chunk.usage
+    texts: list[str] = []
+    for choice in chunk.choices:
+        if choice.index != 0:
+            continue
+        delta = choice.delta
+        for text in (delta.content, delta.refusal):
+            if text:
+                reply.text += text
+                texts.append(text)
+        for piece in delta.tool_calls or ():
+            function = piece.function
+            slot = slots.get(piece.index) if piece.index is not None else None
+            # A new id at a known index is a new call (some servers send every call at 0).
+            if slot is None or (piece.id and slot.call_id and piece.id != slot.call_id):
+                slot = PendingCall(call_id=piece.id or f"call_{len(calls) + 1}")
+                calls.append(slot)
+                slots[piece.index if piece.index is not None else -len(calls)] = slot
+            if function is not None:
+                slot.add(function.name, function.arguments)
+        if choice.finish_reason is not None:
+            reply.finish_reason = choice.finish_reason
+    return texts

@@ -1,0 +1,144 @@
+"""``tether replay``: show a stored session again, or re-run it through today's harness.
+
+``--rerun`` turns each run's logged model replies into a script for the scripted provider
+and plays the runs again, in order and in one session, through a fresh ``tether serve`` on
+a folder you choose; then it reports every difference in tool calls and outcomes. That is
+how two versions of the harness are compared on a real trace.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tether_protocol import RunEvent, parse_event
+
+from .client.approver import TerminalApprover
+from .client.render import TerminalRenderer
+from .client.session import connect
+from .providers.base import AssistantMessage, Message
+from .sessionlog import SessionData
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedRun:
+    """One run of a stored session: its prompt, model replies, tool calls and outcome."""
+
+    run_id: str
+    prompt: str
+    replies: list[AssistantMessage]
+    calls: list[tuple[str, str]]
+    """Each tool call: name and canonical JSON arguments, with ``ok`` of its result appended."""
+    outcome: str | None
+
+
+def runs_of(data: SessionData) -> list[LoggedRun]:
+    """The runs of a session, in order."""
+    runs: list[LoggedRun] = []
+    order: list[str] = []
+    prompts: dict[str, str] = {}
+    calls: dict[str, list[tuple[str, str]]] = {}
+    outcomes: dict[str, str] = {}
+    for event in data.events:
+        run_id = str(event.get("runId"))
+        kind = event.get("kind")
+        if kind == "run-started":
+            order.append(run_id)
+            prompts[run_id] = str(event.get("prompt", ""))
+        elif kind == "tool-call":
+            calls.setdefault(run_id, []).append(_call(event["tool"], event["arguments"]))
+        elif kind == "tool-result":
+            _mark(calls.setdefault(run_id, []), bool(event.get("ok")))
+        elif kind == "run-finished":
+            outcomes[run_id] = str(event.get("outcome"))
+    for run_id in order:
+        messages: list[Message] = data.run_messages.get(run_id, [])
+        replies = [m for m in messages if isinstance(m, AssistantMessage)]
+        runs.append(
+            LoggedRun(run_id, prompts[run_id], replies, calls.get(run_id, []), outcomes.get(run_id))
+        )
+    return runs
+
+
+def _call(tool: str, arguments: Any) -> tuple[str, str]:
+    return tool, json.dumps(arguments, sort_keys=True)
+
+
+def _mark(calls: list[tuple[str, str]], ok: bool) -> None:
+    """Note the result of the last call: a call that now fails is a difference too."""
+    if calls:
+        tool, arguments = calls[-1]
+        calls[-1] = (tool, f"{arguments} → {'ok' if ok else 'failed'}")
+
+
+def script_for(run: LoggedRun) -> dict[str, Any]:
+    """The scripted-provider script that replays a run's model replies."""
+    turns = [
+        {
+            "text": reply.text,
+            "toolCalls": [{"name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
+        }
+        for reply in run.replies
+    ]
+    return {"turns": turns}
+
+
+def show(data: SessionData, renderer: TerminalRenderer) -> None:
+    """Render the stored events in the terminal."""
+    for raw in data.events:
+        renderer.render(parse_event(raw))
+
+
+def differences(logged: LoggedRun, calls: list[tuple[str, str]], outcome: str) -> list[str]:
+    """What the re-run did differently from the log."""
+    found = []
+    for index in range(max(len(logged.calls), len(calls))):
+        was = logged.calls[index] if index < len(logged.calls) else None
+        now = calls[index] if index < len(calls) else None
+        if was != now:
+            found.append(f"call {index + 1}: logged {_fmt(was)}, re-run {_fmt(now)}")
+    if logged.outcome != outcome:
+        found.append(f"outcome: logged {logged.outcome}, re-run {outcome}")
+    return found
+
+
+def _fmt(call: tuple[str, str] | None) -> str:
+    return "nothing" if call is None else f"{call[0]} {call[1]}"
+
+
+async def rerun(data: SessionData, cwd: Path, yes: bool, renderer: TerminalRenderer) -> int:
+    """Play the session's runs again; the number of differences found."""
+    runs = runs_of(data)
+    total = 0
+    approver = TerminalApprover(yes=yes, out=renderer.out, color=renderer.color)
+    options = {"provider": "scripted", "script": script_for(runs[0]) if runs else {"turns": []}}
+    async with connect(cwd, options, approver=approver) as client:
+        session_id: str | None = None
+        for run in runs:
+            await client.notify(
+                "workspace/didChangeConfiguration",
+                {"settings": {"tether": {"script": script_for(run)}}},
+            )
+            events: list[RunEvent] = []
+
+            def collect(event: RunEvent, events: list[RunEvent] = events) -> None:
+                events.append(event)
+                renderer.render(event)
+
+            client.on_event = collect
+            extra = {"sessionId": session_id} if session_id else {}
+            result = await client.run(run.prompt, **extra)
+            session_id = result["sessionId"]
+            calls: list[tuple[str, str]] = []
+            for event in events:
+                if event.kind == "tool-call":
+                    calls.append(_call(event.tool, event.arguments))
+                elif event.kind == "tool-result":
+                    _mark(calls, event.ok)
+            found = differences(run, calls, result["outcome"])
+            total += len(found)
+            verdict = "same tool calls and outcome" if not found else "; ".join(found)
+            renderer._line(f"[{run.run_id}] {verdict}")
+    return total

@@ -1,0 +1,172 @@
+"""What a session log holds besides the events, and how a session is read back.
+
+A log line is either an event exactly as sent in ``agent/event`` (no ``record`` key), or a
+record for the server's own use: every message that joins the conversation (``message``),
+the whole conversation after a compaction (``history``), and every applied edit with the
+text before and after (``edit``, for ``agent/undo``) and undo marks (``undone``). The
+conversation is rebuilt from these records alone: the log is the single source of truth.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from .providers.base import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
+
+log = logging.getLogger(__name__)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class LoggedToolCall(_Record):
+    """A tool call inside a logged assistant message."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    arguments_error: str | None = None
+
+
+class LoggedMessage(_Record):
+    """One conversation message, as logged."""
+
+    role: Literal["user", "assistant", "tool"]
+    text: str = ""
+    tool_calls: list[LoggedToolCall] = Field(default_factory=list)
+    call_id: str | None = None
+    tool: str | None = None
+    content: str | None = None
+    is_error: bool = False
+
+    @classmethod
+    def of(cls, message: Message) -> LoggedMessage:
+        """The logged form of a message."""
+        if isinstance(message, UserMessage):
+            return cls(role="user", text=message.text)
+        if isinstance(message, AssistantMessage):
+            calls = [
+                LoggedToolCall(
+                    call_id=c.call_id,
+                    name=c.name,
+                    arguments=c.arguments,
+                    arguments_error=c.arguments_error,
+                )
+                for c in message.tool_calls
+            ]
+            return cls(role="assistant", text=message.text, tool_calls=calls)
+        return cls(
+            role="tool",
+            call_id=message.call_id,
+            tool=message.tool,
+            content=message.content,
+            is_error=message.is_error,
+        )
+
+    def message(self) -> Message:
+        """The conversation message again."""
+        if self.role == "user":
+            return UserMessage(self.text)
+        if self.role == "assistant":
+            calls = tuple(
+                ToolCall(c.call_id, c.name, c.arguments, c.arguments_error) for c in self.tool_calls
+            )
+            return AssistantMessage(self.text, calls)
+        return ToolResultMessage(
+            self.call_id or "", self.tool or "", self.content or "", self.is_error
+        )
+
+
+class MessageRecord(_Record):
+    """A message joined the conversation."""
+
+    record: Literal["message"] = "message"
+    run_id: str
+    message: LoggedMessage
+
+
+class HistoryRecord(_Record):
+    """The whole conversation, replaced (after a compaction)."""
+
+    record: Literal["history"] = "history"
+    run_id: str
+    messages: list[LoggedMessage]
+
+
+class EditRecord(_Record):
+    """An applied edit, with what undoing it needs."""
+
+    record: Literal["edit"] = "edit"
+    run_id: str
+    uri: str
+    path: str
+    before: str
+    after: str
+    created: bool = False
+
+
+class UndoneRecord(_Record):
+    """A run's edits were undone."""
+
+    record: Literal["undone"] = "undone"
+    run_id: str
+
+
+LogRecord = MessageRecord | HistoryRecord | EditRecord | UndoneRecord
+
+
+@dataclass
+class SessionData:
+    """A session read back from its log."""
+
+    session_id: str
+    events: list[dict[str, Any]] = field(default_factory=list)
+    history: list[Message] = field(default_factory=list)
+    edits: list[EditRecord] = field(default_factory=list)
+    run_messages: dict[str, list[Message]] = field(default_factory=dict)
+    """Each run's own messages, in order (as logged, before any compaction)."""
+    undone: set[str] = field(default_factory=set)
+    skipped_lines: int = 0
+
+
+def read_session(path: Path, session_id: str) -> SessionData:
+    """Read a log; a torn or unreadable line (a crash mid-write) is skipped with a warning."""
+    data = SessionData(session_id)
+    with path.open("rb") as handle:
+        lines = handle.read().split(b"\n")
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            item = json.loads(raw)
+            if not isinstance(item, dict):
+                raise ValueError("not an object")
+            _apply(data, item)
+        except (ValueError, ValidationError) as exc:
+            data.skipped_lines += 1
+            log.warning("%s:%d: skipped an unreadable log line (%s)", path, number, exc)
+    return data
+
+
+def _apply(data: SessionData, item: dict[str, Any]) -> None:
+    kind = item.get("record")
+    if kind is None:
+        data.events.append(item)
+    elif kind == "message":
+        record = MessageRecord.model_validate(item)
+        data.history.append(record.message.message())
+        data.run_messages.setdefault(record.run_id, []).append(record.message.message())
+    elif kind == "history":
+        data.history = [m.message() for m in HistoryRecord.model_validate(item).messages]
+    elif kind == "edit":
+        data.edits.append(EditRecord.model_validate(item))
+    elif kind == "undone":
+        data.undone.add(UndoneRecord.model_validate(item).run_id)

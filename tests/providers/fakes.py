@@ -1,0 +1,290 @@
+"""Fake model APIs on 127.0.0.1 that speak the real streaming wire formats.
+
+``FakeApi`` is an HTTP/1.1 server in a thread: each POST is recorded and answered with the
+next queued reply — a server-sent-event stream (optionally cut off mid-way, the way a
+dropped connection looks) or a plain status with a JSON body. The builders below produce
+OpenAI ``chat.completion.chunk`` streams and Anthropic Messages event streams.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Sse:
+    """A ``text/event-stream`` reply; ``drop_after`` frames, then the connection is cut.
+
+    ``delay`` seconds pass before each frame (a slow model).
+    """
+
+    frames: list[str]
+    drop_after: int | None = None
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Status:
+    """A non-streaming reply (an error, typically)."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Reply = Sse | Status
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request the fake received."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    at: float
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = False  # so server_close() joins every handler thread
+    api: FakeApi
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = 2  # an idle keep-alive connection ends its thread soon after the client leaves
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        api = self.server.api
+        reply = api.record(
+            Recorded(
+                self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic()
+            )
+        )
+        if isinstance(reply, Status):
+            data = json.dumps(reply.body).encode()
+            self.send_response(reply.status)
+            for name, value in {"Content-Type": "application/json", **reply.headers}.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for index, frame in enumerate(reply.frames):
+            if reply.drop_after is not None and index >= reply.drop_after:
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)  # mid-body: no final chunk
+                self.close_connection = True
+                return
+            time.sleep(reply.delay)
+            data = frame.encode()
+            try:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+            except OSError:  # the client went away (a cancelled run closes its stream)
+                api.hang_ups.append(time.monotonic())
+                self.close_connection = True
+                return
+        self.wfile.write(b"0\r\n\r\n")
+
+
+class FakeApi:
+    """A scripted model API; use as a context manager (it stops and joins its threads)."""
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.hang_ups: list[float] = []
+        """When a client closed a stream while the fake was still sending it."""
+        self._replies: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.api = self
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>``."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def serving(self) -> bool:
+        """Whether the server thread still runs."""
+        return self._thread.is_alive()
+
+    def queue(self, *replies: Reply) -> None:
+        """Answer the next requests with these, in order."""
+        with self._lock:
+            self._replies.extend(replies)
+
+    def record(self, request: Recorded) -> Reply:
+        """Keep the request; the reply queued for it (a 500 when none is left)."""
+        with self._lock:
+            self.requests.append(request)
+            if self._replies:
+                return self._replies.popleft()
+        return Status(500, {"error": {"message": "the fake has no reply queued"}})
+
+    def __enter__(self) -> FakeApi:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+# --- OpenAI Chat Completions --------------------------------------------------------------
+
+
+def _chunk(choices: list[dict[str, Any]], usage: dict[str, Any] | None = None) -> str:
+    data = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1_760_000_000,
+        "model": "gpt-test",
+        "system_fingerprint": "fp_1",
+        "choices": choices,
+        "usage": usage,
+    }
+    return f"data: {json.dumps(data)}\n\n"
+
+
+def openai_delta(delta: dict[str, Any], finish: str | None = None) -> str:
+    """One chunk with a delta for choice 0."""
+    return _chunk([{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}])
+
+
+def openai_usage(prompt: int, completion: int, cached: int = 0) -> str:
+    """The final usage chunk of ``stream_options.include_usage`` (no choices)."""
+    return _chunk(
+        [],
+        {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
+        },
+    )
+
+
+DONE = "data: [DONE]\n\n"
+
+
+def openai_stream(
+    *texts: str,
+    calls: Sequence[tuple[str, str, list[str]]] = (),
+    finish: str | None = None,
+    usage: tuple[int, int] = (100, 20),
+    cached: int = 0,
+) -> list[str]:
+    """A whole reply: role, text pieces, tool calls (id, name, argument pieces), finish, usage."""
+    frames = [openai_delta({"role": "assistant", "content": "", "refusal": None})]
+    frames += [openai_delta({"content": text}) for text in texts]
+    for index, (call_id, name, pieces) in enumerate(calls):
+        head = {"index": index, "id": call_id, "type": "function"}
+        frames.append(
+            openai_delta({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]})
+        )
+        frames += [
+            openai_delta({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            for piece in pieces
+        ]
+    frames.append(openai_delta({}, finish or ("tool_calls" if calls else "stop")))
+    frames.append(openai_usage(*usage, cached=cached))
+    frames.append(DONE)
+    return frames
+
+
+# --- Anthropic Messages --------------------------------------------------------------------
+
+
+def _event(name: str, data: dict[str, Any]) -> str:
+    return f"event: {name}\ndata: {json.dumps({'type': name, **data})}\n\n"
+
+
+def anthropic_stream(
+    *texts: str,
+    calls: Sequence[tuple[str, str, list[str]]] = (),
+    stop: str | None = None,
+    usage: tuple[int, int] = (100, 20),
+    cache_read: int = 0,
+    cache_write: int = 0,
+    thinking: str | None = None,
+) -> list[str]:
+    """A whole message: start, (thinking), a text block, tool_use blocks, delta, stop."""
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": usage[0],
+            "output_tokens": 1,
+            "cache_creation_input_tokens": cache_write,
+            "cache_read_input_tokens": cache_read,
+        },
+    }
+    frames = [_event("message_start", {"message": message}), _event("ping", {})]
+    index = 0
+    if thinking is not None:
+        block = {"type": "thinking", "thinking": "", "signature": ""}
+        frames += [
+            _event("content_block_start", {"index": index, "content_block": block}),
+            _delta(index, {"type": "thinking_delta", "thinking": thinking}),
+            _delta(index, {"type": "signature_delta", "signature": "sig-1"}),
+            _event("content_block_stop", {"index": index}),
+        ]
+        index += 1
+    if texts:
+        block = {"type": "text", "text": ""}
+        frames.append(_event("content_block_start", {"index": index, "content_block": block}))
+        frames += [_delta(index, {"type": "text_delta", "text": text}) for text in texts]
+        frames.append(_event("content_block_stop", {"index": index}))
+        index += 1
+    for call_id, name, pieces in calls:
+        block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        frames.append(_event("content_block_start", {"index": index, "content_block": block}))
+        frames += [_delta(index, {"type": "input_json_delta", "partial_json": p}) for p in pieces]
+        frames.append(_event("content_block_stop", {"index": index}))
+        index += 1
+    delta = {"stop_reason": stop or ("tool_use" if calls else "end_turn"), "stop_sequence": None}
+    frames.append(_event("message_delta", {"delta": delta, "usage": {"output_tokens": usage[1]}}))
+    frames.append(_event("message_stop", {}))
+    return frames
+
+
+def _delta(index: int, delta: dict[str, Any]) -> str:
+    return _event("content_block_delta", {"index": index, "delta": delta})
+
+
+def anthropic_error_event(kind: str, message: str) -> str:
+    """An ``error`` event inside a 200 stream (e.g. ``overloaded_error``)."""
+    return _event("error", {"error": {"type": kind, "message": message}})

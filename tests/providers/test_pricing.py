@@ -1,0 +1,77 @@
+"""The price table: lookups, cost arithmetic, and prices from configuration."""
+
+from __future__ import annotations
+
+import pytest
+
+from tether.config import ConfigError, merge, parse_settings, resolve
+from tether.providers.pricing import BUILTIN_PRICES, PriceTable
+from tether_protocol import TetherSettings
+from tether_protocol.config import ModelPrice
+
+
+def test_lookup_by_exact_name_then_without_the_date_suffix() -> None:
+    table = PriceTable()
+    assert table.price("claude-sonnet-4-5") == BUILTIN_PRICES["claude-sonnet-4-5"]
+    assert table.price("claude-sonnet-4-5-20250929") == BUILTIN_PRICES["claude-sonnet-4-5"]
+    assert table.price("gpt-4.1-2025-04-14") == BUILTIN_PRICES["gpt-4.1"]
+    assert table.price("claude-sonnet-4") == BUILTIN_PRICES["claude-sonnet-4-0"]
+    assert table.price("my-local-model") is None
+
+
+def test_anthropic_cache_prices_follow_the_published_multipliers() -> None:
+    price = BUILTIN_PRICES["claude-sonnet-5-5"]
+    assert (price.input_per_m_tok, price.output_per_m_tok) == (2.0, 10.0)
+    assert (price.cache_read_per_m_tok, price.cache_write_per_m_tok) == (0.2, 2.5)
+
+
+def test_cost_arithmetic() -> None:
+    table = PriceTable()
+    cost = table.cost(
+        "claude-haiku-4-5",
+        input_tokens=1_000_000,
+        output_tokens=100_000,
+        cache_read_tokens=2_000_000,
+        cache_write_tokens=400_000,
+    )
+    assert cost == pytest.approx(1.0 + 0.5 + 0.2 + 0.5)
+    assert table.cost("unknown", input_tokens=10, output_tokens=10) is None
+
+
+def test_cache_prices_default_to_the_input_price() -> None:
+    table = PriceTable({"m": ModelPrice(input_per_m_tok=4.0, output_per_m_tok=8.0)})
+    cost = table.cost("m", input_tokens=0, output_tokens=0, cache_read_tokens=10**6)
+    assert cost == pytest.approx(4.0)
+
+
+def test_configured_prices_add_to_and_override_the_table() -> None:
+    settings = parse_settings(
+        {
+            "prices": {
+                "llama3.1:8b": {"inputPerMTok": 0, "outputPerMTok": 0},
+                "gpt-5.4": {"inputPerMTok": 1, "outputPerMTok": 2, "cacheReadPerMTok": 0.5},
+            }
+        },
+        "initializationOptions",
+    )
+    config = resolve(merge(TetherSettings(), settings), {"XDG_STATE_HOME": "/x"})
+    table = PriceTable(config.prices)
+    assert table.cost("llama3.1:8b", input_tokens=10**6, output_tokens=10**6) == 0.0
+    assert table.price("gpt-5.4") == ModelPrice(
+        input_per_m_tok=1.0, output_per_m_tok=2.0, cache_read_per_m_tok=0.5
+    )
+    assert table.price("gpt-5.4-mini") == BUILTIN_PRICES["gpt-5.4-mini"]
+
+
+@pytest.mark.parametrize(
+    ("prices", "where"),
+    [
+        ({"m": {"inputPerMTok": 1}}, "prices.m.outputPerMTok"),
+        ({"m": {"inputPerMTok": -1, "outputPerMTok": 1}}, "prices.m.inputPerMTok"),
+        ({"m": {"inputPerMTok": "1", "outputPerMTok": 1}}, "prices.m.inputPerMTok"),
+        ({"m": {"input": 1, "outputPerMTok": 1}}, "prices.m."),
+    ],
+)
+def test_bad_prices_name_the_field(prices: object, where: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^init\.{where}"):
+        parse_settings({"prices": prices}, "init")
