@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SERVER, Editor, script, server_env
+from .conftest import SERVER, Editor, alive, script, server_env
 
 
 async def test_capabilities_follow_the_contract(editor: Editor, workspace: Path) -> None:
@@ -94,8 +94,15 @@ def test_malformed_json_and_unknown_methods_keep_the_server_serving(tmp_path: Pa
         proc.wait(5)
 
 
-def test_stdin_closed_ends_the_server_within_two_seconds(tmp_path: Path) -> None:
-    (tmp_path / "ws").mkdir()
+@pytest.mark.parametrize("how", ["stdin closed", "SIGTERM"])
+def test_ending_the_server_mid_command_stops_everything_within_two_seconds(
+    tmp_path: Path, how: str
+) -> None:
+    """What an editor does when it quits or force-stops: the run ends, the command's whole
+    process group is killed, the log gets its last event, the process exits 0."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    command = "sleep 300 & echo $! > child.pid; sleep 300"
     proc = start_raw(tmp_path)
     assert proc.stdin is not None and proc.stdout is not None
     request(
@@ -104,60 +111,36 @@ def test_stdin_closed_ends_the_server_within_two_seconds(tmp_path: Path) -> None
         "initialize",
         {
             "processId": None,
-            "rootUri": (tmp_path / "ws").as_uri(),
-            "capabilities": {"experimental": {"tether": {"events": True}}},
-            "initializationOptions": {
-                "provider": "scripted",
-                "script": script({"text": "thinking"}, delaySeconds=30),
-            },
-        },
-    )
-    read_response(proc.stdout, 1)
-    request(proc, 2, "agent/run", {"prompt": "wait", "runId": "long"})
-    while read_message(proc.stdout).get("params", {}).get("kind") != "step":
-        pass
-    started = time.monotonic()
-    proc.stdin.close()
-    assert proc.wait(5) == 0
-    assert time.monotonic() - started < 2.0
-    log = (tmp_path / "state" / "sessions").glob("*.jsonl")
-    lines = [json.loads(line) for f in log for line in f.read_text().splitlines()]
-    lines = [x for x in lines if "record" not in x]  # events only
-    assert lines[-1]["kind"] == "run-finished" and lines[-1]["outcome"] == "cancelled"
-
-
-def test_sigterm_stops_runs_and_flushes_the_log(tmp_path: Path) -> None:
-    (tmp_path / "ws").mkdir()
-    proc = start_raw(tmp_path)
-    assert proc.stdin is not None and proc.stdout is not None
-    request(
-        proc,
-        1,
-        "initialize",
-        {
-            "processId": None,
-            "rootUri": (tmp_path / "ws").as_uri(),
+            "rootUri": root.as_uri(),
             "capabilities": {},
             "initializationOptions": {
                 "provider": "scripted",
-                "script": script({"text": "thinking"}, delaySeconds=30),
+                "autoApprove": ["bash"],
+                "script": script(
+                    {"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}
+                ),
             },
         },
     )
     read_response(proc.stdout, 1)
     request(proc, 2, "agent/run", {"prompt": "wait", "runId": "long"})
-    sessions = tmp_path / "state" / "sessions"
-    deadline = time.monotonic() + 5
-    while not list(sessions.glob("*.jsonl")) and time.monotonic() < deadline:
+    pid_file = root / "child.pid"
+    deadline = time.monotonic() + 10
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
         time.sleep(0.02)
+    grandchild = int(pid_file.read_text())
     started = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
+    if how == "SIGTERM":
+        proc.send_signal(signal.SIGTERM)
+    else:
+        proc.stdin.close()
     assert proc.wait(5) == 0
     assert time.monotonic() - started < 2.0
+    assert not alive(grandchild)
+    sessions = tmp_path / "state" / "sessions"
     lines = [json.loads(x) for f in sessions.glob("*.jsonl") for x in f.read_text().splitlines()]
-    lines = [x for x in lines if "record" not in x]  # events only
-    assert [x["kind"] for x in lines][-1] == "run-finished"
-    assert lines[-1]["outcome"] == "cancelled"
+    events = [x for x in lines if "record" not in x]
+    assert events[-1]["kind"] == "run-finished" and events[-1]["outcome"] == "cancelled"
 
 
 async def test_shutdown_and_exit(editor: Editor, workspace: Path) -> None:
