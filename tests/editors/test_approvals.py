@@ -1,0 +1,220 @@
+"""Approvals in a real Neovim: the inline view and the float, answered with their keys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .conftest import Nvim, call, script
+
+APP = "def greet(name):\n    return 'hello ' + name\n"
+HINT = " Tether: Edit src/app.py   a allow · A always · d deny · e edit "
+EDIT = call("edit_file", path="src/app.py", old_text="'hello '", new_text="'hi '")
+
+
+TYPED = ["def greet(name):", "    return 'hello ' + name", "# typed by the user, unsaved"]
+
+
+def workspace(nvim: Nvim) -> Path:
+    app = nvim.workspace / "src" / "app.py"
+    app.parent.mkdir()
+    app.write_text(APP)
+    (nvim.workspace / "README.md").write_text("# demo\n")
+    return app
+
+
+def env(**values: Any) -> dict[str, str]:
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
+
+
+def tool_results(run: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in run["events"] if e["kind"] == "tool-result"]
+
+
+def decisions(run: dict[str, Any]) -> list[str]:
+    return [e["decision"] for e in run["events"] if e["kind"] == "approval"]
+
+
+def assert_nothing_left(r: Any) -> None:
+    assert r["marks_after"] == [] and r["floats_after"] == 0 and r["pending_after"] is False
+
+
+def test_inline_allow_lands_as_one_undoable_change(nvim: Nvim) -> None:
+    app = workspace(nvim)
+    r = nvim.run(
+        "approve",
+        script({"text": "Shorter.", "toolCalls": [EDIT]}),
+        env(OPEN="src/app.py", MODIFY=TYPED, KEYS=["a"], UNDO="1"),
+    )
+    [shown] = r["shown"]
+    assert shown["view"] == "inline" and shown["in_view"] is True
+    assert shown["cursor"] == [2, 0]  # on the changed line
+    assert shown["marks"] == [
+        {"row": 1, "line_hl_group": "TetherRemoved", "above": False},
+        {"row": 1, "virt_lines": [[[HINT, "TetherHint"]]], "above": True},
+        {"row": 1, "virt_lines": [[["    return 'hi ' + name", "TetherAdded"]]], "above": False},
+    ]
+    run = r["run"]
+    assert run["result"]["outcome"] == "done" and decisions(run) == ["allow"]
+    assert run["result"]["changedFiles"] == [app.as_uri()]
+    assert r["buffer_after"] == ["def greet(name):", "    return 'hi ' + name", TYPED[2]]
+    assert r["disk_after"] == r["buffer_after"]  # agent/saveDocuments wrote it
+    assert r["modified_after"] is False
+    assert r["buffer_undone"] == TYPED  # only the agent's change is undone
+    assert_nothing_left(r)
+    assert "a" not in r["buffer_maps_after"] and "d" not in r["buffer_maps_after"]
+
+
+def test_float_deny_with_feedback_changes_nothing(nvim: Nvim) -> None:
+    app = workspace(nvim)
+    r = nvim.run(
+        "approve",
+        script({"toolCalls": [EDIT]}),
+        env(OPEN="README.md", KEYS=["d"], INPUTS=["keep hello"]),
+    )
+    [shown] = r["shown"]  # src/app.py is not on screen: a float with the diff
+    assert shown["view"] == "float" and shown["in_view"] is True and shown["marks"] == []
+    assert shown["title"] == [[" Tether: Edit src/app.py "]]
+    assert shown["footer"] == [[" a allow · A always · d deny · e edit "]]
+    assert shown["float_lines"] == [
+        "--- a/src/app.py",
+        "+++ b/src/app.py",
+        "@@ -1,2 +1,2 @@",
+        " def greet(name):",
+        "-    return 'hello ' + name",
+        "+    return 'hi ' + name",
+    ]
+    assert r["inputs"] == ["Tether: deny — feedback for the model (optional): "]
+    run = r["run"]
+    assert decisions(run) == ["deny"] and run["result"]["changedFiles"] == []
+    [result] = tool_results(run)
+    assert result["ok"] is False
+    assert "denied" in result["output"] and "keep hello" in result["output"]
+    assert app.read_text() == APP
+    assert_nothing_left(r)
+
+
+def test_allow_always_asks_once_per_session(nvim: Nvim) -> None:
+    workspace(nvim)
+
+    def write(content: str) -> dict[str, Any]:
+        return call("write_file", path="notes/a.txt", content=content)
+
+    r = nvim.run(
+        "approve",
+        script({"toolCalls": [write("one\n")]}, {"toolCalls": [write("two\n")]}),
+        env(OPEN="README.md", KEYS=["A"]),
+    )
+    assert [(s["tool"], s["view"]) for s in r["shown"]] == [("write_file", "float")]
+    assert r["shown"][0]["title"] == [[" Tether: Create notes/a.txt "]]
+    run = r["run"]
+    assert decisions(run) == ["allow-always", "auto"]
+    assert [e["ok"] for e in tool_results(run)] == [True, True], tool_results(run)
+    assert (nvim.workspace / "notes" / "a.txt").read_text() == "two\n"
+    assert_nothing_left(r)
+
+
+def test_edit_before_allow_sends_the_saved_text(nvim: Nvim) -> None:
+    app = workspace(nvim)
+    r = nvim.run(
+        "approve",
+        script({"toolCalls": [EDIT]}),
+        env(OPEN="src/app.py", KEYS=["e"], EDIT_LINES=["'good day '"]),
+    )
+    [shown] = r["shown"]
+    assert shown["view"] == "inline"
+    assert shown["edit_name"] == "tether://edit/call_1_1/new_text"
+    assert shown["edit_lines"] == ["'hi '"]
+    assert shown["marks_while_editing"] == 0  # the inline view is hidden while editing
+    run = r["run"]
+    assert decisions(run) == ["allow"]
+    [result] = tool_results(run)
+    assert result["ok"] is True and "the user changed this call" in result["output"]
+    assert r["buffer_after"] == ["def greet(name):", "    return 'good day ' + name"]
+    assert app.read_text() == "def greet(name):\n    return 'good day ' + name\n"
+    assert_nothing_left(r)
+
+
+def test_edit_before_allow_of_a_command(nvim: Nvim) -> None:
+    workspace(nvim)
+    r = nvim.run(
+        "approve",
+        script({"toolCalls": [call("bash", command="echo proposed")]}),
+        env(KEYS=["e"], EDIT_LINES=["echo edited"]),
+    )
+    [shown] = r["shown"]
+    assert shown["view"] == "float"
+    assert shown["float_lines"] == ["$ echo proposed", "", f"in {nvim.workspace}"]
+    assert shown["edit_lines"] == ["echo proposed"]
+    [result] = tool_results(r["run"])
+    assert result["ok"] is True
+    assert "edited" in result["output"] and "proposed\n" not in result["output"]
+    assert_nothing_left(r)
+
+
+def test_edit_before_allow_of_a_new_file_keeps_its_final_newline(nvim: Nvim) -> None:
+    workspace(nvim)
+    r = nvim.run(
+        "approve",
+        script({"toolCalls": [call("write_file", path="new.txt", content="one\ntwo\n")]}),
+        env(KEYS=["e"], EDIT_LINES=["uno", "dos"]),
+    )
+    [shown] = r["shown"]
+    assert shown["edit_name"] == "tether://edit/call_1_1/content"
+    assert shown["edit_lines"] == ["one", "two"]
+    assert [e["ok"] for e in tool_results(r["run"])] == [True]
+    assert (nvim.workspace / "new.txt").read_text() == "uno\ndos\n"
+    assert_nothing_left(r)
+
+
+def test_an_auto_approved_edit_is_its_own_undo_step(nvim: Nvim) -> None:
+    workspace(nvim)
+    r = nvim.run(
+        "approve",
+        script({"toolCalls": [EDIT]}),
+        env(OPEN="src/app.py", MODIFY=TYPED, UNDO="1", SETTINGS={"autoApprove": ["edit_file"]}),
+    )
+    assert r["shown"] == []
+    assert r["buffer_after"] == ["def greet(name):", "    return 'hi ' + name", TYPED[2]]
+    assert r["buffer_undone"] == TYPED  # the user's typing is not undone with it
+
+
+def test_save_documents_writes_the_buffer_before_a_command_runs(nvim: Nvim) -> None:
+    app = workspace(nvim)
+    typed = ["def greet(name):", "    return 'hello ' + name", "# typed, not saved"]
+    r = nvim.run(
+        "approve",
+        script({"toolCalls": [EDIT]}, {"toolCalls": [call("bash", command="cat src/app.py")]}),
+        env(OPEN="src/app.py", MODIFY=typed, SETTINGS={"autoApprove": ["edit_file", "bash"]}),
+    )
+    assert r["shown"] == []  # auto-approved
+    expected = ["def greet(name):", "    return 'hi ' + name", "# typed, not saved"]
+    assert r["buffer_after"] == expected and r["modified_after"] is False
+    assert app.read_text() == "\n".join(expected) + "\n"
+    bash = tool_results(r["run"])[1]
+    assert bash["output"].splitlines()[1:4] == expected  # the command saw the editor's text
+
+
+def test_closing_the_float_denies(nvim: Nvim) -> None:
+    workspace(nvim)
+    marker = nvim.workspace / "ran.txt"
+    r = nvim.run(
+        "approve",
+        script({"toolCalls": [call("bash", command=f"touch {marker}")]}),
+        env(KEYS=["q"]),
+    )
+    assert [s["view"] for s in r["shown"]] == ["float"]
+    assert decisions(r["run"]) == ["deny"] and r["inputs"] == []  # no feedback asked
+    assert not marker.exists()
+    assert_nothing_left(r)
+
+
+def test_abandoning_edit_before_allow_shows_the_approval_again(nvim: Nvim) -> None:
+    app = workspace(nvim)
+    r = nvim.run("approve", script({"toolCalls": [EDIT]}), env(OPEN="src/app.py", KEYS=["e", "a"]))
+    assert [s["view"] for s in r["shown"]] == ["inline", "inline"]
+    assert r["shown"][1]["marks"] == r["shown"][0]["marks"]
+    assert decisions(r["run"]) == ["allow"]
+    assert app.read_text() == "def greet(name):\n    return 'hi ' + name\n"
+    assert_nothing_left(r)

@@ -1,0 +1,201 @@
+"""Runs from a real Neovim: unsaved buffers, the transcript, progress, cancel, sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import Nvim, Outcome, call, script
+
+READ_SCRIPT = script(
+    {"text": "Reading your notes.", "toolCalls": [call("read_file", path="notes.txt")]},
+    {"text": "Checking the other file.", "toolCalls": [call("read_file", path="missing.txt")]},
+    {"text": "They say unsaved.\nThat is all."},
+)
+
+
+def events(run: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [e for e in run["events"] if e["kind"] == kind]
+
+
+@pytest.fixture(scope="module")
+def read_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Outcome]:
+    """One run (shared by three tests): reads an unsaved buffer, then a missing file."""
+    nvim = Nvim(tmp_path_factory.mktemp("read"))
+    (nvim.workspace / "notes.txt").write_text("saved on disk\n")
+    return nvim.workspace, nvim.run("transcript", READ_SCRIPT)
+
+
+def test_the_run_reads_the_unsaved_buffer(read_run: tuple[Path, Outcome]) -> None:
+    workspace, r = read_run
+    run = r["run"]
+    assert run["result"]["outcome"] == "done"
+    first, second = events(run, "tool-result")
+    assert first["ok"] is True
+    assert first["output"] == "     1\tunsaved line 1\n     2\tunsaved line 2"
+    assert second["ok"] is False
+    assert r["disk"] == ["saved on disk"] and r["modified"] is True  # nothing was saved
+    assert run["params"]["context"] == {"uri": (workspace / "notes.txt").as_uri()}
+
+
+def test_the_transcript_streams_text_folds_tool_calls_and_ends_with_the_outcome(
+    read_run: tuple[Path, Outcome],
+) -> None:
+    _, r = read_run
+    usage = events(r["run"], "usage")[-1]
+    assert r["log_buffer"] == "tether://transcript" and r["log_wins"] == 1
+    assert r["transcript"] == [
+        "▶ what do my notes say?",
+        "── step 1 ──",
+        "Reading your notes.",
+        '✓ read_file {"path": "notes.txt"}',
+        "       1\tunsaved line 1",
+        "       2\tunsaved line 2",
+        "── step 2 ──",
+        "Checking the other file.",
+        '✗ read_file {"path": "missing.txt"}',
+        f"  {events(r['run'], 'tool-result')[1]['output']}",
+        "── step 3 ──",
+        "They say unsaved.",
+        "That is all.",
+        f"■ done · 3 steps · {usage['inputTokens']} in / {usage['outputTokens']} out tokens",
+    ]
+    # the text grew delta by delta on one line
+    assert r["streamed"][:3] == ["Reading ", "Reading your ", "Reading your notes."]
+    # each tool call and its output is one fold, closed; the rest is not folded
+    assert r["foldmethod"] == "expr"
+    assert r["folds"] == [
+        [0, -1],
+        [0, -1],
+        [0, -1],
+        [1, 4],
+        [1, 4],
+        [1, 4],
+        [0, -1],
+        [0, -1],
+        [1, 9],
+        [1, 9],
+        [0, -1],
+        [0, -1],
+        [0, -1],
+        [0, -1],
+    ]
+    assert r["foldtext"] == '✓ read_file {"path": "notes.txt"}  [2 lines]'
+
+
+def test_progress_reaches_neovims_lsp_progress(read_run: tuple[Path, Outcome]) -> None:
+    _, r = read_run
+    token = r["run"]["params"]["workDoneToken"]
+    ours = [p["value"] for p in r["progress"] if p["token"] == token]
+    kinds = [v["kind"] for v in ours]
+    assert kinds[0] == "begin" and kinds[-1] == "end"
+    assert set(kinds[1:-1]) == {"report"} and len(kinds) >= 5
+    assert ours[0]["title"] == "Tether" and ours[0]["message"] == "what do my notes say?"
+    assert ours[0]["cancellable"] is True
+    assert "step 1 · read_file notes.txt" in [v.get("message") for v in ours]
+    assert ours[-1]["message"] == "done"
+    # vim.lsp.status() (what statuslines and fidget.nvim show) saw the run
+    assert any("Tether" in s and "read_file" in s for s in r["status_seen"])
+
+
+SLOW = script(
+    {"text": "Thinking.", "toolCalls": [call("list_files")]},
+    repeatLast=True,
+    delaySeconds=1.0,
+)
+EDIT = call("edit_file", path="src/app.py", old_text="'hello '", new_text="'hi '")
+APP = ["def greet(name):", "    return 'hello ' + name"]
+
+
+def app(nvim: Nvim) -> None:
+    (nvim.workspace / "src").mkdir()
+    (nvim.workspace / "src" / "app.py").write_text("\n".join(APP) + "\n")
+
+
+def test_cancel_stops_a_slow_run(nvim: Nvim) -> None:
+    app(nvim)
+    r = nvim.run("cancel", SLOW, {"MODE": "delay"})
+    result = r["run"]["result"]
+    assert result["outcome"] == "cancelled"
+    assert r["cancel_ms"] < 1500  # the contract: stopped within 1 s (plus the round trip)
+    assert r["transcript"][-1].startswith("■ cancelled · ")
+    assert r["in_flight"] == 0
+
+
+def test_cancel_while_an_approval_is_shown_removes_it(nvim: Nvim) -> None:
+    app(nvim)
+    r = nvim.run("cancel", script({"toolCalls": [EDIT]}), {"MODE": "approval"})
+    assert r["marks_shown"] == 3 and r["maps_shown"] == 4  # shown inline, with its keys
+    assert r["run"]["result"]["outcome"] == "cancelled"
+    assert r["marks_after"] == [] and r["maps_after"] == 0 and r["floats_after"] == 0
+    assert r["buffer_after"] == APP
+    assert (nvim.workspace / "src" / "app.py").read_text() == "\n".join(APP) + "\n"
+
+
+def test_sessions_lists_and_continues_a_session(nvim: Nvim) -> None:
+    (nvim.workspace / "notes.txt").write_text("hello\n")
+    r = nvim.run("sessions", script({"text": "Hello there."}))
+    first, second = r["runs"]
+    assert [run["result"]["outcome"] for run in r["runs"]] == ["done", "done"]
+    # the second run's model call carried the first run's conversation
+    tokens = [run["result"]["usage"]["inputTokens"] for run in r["runs"]]
+    assert tokens[1] > tokens[0], tokens
+    session = first["result"]["sessionId"]
+    assert second["params"]["sessionId"] == session
+    assert second["result"]["sessionId"] == session
+    assert second["params"]["prompt"] == "and now?"
+    [picker] = r["selects"]  # the first :TetherSessions had nothing to list
+    assert picker["prompt"] == "Continue a Tether session"
+    assert len(picker["items"]) == 1 and "first question  (1 run, done)" in picker["items"][0]
+    assert r["inputs"] == ["Tether (continue): "]
+    [listed] = r["sessions"]
+    assert listed["id"] == session and listed["runs"] == 2 and listed["outcome"] == "done"
+    assert listed["prompt"] == "first question" and listed["last_prompt"] == "and now?"
+
+
+def test_the_selection_is_sent_as_context_in_the_negotiated_encoding(nvim: Nvim) -> None:
+    text = nvim.workspace / "text.txt"
+    text.write_text("first line\nhéllo 🌍 world\nthird\n")
+    r = nvim.run("context", script())
+    uri = text.as_uri()
+    encoding = r["encoding"]
+    # "héllo " before the globe; the selection ends after the "w"
+    start, end = {"utf-8": (7, 13), "utf-16": (6, 10), "utf-32": (6, 9)}[encoding]
+    assert r["contexts"] == [
+        {
+            "prompt": "explain this",
+            "context": {
+                "uri": uri,
+                "selection": {
+                    "start": {"line": 1, "character": start},
+                    "end": {"line": 1, "character": end},
+                },
+            },
+        },
+        {
+            "prompt": "explain these lines",
+            "context": {
+                "uri": uri,
+                "selection": {
+                    "start": {"line": 0, "character": 0},
+                    "end": {
+                        "line": 1,
+                        "character": {"utf-8": 17, "utf-16": 14, "utf-32": 13}[encoding],
+                    },
+                },
+            },
+        },
+        {
+            "prompt": "from the key",
+            "context": {
+                "uri": uri,
+                "selection": {
+                    "start": {"line": 2, "character": 0},
+                    "end": {"line": 2, "character": 2},
+                },
+            },
+        },
+        {"prompt": "just the file", "context": {"uri": uri}},
+    ]
