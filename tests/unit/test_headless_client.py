@@ -1,0 +1,104 @@
+"""The headless client's pieces: terminal approvals and applying workspace edits to disk."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.client.approver import TerminalApprover, colour_diff
+from tether.client.workspace_edit import EditRefused, apply_workspace_edit
+
+DIFF_PARAMS = {
+    "runId": "r",
+    "callId": "c",
+    "tool": "edit_file",
+    "title": "Edit a.py",
+    "arguments": {"path": "a.py"},
+    "preview": {
+        "kind": "diff",
+        "uri": "file:///w/a.py",
+        "diff": "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y\n",
+    },
+}
+COMMAND_PARAMS = {
+    **DIFF_PARAMS,
+    "tool": "bash",
+    "title": "Run make",
+    "preview": {"kind": "command", "command": "make", "cwd": "/w"},
+}
+
+
+def approver(answers: list[str], yes: bool = False) -> tuple[TerminalApprover, io.StringIO]:
+    out = io.StringIO()
+    replies = iter(answers)
+    return TerminalApprover(yes=yes, out=out, ask=lambda prompt: next(replies), color=False), out
+
+
+@pytest.mark.parametrize(
+    ("answers", "expected"),
+    [
+        (["a"], {"decision": "allow"}),
+        (["A"], {"decision": "allow-always"}),
+        (["d", ""], {"decision": "deny"}),
+        (["d", "use pytest"], {"decision": "deny", "feedback": "use pytest"}),
+        (["?", "maybe", "a"], {"decision": "allow"}),  # asks again until it understands
+    ],
+)
+async def test_terminal_answers(answers: list[str], expected: dict[str, Any]) -> None:
+    ask, out = approver(answers)
+    assert await ask(DIFF_PARAMS) == expected
+    assert "Edit a.py" in out.getvalue() and "-x\n+y" in out.getvalue()
+
+
+async def test_yes_allows_and_commands_show_their_folder() -> None:
+    ask, out = approver([], yes=True)
+    assert await ask(COMMAND_PARAMS) == {"decision": "allow"}
+    assert "$ make" in out.getvalue() and "(in /w)" in out.getvalue()
+
+
+def test_colour_diff() -> None:
+    coloured = colour_diff("--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n ctx\n", True)
+    assert "\x1b[31m-x\x1b[0m" in coloured and "\x1b[32m+y\x1b[0m" in coloured
+    assert colour_diff("-x\n", False) == "-x\n"
+
+
+def text_edit(sl: int, sc: int, el: int, ec: int, text: str) -> dict[str, Any]:
+    return {
+        "range": {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}},
+        "newText": text,
+    }
+
+
+def test_apply_workspace_edit_to_disk(tmp_path: Path) -> None:
+    a = tmp_path / "a.txt"
+    a.write_bytes(b"\xef\xbb\xbfone \xf0\x9f\x8c\x8d two\nthree\n")  # a BOM and an emoji
+    new = tmp_path / "sub" / "new.txt"
+    edit = {
+        "documentChanges": [
+            {
+                "textDocument": {"uri": a.as_uri(), "version": None},
+                "edits": [text_edit(0, 7, 0, 10, "2"), text_edit(1, 0, 2, 0, "")],
+            },
+            {"kind": "create", "uri": new.as_uri(), "options": {"overwrite": False}},
+            {
+                "textDocument": {"uri": new.as_uri(), "version": None},
+                "edits": [text_edit(0, 0, 0, 0, "hi\n")],
+            },
+        ]
+    }
+    assert apply_workspace_edit(edit) == [a, new, new]
+    assert a.read_bytes() == b"\xef\xbb\xbfone \xf0\x9f\x8c\x8d 2\n"
+    assert new.read_text() == "hi\n"
+
+
+def test_refused_edits(tmp_path: Path) -> None:
+    existing = tmp_path / "e.txt"
+    existing.write_text("x")
+    with pytest.raises(EditRefused, match="already exists"):
+        apply_workspace_edit({"documentChanges": [{"kind": "create", "uri": existing.as_uri()}]})
+    with pytest.raises(EditRefused, match="does not delete"):
+        apply_workspace_edit({"documentChanges": [{"kind": "delete", "uri": existing.as_uri()}]})
+    assert existing.read_text() == "x"
