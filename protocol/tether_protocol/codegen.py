@@ -96,6 +96,7 @@ def render_typescript() -> str:
     out.append("export type Decision = " + " | ".join(json.dumps(d) for d in DECISIONS) + ";")
     out.append("")
     defs: dict[str, Any] = {}
+    emitted: set[str] = set()
     for name, shape in SHAPES.items():
         schema = TypeAdapter(shape).json_schema(by_alias=True, mode="validation")
         defs.update(schema.pop("$defs", {}))
@@ -103,7 +104,10 @@ def render_typescript() -> str:
         body = _ts(schema, defs) if "properties" not in schema else _interface_body(schema, defs)
         out.append(f"export type {type_name} = {body};")
         out.append("")
+        emitted.add(type_name)
     for def_name in sorted(defs):
+        if def_name in emitted:  # e.g. Script: a shape of its own and a $def of Settings
+            continue
         schema = defs[def_name]
         body = _interface_body(schema, defs) if "properties" in schema else _ts(schema, defs)
         out.append(f"export type {def_name} = {body};")

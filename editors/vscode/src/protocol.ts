@@ -231,12 +231,6 @@ export type RunStartedEvent = {
   sessionId: string;
 };
 
-export type Script = {
-  turns?: ScriptTurn[];
-  repeatLast?: boolean;
-  delaySeconds?: number;
-};
-
 export type ScriptToolCall = {
   name: string;
   arguments?: { [key: string]: unknown };

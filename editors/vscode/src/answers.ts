@@ -1,0 +1,63 @@
+// Building the answer to `agent/approve` from what the user chose and changed.
+// No `vscode` import: tested directly.
+import type { AgentApproveParams, AgentApproveResult } from "./protocol";
+import { editedArguments } from "./proposal";
+
+export type Choice = "allow" | "allow-always" | "deny";
+
+/** The button labels, in the order they are offered. */
+export const CHOICE_LABELS: Readonly<Record<Choice, string>> = {
+  allow: "Allow",
+  "allow-always": "Allow Always",
+  deny: "Deny",
+};
+
+export function choiceOf(label: string | undefined): Choice | undefined {
+  const entry = Object.entries(CHOICE_LABELS).find(([, text]) => text === label);
+  return entry === undefined ? undefined : (entry[0] as Choice);
+}
+
+/** The answer: feedback only with a deny, changed arguments only with an allow. */
+export function buildAnswer(
+  choice: Choice,
+  changes: { feedback?: string; arguments?: { [key: string]: unknown } } = {},
+): AgentApproveResult {
+  if (choice === "deny") {
+    const feedback = changes.feedback?.trim();
+    return feedback ? { decision: "deny", feedback } : { decision: "deny" };
+  }
+  return changes.arguments === undefined
+    ? { decision: choice }
+    : { decision: choice, arguments: changes.arguments };
+}
+
+/** For a diff preview: the user's edits to the proposed text become changed arguments. */
+export function diffAnswer(
+  choice: Choice,
+  params: AgentApproveParams,
+  texts: { current: string; proposed: string; edited: string },
+  feedback?: string,
+): AgentApproveResult {
+  if (choice === "deny") {
+    return buildAnswer(choice, { feedback });
+  }
+  const changed = editedArguments(params.tool, params.arguments, texts.current, texts.proposed, texts.edited);
+  return buildAnswer(choice, { arguments: changed });
+}
+
+/** For a command preview: an edited command line becomes changed arguments. */
+export function commandAnswer(
+  choice: Choice,
+  params: AgentApproveParams,
+  editedCommand?: string,
+  feedback?: string,
+): AgentApproveResult {
+  if (choice === "deny") {
+    return buildAnswer(choice, { feedback });
+  }
+  const changed =
+    editedCommand !== undefined && editedCommand !== params.arguments.command
+      ? { ...params.arguments, command: editedCommand }
+      : undefined;
+  return buildAnswer(choice, { arguments: changed });
+}

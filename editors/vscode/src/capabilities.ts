@@ -1,0 +1,37 @@
+// Declares `capabilities.experimental.tether` through the LanguageClient's feature API.
+// Only types come from vscode-languageclient, so this loads (and is tested) without VS Code.
+import type { FeatureState, StaticFeature } from "vscode-languageclient";
+import type { ClientCapabilities, ServerCapabilities } from "vscode-languageserver-protocol";
+import { CLIENT_CAPABILITIES } from "./protocolClient";
+
+/**
+ * `experimental.tether = {approvals, events, saveDocuments}`: this extension answers all
+ * three. It also hides the server's `executeCommandProvider` (`tether.run`,
+ * `tether.cancel`, for plain LSP clients) from the LanguageClient, which would otherwise
+ * register them as VS Code commands and collide with this extension's `tether.cancel`.
+ */
+export class TetherCapabilitiesFeature implements StaticFeature {
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    const experimental =
+      typeof capabilities.experimental === "object" && capabilities.experimental !== null
+        ? (capabilities.experimental as Record<string, unknown>)
+        : {};
+    capabilities.experimental = { ...experimental, tether: { ...CLIENT_CAPABILITIES } };
+  }
+
+  preInitialize(capabilities: ServerCapabilities): void {
+    delete capabilities.executeCommandProvider;
+  }
+
+  initialize(): void {
+    // Nothing to set up: the handlers are registered by TetherProtocol.
+  }
+
+  getState(): FeatureState {
+    return { kind: "static" };
+  }
+
+  clear(): void {
+    // Nothing to clear.
+  }
+}

@@ -1,0 +1,87 @@
+// Tether for VS Code. activate builds the pieces and registers the commands (the server
+// starts with the first command, as activation happens on one); deactivate stops it.
+import * as vscode from "vscode";
+import { Approvals } from "./approvals";
+import { Choice } from "./answers";
+import { setApiKey } from "./keys";
+import { errorMessage } from "./protocolClient";
+import { ProposalFiles } from "./proposalFiles";
+import { Runs } from "./run";
+import { ServerNotFoundError, TetherServer } from "./server";
+import { Transcript } from "./transcript";
+
+let server: TetherServer | undefined;
+
+const APPROVAL_COMMANDS: ReadonlyArray<[string, Choice]> = [
+  ["tether.approval.allow", "allow"],
+  ["tether.approval.allowAlways", "allow-always"],
+  ["tether.approval.deny", "deny"],
+];
+
+async function reportStartFailure(tether: TetherServer, error: unknown): Promise<void> {
+  const action = error instanceof ServerNotFoundError ? "Open Settings" : "Show Server Log";
+  const picked = await vscode.window.showErrorMessage(`Tether: ${errorMessage(error)}`, action);
+  if (picked === "Open Settings") {
+    await vscode.commands.executeCommand("workbench.action.openSettings", "tether.serverPath");
+  } else if (picked === "Show Server Log") {
+    tether.showLog();
+  }
+}
+
+export function activate(context: vscode.ExtensionContext): void {
+  const channel = vscode.window.createOutputChannel("Tether");
+  const transcript = new Transcript(channel);
+  const files = new ProposalFiles();
+  const approvals = new Approvals(files);
+  const tether = new TetherServer(context.secrets, transcript, approvals);
+  server = tether;
+  const runs = new Runs(() => tether.ensureStarted(), transcript, channel);
+  const startFailed = (error: unknown): Promise<void> => reportStartFailure(tether, error);
+  const command = (id: string, run: (...args: unknown[]) => unknown): vscode.Disposable =>
+    vscode.commands.registerCommand(id, run);
+
+  context.subscriptions.push(
+    channel,
+    files,
+    ProposalFiles.register(files),
+    approvals,
+    tether,
+    command("tether.runPrompt", () => runs.runPrompt()),
+    command("tether.cancel", () => runs.cancel()),
+    command("tether.continueSession", () => runs.continueSession()),
+    command("tether.showLog", () => channel.show()),
+    command("tether.restartServer", () => tether.restart().catch(startFailed)),
+    command("tether.setApiKey", async () => {
+      if ((await setApiKey(context.secrets)) && tether.running) {
+        if (runs.book.inFlight.size > 0) {
+          void vscode.window.showInformationMessage(
+            "Tether: the key is used once the server restarts (Tether: Restart Server).",
+          );
+        } else {
+          await tether.restart().catch(startFailed);
+        }
+      }
+    }),
+    ...APPROVAL_COMMANDS.map(([id, choice]) =>
+      command(id, (resource) =>
+        approvals.decide(choice, resource instanceof vscode.Uri ? resource : undefined),
+      ),
+    ),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (event.affectsConfiguration("tether.serverPath")) {
+        if (tether.running) {
+          void tether.restart().catch(startFailed);
+        }
+      } else if (event.affectsConfiguration("tether")) {
+        void tether.configure();
+      }
+    }),
+  );
+  tether.ensureStarted().catch(startFailed);
+}
+
+export function deactivate(): Thenable<void> | undefined {
+  const stopping = server?.stop();
+  server = undefined;
+  return stopping;
+}

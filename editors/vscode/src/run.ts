@@ -1,0 +1,195 @@
+// Tether: Run, Cancel and Continue Session. A run shows as a cancellable notification fed by
+// the server's work-done progress on a token we choose; its transcript streams to "Tether".
+import { randomUUID } from "crypto";
+import * as vscode from "vscode";
+import type { AgentRunResult, RunContext } from "./protocol";
+import { TetherProtocol, errorMessage } from "./protocolClient";
+import { Transcript } from "./transcript";
+
+/** Documents whose URI means something to the server (not output panes, proposals, …). */
+const CONTEXT_SCHEMES = new Set(["file", "untitled"]);
+
+interface EditorLike {
+  readonly document: { readonly uri: vscode.Uri };
+  readonly selection: vscode.Selection;
+}
+
+/** `agent/run`'s `context`: the active editor, and its selection when there is one. */
+export function editorContext(editor: EditorLike | undefined): RunContext | undefined {
+  if (editor === undefined || !CONTEXT_SCHEMES.has(editor.document.uri.scheme)) {
+    return undefined;
+  }
+  const uri = editor.document.uri.toString();
+  const selection = editor.selection;
+  if (selection.isEmpty) {
+    return { uri };
+  }
+  return {
+    uri,
+    selection: {
+      start: { line: selection.start.line, character: selection.start.character },
+      end: { line: selection.end.line, character: selection.end.character },
+    },
+  };
+}
+
+export interface SessionInfo {
+  readonly sessionId: string;
+  readonly firstPrompt: string;
+  readonly lastPrompt: string;
+  readonly runs: number;
+}
+
+/** The runs in flight and the sessions this window has run, newest session first. */
+export class RunBook {
+  readonly inFlight = new Map<string, string>(); // runId → prompt
+  private readonly sessionsById = new Map<string, SessionInfo>();
+
+  record(result: AgentRunResult, prompt: string): void {
+    const known = this.sessionsById.get(result.sessionId);
+    this.sessionsById.delete(result.sessionId); // re-insert: Map order is recency
+    this.sessionsById.set(result.sessionId, {
+      sessionId: result.sessionId,
+      firstPrompt: known?.firstPrompt ?? prompt,
+      lastPrompt: prompt,
+      runs: (known?.runs ?? 0) + 1,
+    });
+  }
+
+  get sessions(): SessionInfo[] {
+    return [...this.sessionsById.values()].reverse();
+  }
+}
+
+export class Runs {
+  readonly book = new RunBook();
+
+  constructor(
+    private readonly connect: () => Promise<TetherProtocol>,
+    private readonly transcript: Transcript,
+    private readonly channel: vscode.OutputChannel,
+  ) {}
+
+  /** Tether: Run (and Continue Session, with its id): ask for a prompt, then run it. */
+  async runPrompt(sessionId?: string): Promise<AgentRunResult | undefined> {
+    const prompt = await vscode.window.showInputBox({
+      title: sessionId === undefined ? "Tether: Run" : `Tether: Continue Session ${sessionId}`,
+      prompt: "What should Tether do? The active editor and its selection go along as context.",
+      ignoreFocusOut: true,
+    });
+    if (prompt === undefined || prompt.trim() === "") {
+      return undefined;
+    }
+    return this.start(prompt.trim(), sessionId);
+  }
+
+  /** Runs one prompt under a cancellable progress notification. */
+  async start(prompt: string, sessionId?: string): Promise<AgentRunResult | undefined> {
+    let protocol: TetherProtocol;
+    try {
+      protocol = await this.connect();
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Tether: ${errorMessage(error)}`);
+      return undefined;
+    }
+    const runId = randomUUID();
+    const workDoneToken = `tether-${runId}`;
+    const context = editorContext(vscode.window.activeTextEditor);
+    this.channel.show(true);
+    const options = { location: vscode.ProgressLocation.Notification, title: "Tether", cancellable: true };
+    return vscode.window.withProgress(options, async (progress, cancel) => {
+      const reports = protocol.onProgress(workDoneToken, (value) => {
+        if (value.kind !== "end" && value.message) {
+          progress.report({ message: value.message });
+        }
+      });
+      const cancelling = cancel.onCancellationRequested(() => {
+        this.transcript.note(`… cancelling run ${runId}`);
+        void protocol.cancelProgress(workDoneToken);
+      });
+      this.book.inFlight.set(runId, prompt);
+      try {
+        const result = await protocol.run({
+          prompt,
+          runId,
+          workDoneToken,
+          ...(sessionId ? { sessionId } : {}),
+          ...(context ? { context } : {}),
+        });
+        this.transcript.finish(result);
+        this.book.record(result, prompt);
+        this.showOutcome(result);
+        return result;
+      } catch (error) {
+        this.transcript.note(`✗ run ${runId} failed: ${errorMessage(error)}`);
+        void vscode.window.showErrorMessage(`Tether: ${errorMessage(error)}`);
+        return undefined;
+      } finally {
+        this.book.inFlight.delete(runId);
+        cancelling.dispose();
+        reports.dispose();
+      }
+    });
+  }
+
+  /** Tether: Cancel: the only run in flight, or the one picked. */
+  async cancel(): Promise<void> {
+    const runs = [...this.book.inFlight];
+    if (runs.length === 0) {
+      void vscode.window.showInformationMessage("Tether: no run in progress.");
+      return;
+    }
+    let runId = runs[0][0];
+    if (runs.length > 1) {
+      const picked = await vscode.window.showQuickPick(
+        runs.map(([id, prompt]) => ({ label: prompt, description: id })),
+        { title: "Tether: cancel which run?" },
+      );
+      if (picked === undefined) {
+        return;
+      }
+      runId = picked.description;
+    }
+    const protocol = await this.connect();
+    const { cancelled } = await protocol.cancel(runId);
+    if (!cancelled) {
+      void vscode.window.showInformationMessage("Tether: that run had already finished.");
+    }
+  }
+
+  /** Tether: Continue Session: pick a session this window ran, then run a prompt in it. */
+  async continueSession(): Promise<AgentRunResult | undefined> {
+    const sessions = this.book.sessions;
+    if (sessions.length === 0) {
+      void vscode.window.showInformationMessage(
+        "Tether: no session in this window yet; start one with Tether: Run.",
+      );
+      return undefined;
+    }
+    const picked = await vscode.window.showQuickPick(
+      sessions.map((s) => ({
+        label: s.lastPrompt,
+        description: s.sessionId,
+        detail: `${s.runs} run${s.runs === 1 ? "" : "s"} · started with: ${s.firstPrompt}`,
+      })),
+      { title: "Tether: continue which session?" },
+    );
+    return picked === undefined ? undefined : this.runPrompt(picked.description);
+  }
+
+  private showOutcome(result: AgentRunResult): void {
+    if (result.outcome === "done" || result.outcome === "cancelled") {
+      // The user saw it coming (or asked for it); the transcript has the details.
+      vscode.window.setStatusBarMessage(`Tether: ${result.outcome} · ${result.steps} steps`, 5000);
+      return;
+    }
+    const reason = result.error ? `: ${result.error}` : "";
+    void vscode.window
+      .showWarningMessage(`Tether stopped: ${result.outcome}${reason}`, "Show Log")
+      .then((action) => {
+        if (action === "Show Log") {
+          this.channel.show();
+        }
+      });
+  }
+}

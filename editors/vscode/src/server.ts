@@ -1,0 +1,126 @@
+// The `tether serve` process behind a LanguageClient: started with the settings as
+// initializationOptions and stored API keys in its environment, told about settings
+// changes, restarted when its path or a key changes.
+import * as vscode from "vscode";
+import { Executable, LanguageClient, LanguageClientOptions } from "vscode-languageclient/node";
+import { Approvals } from "./approvals";
+import { TetherCapabilitiesFeature } from "./capabilities";
+import { storedKeys } from "./keys";
+import { TetherProtocol } from "./protocolClient";
+import { saveOpenDocuments } from "./save";
+import { resolveServerPath, serverEnvironment, tetherSettings } from "./settings";
+import { Transcript } from "./transcript";
+
+export class ServerNotFoundError extends Error {}
+
+function settingsFromConfiguration(): ReturnType<typeof tetherSettings> {
+  const configuration = vscode.workspace.getConfiguration("tether");
+  return tetherSettings((key) => configuration.get(key));
+}
+
+function workspacePaths(): string[] {
+  return (vscode.workspace.workspaceFolders ?? [])
+    .filter((f) => f.uri.scheme === "file")
+    .map((f) => f.uri.fsPath);
+}
+
+export class TetherServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private protocol: TetherProtocol | undefined;
+  private starting: Promise<TetherProtocol> | undefined;
+  private readonly serverOutput = vscode.window.createOutputChannel("Tether Server");
+
+  constructor(
+    private readonly secrets: vscode.SecretStorage,
+    private readonly transcript: Transcript,
+    private readonly approvals: Approvals,
+  ) {}
+
+  get running(): boolean {
+    return this.client?.isRunning() ?? false;
+  }
+
+  /** The protocol layer of a running server, starting it first when needed. */
+  ensureStarted(): Promise<TetherProtocol> {
+    if (this.protocol !== undefined && this.running) {
+      return Promise.resolve(this.protocol);
+    }
+    this.starting ??= this.start().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  /** Sends the current `tether.*` settings for later runs. */
+  async configure(): Promise<void> {
+    if (this.protocol !== undefined && this.running) {
+      await this.protocol.configure(settingsFromConfiguration());
+    }
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.ensureStarted();
+  }
+
+  /** `shutdown` + `exit`; the server cancels its runs and exits. */
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.protocol?.dispose();
+    this.client = undefined;
+    this.protocol = undefined;
+    if (client !== undefined) {
+      await client.stop(3000).catch(() => undefined);
+      await client.dispose().catch(() => undefined);
+    }
+  }
+
+  showLog(): void {
+    this.serverOutput.show();
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.serverOutput.dispose();
+  }
+
+  private async start(): Promise<TetherProtocol> {
+    const configuration = vscode.workspace.getConfiguration("tether");
+    const folders = workspacePaths();
+    const command = resolveServerPath(configuration.get<string>("serverPath", ""), folders);
+    if (command === undefined) {
+      throw new ServerNotFoundError(
+        "the Tether server was not found: no `tether` on PATH and no .venv/bin/tether in the workspace. " +
+          "Install Tether or set tether.serverPath.",
+      );
+    }
+    const server: Executable = {
+      command,
+      args: ["serve"],
+      options: { env: serverEnvironment(process.env, await storedKeys(this.secrets)), cwd: folders[0] },
+    };
+    const clientOptions: LanguageClientOptions = {
+      // Every file buffer is synced: the agent reads what the user sees, unsaved text included.
+      documentSelector: [{ scheme: "file" }],
+      initializationOptions: settingsFromConfiguration(),
+      outputChannel: this.serverOutput,
+    };
+    const client = new LanguageClient("tether", "Tether", server, clientOptions);
+    client.registerFeature(new TetherCapabilitiesFeature());
+    const protocol = new TetherProtocol(client, {
+      onEvent: (event) => this.transcript.handle(event),
+      approve: (params, token) => this.approvals.approve(params, token),
+      saveDocuments: saveOpenDocuments,
+    });
+    try {
+      await client.start();
+    } catch (error) {
+      protocol.dispose();
+      await client.dispose().catch(() => undefined);
+      throw error;
+    }
+    this.client = client;
+    this.protocol = protocol;
+    return protocol;
+  }
+}

@@ -1,0 +1,141 @@
+// Settings → what the server gets (initializationOptions, didChangeConfiguration, process
+// environment), and where the server executable is. No `vscode` import: tested directly.
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import type { Settings } from "./protocol";
+
+/** Reads one `tether.*` setting (the extension passes WorkspaceConfiguration.get). */
+export type SettingReader = (key: string) => unknown;
+
+/** Settings the server reads; `tether.serverPath` is the extension's own. */
+export const SERVER_SETTINGS = ["provider", "model", "baseUrl", "script", "autoApprove", "maxSteps"] as const;
+
+/** Providers whose API key may live in SecretStorage, and the variable the server reads. */
+export const API_KEY_VARIABLES = {
+  openai: "OPENAI_API_KEY",
+  anthropic: "ANTHROPIC_API_KEY",
+} as const;
+export type KeyedProvider = keyof typeof API_KEY_VARIABLES;
+
+export function secretKey(provider: KeyedProvider): string {
+  return `tether.apiKey.${provider}`;
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
+}
+
+/**
+ * The server settings the user set. Unset values are left out so the server falls back to
+ * its environment (`TETHER_PROVIDER`, …) and defaults; wrong types are left out too (the
+ * settings UI validates them; a hand-edited settings.json must not break initialize).
+ */
+export function tetherSettings(read: SettingReader): Settings {
+  const settings: Settings = {};
+  const provider = text(read("provider"));
+  const model = text(read("model"));
+  const baseUrl = text(read("baseUrl"));
+  const script = text(read("script"));
+  if (provider !== undefined) {
+    settings.provider = provider;
+  }
+  if (model !== undefined) {
+    settings.model = model;
+  }
+  if (baseUrl !== undefined) {
+    settings.baseUrl = baseUrl;
+  }
+  if (script !== undefined) {
+    settings.script = script;
+  }
+  const autoApprove = read("autoApprove");
+  if (Array.isArray(autoApprove) && autoApprove.every((tool) => typeof tool === "string")) {
+    settings.autoApprove = [...new Set(autoApprove as string[])];
+  }
+  const maxSteps = read("maxSteps");
+  if (typeof maxSteps === "number" && Number.isInteger(maxSteps) && maxSteps >= 1) {
+    settings.maxSteps = maxSteps;
+  }
+  return settings;
+}
+
+/** The server's environment: the editor's, plus API keys stored in SecretStorage. */
+export function serverEnvironment(
+  base: NodeJS.ProcessEnv,
+  storedKeys: Partial<Record<KeyedProvider, string>>,
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base };
+  for (const provider of Object.keys(API_KEY_VARIABLES) as KeyedProvider[]) {
+    const key = storedKeys[provider];
+    // A key the user stored in the editor wins over a (possibly stale) inherited one.
+    if (key !== undefined && key !== "") {
+      env[API_KEY_VARIABLES[provider]] = key;
+    }
+  }
+  return env;
+}
+
+export interface ServerLookup {
+  env: NodeJS.ProcessEnv;
+  platform: NodeJS.Platform;
+  isExecutable(file: string): boolean;
+}
+
+export function isExecutableFile(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+export const defaultLookup: ServerLookup = {
+  env: process.env,
+  platform: process.platform,
+  isExecutable: isExecutableFile,
+};
+
+function onPath(name: string, lookup: ServerLookup): string | undefined {
+  const separator = lookup.platform === "win32" ? ";" : ":";
+  const names = lookup.platform === "win32" ? [`${name}.exe`, `${name}.cmd`, name] : [name];
+  for (const dir of (lookup.env.PATH ?? "").split(separator)) {
+    for (const candidate of names) {
+      const file = path.join(dir, candidate);
+      if (dir !== "" && lookup.isExecutable(file)) {
+        return file;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The `tether` executable: the configured path (`~` expanded; a relative path with a
+ * slash is taken from the first workspace folder), else `tether` on PATH, else a workspace's `.venv`. Undefined: none.
+ */
+export function resolveServerPath(
+  configured: string,
+  folders: readonly string[],
+  lookup: ServerLookup = defaultLookup,
+): string | undefined {
+  const setting = configured.trim();
+  if (setting !== "") {
+    const expanded = setting.startsWith("~/") ? path.join(os.homedir(), setting.slice(2)) : setting;
+    // A bare name (`tether`, `tether-dev`) is looked up on PATH when the server starts.
+    if (path.isAbsolute(expanded) || !/[\\/]/.test(expanded) || folders.length === 0) {
+      return expanded;
+    }
+    return path.join(folders[0], expanded);
+  }
+  const found = onPath("tether", lookup);
+  if (found !== undefined) {
+    return found;
+  }
+  const venvBinary =
+    lookup.platform === "win32"
+      ? path.join(".venv", "Scripts", "tether.exe")
+      : path.join(".venv", "bin", "tether");
+  return folders.map((folder) => path.join(folder, venvBinary)).find((file) => lookup.isExecutable(file));
+}

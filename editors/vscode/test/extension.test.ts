@@ -1,0 +1,90 @@
+import * as assert from "assert";
+import * as fs from "fs";
+import * as path from "path";
+import { activate, deactivate } from "../src/extension";
+import * as vscode from "./fakeVscode";
+
+interface Manifest {
+  main: string;
+  activationEvents: string[];
+  contributes: {
+    commands: Array<{ command: string }>;
+    menus: { "editor/title": Array<{ command: string; when: string }> };
+    configuration: { properties: Record<string, unknown> };
+  };
+}
+
+const MANIFEST = JSON.parse(
+  fs.readFileSync(path.resolve(__dirname, "../../package.json"), "utf8"),
+) as Manifest;
+
+describe("activate / deactivate (fake VS Code)", () => {
+  let subscriptions: Array<{ dispose(): unknown }>;
+  const savedPath = process.env.PATH;
+
+  before(() => {
+    vscode.reset();
+    process.env.PATH = ""; // no `tether` on PATH and no workspace: the server is not found
+    subscriptions = [];
+    const secrets = {
+      get: async () => undefined,
+      store: async () => undefined,
+      delete: async () => undefined,
+    };
+    activate({ subscriptions, secrets } as unknown as Parameters<typeof activate>[0]);
+  });
+
+  after(async () => {
+    process.env.PATH = savedPath;
+    await deactivate();
+    for (const subscription of subscriptions) {
+      subscription.dispose();
+    }
+  });
+
+  it("registers exactly the commands package.json contributes, each with an activation event", () => {
+    const contributed = MANIFEST.contributes.commands.map((c) => c.command).sort();
+    assert.deepStrictEqual([...vscode.commands.registered.keys()].sort(), contributed);
+    const activating = MANIFEST.activationEvents.map((e) => e.replace("onCommand:", "")).sort();
+    assert.deepStrictEqual(
+      activating,
+      contributed.filter((c) => !c.startsWith("tether.approval.")),
+    );
+  });
+
+  it("puts the approval buttons in the editor title only while an approval is pending", () => {
+    assert.deepStrictEqual(
+      MANIFEST.contributes.menus["editor/title"].map((m) => [m.command, m.when]),
+      [
+        ["tether.approval.allow", "tether.approvalPending"],
+        ["tether.approval.allowAlways", "tether.approvalPending"],
+        ["tether.approval.deny", "tether.approvalPending"],
+      ],
+    );
+  });
+
+  it("declares the settings the extension reads, and no API key setting", () => {
+    assert.deepStrictEqual(Object.keys(MANIFEST.contributes.configuration.properties).sort(), [
+      "tether.autoApprove",
+      "tether.baseUrl",
+      "tether.maxSteps",
+      "tether.model",
+      "tether.provider",
+      "tether.script",
+      "tether.serverPath",
+    ]);
+    assert.strictEqual(MANIFEST.main, "./dist/extension.js");
+  });
+
+  it("registers the proposal file system and tells the user when no server is found", async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepStrictEqual(
+      vscode.calls.find(([name]) => name === "registerFileSystemProvider"),
+      ["registerFileSystemProvider", ["tether-proposal"]],
+    );
+    const [error] = vscode.calls.filter(([name]) => name === "showErrorMessage");
+    assert.ok(error, "no error shown");
+    assert.match(String(error[1][0]), /^Tether: the Tether server was not found/);
+    assert.strictEqual(error[1][1], "Open Settings");
+  });
+});

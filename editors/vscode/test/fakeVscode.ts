@@ -1,0 +1,312 @@
+// The part of the `vscode` API the extension's modules use, as plain objects that tests
+// drive: each UI call is recorded and answered by a replaceable function.
+
+export const version = "1.90.0";
+
+export class Disposable {
+  constructor(private readonly onDispose: () => void) {}
+  dispose(): void {
+    this.onDispose();
+  }
+}
+
+export class EventEmitter<T> {
+  private listeners: Array<(value: T) => void> = [];
+  readonly event = (listener: (value: T) => void): Disposable => {
+    this.listeners.push(listener);
+    return new Disposable(() => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    });
+  };
+  fire(value: T): void {
+    for (const listener of [...this.listeners]) {
+      listener(value);
+    }
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
+export class Uri {
+  private constructor(
+    readonly scheme: string,
+    readonly authority: string,
+    readonly path: string,
+  ) {}
+  static parse(value: string): Uri {
+    const match = /^([a-zA-Z][\w+.-]*):(?:\/\/([^/]*))?(.*)$/.exec(value);
+    if (match === null) {
+      throw new Error(`not a URI: ${value}`);
+    }
+    return new Uri(match[1], match[2] ?? "", decodeURIComponent(match[3]));
+  }
+  static file(path: string): Uri {
+    return new Uri("file", "", path);
+  }
+  static from(parts: { scheme: string; authority?: string; path?: string }): Uri {
+    return new Uri(parts.scheme, parts.authority ?? "", parts.path ?? "");
+  }
+  get fsPath(): string {
+    return this.path;
+  }
+  toString(): string {
+    const authority = this.authority !== "" || this.scheme === "file" ? `//${this.authority}` : "";
+    return `${this.scheme}:${authority}${encodeURI(this.path)}`;
+  }
+}
+
+export enum FileType {
+  Unknown = 0,
+  File = 1,
+  Directory = 2,
+}
+export enum FileChangeType {
+  Changed = 1,
+  Created = 2,
+  Deleted = 3,
+}
+export enum ProgressLocation {
+  SourceControl = 1,
+  Window = 10,
+  Notification = 15,
+}
+
+export class FileSystemError extends Error {
+  static FileNotFound(uri?: Uri): FileSystemError {
+    return new FileSystemError(`file not found: ${String(uri)}`);
+  }
+  static NoPermissions(uri?: Uri): FileSystemError {
+    return new FileSystemError(`no permissions: ${String(uri)}`);
+  }
+}
+
+export class Position {
+  constructor(
+    readonly line: number,
+    readonly character: number,
+  ) {}
+}
+
+export class Range {
+  readonly start: Position;
+  readonly end: Position;
+  constructor(startLine: number, startCharacter: number, endLine: number, endCharacter: number) {
+    this.start = new Position(startLine, startCharacter);
+    this.end = new Position(endLine, endCharacter);
+  }
+}
+
+export class TextEdit {
+  constructor(
+    readonly range: Range,
+    readonly newText: string,
+  ) {}
+}
+
+/** What the LanguageClient builds from a `workspace/applyEdit`, as a list of operations. */
+export class WorkspaceEdit {
+  readonly operations: Array<
+    { kind: "create"; uri: Uri; overwrite: boolean } | { kind: "edit"; uri: Uri; edits: TextEdit[] }
+  > = [];
+  createFile(uri: Uri, options?: { overwrite?: boolean }): void {
+    this.operations.push({ kind: "create", uri, overwrite: options?.overwrite ?? false });
+  }
+  replace(uri: Uri, range: Range, newText: string): void {
+    this.set(uri, [new TextEdit(range, newText)]);
+  }
+  set(uri: Uri, edits: TextEdit[]): void {
+    this.operations.push({ kind: "edit", uri, edits });
+  }
+}
+
+export class TabInputText {
+  constructor(readonly uri: Uri) {}
+}
+export class TabInputTextDiff {
+  constructor(
+    readonly original: Uri,
+    readonly modified: Uri,
+  ) {}
+}
+
+export class CancellationTokenSource {
+  private readonly emitter = new EventEmitter<void>();
+  readonly token = {
+    isCancellationRequested: false,
+    onCancellationRequested: this.emitter.event,
+  };
+  cancel(): void {
+    if (!this.token.isCancellationRequested) {
+      this.token.isCancellationRequested = true;
+      this.emitter.fire();
+    }
+  }
+}
+
+export interface FakeDocument {
+  uri: Uri;
+  isDirty: boolean;
+  isClosed: boolean;
+  text: string;
+  getText(): string;
+  save(): Promise<boolean>;
+}
+
+type Answer<T> = (...args: unknown[]) => Promise<T>;
+
+/** What was written to each output channel, by name. */
+export const outputs: Record<string, string> = {};
+
+/** Fire to simulate a settings change. */
+export const configurationChanges = new EventEmitter<{ affectsConfiguration(section: string): boolean }>();
+
+/** Every recorded call: [name, arguments]. */
+export const calls: Array<[string, unknown[]]> = [];
+
+function recorded<T>(name: string, answer: () => Answer<T>): Answer<T> {
+  return (...args: unknown[]) => {
+    calls.push([name, args]);
+    return answer()(...args);
+  };
+}
+
+const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
+
+/** The answers the fake UI gives; tests replace them, `reset` restores these. */
+export const answers = {
+  showInformationMessage: (async () => undefined) as Answer<string | undefined>,
+  showWarningMessage: (async () => undefined) as Answer<string | undefined>,
+  showErrorMessage: (async () => undefined) as Answer<string | undefined>,
+  showInputBox: (async () => undefined) as Answer<string | undefined>,
+  showQuickPick: (async () => undefined) as Answer<unknown>,
+  readFile: (async () => {
+    throw FileSystemError.FileNotFound();
+  }) as Answer<Uint8Array>,
+  applyEdit: (async () => false) as Answer<boolean>,
+};
+
+const defaults = { ...answers };
+
+export const window = {
+  showInformationMessage: recorded("showInformationMessage", () => answers.showInformationMessage),
+  showWarningMessage: recorded("showWarningMessage", () => answers.showWarningMessage),
+  showErrorMessage: recorded("showErrorMessage", () => answers.showErrorMessage),
+  showInputBox: recorded("showInputBox", () => answers.showInputBox),
+  showQuickPick: recorded("showQuickPick", () => answers.showQuickPick),
+  showTextDocument: recorded("showTextDocument", () => async () => undefined),
+  createOutputChannel: (name: string) => {
+    calls.push(["createOutputChannel", [name]]);
+    outputs[name] = "";
+    return {
+      name,
+      append: (text: string) => (outputs[name] += text),
+      appendLine: (text: string) => (outputs[name] += `${text}\n`),
+      show: () => undefined,
+      dispose: () => undefined,
+    };
+  },
+
+  setStatusBarMessage: (...args: unknown[]) => {
+    calls.push(["setStatusBarMessage", args]);
+    return new Disposable(() => undefined);
+  },
+  withProgress: async <R>(
+    options: unknown,
+    task: (progress: { report(value: unknown): void }, token: CancellationTokenSource["token"]) => Promise<R>,
+  ): Promise<R> => {
+    calls.push(["withProgress", [options]]);
+    return task({ report: (value) => calls.push(["progress.report", [value]]) }, progressCancel.token);
+  },
+  activeTextEditor: undefined as unknown,
+  tabGroups: {
+    all: [] as Array<{ tabs: Array<{ input: unknown }> }>,
+    close: recorded("tabGroups.close", () => async () => true),
+  },
+};
+
+/** Cancels the progress notification of the next `withProgress`. */
+export let progressCancel = new CancellationTokenSource();
+
+export const workspace = {
+  textDocuments: [] as FakeDocument[],
+  workspaceFolders: undefined as Array<{ uri: Uri; name: string }> | undefined,
+  fs: { readFile: recorded("fs.readFile", () => answers.readFile) },
+  applyEdit: recorded("applyEdit", () => answers.applyEdit),
+  getConfiguration: (section: string) => ({
+    get: <T>(key: string, fallback?: T): T | undefined => {
+      calls.push(["getConfiguration.get", [`${section}.${key}`]]);
+      return (settings[key] as T | undefined) ?? fallback;
+    },
+  }),
+  registerFileSystemProvider: (scheme: string) => {
+    calls.push(["registerFileSystemProvider", [scheme]]);
+    return new Disposable(() => undefined);
+  },
+  onDidChangeConfiguration: configurationChanges.event,
+};
+
+export const commands = {
+  executeCommand: recorded("executeCommand", () => async () => undefined),
+  registered: new Map<string, (...args: unknown[]) => unknown>(),
+  registerCommand(id: string, run: (...args: unknown[]) => unknown): Disposable {
+    if (commands.registered.has(id)) {
+      throw new Error(`command '${id}' already exists`); // as VS Code does
+    }
+    commands.registered.set(id, run);
+    return new Disposable(() => commands.registered.delete(id));
+  },
+};
+
+export const env = { appName: "Visual Studio Code", language: "en" };
+
+/** The `tether.*` settings `getConfiguration` answers with. */
+export const settings: Record<string, unknown> = {};
+
+export function reset(): void {
+  calls.length = 0;
+  Object.assign(answers, defaults);
+  workspace.textDocuments = [];
+  window.activeTextEditor = undefined;
+  window.tabGroups.all = [];
+  progressCancel = new CancellationTokenSource();
+  commands.registered.clear();
+  for (const key of Object.keys(settings)) {
+    delete settings[key];
+  }
+}
+
+export function document(uri: Uri, text: string, isDirty = false): FakeDocument {
+  const doc: FakeDocument = {
+    uri,
+    isDirty,
+    isClosed: false,
+    text,
+    getText: () => doc.text,
+    save: async () => {
+      calls.push(["document.save", [uri.toString()]]);
+      doc.isDirty = false;
+      return true;
+    },
+  };
+  return doc;
+}
+
+export { never };
+
+// vscode-languageclient extends VS Code classes at load time (CompletionItem, CodeLens, …)
+// and subscribes to many workspace events when it starts: a name this fake does not define
+// is a bare class at the top level, and a no-op subscription inside a namespace.
+const noop = (): Disposable => new Disposable(() => undefined);
+function lenient<T extends object>(target: T): T {
+  return new Proxy(target, {
+    get: (object, name) => (name in object ? object[name as keyof T] : noop),
+  });
+}
+const defined = module.exports as Record<string | symbol, unknown>;
+for (const namespace of ["window", "workspace", "commands", "languages", "env"]) {
+  defined[namespace] = lenient((defined[namespace] ?? {}) as object);
+}
+module.exports = new Proxy(defined, {
+  get: (target, name) => (name in target ? target[name] : (target[name] = class {})),
+});

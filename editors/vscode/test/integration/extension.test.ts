@@ -1,0 +1,177 @@
+// The whole extension — activate, its commands, the real LanguageClient and the real
+// `tether serve` — with only the VS Code API faked: the UI answers come from the test and
+// `workspace.applyEdit` writes to a temporary workspace the way VS Code would.
+import * as assert from "assert";
+import { execFileSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { pathToFileURL } from "url";
+import { activate, deactivate } from "../../src/extension";
+import type { AgentRunResult } from "../../src/protocol";
+import * as vscode from "../fakeVscode";
+import { applyTextEdits } from "./workspaceEdit";
+
+const SERVER = process.env.TETHER_SERVER ?? path.resolve(__dirname, "../../..", "../../.venv/bin/tether");
+const APP = "def add(a, b):\n    return a + b\n";
+
+function applyToDisk(edit: vscode.WorkspaceEdit): boolean {
+  for (const operation of edit.operations) {
+    const file = operation.uri.fsPath;
+    if (operation.kind === "create") {
+      if (operation.overwrite || !fs.existsSync(file)) {
+        fs.writeFileSync(file, "");
+      }
+    } else {
+      fs.writeFileSync(file, applyTextEdits(fs.readFileSync(file, "utf8"), operation.edits));
+    }
+  }
+  return true;
+}
+
+/** Child processes of this test process whose command line mentions `serve`. */
+function serverChildren(): string[] {
+  try {
+    const out = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(process.pid)], { encoding: "utf8" });
+    return out.split("\n").filter((line) => / serve\b/.test(line));
+  } catch {
+    return []; // ps exits 1 when there is no child at all
+  }
+}
+
+describe("integration: the extension with the real LanguageClient and server (VS Code API faked)", function () {
+  this.timeout(20000);
+  let root: string;
+  let subscriptions: Array<{ dispose(): unknown }>;
+  const app = (): string => fs.readFileSync(path.join(root, "app.py"), "utf8");
+  const command = (id: string): ((...args: unknown[]) => unknown) => {
+    const run = vscode.commands.registered.get(id);
+    assert.ok(run, `command ${id} is not registered`);
+    return run;
+  };
+  const writeScript = (name: string, oldText: string, newText: string): void => {
+    const call = { name: "edit_file", arguments: { path: "app.py", old_text: oldText, new_text: newText } };
+    const script = { turns: [{ text: "Changing the sum.", toolCalls: [call] }, { text: "Done." }] };
+    fs.writeFileSync(path.join(root, name), JSON.stringify(script));
+  };
+
+  before(async () => {
+    assert.ok(fs.existsSync(SERVER), `no server at ${SERVER}: set TETHER_SERVER`);
+    vscode.reset();
+    root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "tether-vscode-ext-")));
+    fs.writeFileSync(path.join(root, "app.py"), APP);
+    writeScript("multiply.json", "a + b", "a * b");
+    vscode.workspace.workspaceFolders = [{ uri: vscode.Uri.file(root), name: "ws" }];
+    Object.assign(vscode.settings, { serverPath: SERVER, provider: "scripted", script: "multiply.json" });
+    vscode.answers.applyEdit = async (edit) => applyToDisk(edit as vscode.WorkspaceEdit);
+    vscode.answers.readFile = async (uri) => fs.readFileSync((uri as vscode.Uri).fsPath);
+    subscriptions = [];
+    const secrets = {
+      get: async () => undefined,
+      store: async () => undefined,
+      delete: async () => undefined,
+    };
+    // The server may start from a folder of its own; keep TETHER_* of the shell out of it.
+    for (const key of Object.keys(process.env).filter(
+      (k) => k.startsWith("TETHER_") && k !== "TETHER_SERVER",
+    )) {
+      delete process.env[key];
+    }
+    process.env.TETHER_STATE_DIR = path.join(root, ".state");
+    activate({ subscriptions, secrets } as unknown as Parameters<typeof activate>[0]);
+  });
+
+  after(async () => {
+    await deactivate();
+    for (const subscription of subscriptions) {
+      subscription.dispose();
+    }
+    delete process.env.TETHER_STATE_DIR;
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it("Tether: Run shows the proposal, applies the user's edited version and reports progress", async () => {
+    vscode.answers.showInputBox = async () => "multiply instead";
+    vscode.answers.showInformationMessage = async (...args) => {
+      if (args[0] !== "Tether: Edit app.py") {
+        return undefined;
+      }
+      const [diff] = vscode.calls.filter(([name, a]) => name === "executeCommand" && a[0] === "vscode.diff");
+      const [, left, right] = diff[1] as [string, vscode.Uri, vscode.Uri];
+      assert.strictEqual(left.toString(), pathToFileURL(path.join(root, "app.py")).toString());
+      // The user edits the proposed text on the right, then allows.
+      vscode.workspace.textDocuments.push(
+        vscode.document(right, "def add(a, b):\n    return a * b  # mine\n"),
+      );
+      return "Allow";
+    };
+    const result = (await command("tether.runPrompt")()) as AgentRunResult | undefined;
+    assert.ok(result, "the run did not return a result");
+    assert.strictEqual(result.outcome, "done");
+    assert.strictEqual(app(), "def add(a, b):\n    return a * b  # mine\n");
+    const reports = vscode.calls.filter(([name]) => name === "progress.report").map(([, args]) => args[0]);
+    assert.deepStrictEqual(reports[0], { message: "multiply instead" });
+    assert.ok(
+      reports.some((r) => JSON.stringify(r) === JSON.stringify({ message: "step 1 · edit_file app.py" })),
+      JSON.stringify(reports),
+    );
+    assert.strictEqual(vscode.calls.filter(([name]) => name === "applyEdit").length, 1);
+  });
+
+  it("settings changes reach the server; a deny from the editor title leaves the file alone", async () => {
+    // The server still holds the agent's edit as the (unsaved, in VS Code) text of app.py.
+    const before = app();
+    writeScript("subtract.json", "a * b  # mine", "a - b");
+    vscode.settings.script = "subtract.json";
+    vscode.configurationChanges.fire({
+      affectsConfiguration: (section) => "tether.script".startsWith(section),
+    });
+    vscode.answers.showInputBox = async (options) =>
+      (options as { title: string }).title.startsWith("Deny") ? "keep the sum" : "subtract";
+    vscode.answers.showInformationMessage = (...args) => {
+      if (args[0] === "Tether: Edit app.py") {
+        setImmediate(() => command("tether.approval.deny")());
+        return vscode.never();
+      }
+      return Promise.resolve(undefined);
+    };
+    vscode.calls.length = 0;
+    const result = (await command("tether.runPrompt")()) as AgentRunResult | undefined;
+    assert.strictEqual(result?.outcome, "done");
+    assert.deepStrictEqual(result?.changedFiles, []);
+    assert.strictEqual(app(), before);
+    assert.strictEqual(vscode.calls.filter(([name]) => name === "applyEdit").length, 0);
+    const transcript = vscode.outputs["Tether"];
+    assert.ok(
+      transcript.includes('→ edit_file {"path":"app.py","old_text":"a * b  # mine","new_text":"a - b"}'),
+      transcript,
+    );
+    assert.ok(transcript.includes("  approval: deny\n✗ edit_file\n"), transcript);
+    assert.ok(transcript.includes("The user said: keep the sum"), transcript);
+    assert.deepStrictEqual(
+      vscode.calls.filter(([name]) => name === "showErrorMessage"),
+      [],
+      "no error was shown",
+    );
+  });
+
+  it("Continue Session offers the sessions of this window", async () => {
+    let offered: unknown;
+    vscode.answers.showQuickPick = async (items) => {
+      offered = items;
+      return undefined;
+    };
+    await command("tether.continueSession")();
+    assert.strictEqual((offered as unknown[]).length, 2);
+  });
+
+  it("deactivate stops the server process", async () => {
+    assert.strictEqual(serverChildren().length, 1, serverChildren().join("\n"));
+    await deactivate();
+    const deadline = Date.now() + 5000;
+    while (serverChildren().length > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.deepStrictEqual(serverChildren(), []);
+  });
+});

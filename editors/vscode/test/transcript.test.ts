@@ -1,0 +1,87 @@
+import * as assert from "assert";
+import * as fs from "fs";
+import * as path from "path";
+import type { AgentEventParams, AgentRunResult } from "../src/protocol";
+import { OutputSink, Transcript, indentOutput, oneLine } from "../src/transcript";
+
+const GOLDEN = path.resolve(__dirname, "../../../../tests/golden");
+
+class Recorder implements OutputSink {
+  text = "";
+  append(text: string): void {
+    this.text += text;
+  }
+  appendLine(text: string): void {
+    this.text += `${text}\n`;
+  }
+}
+
+function golden<T>(name: string): T {
+  return JSON.parse(fs.readFileSync(path.join(GOLDEN, name), "utf8")) as T;
+}
+
+describe("Transcript", () => {
+  it("renders the golden event stream and result", () => {
+    const sink = new Recorder();
+    const transcript = new Transcript(sink);
+    for (const event of golden<AgentEventParams[]>("agent-event.params.json")) {
+      transcript.handle(event);
+    }
+    transcript.finish(golden<AgentRunResult>("agent-run.result.json"));
+    assert.strictEqual(
+      sink.text,
+      [
+        "▶ Fix it",
+        "  run r-1 · session s-1",
+        "── step 1 ──",
+        "Let me ",
+        '→ read_file {"path":"src/app.py"}',
+        "✗ read_file",
+        "  file not found: src/app.py",
+        "■ done after 1 step",
+        "outcome done · 4 steps · 1200 in / 140 out tokens",
+        "",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("shows a step's whole text when none was streamed, and the error and changed files", () => {
+    const sink = new Recorder();
+    const transcript = new Transcript(sink);
+    transcript.handle({ runId: "r", seq: 1, kind: "step", step: 1 });
+    transcript.handle({ runId: "r", seq: 2, kind: "assistant", text: "All at once." });
+    transcript.handle({ runId: "r", seq: 3, kind: "approval", callId: "c", decision: "deny" });
+    transcript.finish(golden<AgentRunResult>("agent-run.result.error.json"));
+    assert.strictEqual(
+      sink.text,
+      [
+        "── step 1 ──",
+        "All at once.",
+        "  approval: deny",
+        "── run r-2 ──",
+        "outcome error · 1 step · 0 in / 0 out tokens · $0.0000",
+        "  changed file:///work/app/src/app.py",
+        "  error: provider failed after 4 attempts: 503 Service Unavailable",
+        "",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("closes a streamed line and marks the run when two runs interleave", () => {
+    const sink = new Recorder();
+    const transcript = new Transcript(sink);
+    transcript.handle({ runId: "a", seq: 1, kind: "text-delta", text: "Hello " });
+    transcript.handle({ runId: "b", seq: 1, kind: "text-delta", text: "Other" });
+    transcript.handle({ runId: "a", seq: 2, kind: "text-delta", text: "world" });
+    transcript.handle({ runId: "a", seq: 3, kind: "assistant", text: "Hello world" });
+    assert.strictEqual(sink.text, "Hello \n── run b ──\nOther\n── run a ──\nworld\n");
+  });
+
+  it("cuts long arguments and long output", () => {
+    assert.strictEqual(oneLine({ text: "x".repeat(300) }, 20), '{"text":"xxxxxxxxxx…');
+    const output = Array.from({ length: 15 }, (_, i) => `l${i}`).join("\n");
+    assert.deepStrictEqual(indentOutput(output, 3), ["  l0", "  l1", "  l2", "  … 12 more lines …"]);
+  });
+});
