@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,26 @@ from tether_protocol import (
 from .host import EventSink
 
 PREVIEW_CHARS = 4000
+
+_last_json: tuple[object, bytes] = (None, b"")
+
+
+def event_json(event: RunEvent) -> bytes:
+    """The wire JSON of an event (camelCase, no nulls), as ``agent/event`` and the log carry it.
+
+    Every sink of a run gets the same event object in turn, so the last one serialized is
+    remembered: the editor notification and the session log line cost one serialization.
+    """
+    global _last_json
+    if _last_json[0] is event:
+        return _last_json[1]
+    try:
+        data = event.model_dump_json(by_alias=True, exclude_none=True).encode()
+    except ValueError:  # a lone surrogate (an editor buffer may hold one): escape it
+        fields = event.model_dump(mode="json", by_alias=True, exclude_none=True)
+        data = json.dumps(fields, separators=(",", ":")).encode()
+    _last_json = (event, data)
+    return data
 
 
 def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
@@ -66,13 +87,10 @@ class RunEvents:
         self._send(StepEvent(**self._next(), step=step))
 
     def text_delta(self, text: str) -> None:
-        # The hot path: fields are known-good, so skip validation.
+        # The hot path. Plain construction: pydantic-core validates these three fields faster
+        # than ``model_construct`` skips validation in Python (1 µs against 2.3 µs).
         self._seq += 1
-        self._send(
-            TextDeltaEvent.model_construct(
-                run_id=self.run_id, seq=self._seq, kind="text-delta", text=text
-            )
-        )
+        self._send(TextDeltaEvent(run_id=self.run_id, seq=self._seq, text=text))
 
     def assistant(self, text: str) -> None:
         self._send(AssistantEvent(**self._next(), text=text))

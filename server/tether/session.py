@@ -2,27 +2,92 @@
 
 Writes go through one background thread so the event loop never blocks on the disk; the
 thread flushes after every batch it takes, so a crash loses at most the events in flight.
+Events arrive already serialized (the editor notification needed the same JSON); records
+are serialized by the thread, long strings (an edit's whole file, before and after) a
+slice at a time so that the thread never holds the interpreter for long. Only the most
+recently written files stay open.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import queue
 import threading
+import time
 import uuid
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from pydantic import BaseModel
 
 from tether_protocol import RunEvent
 
+from .events import event_json
 from .host import FileEdit
 from .providers.base import Message
 from .sessionlog import EditRecord, HistoryRecord, LoggedMessage, MessageRecord
 
 log = logging.getLogger(__name__)
+
+SLICE_CHARS = 1 << 18
+"""Long strings are encoded this many characters at a time (about a millisecond each)."""
+MAX_OPEN_LOGS = 8
+"""Log files kept open between writes; older ones are closed (a session per prompt would
+otherwise hold a file descriptor, and its buffer, for the server's whole life)."""
+
+
+_WHOLE_TEXTS = (EditRecord, HistoryRecord)
+"""Records that may carry whole files or conversations: written with ``json_pieces``."""
+
+
+def _encode(text: str) -> bytes:
+    # A lone surrogate (an editor may send one) becomes a JSON \\uXXXX escape.
+    return text.encode("utf-8", "backslashreplace")
+
+
+def json_pieces(value: Any) -> Iterator[bytes]:
+    """Compact JSON for ``value`` (JSON data), in pieces: long strings a slice at a time.
+
+    A 10 MB string in one ``json.dumps`` holds the interpreter lock for tens of
+    milliseconds, stalling the event loop; between slices the loop gets its turn.
+    """
+    if isinstance(value, str) and len(value) > SLICE_CHARS:
+        yield b'"'
+        for start in range(0, len(value), SLICE_CHARS):
+            piece = json.dumps(value[start : start + SLICE_CHARS], ensure_ascii=False)
+            yield _encode(piece[1:-1])
+            time.sleep(0)  # let a waiting thread (the event loop) run
+        yield b'"'
+    elif isinstance(value, dict):
+        yield b"{"
+        for index, (key, item) in enumerate(value.items()):
+            yield (b"," if index else b"") + _encode(json.dumps(key, ensure_ascii=False)) + b":"
+            yield from json_pieces(item)
+        yield b"}"
+    elif isinstance(value, list):
+        yield b"["
+        for index, item in enumerate(value):
+            if index:
+                yield b","
+            yield from json_pieces(item)
+        yield b"]"
+    else:
+        yield _encode(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def _line(item: BaseModel | bytes) -> bytes:
+    """One log line (without its newline)."""
+    if isinstance(item, bytes):
+        return item
+    if not isinstance(item, _WHOLE_TEXTS):
+        try:
+            return item.model_dump_json(by_alias=True, exclude_none=True).encode()
+        except ValueError:  # a lone surrogate: json_pieces escapes it
+            pass
+    return b"".join(json_pieces(item.model_dump(mode="json", by_alias=True, exclude_none=True)))
 
 
 def new_session_id() -> str:
@@ -41,15 +106,15 @@ class SessionLogWriter:
 
     def __init__(self, state_dir: Path) -> None:
         self.state_dir = state_dir
-        self._queue: queue.SimpleQueue[tuple[Path, BaseModel] | threading.Event | None] = (
+        self._queue: queue.SimpleQueue[tuple[Path, BaseModel | bytes] | threading.Event | None] = (
             queue.SimpleQueue()
         )
-        self._files: dict[Path, IO[bytes]] = {}
+        self._files: OrderedDict[Path, IO[bytes]] = OrderedDict()
         self._thread = threading.Thread(target=self._work, name="tether-session-log", daemon=True)
         self._thread.start()
 
-    def append(self, session_id: str, item: BaseModel) -> None:
-        """Queue one event or record for its session's file; never blocks."""
+    def append(self, session_id: str, item: BaseModel | bytes) -> None:
+        """Queue one event or record (or a line of JSON) for its session's file; never blocks."""
         self._queue.put((session_log_path(self.state_dir, session_id), item))
 
     def flush(self, timeout: float = 2.0) -> bool:
@@ -83,14 +148,16 @@ class SessionLogWriter:
                     continue
                 path, event = item
                 try:
-                    line = event.model_dump_json(by_alias=True, exclude_none=True)
-                    self._file(path).write(line.encode() + b"\n")
+                    handle = self._file(path)
+                    handle.write(_line(event) + b"\n")
                     touched.add(path)
                 except OSError:
                     log.exception("cannot write session log %s", path)
             for path in touched:
+                written = self._files.get(path)  # None: closed (so flushed) to make room
                 try:
-                    self._files[path].flush()
+                    if written is not None:
+                        written.flush()
                 except OSError:
                     log.exception("cannot flush session log %s", path)
             for done in waiting:
@@ -100,7 +167,15 @@ class SessionLogWriter:
 
     def _file(self, path: Path) -> IO[bytes]:
         handle = self._files.get(path)
-        if handle is None:
+        if handle is not None:
+            self._files.move_to_end(path)
+        else:
+            while len(self._files) >= MAX_OPEN_LOGS:
+                _, oldest = self._files.popitem(last=False)
+                try:
+                    oldest.close()  # flushes what it holds
+                except OSError:
+                    log.exception("cannot close a session log")
             path.parent.mkdir(parents=True, exist_ok=True)
             handle = self._files[path] = path.open("a+b")
             handle.seek(0, 2)
@@ -150,4 +225,4 @@ class SessionSink:
         self._session_id = session_id
 
     def publish(self, event: RunEvent) -> None:
-        self._writer.append(self._session_id, event)
+        self._writer.append(self._session_id, event_json(event))

@@ -1,11 +1,20 @@
-"""Pure text work for edits: line endings, minimal changes, unified diffs, LSP positions."""
+"""Pure text work for edits: line endings, minimal changes, unified diffs, LSP positions.
+
+Changes and diffs look only at the lines between the texts' common prefix and suffix
+(``textspan``), so their cost follows the size of the change, not of the file.
+"""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 
 from .host import TextChange
+from .textspan import changed_span, lines_before, newlines_before, widen
+
+DIFF_CONTEXT = 3
+_HUNK = re.compile(r"@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 
 def uses_crlf(text: str) -> bool:
@@ -23,9 +32,11 @@ def to_file_endings(text: str, crlf: bool) -> str:
 
 def minimal_changes(old: str, new: str) -> tuple[TextChange, ...]:
     """Whole-line changes turning ``old`` into ``new``; untouched lines are left out."""
-    old_lines = old.splitlines(keepends=True)
-    new_lines = new.splitlines(keepends=True)
-    offsets = [0]
+    span = changed_span(old, new)
+    base = span.start
+    old_lines = old[base : span.old_end].splitlines(keepends=True)
+    new_lines = new[base : span.new_end].splitlines(keepends=True)
+    offsets = [base]
     for line in old_lines:
         offsets.append(offsets[-1] + len(line))
     changes: list[TextChange] = []
@@ -51,12 +62,15 @@ def apply_changes(text: str, changes: Sequence[TextChange]) -> str:
 def unified_diff(old: str, new: str, shown_path: str, create: bool = False) -> str:
     """A unified diff with file headers (``--- /dev/null`` for a new file)."""
     before = "/dev/null" if create else f"a/{shown_path}"
+    span = widen(old, changed_span(old, new), len(new), DIFF_CONTEXT)
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
+        old[span.start : span.old_end].splitlines(keepends=True),
+        new[span.start : span.new_end].splitlines(keepends=True),
         fromfile=before,
         tofile=f"b/{shown_path}",
     )
+    if span.start:
+        lines = _shifted(lines, lines_before(old, span.start))
     out = []
     for line in lines:
         if not line.endswith("\n"):
@@ -65,9 +79,23 @@ def unified_diff(old: str, new: str, shown_path: str, create: bool = False) -> s
     return "".join(out)
 
 
+def _shifted(lines: Iterator[str], by: int) -> Iterator[str]:
+    """Hunk headers moved down ``by`` lines (the diff was of a part starting there)."""
+    for line in lines:
+        if line.startswith("@@"):
+            match = _HUNK.match(line)
+            if match is not None:
+                old_start, old_count, new_start, new_count = match.groups()
+                line = (
+                    f"@@ -{int(old_start) + by}{old_count or ''} "
+                    f"+{int(new_start) + by}{new_count or ''} @@{line[match.end() :]}"
+                )
+        yield line
+
+
 def position_at(text: str, offset: int, encoding: str = "utf-16") -> tuple[int, int]:
     """The LSP (line, character) of a code-point offset, characters in ``encoding`` units."""
-    line = text.count("\n", 0, offset)
+    line = newlines_before(text, offset)
     line_start = text.rfind("\n", 0, offset) + 1
     prefix = text[line_start:offset]
     if encoding == "utf-8":
@@ -77,12 +105,27 @@ def position_at(text: str, offset: int, encoding: str = "utf-16") -> tuple[int, 
     return line, len(prefix.encode("utf-16-le")) // 2
 
 
+def range_at(
+    text: str, start: int, end: int, encoding: str = "utf-16"
+) -> tuple[tuple[int, int], tuple[int, int]]:
+    """``position_at`` of ``start`` and of ``end`` (``start <= end``), the text read once."""
+    first = position_at(text, start, encoding)
+    line = first[0] + text.count("\n", start, end)
+    line_start = text.rfind("\n", 0, end) + 1
+    prefix = text[line_start:end]
+    if encoding == "utf-8":
+        return first, (line, len(prefix.encode("utf-8")))
+    if encoding == "utf-32":
+        return first, (line, len(prefix))
+    return first, (line, len(prefix.encode("utf-16-le")) // 2)
+
+
 def line_numbers_of(text: str, needle: str) -> list[int]:
     """1-based line numbers where each occurrence of ``needle`` starts."""
     numbers = []
     start = text.find(needle)
     while start >= 0 and needle:
-        numbers.append(text.count("\n", 0, start) + 1)
+        numbers.append(newlines_before(text, start) + 1)
         start = text.find(needle, start + 1)
     return numbers
 

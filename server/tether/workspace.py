@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -26,6 +26,8 @@ __all__ = [
     "TextSnapshot",
     "Workspace",
     "decode_text",
+    "line_count",
+    "line_slice",
     "path_from_uri",
     "split_lines",
     "uri_for",
@@ -73,6 +75,27 @@ def split_lines(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def line_count(text: str) -> int:
+    """``len(split_lines(text))``, without splitting."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def line_slice(text: str, start: int, stop: int, total: int | None = None) -> list[str]:
+    """``split_lines(text)[start:stop]``, splitting no further than line ``stop``.
+
+    A window at the top of a large buffer (``read_file``'s first 2,000 lines of 200,000)
+    then costs what it shows, not what the buffer holds. ``total`` is ``line_count(text)``
+    when the caller has it already.
+    """
+    stop = min(stop, line_count(text) if total is None else total)
+    if start >= stop:
+        return []
+    pieces = text.split("\n", stop)[start:stop]  # the rest of the text stays one piece
+    return [line[:-1] if line.endswith("\r") else line for line in pieces]
 
 
 def uri_for(path: Path) -> str:
@@ -279,6 +302,36 @@ class Workspace:
                 return True
             folder = entry
         return False
+
+    def ignore_checker(self) -> Callable[[Path], bool]:
+        """``is_ignored`` for many paths in a row (``search``'s candidates): each folder's
+        rules and verdict are worked out once, not once per path below it."""
+        folders: dict[Path, tuple[IgnoreChain, bool]] = {}
+
+        def folder_state(folder: Path, root: Path) -> tuple[IgnoreChain, bool]:
+            """The rules in force for ``folder``'s entries, and whether it is ignored."""
+            known = folders.get(folder)
+            if known is not None:
+                return known
+            if folder == root:
+                state: tuple[IgnoreChain, bool] = (self._extend((), root), False)
+            else:
+                chain, ignored = folder_state(folder.parent, root)
+                ignored = ignored or folder.name == ".git" or is_ignored_by(chain, folder, True)
+                state = (chain if ignored else self._extend(chain, folder), ignored)
+            folders[folder] = state
+            return state
+
+        def is_ignored(path: Path) -> bool:
+            root = self.root_of(path)
+            if root is None or path == root:
+                return False
+            chain, ignored = folder_state(path.parent, root)
+            if ignored or path.name == ".git":
+                return True
+            return is_ignored_by(chain, path, path.is_dir())
+
+        return is_ignored
 
     def _load_ignore(self, file: Path) -> tuple[IgnoreRule, ...]:
         try:

@@ -6,8 +6,16 @@ import json
 import time
 from pathlib import Path
 
-from tether.events import RunEvents
-from tether.session import SessionLogWriter, SessionSink, session_log_path
+from tether.events import RunEvents, event_json
+from tether.session import (
+    MAX_OPEN_LOGS,
+    SessionLogWriter,
+    SessionSink,
+    json_pieces,
+    session_log_path,
+)
+from tether.sessionlog import EditRecord, LoggedMessage, MessageRecord
+from tether_protocol import StepEvent, ToolResultEvent
 
 
 def test_events_are_appended_per_session_and_flushed(tmp_path: Path) -> None:
@@ -48,3 +56,56 @@ def test_close_writes_everything_queued(tmp_path: Path) -> None:
 def test_unsafe_session_ids_stay_inside_the_state_dir(tmp_path: Path) -> None:
     path = session_log_path(tmp_path, "../../etc/passwd")
     assert path.parent == tmp_path / "sessions"
+
+
+def test_one_serialization_serves_every_sink(tmp_path: Path) -> None:
+    event = StepEvent(run_id="r1", seq=1, step=1)
+    first = event_json(event)
+    assert event_json(event) is first
+    assert json.loads(first) == {"runId": "r1", "seq": 1, "kind": "step", "step": 1}
+
+
+def test_an_event_with_a_lone_surrogate_is_still_valid_json() -> None:
+    event = ToolResultEvent(
+        run_id="r1", seq=2, call_id="c", tool="read_file", ok=True, output="a\ud800"
+    )
+    assert json.loads(event_json(event))["output"] == "a\ud800"
+
+
+def test_many_sessions_keep_few_files_open_and_lose_nothing(tmp_path: Path) -> None:
+    writer = SessionLogWriter(tmp_path)
+    for round_ in range(2):
+        for n in range(MAX_OPEN_LOGS * 3):
+            RunEvents(f"r{n}", [SessionSink(writer, f"s-{n}")]).step(round_ + 1)
+    assert writer.flush()
+    assert len(writer._files) <= MAX_OPEN_LOGS
+    writer.close()
+    for n in range(MAX_OPEN_LOGS * 3):
+        lines = session_log_path(tmp_path, f"s-{n}").read_text().splitlines()
+        assert [json.loads(x)["step"] for x in lines] == [1, 2]
+
+
+def test_an_edit_of_a_large_file_is_logged_whole(tmp_path: Path) -> None:
+    writer = SessionLogWriter(tmp_path)
+    before = "é line\n" * 200_000 + "\ud800 lone surrogate"  # an editor may send one
+    after = before.replace("line", "LINE", 1)
+    record = EditRecord(run_id="r1", uri="file:///f", path="/f", before=before, after=after)
+    writer.append("s-big", record)
+    writer.close()
+    line = session_log_path(tmp_path, "s-big").read_bytes()
+    assert EditRecord.model_validate(json.loads(line)) == record
+
+
+def test_json_pieces_is_compact_json() -> None:
+    value = {"a": [1, 2.5, None, True, 'x"y'], "é": {}, "long": "z" * 300_000}
+    assert json.loads(b"".join(json_pieces(value))) == value
+
+
+def test_a_record_with_a_lone_surrogate_does_not_stop_the_log(tmp_path: Path) -> None:
+    writer = SessionLogWriter(tmp_path)
+    message = MessageRecord(run_id="r1", message=LoggedMessage(role="user", text="a\ud800"))
+    writer.append("s-odd", message)
+    RunEvents("r1", [SessionSink(writer, "s-odd")]).step(1)
+    writer.close()
+    lines = session_log_path(tmp_path, "s-odd").read_text().splitlines()
+    assert json.loads(lines[0])["message"]["text"] == "a\ud800" and len(lines) == 2

@@ -7,7 +7,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 from tether.errors import ToolError
 from tether.host import Buffer, MemoryBuffers, NoBuffers
@@ -16,6 +18,8 @@ from tether.workspace import (
     TextSnapshot,
     Workspace,
     decode_text,
+    line_count,
+    line_slice,
     path_from_uri,
     split_lines,
     uri_for,
@@ -362,11 +366,17 @@ def test_is_ignored_agrees_with_walk(ws: Workspace, root: Path) -> None:
         write(root, rel)
     write(root, ".git/HEAD")
     walked = set(ws.walk_files(root))
-    for dirpath, _, names in os.walk(root):
+    checker = ws.ignore_checker()
+    for dirpath, folders, names in os.walk(root):
         for name in names:
             path = Path(dirpath) / name
             assert ws.is_ignored(path) == (path not in walked), path
-    assert not ws.is_ignored(root)
+            assert checker(path) == ws.is_ignored(path), path
+        for name in folders:
+            path = Path(dirpath) / name
+            assert checker(path) == ws.is_ignored(path), path
+    assert not ws.is_ignored(root) and not checker(root)
+    assert checker(root / "fresh.log") and not checker(Path("/elsewhere/a.log"))
     assert not ws.is_ignored(root / "pkg" / "new.log")  # not on disk yet: still answered
     assert ws.is_ignored(root / "fresh.log")
     assert not ws.is_ignored(Path("/elsewhere/a.log"))
@@ -511,3 +521,16 @@ def test_gitignore_agrees_with_git(ws: Workspace, root: Path, case: str) -> None
     ).stdout
     by_git = sorted(os.fsdecode(f) for f in listed.split(b"\0") if f)
     assert sorted(rel_walk(ws)) == by_git
+
+
+@hypothesis.given(
+    st.lists(st.sampled_from(["a", "é", "\n", "\r\n", "\r", ""]), max_size=30), st.data()
+)
+def test_line_windows_match_split_lines(pieces: list[str], data: st.DataObject) -> None:
+    text = "".join(pieces)
+    lines = split_lines(text)
+    assert line_count(text) == len(lines)
+    start = data.draw(st.integers(0, len(lines) + 2))
+    stop = data.draw(st.integers(0, len(lines) + 3))
+    assert line_slice(text, start, stop) == lines[start:stop]
+    assert line_slice(text, start, stop, len(lines)) == lines[start:stop]

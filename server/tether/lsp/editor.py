@@ -24,7 +24,8 @@ from tether_protocol import (
 
 from ..diskedit import apply_on_disk, delete_on_disk
 from ..host import ApprovalAnswer, ApprovalRequest, EditOutcome, FileEdit
-from ..textedit import position_at
+from ..textedit import range_at
+from .documents import encoding_name
 
 if TYPE_CHECKING:
     from .server import TetherServer
@@ -113,11 +114,10 @@ class LspEditor:
         return await self._confirm(edit)
 
     def _workspace_edit(self, edit: FileEdit) -> types.WorkspaceEdit:
-        encoding = str(self._server.workspace.position_encoding or "utf-16")
+        encoding = encoding_name(self._server.workspace.position_encoding)
         text_edits: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit] = []
         for change in edit.changes:
-            start = position_at(edit.base_text, change.start, encoding)
-            end = position_at(edit.base_text, change.end, encoding)
+            start, end = range_at(edit.base_text, change.start, change.end, encoding)
             text_edits.append(
                 types.TextEdit(
                     range=types.Range(

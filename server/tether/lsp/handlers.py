@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,6 +66,7 @@ def create_server(tools: ToolRegistry, environ: Mapping[str, str] | None = None)
     @server.feature(types.INITIALIZED)
     async def initialized(ls: TetherServer, params: types.InitializedParams) -> None:
         await warm_up(ls.config.provider)  # import a model SDK before the first run needs it
+        gc.freeze()  # the SDK's modules too are there for good (see ``tether.cli.serve``)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TetherServer, params: types.DidOpenTextDocumentParams) -> None:

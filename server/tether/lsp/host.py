@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from lsprotocol import types
 
@@ -17,11 +18,15 @@ from tether_protocol import (
     ToolCallEvent,
 )
 
+from ..events import event_json
 from ..host import Buffer
 from ..workspace import path_from_uri
+from .transport import frame
 
 if TYPE_CHECKING:
     from .server import TetherServer
+
+_EVENT_HEAD = b'{"jsonrpc":"2.0","method":"%s","params":' % AGENT_EVENT_METHOD.encode()
 
 
 class LspBuffers:
@@ -77,7 +82,8 @@ class LspBuffers:
 
     # --- the Buffers protocol --------------------------------------------------------------
     def _document(self, uri: str, path: Path) -> Buffer | None:
-        doc = self._server.workspace.text_documents.get(uri)
+        # pygls keys documents by the percent-decoded URI (VS Code encodes spaces, non-ASCII).
+        doc = self._server.workspace.text_documents.get(unquote(uri))
         if doc is None:
             return None
         return Buffer(path=path, uri=uri, text=doc.source, version=doc.version)
@@ -151,15 +157,25 @@ class LspBuffers:
 
 
 class NotifySink:
-    """Sends every event as an ``agent/event`` notification."""
+    """Sends every event as an ``agent/event`` notification.
+
+    The frame is built from the event's JSON (shared with the session log) and handed to
+    the transport's writer directly: pygls' ``notify`` would turn the event into a dict,
+    wrap it in an attrs message and serialize that again, several times the cost on the
+    path every streamed token takes.
+    """
 
     def __init__(self, server: TetherServer) -> None:
         self._server = server
 
     def publish(self, event: RunEvent) -> None:
-        self._server.protocol.notify(
-            AGENT_EVENT_METHOD, event.model_dump(mode="json", by_alias=True, exclude_none=True)
-        )
+        writer = self._server.protocol.writer
+        if writer is None:  # no transport (yet): let pygls say so
+            self._server.protocol.notify(
+                AGENT_EVENT_METHOD, event.model_dump(mode="json", by_alias=True, exclude_none=True)
+            )
+            return
+        writer.write(frame(_EVENT_HEAD + event_json(event) + b"}"))
 
 
 def progress_message(event: StepEvent | ToolCallEvent, step: int) -> str:

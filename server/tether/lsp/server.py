@@ -38,6 +38,7 @@ from ..runs import InvalidRun, Run, RunManager
 from ..session import SessionLogWriter
 from ..tools.registry import ToolRegistry
 from ..workspace import Workspace, path_from_uri
+from .documents import LineWorkspace
 from .editor import LspEditor
 from .host import LspBuffers, NotifySink, ProgressSink
 
@@ -75,6 +76,8 @@ class TetherProtocol(LanguageServerProtocol):
         except ConfigError as exc:
             raise JsonRpcInvalidParams(str(exc)) from exc
         result: types.InitializeResult = yield from super().lsp_initialize(params)
+        # Open documents live in line lists: pygls' store rebuilds the text per keystroke.
+        self._workspace = LineWorkspace.like(self.workspace)
         result.capabilities.experimental = {
             "tether": ServerTetherCapabilities(
                 protocol_version=PROTOCOL_VERSION,

@@ -3,6 +3,10 @@
 pygls' own ``start_io`` reads stdin from a thread pool that blocks interpreter exit and
 answers neither malformed JSON nor invalid messages; this loop does both, and it ends
 cleanly on end of input or SIGTERM so that runs and their children can be stopped.
+
+Output is batched: the frames sent during one turn of the event loop go out in one write
+(a streamed reply is thousands of small notifications), never held longer than a few
+milliseconds even while a burst keeps the loop busy.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import os
 import re
 import signal
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
 
@@ -24,6 +29,20 @@ from pygls.protocol import JsonRPCProtocol
 log = logging.getLogger(__name__)
 
 _CONTENT_LENGTH = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE)
+
+FLUSH_BYTES = 256 * 1024
+"""Write at once when this much is waiting."""
+FLUSH_SECONDS = 0.004
+"""Write at once when the oldest waiting frame is this old (a burst that never yields)."""
+
+
+def frame(body: bytes) -> bytes:
+    """An LSP frame around a JSON body (the headers pygls writes)."""
+    return (
+        b"Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
+        % len(body)
+        + body
+    )
 
 
 class FrameReader:
@@ -73,18 +92,74 @@ class FrameReader:
 
 
 class StdoutWriter:
-    """The writer pygls sends through: whole frames, flushed at once."""
+    """The writer every message goes through: whole frames, in order, batched.
 
-    def __init__(self, stream: BinaryIO) -> None:
+    Frames written on the event loop's thread wait for the end of the loop's current turn
+    (``call_soon``), unless ``FLUSH_BYTES`` are waiting or the oldest has waited
+    ``FLUSH_SECONDS``; frames from other threads are handed to the loop the same way.
+    Without a loop every frame is written at once.
+    """
+
+    def __init__(self, stream: BinaryIO, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._stream = stream
+        self._loop = loop
+        self._loop_thread = threading.get_ident()
         self._lock = threading.Lock()
+        self._frames: list[bytes] = []
+        self._size = 0
+        self._since = 0.0
+        self._scheduled = False
+        self._broken = False
 
     def write(self, data: bytes) -> None:
+        """Queue one whole frame."""
         with self._lock:
+            if not self._frames:
+                self._since = time.monotonic()
+            self._frames.append(data)
+            self._size += len(data)
+            if (
+                self._loop is None
+                or self._size >= FLUSH_BYTES
+                or time.monotonic() - self._since >= FLUSH_SECONDS
+            ):
+                self._write_out()
+            elif not self._scheduled:
+                self._scheduled = True
+                try:
+                    if threading.get_ident() == self._loop_thread:
+                        self._loop.call_soon(self.flush)
+                    else:
+                        self._loop.call_soon_threadsafe(self.flush)
+                except RuntimeError:  # the loop is closed: nothing will flush later
+                    self._write_out()
+
+    def flush(self) -> None:
+        """Write out everything queued."""
+        with self._lock:
+            self._write_out()
+
+    def _write_out(self) -> None:
+        self._scheduled = False
+        if not self._frames:
+            return
+        data = self._frames[0] if len(self._frames) == 1 else b"".join(self._frames)
+        self._frames.clear()
+        self._size = 0
+        if self._broken:
+            return
+        try:
             self._stream.write(data)
             self._stream.flush()
+        except (OSError, ValueError) as exc:  # the client is gone; end of input will follow
+            self._broken = True
+            log.debug("cannot write to the client: %s", exc)
 
     def close(self) -> None:
+        """Write out what is queued, then close the stream."""
+        self.flush()
+        with self._lock:
+            self._broken = True
         with contextlib.suppress(OSError):
             self._stream.close()
 
@@ -136,7 +211,8 @@ async def serve(
                 return
 
     threading.Thread(target=pump, name="tether-stdin", daemon=True).start()
-    protocol.set_writer(StdoutWriter(stdout))
+    writer = StdoutWriter(stdout, loop)
+    protocol.set_writer(writer)
     # Editors send SIGTERM on a forced stop: end as at end of input, with the cleanup.
     with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals here
         loop.add_signal_handler(signal.SIGTERM, inbox.put_nowait, None)
@@ -155,3 +231,4 @@ async def serve(
                 log.exception("failed to handle a message")
     finally:
         await on_close()
+        writer.flush()

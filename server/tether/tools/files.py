@@ -9,7 +9,7 @@ import anyio.to_thread
 from pydantic import Field
 
 from ..errors import ToolError
-from ..workspace import Workspace, split_lines
+from ..workspace import Workspace, line_count, line_slice
 from .base import Tool, ToolArgs, ToolContext, ToolResult
 from .search import PathGlob, Search
 
@@ -58,15 +58,16 @@ class ReadFile(Tool[ReadFileArgs]):
         ws = ctx.workspace
         path = ws.resolve(args.path)
         shown = ws.display(path)
-        lines = split_lines((await ws.read_text(path)).text)
-        total = len(lines)
+        text = (await ws.read_text(path)).text
+        total = line_count(text)
         if total == 0:
             return ToolResult(ok=True, output=f"[{shown} is empty]")
         start = args.offset or 1
         if start > total:
             raise ToolError(f"offset {start} is past the end of {shown}, which has {_lines(total)}")
         end = min(total, start - 1 + (args.limit or DEFAULT_READ_LIMIT))
-        out = [f"{n:>6}\t{_cut(lines[n - 1])}" for n in range(start, end + 1)]
+        lines = line_slice(text, start - 1, end, total)
+        out = [f"{n:>6}\t{_cut(line)}" for n, line in enumerate(lines, start)]
         if end < total:
             out.append(
                 f"[showing lines {start}-{end} of {total}; use offset={end + 1} to read more]"

@@ -260,7 +260,8 @@ def _scan_folder(
     ``candidates`` are ripgrep's files (None: walk). Open buffers replace their disk files.
     """
     shown = ws.display(base)
-    if ws.is_ignored(base):
+    ignored = ws.ignore_checker()  # candidates share folders: look each one up once
+    if ignored(base):
         raise ToolError(f"{shown} is ignored by .gitignore, so it is not searched")
     root = ws.root_of(base) or ws.root
 
@@ -270,7 +271,7 @@ def _scan_folder(
     open_here = [
         b
         for b in buffers
-        if b.path.is_relative_to(base) and selected(b.path) and not ws.is_ignored(b.path)
+        if b.path.is_relative_to(base) and selected(b.path) and not ignored(b.path)
     ]
     skip = {b.path for b in open_here}
     if candidates is None:
@@ -284,7 +285,7 @@ def _scan_folder(
                 and f not in skip
                 and selected(f)
                 and not f.is_symlink()
-                and not ws.is_ignored(f)
+                and not ignored(f)
             ),
             key=lambda f: f.parts,
         )
