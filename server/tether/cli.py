@@ -29,9 +29,11 @@ def build_tools() -> Any:
 def serve() -> int:
     """Serve one client over stdio until it goes away."""
     from .lsp.handlers import create_server
+    from .lsp.server import ClientErrorFilter
     from .lsp.transport import serve as serve_stdio
 
     server = create_server(build_tools())
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(ClientErrorFilter())
     # Everything imported so far lives as long as the server: keep it out of the cyclic
     # collector's way, whose full passes over it stalled a streamed reply for ~30 ms.
     gc.freeze()

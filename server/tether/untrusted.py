@@ -51,9 +51,48 @@ MARKERS: dict[str, re.Pattern[str]] = {
 }
 
 
+HINTS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "ignore-instructions": (("ignore", "disregard", "forget", "override"),),
+    "new-instructions": (
+        ("you are now", "new instructions", "from now on", "system prompt", "developer mode"),
+    ),
+    "fake-role-markup": (
+        (
+            "<|",
+            "inst]",
+            "<system",
+            "<assistant",
+            "<user",
+            "<human",
+            "</",
+            "system",
+            "assistant",
+            "human",
+        ),
+    ),
+    "fake-tool-markup": (("tool_output", "function_calls", "<invoke", "tool_use", "tool_call"),),
+    "run-command-request": (("run", "execute", "curl", "wget", "rm -rf"),),
+    "secret-request": (
+        ("reveal", "print", "show", "send", "leak", "exfiltrate", "upload", "post"),
+        ("api", "secret", "password", "token", "credential", ".env", "ssh", "id_rsa"),
+    ),
+    "approval-bypass": (
+        ("approve", "without asking", "without approval", "without confirmation", "skip"),
+    ),
+}
+"""Words each marker's pattern cannot match without (one of each group): a plain substring
+scan rules most markers out before a regex runs over a long output."""
+
+
 def find_markers(text: str) -> list[str]:
     """Names of the injection markers ``text`` matches, in a fixed order."""
-    return [name for name, pattern in MARKERS.items() if pattern.search(text)]
+    lowered = text.lower()
+    return [
+        name
+        for name, pattern in MARKERS.items()
+        if all(any(word in lowered for word in group) for group in HINTS[name])
+        and pattern.search(text)
+    ]
 
 
 def frame(tool: str, call_id: str, output: str, markers: list[str]) -> str:

@@ -61,6 +61,15 @@ def validate_params(model: type[M], params: Any, method: str) -> M:
         raise JsonRpcInvalidParams(f"{method}: params must be a JSON object") from exc
 
 
+class ClientErrorFilter(logging.Filter):
+    """Drops pygls' tracebacks for ``-32602`` answers: they are the client's mistake, already
+    explained in the answer, and a traceback on stderr per typo buries real errors."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, JsonRpcInvalidParams)
+
+
 class TetherProtocol(LanguageServerProtocol):
     """pygls' protocol plus Tether's capabilities and client declaration at ``initialize``."""
 

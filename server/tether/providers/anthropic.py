@@ -41,6 +41,7 @@ from .retry import (
     describe_api_error,
     is_too_long,
     retry_after_seconds,
+    shared_ssl_context,
     stream_reply,
     underlying_error,
 )
@@ -172,7 +173,11 @@ class AnthropicProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
         """Stream one reply, retried and continued as ``retry.stream_reply`` describes."""
         async with AsyncAnthropic(
-            api_key=self._api_key, base_url=self._base_url, max_retries=0, timeout=REQUEST_TIMEOUT
+            api_key=self._api_key,
+            base_url=self._base_url,
+            max_retries=0,
+            timeout=REQUEST_TIMEOUT,
+            http_client=anthropic.DefaultAsyncHttpxClient(verify=shared_ssl_context()),
         ) as client:
 
             def attempt(part: ModelRequest, max_tokens: int | None) -> PartStream:

@@ -44,6 +44,7 @@ from .retry import (
     describe_api_error,
     is_too_long,
     retry_after_seconds,
+    shared_ssl_context,
     stream_reply,
     underlying_error,
 )
@@ -138,7 +139,11 @@ class OpenAIProvider:
         """Stream one reply, retried and continued as ``retry.stream_reply`` describes."""
         # A client per call: its connections belong to this call's event loop and are closed.
         async with AsyncOpenAI(
-            api_key=self._api_key, base_url=self._base_url, max_retries=0, timeout=REQUEST_TIMEOUT
+            api_key=self._api_key,
+            base_url=self._base_url,
+            max_retries=0,
+            timeout=REQUEST_TIMEOUT,
+            http_client=openai.DefaultAsyncHttpxClient(verify=shared_ssl_context()),
         ) as client:
 
             def attempt(part: ModelRequest, max_tokens: int | None) -> PartStream:

@@ -12,9 +12,11 @@ Tool-call arguments that are not a JSON object become a ``ToolCall`` with
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import random
+import ssl
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, replace
@@ -275,3 +277,15 @@ def underlying_error(exc: BaseException) -> str:
     """What an SDK's generic "Connection error." wraps (``RemoteProtocolError: …``)."""
     cause = exc.__cause__
     return f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
+
+
+@functools.cache
+def shared_ssl_context() -> ssl.SSLContext:
+    """One TLS context for every SDK client of the process.
+
+    Each SDK client otherwise builds its own and loads the CA bundle again — about 25 ms
+    per model call, since a client is made per call.
+    """
+    import httpx2  # the SDKs' HTTP client; the same trust settings as its default
+
+    return httpx2.create_ssl_context()
