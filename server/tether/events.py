@@ -63,11 +63,6 @@ class RunEvents:
         self._sinks = list(sinks)
         self._seq = 0
 
-    @property
-    def last_seq(self) -> int:
-        """The ``seq`` of the last event sent (0 before the first)."""
-        return self._seq
-
     def add_sink(self, sink: EventSink) -> None:
         """Deliver later events to ``sink`` too."""
         self._sinks.append(sink)

@@ -64,15 +64,6 @@ class RunManager:
         self._histories: dict[str, list[Message]] = {}
         self._policies: dict[str, ApprovalPolicy] = {}
 
-    def get(self, run_id: str) -> Run | None:
-        """The run in flight with this id."""
-        return self._runs.get(run_id)
-
-    @property
-    def in_flight(self) -> Sequence[Run]:
-        """Runs not yet finished."""
-        return list(self._runs.values())
-
     async def _history(self, session_id: str | None) -> tuple[str, list[Message]]:
         """The conversation to continue: in memory, else rebuilt from the session's log."""
         if session_id is None:
