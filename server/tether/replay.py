@@ -9,11 +9,19 @@ how two versions of the harness are compared on a real trace.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tether_protocol import RunEvent, parse_event
+from tether_protocol import (
+    RunEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    parse_event,
+)
 
 from .client.approver import TerminalApprover
 from .client.render import TerminalRenderer
@@ -36,30 +44,32 @@ class LoggedRun:
 
 def runs_of(data: SessionData) -> list[LoggedRun]:
     """The runs of a session, in order."""
+    by_run: dict[str, list[RunEvent]] = {}
+    for raw in data.events:
+        event = parse_event(raw)
+        by_run.setdefault(event.run_id, []).append(event)
     runs: list[LoggedRun] = []
-    order: list[str] = []
-    prompts: dict[str, str] = {}
-    calls: dict[str, list[tuple[str, str]]] = {}
-    outcomes: dict[str, str] = {}
-    for event in data.events:
-        run_id = str(event.get("runId"))
-        kind = event.get("kind")
-        if kind == "run-started":
-            order.append(run_id)
-            prompts[run_id] = str(event.get("prompt", ""))
-        elif kind == "tool-call":
-            calls.setdefault(run_id, []).append(_call(event["tool"], event["arguments"]))
-        elif kind == "tool-result":
-            _mark(calls.setdefault(run_id, []), bool(event.get("ok")))
-        elif kind == "run-finished":
-            outcomes[run_id] = str(event.get("outcome"))
-    for run_id in order:
+    for run_id, events in by_run.items():
+        started = next((e for e in events if isinstance(e, RunStartedEvent)), None)
+        if started is None:
+            continue  # a torn log may have lost a run's first line
+        finished = next((e for e in events if isinstance(e, RunFinishedEvent)), None)
         messages: list[Message] = data.run_messages.get(run_id, [])
         replies = [m for m in messages if isinstance(m, AssistantMessage)]
-        runs.append(
-            LoggedRun(run_id, prompts[run_id], replies, calls.get(run_id, []), outcomes.get(run_id))
-        )
+        outcome = finished.outcome if finished else None
+        runs.append(LoggedRun(run_id, started.prompt, replies, call_trace(events), outcome))
     return runs
+
+
+def call_trace(events: Iterable[RunEvent]) -> list[tuple[str, str]]:
+    """Each tool call of a run: its name, and its canonical arguments with the result's success."""
+    calls: list[tuple[str, str]] = []
+    for event in events:
+        if isinstance(event, ToolCallEvent):
+            calls.append(_call(event.tool, event.arguments))
+        elif isinstance(event, ToolResultEvent):
+            _mark(calls, event.ok)
+    return calls
 
 
 def _call(tool: str, arguments: Any) -> tuple[str, str]:
@@ -131,13 +141,7 @@ async def rerun(data: SessionData, cwd: Path, yes: bool, renderer: TerminalRende
             extra = {"sessionId": session_id} if session_id else {}
             result = await client.run(run.prompt, **extra)
             session_id = result["sessionId"]
-            calls: list[tuple[str, str]] = []
-            for event in events:
-                if event.kind == "tool-call":
-                    calls.append(_call(event.tool, event.arguments))
-                elif event.kind == "tool-result":
-                    _mark(calls, event.ok)
-            found = differences(run, calls, result["outcome"])
+            found = differences(run, call_trace(events), result["outcome"])
             total += len(found)
             verdict = "same tool calls and outcome" if not found else "; ".join(found)
             renderer._line(f"[{run.run_id}] {verdict}")
