@@ -19,6 +19,21 @@ CORE = [
     "tether.providers.scripted",
     "tether.tools.registry",
     "tether.tools.files",
+    "tether.tools.edits",
+    "tether.tools.shell",
+    "tether.tools.search",
+    "tether.approvals",
+    "tether.coherence",
+    "tether.context",
+    "tether.untrusted",
+    "tether.textedit",
+    "tether.textspan",
+    "tether.diskedit",
+    "tether.undo",
+    "tether.sessionlog",
+    "tether.sessions",
+    "tether.replay",
+    "tether.client",
 ]
 FORBIDDEN = ("pygls", "lsprotocol", "openai", "anthropic")
 
