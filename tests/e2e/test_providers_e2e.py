@@ -108,6 +108,23 @@ async def test_a_provider_that_keeps_failing_ends_the_run_in_error(
     assert len(fake.requests) == 8
 
 
+@pytest.mark.parametrize(("provider", "model"), [("openai", "m"), ("anthropic", "claude-m")])
+async def test_a_stream_closed_after_partial_text_ends_the_run_in_error(
+    editor: Editor, workspace: Path, fake: FakeApi, provider: str, model: str
+) -> None:
+    # The server closes the body after "partial ": no finish_reason/[DONE], no message_stop.
+    stream = openai_stream if provider == "openai" else anthropic_stream
+    cut_after = 2 if provider == "openai" else 4
+    fake.queue(Sse(stream("partial ", "rest"), end_after=cut_after))
+    await editor.open_session(workspace, options=options(fake, provider, model))
+    result = await editor.run(prompt="hi", runId="r1")
+    assert result["outcome"] == "error", result
+    assert "stream was cut" in result["error"]
+    assert len(fake.requests) == 1
+    deltas = [e.text for e in editor.events_of("r1") if e.kind == "text-delta"]  # type: ignore[union-attr]
+    assert deltas == ["partial "]
+
+
 async def test_the_cost_budget_stops_a_real_provider_run(
     editor: Editor, workspace: Path, fake: FakeApi
 ) -> None:
