@@ -208,7 +208,8 @@ class OpenAIProvider:
                     yield TextDelta(text)
         # Neither a finish_reason nor [DONE] (which servers omitting finish_reason still send):
         # the connection was closed mid-reply, however cleanly. [DONE] on nothing is cut too.
-        ended = isinstance(stream._decoder, _EndWatchingDecoder) and stream._decoder.saw_done
+        decoder = getattr(stream, "_decoder", None)  # an SDK without it: finish_reason only
+        ended = isinstance(decoder, _EndWatchingDecoder) and decoder.saw_done
         if reply.finish_reason is None and not (ended and (reply.text or calls)):
             raise StreamInterrupted(
                 "the response stream was cut before the reply was complete "
