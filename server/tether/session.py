@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -101,11 +101,22 @@ def session_log_path(state_dir: Path, session_id: str) -> Path:
     return state_dir / "sessions" / f"{safe}.jsonl"
 
 
-class SessionLogWriter:
-    """Appends events to per-session JSONL files from a background thread."""
+WriteErrorHandler = Callable[[str], None]
+"""Told, once and from the writer's thread, that the state dir cannot be written."""
 
-    def __init__(self, state_dir: Path) -> None:
+
+class SessionLogWriter:
+    """Appends events to per-session JSONL files from a background thread.
+
+    A state dir that cannot be written (read-only, full, not a folder) never stops a run:
+    the first failure is logged as one line and passed to ``on_error`` (the server shows
+    it to the user); later ones are only counted, not a traceback per event.
+    """
+
+    def __init__(self, state_dir: Path, on_error: WriteErrorHandler | None = None) -> None:
         self.state_dir = state_dir
+        self.on_error = on_error
+        self.failed_writes = 0
         self._queue: queue.SimpleQueue[tuple[Path, BaseModel | bytes] | threading.Event | None] = (
             queue.SimpleQueue()
         )
@@ -151,19 +162,39 @@ class SessionLogWriter:
                     handle = self._file(path)
                     handle.write(_line(event) + b"\n")
                     touched.add(path)
-                except OSError:
-                    log.exception("cannot write session log %s", path)
+                except OSError as exc:
+                    self._failed("write", exc)
             for path in touched:
                 written = self._files.get(path)  # None: closed (so flushed) to make room
                 try:
                     if written is not None:
                         written.flush()
-                except OSError:
-                    log.exception("cannot flush session log %s", path)
+                except OSError as exc:
+                    self._failed("flush", exc)
             for done in waiting:
                 done.set()
         for handle in self._files.values():
-            handle.close()
+            try:
+                handle.close()
+            except OSError as exc:
+                self._failed("close", exc)
+
+    def _failed(self, action: str, exc: OSError) -> None:
+        """Report the first failure to write the state dir; count the others."""
+        self.failed_writes += 1
+        if self.failed_writes > 1:
+            return
+        message = (
+            f"cannot {action} session logs in {self.state_dir} ({exc.strerror or exc}); runs go "
+            "on, but sessions are not saved (no resume, history or undo after a restart). "
+            "Set stateDir or TETHER_STATE_DIR to a writable folder."
+        )
+        log.warning("%s", message)
+        if self.on_error is not None:
+            try:
+                self.on_error(message)
+            except Exception:  # the report must not end the writer thread
+                log.exception("reporting a session log error failed")
 
     def _file(self, path: Path) -> IO[bytes]:
         handle = self._files.get(path)
@@ -174,8 +205,8 @@ class SessionLogWriter:
                 _, oldest = self._files.popitem(last=False)
                 try:
                     oldest.close()  # flushes what it holds
-                except OSError:
-                    log.exception("cannot close a session log")
+                except OSError as exc:
+                    self._failed("close", exc)
             path.parent.mkdir(parents=True, exist_ok=True)
             handle = self._files[path] = path.open("a+b")
             handle.seek(0, 2)

@@ -18,7 +18,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from tether_protocol import parse_event
+
 from .providers.base import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
+from .sessionrepair import close_interrupted_calls
 
 log = logging.getLogger(__name__)
 
@@ -135,10 +138,29 @@ class SessionData:
     """Each run's own messages, in order (as logged, before any compaction)."""
     undone: set[str] = field(default_factory=set)
     skipped_lines: int = 0
+    skipped: list[str] = field(default_factory=list)
+    """The first few skipped lines: their number and why (``"line 3: not an object"``)."""
+    interrupted_calls: int = 0
+    """Tool calls that had no result in the log (the server died) and were given one."""
+
+
+MAX_REASONS = 5
+"""Skipped lines described in the one warning a log gets; the rest are only counted."""
+REASON_CHARS = 160
+
+
+class BadLine(ValueError):
+    """A log line that is JSON, but not an event or record Tether wrote."""
 
 
 def read_session(path: Path, session_id: str) -> SessionData:
-    """Read a log; a torn or unreadable line (a crash mid-write) is skipped with a warning."""
+    """Read a log; lines that are not an event or record Tether wrote are skipped.
+
+    A crash mid-write tears a line; a tool or a person may have mangled others (wrong types,
+    unknown records, bytes that are not UTF-8). Each is skipped and the rest still read;
+    the file gets one warning with the count. Tool calls left without a result (the server
+    died during them) are given one, so the conversation can be sent to a model again.
+    """
     data = SessionData(session_id)
     with path.open("rb") as handle:
         lines = handle.read().split(b"\n")
@@ -146,19 +168,54 @@ def read_session(path: Path, session_id: str) -> SessionData:
         if not raw.strip():
             continue
         try:
-            item = json.loads(raw)
+            item = json.loads(raw.decode("utf-8"))  # bytes would be guessed as UTF-16/32
             if not isinstance(item, dict):
-                raise ValueError("not an object")
+                raise BadLine(f"not a JSON object but {type(item).__name__}")
             _apply(data, item)
-        except (ValueError, ValidationError) as exc:
+        except (ValueError, ValidationError) as exc:  # UnicodeDecodeError is a ValueError
             data.skipped_lines += 1
-            log.warning("%s:%d: skipped an unreadable log line (%s)", path, number, exc)
+            if len(data.skipped) < MAX_REASONS:
+                data.skipped.append(f"line {number}: {_reason(exc)}")
+    data.history, added, dropped = close_interrupted_calls(data.history)
+    data.interrupted_calls = added
+    if data.skipped_lines:
+        more = data.skipped_lines - len(data.skipped)
+        log.warning(
+            "%s: skipped %d unreadable line(s): %s%s",
+            path,
+            data.skipped_lines,
+            "; ".join(data.skipped),
+            f"; and {more} more" if more else "",
+        )
+    if added or dropped:
+        log.warning(
+            "%s: %d tool call(s) had no result (interrupted) and were closed; "
+            "%d result(s) without their call were dropped",
+            path,
+            added,
+            dropped,
+        )
     return data
+
+
+def _reason(exc: Exception) -> str:
+    """Why a line was skipped, in one short line (never the whole, maybe huge, line)."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        text = f"{first['msg']} at {where or 'top level'} ({exc.error_count()} error(s))"
+    elif isinstance(exc, UnicodeDecodeError):
+        text = f"not UTF-8 (byte {exc.start})"
+    else:
+        text = str(exc)
+    text = " ".join(text.split())
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
 
 
 def _apply(data: SessionData, item: dict[str, Any]) -> None:
     kind = item.get("record")
     if kind is None:
+        parse_event(item)  # an event the editor could not read is no event
         data.events.append(item)
     elif kind == "message":
         record = MessageRecord.model_validate(item)
@@ -170,3 +227,10 @@ def _apply(data: SessionData, item: dict[str, Any]) -> None:
         data.edits.append(EditRecord.model_validate(item))
     elif kind == "undone":
         data.undone.add(UndoneRecord.model_validate(item).run_id)
+    else:
+        raise BadLine(f"unknown record kind {_short(kind)}")
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"

@@ -6,7 +6,9 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tether_protocol import SessionInfo
+from pydantic import ValidationError
+
+from tether_protocol import RunFinishedEvent, RunStartedEvent, SessionInfo, parse_event
 
 from .session import session_log_path
 from .sessionlog import SessionData, read_session
@@ -22,42 +24,53 @@ def load(state_dir: Path, session_id: str) -> SessionData | None:
     return read_session(path, session_id)
 
 
-def _time(path: Path, first: bool) -> str:
-    stamp = path.stat().st_ctime if first else path.stat().st_mtime
+def _time(stamp: float) -> str:
     return datetime.fromtimestamp(stamp, UTC).isoformat(timespec="seconds")
 
 
 def describe(path: Path) -> SessionInfo | None:
-    """A summary of one log: title (first prompt), times, runs and the last outcome."""
+    """A summary of one log: title (first prompt), times, runs and the last outcome.
+
+    Lines that are not well-formed events are passed over (``read_session`` reports them
+    when the session is loaded): one bad line must not hide the session, or the others.
+    """
     title, runs, last = "", 0, None
     try:
         lines = path.read_bytes().splitlines()
+        status = path.stat()
     except OSError:
         return None
     for raw in lines:
         if b'"record"' in raw or b'"run-' not in raw:
             continue  # only run-started / run-finished events matter here
         try:
-            event = json.loads(raw)
-        except ValueError:
+            event = parse_event(json.loads(raw))
+        except (ValueError, ValidationError):
             continue
-        if event.get("kind") == "run-started":
+        if isinstance(event, RunStartedEvent):
             runs += 1
             if not title:
-                prompt = " ".join(str(event.get("prompt", "")).split())
+                prompt = " ".join(event.prompt.split())
                 title = prompt if len(prompt) <= TITLE_CHARS else prompt[: TITLE_CHARS - 1] + "…"
-        elif event.get("kind") == "run-finished":
-            last = event.get("outcome")
+        elif isinstance(event, RunFinishedEvent):
+            last = event.outcome
     if runs == 0:
         return None
     return SessionInfo(
         session_id=path.stem,
         title=title,
-        created_at=_time(path, True),
-        updated_at=_time(path, False),
+        created_at=_time(status.st_ctime),
+        updated_at=_time(status.st_mtime),
         runs=runs,
         last_outcome=last,
     )
+
+
+def _modified(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # deleted since it was listed
+        return 0.0
 
 
 def list_sessions(state_dir: Path, limit: int | None = None) -> list[SessionInfo]:
@@ -65,7 +78,7 @@ def list_sessions(state_dir: Path, limit: int | None = None) -> list[SessionInfo
     folder = state_dir / "sessions"
     if not folder.is_dir():
         return []
-    paths = sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
+    paths = sorted(folder.glob("*.jsonl"), key=_modified, reverse=True)
     sessions: list[SessionInfo] = []
     for path in paths:
         info = describe(path)
@@ -81,6 +94,9 @@ def find_run(state_dir: Path, run_id: str) -> str | None:
     folder = state_dir / "sessions"
     needle = json.dumps(run_id).encode()
     for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
-        if needle in path.read_bytes():
-            return path.stem
+        try:
+            if needle in path.read_bytes():
+                return path.stem
+        except OSError:  # unreadable or deleted since listed: not this one
+            continue
     return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,8 +11,9 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from tests.providers.fakes import FakeApi, Sse, Status, anthropic_stream, openai_stream
+from tether.client.session import connect
 
-from .conftest import Editor
+from .conftest import Editor, script
 
 READ_APP = ['{"pa', 'th": "src/', 'app.py"}']
 ANSWER = ("It greets ", "people by name.")
@@ -108,6 +110,23 @@ async def test_a_provider_that_keeps_failing_ends_the_run_in_error(
     assert len(fake.requests) == 8
 
 
+@pytest.mark.parametrize(("provider", "model"), [("openai", "m"), ("anthropic", "claude-m")])
+async def test_a_stream_closed_after_partial_text_ends_the_run_in_error(
+    editor: Editor, workspace: Path, fake: FakeApi, provider: str, model: str
+) -> None:
+    # The server closes the body after "partial ": no finish_reason/[DONE], no message_stop.
+    stream = openai_stream if provider == "openai" else anthropic_stream
+    cut_after = 2 if provider == "openai" else 4
+    fake.queue(Sse(stream("partial ", "rest"), end_after=cut_after))
+    await editor.open_session(workspace, options=options(fake, provider, model))
+    result = await editor.run(prompt="hi", runId="r1")
+    assert result["outcome"] == "error", result
+    assert "stream was cut" in result["error"]
+    assert len(fake.requests) == 1
+    deltas = [e.text for e in editor.events_of("r1") if e.kind == "text-delta"]  # type: ignore[union-attr]
+    assert deltas == ["partial "]
+
+
 async def test_the_cost_budget_stops_a_real_provider_run(
     editor: Editor, workspace: Path, fake: FakeApi
 ) -> None:
@@ -190,3 +209,67 @@ async def test_a_too_long_prompt_is_compacted_once_and_retried(
     sent = " ".join(strings(retried.get("messages")))
     assert "SUMMARY: app.py greets people by name." in sent and "and now?" in sent
     assert "Let me read it." not in sent  # the old turns were replaced by the summary
+
+
+def tool_call_ids(provider: str, body: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """The tool call ids a request holds, and each tool result's content by its call id."""
+    calls: list[str] = []
+    results: dict[str, str] = {}
+    for message in body["messages"]:
+        if provider == "openai":
+            calls += [c["id"] for c in message.get("tool_calls") or []]
+            if message["role"] == "tool":
+                results[message["tool_call_id"]] = message["content"]
+            continue
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block["type"] == "tool_use":
+                calls.append(block["id"])
+            elif block["type"] == "tool_result":
+                results[block["tool_use_id"]] = block["content"]
+    return calls, results
+
+
+async def logged_lines(log: Path, needle: bytes) -> list[bytes]:
+    """The log's lines once one contains ``needle`` (the writer thread flushes in batches)."""
+    async with asyncio.timeout(5):
+        while needle not in (data := log.read_bytes()):
+            await asyncio.sleep(0.01)
+    return data.splitlines()
+
+
+@pytest.mark.parametrize(("provider", "model"), [("openai", "m"), ("anthropic", "claude-m")])
+async def test_a_session_killed_during_a_tool_call_resumes_against_a_real_api(
+    editor: Editor, workspace: Path, fake: FakeApi, tmp_path: Path, provider: str, model: str
+) -> None:
+    read_both = {
+        "text": "reading both",
+        "toolCalls": [
+            {"name": "read_file", "arguments": {"path": "src/app.py"}},
+            {"name": "read_file", "arguments": {"path": "README.md"}},
+        ],
+    }
+    await editor.open_session(workspace, script=script(read_both, {"text": "read"}))
+    first = await editor.run(prompt="read two files", runId="r1")
+    session_id = first["sessionId"]
+    log = editor.state_dir / "sessions" / f"{session_id}.jsonl"
+    lines = await logged_lines(log, b'"run-finished"')
+    # The log as kill -9 leaves it while the second call runs: its result was never written.
+    first_result = next(i for i, line in enumerate(lines) if b'"role":"tool"' in line)
+    state = tmp_path / "after-kill"
+    (state / "sessions").mkdir(parents=True)
+    (state / "sessions" / log.name).write_bytes(b"\n".join(lines[: first_result + 1]) + b"\n")
+
+    stream = openai_stream if provider == "openai" else anthropic_stream
+    fake.queue(Sse(stream("picking up again")))
+    settings = {**options(fake, provider, model), "stateDir": str(state)}
+    async with connect(workspace, settings) as client:
+        resumed = await client.run("go on", sessionId=session_id, runId="r2")
+        history = await client.request("agent/history", {"sessionId": session_id})
+    assert resumed["outcome"] == "done", resumed
+    assert resumed["answer"] == "picking up again"
+    [sent] = fake.requests
+    calls, results = tool_call_ids(provider, sent.body)
+    assert len(calls) == 2 and set(results) == set(calls)  # every call has its result
+    assert "interrupted" in results[calls[1]] and "hello" in results[calls[0]]
+    runs = [e["runId"] for e in history["events"] if e["kind"] == "run-started"]
+    assert runs == ["r1", "r2"]

@@ -164,6 +164,40 @@ async def test_a_torn_log_loads_and_goes_on(editor: Editor, workspace: Path) -> 
     assert data.skipped_lines == 1 and len(data.history) == 8
 
 
+async def test_a_log_with_bad_lines_breaks_neither_sessions_nor_history(
+    editor: Editor, workspace: Path
+) -> None:
+    await editor.open_session(workspace, script=script(*TURNS))
+    good = await editor.run(prompt="a good session", runId="r1")
+    bad = await editor.run(prompt="a session that gets bad lines", runId="r2")
+    log = editor.state_dir / "sessions" / f"{bad['sessionId']}.jsonl"
+    async with asyncio.timeout(5):  # the writer thread flushes in batches
+        while b'"run-finished"' not in log.read_bytes():
+            await asyncio.sleep(0.01)
+    with log.open("ab") as handle:
+        for line in [
+            b"{}",
+            b'{"record": "message", "role": 5}',
+            b"[]",
+            b'"x"',
+            b"\xff\xfe\x80",
+            b'{"record": "unheard-of", "runId": "r2"}',
+            b'["run-started"]',
+            b'{"runId": "r2", "seq": 99, "kind": "run-finished", "outcome": 5}',
+        ]:
+            handle.write(line + b"\n")
+    listed = await editor.client.protocol.send_request_async("agent/sessions", {})
+    ids = [s["sessionId"] for s in listed["sessions"]]
+    assert sorted(ids) == sorted([good["sessionId"], bad["sessionId"]])
+    history = await editor.client.protocol.send_request_async(
+        "agent/history", {"sessionId": bad["sessionId"]}
+    )
+    sent = [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in editor.events]
+    assert history["events"] == [e for e in sent if e["runId"] == "r2"]
+    again = await editor.run(prompt="more", sessionId=bad["sessionId"])
+    assert again["outcome"] == "done"
+
+
 async def test_steer_joins_the_running_run(editor: Editor, workspace: Path) -> None:
     await editor.open_session(workspace, script=script(*TURNS, delaySeconds=0.4))
     task = asyncio.ensure_future(editor.run(prompt="go", runId="r1"))

@@ -24,11 +24,14 @@ from typing import Any
 class Sse:
     """A ``text/event-stream`` reply; ``drop_after`` frames, then the connection is cut.
 
+    ``end_after`` frames, then the server closes the connection cleanly: a body delimited
+    by the close (no chunked encoding), so the client sees a well-formed but short stream.
     ``delay`` seconds pass before each frame (a slow model).
     """
 
     frames: list[str]
     drop_after: int | None = None
+    end_after: int | None = None
     delay: float = 0.0
 
 
@@ -87,6 +90,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
+        if reply.end_after is not None:
+            self._send_until_close(reply.frames[: reply.end_after])
+            return
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         for index, frame in enumerate(reply.frames):
@@ -105,6 +111,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 return
         self.wfile.write(b"0\r\n\r\n")
+
+    def _send_until_close(self, frames: list[str]) -> None:
+        """A body that ends where the server closes the connection (no length, no chunks)."""
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write("".join(frames).encode())
+        self.wfile.flush()
+        self.close_connection = True
 
 
 class FakeApi:

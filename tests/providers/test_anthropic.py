@@ -274,3 +274,23 @@ async def test_thinking_blocks_go_back_with_their_tool_use(fake: FakeApi) -> Non
         {"type": "thinking", "thinking": "I should read a.py.", "signature": "sig-1"},
         {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.py"}},
     ]
+
+
+async def test_a_stream_closed_cleanly_before_any_text_is_retried(fake: FakeApi) -> None:
+    fake.queue(Sse(anthropic_stream("lost"), end_after=2), Sse(anthropic_stream("second try")))
+    assert text_of(await drain(provider(fake))) == "second try"
+    assert len(fake.requests) == 2
+
+
+async def test_a_stream_closed_cleanly_after_text_is_an_error_saying_it_was_cut(
+    fake: FakeApi,
+) -> None:
+    # No message_delta, no message_stop: the server closed the body after "partial ".
+    fake.queue(Sse(anthropic_stream("partial ", "answer"), end_after=4))
+    seen: list[object] = []
+    with pytest.raises(ProviderError, match="stream was cut") as caught:
+        async for delta in provider(fake).stream(request()):
+            seen.append(delta)
+    assert seen == [TextDelta("partial ")]
+    assert "after the reply had started streaming" in str(caught.value)
+    assert len(fake.requests) == 1

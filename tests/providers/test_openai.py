@@ -274,3 +274,32 @@ async def test_output_without_a_finish_reason_is_accepted(fake: FakeApi) -> None
     assert text_of(deltas) == "hi" and len(fake.requests) == 1
     [*_, usage] = deltas
     assert isinstance(usage, UsageDelta) and usage.output_tokens == 1  # estimated: no usage
+
+
+async def test_a_stream_closed_cleanly_mid_tool_call_is_retried(fake: FakeApi) -> None:
+    # No finish_reason, no [DONE]: the arguments may be incomplete, and nothing was shown yet.
+    cut = openai_stream(calls=[("call_1", "read_file", ['{"path"', ': "a.py"}'])])
+    fake.queue(Sse(cut, end_after=3), Sse(openai_stream("whole")))
+    deltas = await drain(provider(fake))
+    assert text_of(deltas) == "whole" and calls_of(deltas) == []
+    assert len(fake.requests) == 2
+
+
+async def test_a_stream_closed_cleanly_after_text_is_an_error_saying_it_was_cut(
+    fake: FakeApi,
+) -> None:
+    fake.queue(Sse(openai_stream("partial ", "answer"), end_after=2), Sse(openai_stream("again")))
+    seen: list[object] = []
+    with pytest.raises(ProviderError, match="stream was cut") as caught:
+        async for delta in provider(fake).stream(request()):
+            seen.append(delta)
+    assert seen == [TextDelta("partial ")]
+    assert "after the reply had started streaming" in str(caught.value)
+    assert len(fake.requests) == 1  # not retried: "partial " was already shown
+
+
+async def test_a_finish_reason_without_done_is_a_whole_reply(fake: FakeApi) -> None:
+    # Everything up to the finish_reason (and usage) came; only the [DONE] line was lost.
+    fake.queue(Sse(openai_stream("all of it"), end_after=4))
+    deltas = await drain(provider(fake))
+    assert text_of(deltas) == "all of it" and len(fake.requests) == 1

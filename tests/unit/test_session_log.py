@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
+
+import pytest
 
 from tether.events import RunEvents, event_json
 from tether.session import (
@@ -109,3 +112,38 @@ def test_a_record_with_a_lone_surrogate_does_not_stop_the_log(tmp_path: Path) ->
     writer.close()
     lines = session_log_path(tmp_path, "s-odd").read_text().splitlines()
     assert json.loads(lines[0])["message"]["text"] == "a\ud800" and len(lines) == 2
+
+
+def test_an_unwritable_state_dir_is_reported_once_and_logged_in_one_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")  # a state dir under a file: unwritable even for root
+    reports: list[str] = []
+    writer = SessionLogWriter(blocker / "state", on_error=reports.append)
+    with caplog.at_level(logging.WARNING, logger="tether.session"):
+        for index in range(50):
+            writer.append(f"s-{index % 3}", StepEvent(run_id="r1", seq=index + 1, step=1))
+            if index % 10 == 0:
+                assert writer.flush()
+        assert writer.flush()
+        writer.close()
+    assert len(reports) == 1 and str(blocker / "state") in reports[0]
+    assert writer.failed_writes == 50
+    [line] = caplog.records
+    assert line.exc_info is None and line.getMessage() == reports[0]
+
+
+def test_a_failing_error_report_does_not_stop_the_writer(tmp_path: Path) -> None:
+    def refuse(message: str) -> None:
+        raise RuntimeError("the client is gone")
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    writer = SessionLogWriter(blocker / "state", on_error=refuse)
+    writer.append("s", StepEvent(run_id="r1", seq=1, step=1))
+    assert writer.flush()
+    writer.append("s", StepEvent(run_id="r1", seq=2, step=2))
+    assert writer.flush()  # the thread still takes work
+    writer.close()
+    assert writer.failed_writes == 2

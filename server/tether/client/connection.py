@@ -23,6 +23,10 @@ RequestHandler = Callable[[Any], Awaitable[Any]]
 EventHandler = Callable[[RunEvent], None]
 
 
+MESSAGE_TYPES: dict[Any, str] = {1: "error: ", 2: "warning: "}
+"""How a ``window/showMessage`` type is labelled in the terminal (info and log: none)."""
+
+
 class ServerError(Exception):
     """A JSON-RPC error answer from the server."""
 
@@ -49,6 +53,7 @@ class TetherClient:
             "window/workDoneProgress/create": _null,
         }
         self.on_event: EventHandler | None = None
+        self._shown: set[str] = set()
         self.capabilities: dict[str, Any] = {}
 
     @classmethod
@@ -111,7 +116,18 @@ class TetherClient:
         elif "id" in message:
             self._tg.start_soon(self._answer, message)
         elif method == "window/showMessage":
-            print(f"tether: {message['params'].get('message')}", file=sys.stderr)
+            self._show_message(message.get("params"))
+
+    def _show_message(self, params: Any) -> None:
+        """A ``window/showMessage`` for the terminal user: one line, each message once."""
+        if not isinstance(params, dict):
+            return
+        text = str(params.get("message", "")).removeprefix("Tether: ")
+        if not text or text in self._shown:
+            return
+        self._shown.add(text)
+        kind = MESSAGE_TYPES.get(params.get("type", 0), "")
+        print(f"tether: {kind}{text}", file=sys.stderr)
 
     async def _answer(self, message: dict[str, Any]) -> None:
         handler = self._handlers.get(message["method"])

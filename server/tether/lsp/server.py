@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -121,7 +122,8 @@ class TetherServer(LanguageServer):
         self.config: Config = resolve(self._env_settings, self.environ)
         self.buffers = LspBuffers(self)
         self.editor = LspEditor(self)
-        self.log_writer = SessionLogWriter(self.config.state_dir)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.log_writer = SessionLogWriter(self.config.state_dir, self._state_dir_failed)
         self.runs = RunManager(tools, self.log_writer)
         self._progress_tokens: dict[str | int, str] = {}
         self._run_tasks: set[asyncio.Task[Any]] = set()
@@ -129,6 +131,8 @@ class TetherServer(LanguageServer):
     # --- configuration -------------------------------------------------------------------
     def configure_from_initialize(self, params: types.InitializeParams) -> None:
         """Read the client's Tether declaration and initializationOptions."""
+        with contextlib.suppress(RuntimeError):  # no loop: a test calling it directly
+            self._loop = asyncio.get_running_loop()
         experimental = params.capabilities.experimental
         declared = experimental.get("tether") if isinstance(experimental, dict) else None
         if isinstance(declared, dict):
@@ -150,8 +154,21 @@ class TetherServer(LanguageServer):
         config = resolve(merged, self.environ)
         if config.state_dir != self.config.state_dir:
             self.log_writer.close()
-            self.log_writer = self.runs.log_writer = SessionLogWriter(config.state_dir)
+            self.log_writer = self.runs.log_writer = SessionLogWriter(
+                config.state_dir, self._state_dir_failed
+            )
         self.config = config
+
+    def _state_dir_failed(self, message: str) -> None:
+        """The session writer (its own thread) cannot write: one warning to the user."""
+        params = types.ShowMessageParams(
+            type=types.MessageType.Warning, message=f"Tether: {message}"
+        )
+        loop = self._loop
+        if loop is None:
+            return  # before initialize there is no client to tell; the log line stands
+        with contextlib.suppress(RuntimeError):  # the loop closed: the server is going away
+            loop.call_soon_threadsafe(self.window_show_message, params)
 
     def workspace_model(self) -> Workspace:
         """The workspace folders the client opened (else the current folder)."""

@@ -209,8 +209,12 @@ class AnthropicProvider:
                 text = _read_event(event, reply)
                 if text:
                     yield TextDelta(text)
-        if not reply.complete:
-            raise StreamInterrupted("the response stream ended before the message was complete")
+        # message_delta carries the stop_reason; message_stop only closes the stream after it.
+        if not reply.complete and reply.stop_reason is None:
+            raise StreamInterrupted(
+                "the response stream was cut before the message was complete "
+                "(no message_delta stop_reason, no message_stop)"
+            )
         truncated = reply.stop_reason == "max_tokens"
         calls = [reply.calls[i].finish(truncated) for i in sorted(reply.calls)]
         if calls and reply.thinking:

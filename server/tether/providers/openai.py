@@ -14,6 +14,7 @@ from typing import Literal
 
 import openai
 from openai import AsyncOpenAI, omit
+from openai._streaming import ServerSentEvent, SSEDecoder
 from openai.types.chat import (
     ChatCompletionChunk,
     ChatCompletionFunctionToolParam,
@@ -102,6 +103,31 @@ def openai_tools(request: ModelRequest) -> list[ChatCompletionFunctionToolParam]
     ]
 
 
+class _EndWatchingDecoder(SSEDecoder):
+    """The SDK's SSE decoder, noting the ``[DONE]`` line the SDK swallows.
+
+    A stream that just stops looks, through the SDK, like one that ended well; only the
+    end marker tells them apart.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.saw_done = False
+
+    def decode(self, line: str) -> ServerSentEvent | None:
+        event = super().decode(line)
+        if event is not None and event.data.startswith("[DONE]"):
+            self.saw_done = True
+        return event
+
+
+class _Client(AsyncOpenAI):
+    """An ``AsyncOpenAI`` whose streams remember whether their ``[DONE]`` arrived."""
+
+    def _make_sse_decoder(self) -> _EndWatchingDecoder:
+        return _EndWatchingDecoder()
+
+
 @dataclass(slots=True)
 class _Reply:
     """What one streamed response has assembled so far."""
@@ -138,7 +164,7 @@ class OpenAIProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
         """Stream one reply, retried and continued as ``retry.stream_reply`` describes."""
         # A client per call: its connections belong to this call's event loop and are closed.
-        async with AsyncOpenAI(
+        async with _Client(
             api_key=self._api_key,
             base_url=self._base_url,
             max_retries=0,
@@ -180,9 +206,15 @@ class OpenAIProvider:
             async for chunk in stream:
                 for text in _read_chunk(chunk, reply, calls, slots):
                     yield TextDelta(text)
-        # No finish_reason: cut off, unless some output came (a few compatible servers omit it).
-        if reply.finish_reason is None and not reply.text and not calls:
-            raise StreamInterrupted("the response stream ended before the reply was complete")
+        # Neither a finish_reason nor [DONE] (which servers omitting finish_reason still send):
+        # the connection was closed mid-reply, however cleanly. [DONE] on nothing is cut too.
+        decoder = getattr(stream, "_decoder", None)  # an SDK without it: finish_reason only
+        ended = isinstance(decoder, _EndWatchingDecoder) and decoder.saw_done
+        if reply.finish_reason is None and not (ended and (reply.text or calls)):
+            raise StreamInterrupted(
+                "the response stream was cut before the reply was complete "
+                "(no finish_reason, no [DONE])"
+            )
         truncated = reply.finish_reason == "length"
         for call in calls:
             yield ToolCallReady(call.finish(truncated))

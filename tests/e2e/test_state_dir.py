@@ -1,0 +1,89 @@
+"""A state dir that cannot be written: runs go on, and the user is told once.
+
+CI runs as root, where a chmod'ed folder stays writable; a state dir under a regular file
+cannot be created by anyone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest_asyncio
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+from pytest_lsp import LanguageClient
+from pytest_lsp.client import register_lsp_features
+
+from .conftest import SERVER, Editor, script, server_env
+
+READ_APP = {"name": "read_file", "arguments": {"path": "src/app.py"}}
+TURNS = [{"text": "reading", "toolCalls": [READ_APP]}, {"text": "it greets"}]
+
+
+@pytest_asyncio.fixture
+async def unwritable(tmp_path: Path) -> Path:
+    """A state dir path whose parent is a regular file."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the state dir's parent should be\n")
+    return blocker / "state"
+
+
+@pytest_asyncio.fixture
+async def editor_without_state(unwritable: Path) -> AsyncIterator[Editor]:
+    """The usual editor, against a server whose state dir cannot be created."""
+    client = LanguageClient(converter_factory=get_converter)
+    register_lsp_features(client)
+    await client.start_io(*SERVER, env=server_env(unwritable))
+    editor = Editor(client, unwritable)
+    try:
+        yield editor
+    finally:
+        if editor.init_result is not None and client.error is None:
+            await asyncio.wait_for(client.shutdown_session(), 10)
+        await client.stop()
+
+
+async def test_runs_go_on_and_the_editor_gets_one_warning(
+    editor_without_state: Editor, workspace: Path, unwritable: Path
+) -> None:
+    editor = editor_without_state
+    await editor.open_session(workspace, script=script(*TURNS, *TURNS))
+    for run_id in ("r1", "r2"):
+        result = await editor.run(prompt="what does app.py do?", runId=run_id)
+        assert result["outcome"] == "done" and result["answer"] == "it greets"
+    # agent/sessions waits for the writer to finish, so every report was sent before it.
+    listed = await editor.client.protocol.send_request_async("agent/sessions", {})
+    assert listed["sessions"] == []
+    shown = editor.client.messages
+    assert len(shown) == 1, shown
+    assert shown[0].type == types.MessageType.Warning
+    assert str(unwritable) in shown[0].message and "runs go on" in shown[0].message
+
+
+def test_tether_run_tells_the_terminal_once(workspace: Path, unwritable: Path) -> None:
+    env = {
+        **server_env(unwritable),
+        "TETHER_PROVIDER": "scripted",
+        "TETHER_SCRIPT": json.dumps(script(*TURNS)),
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tether", "run", "what does app.py do?", "--yes"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "outcome done" in done.stdout
+    errors = done.stderr.splitlines()
+    assert len(errors) < 10, done.stderr
+    told = [line for line in errors if line.startswith("tether: warning: ")]
+    assert len(told) == 1 and str(unwritable) in told[0], done.stderr
