@@ -13,11 +13,16 @@ import random
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import lsp_text as ref
 from tether import textmodel as tm
+from tether.client.workspace_edit import offset_of
+from tether.lsp.documents import split_lines as document_lines
+from tether.textedit import position_at
+from tether.workspace import line_count, line_slice, split_lines
 
 PIECES = [
     "a",
@@ -162,15 +167,16 @@ def test_breaks_lsp_does_not_know_stay_inside_a_line() -> None:
     assert tm.position_at(text, len(text) - 1) == (0, len(text) - 1)
 
 
-def test_large_texts_across_block_boundaries() -> None:
-    # Line ends straddling the counting blocks (64 KiB), in a text long enough to have its
-    # "\r" check remembered.
-    pieces = []
-    for i in range(12_000):
-        pieces.append(f"{i} é🌍" + ("\r\n", "\r", "\n", "\x0c\n")[i % 4])
-    text = "".join(pieces)
+@pytest.mark.parametrize(
+    "ends", [("\r\n", "\r", "\n", "\x0c\n"), ("\r\n",), ("\n", "\u2028\n"), ("\r",)]
+)
+def test_large_texts_across_block_boundaries(ends: tuple[str, ...]) -> None:
+    # Line ends straddling the counting blocks (64 KiB), in texts long enough to have their
+    # lone-"\r" check remembered: mixed, CRLF only, LF only, CR only.
+    text = "".join(f"{i} é🌍" + ends[i % len(ends)] for i in range(12_000))
     for boundary in (1 << 16, 1 << 17, 3 << 16):
-        text = text[: boundary - 1] + "\r\n" + text[boundary + 1 :]
+        end = "\r\n" if "\r\n" in ends else ends[0]
+        text = text[: boundary - 1] + end + text[boundary - 1 + len(end) :]
     lines = ref.lines_of(text)
     rng = random.Random(3)
     for number in sorted(rng.sample(range(len(lines)), 200)) + [len(lines) - 1, len(lines)]:
@@ -200,11 +206,6 @@ def test_the_text_model_imports_no_transport() -> None:
 @settings(max_examples=50)
 @given(TEXTS, ENCODINGS)
 def test_every_user_goes_through_the_model(text: str, encoding: str) -> None:
-    from tether.client.workspace_edit import offset_of
-    from tether.lsp.documents import split_lines as document_lines
-    from tether.textedit import position_at
-    from tether.workspace import line_count, line_slice, split_lines
-
     assert document_lines(text) == ref.split(text, keepends=True)
     assert split_lines(text) == ref.split(text, keepends=False)
     assert line_count(text) == tm.line_count(text)
