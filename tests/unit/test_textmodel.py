@@ -8,10 +8,12 @@ UTF-16 and UTF-32.
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -19,10 +21,13 @@ from hypothesis import strategies as st
 
 from tests import lsp_text as ref
 from tether import textmodel as tm
-from tether.client.workspace_edit import offset_of
+from tether.client.approver import colour_diff
+from tether.client.render import TerminalRenderer
+from tether.client.workspace_edit import apply_workspace_edit, offset_of
 from tether.lsp.documents import split_lines as document_lines
 from tether.textedit import position_at
 from tether.workspace import line_count, line_slice, split_lines
+from tether_protocol import ToolResultEvent
 
 PIECES = [
     "a",
@@ -216,3 +221,25 @@ def test_every_user_goes_through_the_model(text: str, encoding: str) -> None:
         assert offset_of(text, line, character, encoding) == tm.offset_at(
             text, line, character, encoding
         )
+
+
+def test_the_headless_client_applies_edits_after_a_lone_cr(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.py"
+    path.write_bytes(b"a = 1\rb = 2\nc = 3\n")
+    position = {"line": 2, "character": 4}
+    change = {"range": {"start": position, "end": {"line": 2, "character": 5}}, "newText": "4"}
+    edit = {"documentChanges": [{"textDocument": {"uri": path.as_uri()}, "edits": [change]}]}
+    assert apply_workspace_edit(edit) == [path]
+    assert path.read_bytes() == b"a = 1\rb = 2\nc = 4\n"
+
+
+def test_the_terminal_shows_lines_as_the_editor_cuts_them() -> None:
+    assert colour_diff("-a\x0cb\n+a\u2028b\n", True) == (
+        "\x1b[31m-a\x0cb\x1b[0m\n\x1b[32m+a\u2028b\x1b[0m\n"
+    )
+    out = io.StringIO()
+    output = "     1\ta\x0cb\n     2\tc"
+    TerminalRenderer(out, color=False).render(
+        ToolResultEvent(run_id="r", seq=1, call_id="c", tool="read_file", ok=True, output=output)
+    )
+    assert out.getvalue() == "✓ read_file:      1\ta\x0cb\n       2\tc\n"
