@@ -24,9 +24,12 @@ from tether import textmodel as tm
 from tether.client.approver import colour_diff
 from tether.client.render import TerminalRenderer
 from tether.client.workspace_edit import apply_workspace_edit, offset_of
+from tether.host import Buffer, MemoryBuffers
 from tether.lsp.documents import split_lines as document_lines
 from tether.textedit import position_at
-from tether.workspace import line_count, line_slice, split_lines
+from tether.tools.base import ToolContext
+from tether.tools.files import ReadFile, ReadFileArgs
+from tether.workspace import Workspace, line_count, line_slice, split_lines
 from tether_protocol import ToolResultEvent
 
 PIECES = [
@@ -243,3 +246,16 @@ def test_the_terminal_shows_lines_as_the_editor_cuts_them() -> None:
         ToolResultEvent(run_id="r", seq=1, call_id="c", tool="read_file", ok=True, output=output)
     )
     assert out.getvalue() == "✓ read_file:      1\ta\x0cb\n       2\tc\n"
+
+
+async def test_read_file_numbers_lines_as_the_editor_does(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.py"
+    text = "a = 1\rb = 2\x0cstill b\r\nc = 3\u2028still c\n"
+    buffers = MemoryBuffers([Buffer(path=path, uri=path.as_uri(), text=text, version=1)])
+    ctx = ToolContext(workspace=Workspace([tmp_path], buffers), run_id="r")
+    result = await ReadFile().run(ReadFileArgs(path="mixed.py", offset=2), ctx)
+    assert result.output.split("\n") == [
+        "     2\tb = 2\x0cstill b",
+        "     3\tc = 3\u2028still c",
+        "[showing lines 2-3 of 3]",
+    ]
