@@ -1,23 +1,14 @@
-"""The client's copy of an open document: LSP positions (UTF-16) and incremental changes."""
+"""The client's copy of an open document: LSP positions (UTF-16) and incremental changes.
+
+Columns are converted by the server's text model (``tether.textmodel``); the benchmark's
+texts end their lines with ``\\n`` only, so a list of ``\\n``-cut lines is LSP's lines.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-
-def utf16_len(text: str) -> int:
-    """Length in UTF-16 code units."""
-    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
-
-
-def index_of_utf16(line: str, character: int) -> int:
-    """The code-point index of a UTF-16 column in ``line``."""
-    units = 0
-    for index, char in enumerate(line):
-        if units >= character:
-            return index
-        units += 2 if ord(char) > 0xFFFF else 1
-    return len(line)
+from tether.textmodel import column_index, units
 
 
 class ClientDocument:
@@ -36,14 +27,14 @@ class ClientDocument:
         """Apply one LSP ``TextEdit`` / content change (UTF-16 positions)."""
         start, end = change["range"]["start"], change["range"]["end"]
         first, last = self.lines[start["line"]], self.lines[end["line"]]
-        head = first[: index_of_utf16(first, start["character"])]
-        tail = last[index_of_utf16(last, end["character"]) :]
+        head = first[: column_index(first, start["character"], "utf-16")]
+        tail = last[column_index(last, end["character"], "utf-16") :]
         new = change.get("newText", change.get("text", ""))
         self.lines[start["line"] : end["line"] + 1] = (head + new + tail).split("\n")
 
     def insert(self, line: int, column: int, text: str) -> dict[str, Any]:
         """Insert ``text`` at a code-point column; the incremental change that says so."""
-        character = utf16_len(self.lines[line][:column])
+        character = units(self.lines[line][:column], "utf-16")
         position = {"line": line, "character": character}
         change = {"range": {"start": position, "end": position}, "text": text}
         self.apply(change)

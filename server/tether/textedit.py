@@ -1,7 +1,8 @@
 """Pure text work for edits: line endings, minimal changes, unified diffs, LSP positions.
 
 Changes and diffs look only at the lines between the texts' common prefix and suffix
-(``textspan``), so their cost follows the size of the change, not of the file.
+(``textspan``), so their cost follows the size of the change, not of the file. Lines and
+positions are those of ``textmodel`` (LSP's); its position functions are re-exported here.
 """
 
 from __future__ import annotations
@@ -11,31 +12,50 @@ import re
 from collections.abc import Iterator, Sequence
 
 from .host import TextChange
-from .textspan import changed_span, lines_before, newlines_before, widen
+from .textmodel import line_ending, line_index, position_at, range_at, split_lines, to_line_ending
+from .textspan import changed_span, widen
+
+__all__ = [
+    "DIFF_CONTEXT",
+    "apply_changes",
+    "line_ending",
+    "line_numbers_of",
+    "minimal_changes",
+    "position_at",
+    "range_at",
+    "similar_lines",
+    "to_file_endings",
+    "to_line_ending",
+    "unified_diff",
+    "uses_crlf",
+]
 
 DIFF_CONTEXT = 3
 _HUNK = re.compile(r"@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 
 def uses_crlf(text: str) -> bool:
-    """The text's lines end with CRLF (judged by its first line ending)."""
-    first = text.find("\n")
-    return first > 0 and text[first - 1] == "\r"
+    """The text's lines end with CRLF (judged by its first line end).
+
+    Kept for callers that know only LF and CRLF; ``line_ending`` also tells a lone ``\\r``.
+    """
+    return line_ending(text) == "\r\n"
 
 
-def to_file_endings(text: str, crlf: bool) -> str:
-    """Model text (LF) in the file's line endings."""
-    if not crlf:
-        return text
-    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+def to_file_endings(text: str, crlf: bool | str) -> str:
+    """Model text (LF) in the file's line endings: CRLF when ``crlf`` is true, or the
+    ``line_ending`` given (``"\\r\\n"``, ``"\\r"``, ``"\\n"``)."""
+    if isinstance(crlf, str):
+        return to_line_ending(text, crlf)
+    return to_line_ending(text, "\r\n") if crlf else text
 
 
 def minimal_changes(old: str, new: str) -> tuple[TextChange, ...]:
     """Whole-line changes turning ``old`` into ``new``; untouched lines are left out."""
     span = changed_span(old, new)
     base = span.start
-    old_lines = old[base : span.old_end].splitlines(keepends=True)
-    new_lines = new[base : span.new_end].splitlines(keepends=True)
+    old_lines = split_lines(old[base : span.old_end], keepends=True)
+    new_lines = split_lines(new[base : span.new_end], keepends=True)
     offsets = [base]
     for line in old_lines:
         offsets.append(offsets[-1] + len(line))
@@ -64,18 +84,22 @@ def unified_diff(old: str, new: str, shown_path: str, create: bool = False) -> s
     before = "/dev/null" if create else f"a/{shown_path}"
     span = widen(old, changed_span(old, new), len(new), DIFF_CONTEXT)
     lines = difflib.unified_diff(
-        old[span.start : span.old_end].splitlines(keepends=True),
-        new[span.start : span.new_end].splitlines(keepends=True),
+        split_lines(old[span.start : span.old_end], keepends=True),
+        split_lines(new[span.start : span.new_end], keepends=True),
         fromfile=before,
         tofile=f"b/{shown_path}",
     )
     if span.start:
-        lines = _shifted(lines, lines_before(old, span.start))
+        lines = _shifted(lines, line_index(old, span.start))
     out = []
-    for line in lines:
-        if not line.endswith("\n"):
+    for line in lines:  # every line end shown as "\n"
+        if line.endswith("\r\n"):
+            line = line[:-2] + "\n"
+        elif line.endswith("\r"):
+            line = line[:-1] + "\n"
+        elif not line.endswith("\n"):
             line += "\n\\ No newline at end of file\n"
-        out.append(line.replace("\r\n", "\n"))
+        out.append(line)
     return "".join(out)
 
 
@@ -93,49 +117,22 @@ def _shifted(lines: Iterator[str], by: int) -> Iterator[str]:
         yield line
 
 
-def position_at(text: str, offset: int, encoding: str = "utf-16") -> tuple[int, int]:
-    """The LSP (line, character) of a code-point offset, characters in ``encoding`` units."""
-    line = newlines_before(text, offset)
-    line_start = text.rfind("\n", 0, offset) + 1
-    prefix = text[line_start:offset]
-    if encoding == "utf-8":
-        return line, len(prefix.encode("utf-8"))
-    if encoding == "utf-32":
-        return line, len(prefix)
-    return line, len(prefix.encode("utf-16-le")) // 2
-
-
-def range_at(
-    text: str, start: int, end: int, encoding: str = "utf-16"
-) -> tuple[tuple[int, int], tuple[int, int]]:
-    """``position_at`` of ``start`` and of ``end`` (``start <= end``), the text read once."""
-    first = position_at(text, start, encoding)
-    line = first[0] + text.count("\n", start, end)
-    line_start = text.rfind("\n", 0, end) + 1
-    prefix = text[line_start:end]
-    if encoding == "utf-8":
-        return first, (line, len(prefix.encode("utf-8")))
-    if encoding == "utf-32":
-        return first, (line, len(prefix))
-    return first, (line, len(prefix.encode("utf-16-le")) // 2)
-
-
 def line_numbers_of(text: str, needle: str) -> list[int]:
     """1-based line numbers where each occurrence of ``needle`` starts."""
     numbers = []
     start = text.find(needle)
     while start >= 0 and needle:
-        numbers.append(newlines_before(text, start) + 1)
+        numbers.append(line_index(text, start) + 1)
         start = text.find(needle, start + 1)
     return numbers
 
 
 def similar_lines(text: str, needle: str, limit: int = 3) -> list[tuple[int, str]]:
     """The lines of ``text`` most like the first non-blank line of ``needle``."""
-    target = next((ln.strip() for ln in needle.splitlines() if ln.strip()), "")
+    target = next((ln.strip() for ln in split_lines(needle) if ln.strip()), "")
     if not target:
         return []
-    lines = text.splitlines()
+    lines = split_lines(text)
     scored = []
     for number, line in enumerate(lines, 1):
         ratio = difflib.SequenceMatcher(None, target, line.strip()).ratio()

@@ -3,16 +3,16 @@
 An edit to one line of a 10 MB buffer used to run ``difflib`` over 200,000 lines (twice:
 for the edit and for its diff). Here the common prefix and suffix are found by comparing
 large slices (``memcmp`` speed), snapped to whole lines, and only the lines between are
-left for ``difflib``. Lines are cut as ``str.splitlines`` cuts them, which is what the
-diff code does.
+left for ``difflib``. Lines are cut where LSP cuts them (``textmodel``), as the diff
+code cuts them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
-"""Every character ``str.splitlines`` ends a line at (``\\r\\n`` counts once)."""
+from .textmodel import line_count, line_end_at, line_index, line_start_at
+
 _BLOCK = 4096
 _MAX_BLOCK = 1 << 20
 
@@ -57,81 +57,22 @@ def line_start_before(text: str, index: int) -> int:
     """The start of the line holding ``text[index - 1]``: the nearest line start below
     ``index`` that ``text[:index]`` alone decides (a ``\\r`` just before ``index`` might yet
     be half of a ``\\r\\n``)."""
-    end = index - 1  # breaks are looked for in text[:end]
-    if end <= 0:
-        return 0
-    newline = text.rfind("\n", 0, end)
-    best = newline
-    for char in BREAKS[1:]:
-        found = text.rfind(char, newline + 1, end)
-        while char == "\r" and found >= 0 and found + 1 < len(text) and text[found + 1] == "\n":
-            found = text.rfind(char, newline + 1, found)  # half of a "\r\n" beyond reach
-        best = max(best, found)
-    return best + 1
+    return line_start_at(text, index - 1) if index > 0 else 0
 
 
 def line_end_after(text: str, index: int) -> int:
-    """The end of the line holding ``text[index]`` (after its line break), or ``len(text)``."""
-    newline = text.find("\n", index)
-    stop = len(text) if newline < 0 else newline
-    first = stop
-    for char in BREAKS[1:]:
-        found = text.find(char, index, first)
-        if found >= 0:
-            first = found
-    if first == len(text):
-        return first
-    if text[first] == "\r" and text.startswith("\n", first + 1):
-        return first + 2
-    return first + 1
-
-
-_newlines: tuple[str, int, int] = ("", 0, 0)
-_other_breaks: tuple[str, str] = ("", "")
-
-
-def newlines_before(text: str, index: int) -> int:
-    """``text.count("\\n", 0, index)``, counted on from the last answer for the same text.
-
-    An edit asks for the line of the same place several times (to find ``old_text``, for the
-    diff's hunk header, for the LSP range): on a 10 MB text each count from 0 costs ms.
-    """
-    global _newlines
-    known_text, known, count = _newlines
-    if known_text is not text:
-        count = text.count("\n", 0, index)
-    elif index >= known:
-        count += text.count("\n", known, index)
-    elif index >= known - index:
-        count -= text.count("\n", index, known)
-    else:
-        count = text.count("\n", 0, index)
-    _newlines = (text, index, count)
-    return count
-
-
-def _breaks_besides_newline(text: str) -> str:
-    """The characters of ``BREAKS`` other than ``\\n`` that occur in ``text`` (kept per text)."""
-    global _other_breaks
-    if _other_breaks[0] is not text:
-        _other_breaks = (text, "".join(c for c in BREAKS[1:] if c in text))
-    return _other_breaks[1]
+    """The end of the line holding ``text[index]`` (after its line end), or ``len(text)``."""
+    return line_end_at(text, index)
 
 
 def lines_before(text: str, index: int) -> int:
-    """``len(text[:index].splitlines())`` when ``index`` is a line start, without splitting."""
-    count = newlines_before(text, index)
-    for char in _breaks_besides_newline(text):
-        count += text.count(char, 0, index)
-        if char == "\r":
-            count -= text.count("\r\n", 0, index)
-    return count
+    """How many lines end before ``index`` (``index`` a line start), without splitting."""
+    return line_index(text, index)
 
 
 def count_lines(text: str) -> int:
-    """``len(text.splitlines())``, without splitting (a 10 MB text: 5 ms instead of 25)."""
-    complete = lines_before(text, len(text))
-    return complete + 1 if text and text[-1] not in BREAKS else complete
+    """``len(split_lines(text))``, without splitting (a 10 MB text: 5 ms instead of 25)."""
+    return line_count(text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 import anyio.to_thread
 
+from . import textmodel
 from .errors import ToolError
 from .host import Buffers
 from .ignore import IgnoreChain, IgnoreRule, is_ignored_by, parse_gitignore
@@ -64,38 +65,19 @@ def decode_text(data: bytes) -> str | None:
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines split on ``\\n`` only (as editors and ripgrep count them), ``\\r`` dropped.
-
-    ``str.splitlines`` is not used because it also splits on form feeds and Unicode line
-    separators, which would make line numbers disagree with the editor.
-    """
-    if not text:
-        return []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    """Lines without their ends, cut where LSP cuts them (``textmodel``): at ``\\n``,
+    ``\\r\\n`` and a lone ``\\r``, never at form feeds or Unicode separators."""
+    return textmodel.split_lines(text)
 
 
 def line_count(text: str) -> int:
     """``len(split_lines(text))``, without splitting."""
-    if not text:
-        return 0
-    return text.count("\n") + (0 if text.endswith("\n") else 1)
+    return textmodel.line_count(text)
 
 
 def line_slice(text: str, start: int, stop: int, total: int | None = None) -> list[str]:
-    """``split_lines(text)[start:stop]``, splitting no further than line ``stop``.
-
-    A window at the top of a large buffer (``read_file``'s first 2,000 lines of 200,000)
-    then costs what it shows, not what the buffer holds. ``total`` is ``line_count(text)``
-    when the caller has it already.
-    """
-    stop = min(stop, line_count(text) if total is None else total)
-    if start >= stop:
-        return []
-    pieces = text.split("\n", stop)[start:stop]  # the rest of the text stays one piece
-    return [line[:-1] if line.endswith("\r") else line for line in pieces]
+    """``split_lines(text)[start:stop]``, cutting only those lines (``textmodel``)."""
+    return textmodel.line_slice(text, start, stop, total)
 
 
 def uri_for(path: Path) -> str:

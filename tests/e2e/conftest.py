@@ -21,25 +21,11 @@ from lsprotocol.converters import get_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
+from tether.textmodel import encoding_name, offset_at
 from tether_protocol import RunEvent, parse_event
 
 SERVER = [sys.executable, "-m", "tether", "serve"]
 PROFILES = {"neovim": "neovim@v0.11", "vscode": "visual-studio-code"}
-
-
-def offset_of(text: str, line: int, character: int, encoding: str) -> int:
-    """Code-point offset of an LSP position in ``encoding`` units."""
-    lines = text.split("\n")
-    start = sum(len(x) + 1 for x in lines[:line])
-    current = lines[line] if line < len(lines) else ""
-    units = 0
-    for index, char in enumerate(current):
-        if units >= character:
-            return start + index
-        units += (
-            len(char.encode("utf-8")) if encoding == "utf-8" else (2 if ord(char) > 0xFFFF else 1)
-        )
-    return start + len(current)
 
 
 class Editor:
@@ -119,16 +105,20 @@ class Editor:
                 assert change.text_document.version == version
             else:
                 text, version = Path(uri.removeprefix("file://")).read_bytes().decode(), None
+            # Positions are resolved by LSP's rules (the shared text model), as an editor does.
+            encoding = encoding_name(
+                self.init_result and self.init_result.capabilities.position_encoding
+            )
             for text_edit in sorted(
                 change.edits,
                 key=lambda e: (e.range.start.line, e.range.start.character),
                 reverse=True,
             ):
-                start = offset_of(
-                    text, text_edit.range.start.line, text_edit.range.start.character, self.encoding
+                start = offset_at(
+                    text, text_edit.range.start.line, text_edit.range.start.character, encoding
                 )
-                end = offset_of(
-                    text, text_edit.range.end.line, text_edit.range.end.character, self.encoding
+                end = offset_at(
+                    text, text_edit.range.end.line, text_edit.range.end.character, encoding
                 )
                 text = text[:start] + text_edit.new_text + text[end:]
             if version is None:

@@ -1,4 +1,7 @@
-"""Finding the changed lines of two texts without splitting them, and diffs built on it."""
+"""Finding the changed lines of two texts without splitting them, and diffs built on it.
+
+Lines are LSP's (``tests/lsp_text``): a form feed or ``\\u2028`` is inside a line.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import os
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests import lsp_text as ref
 from tether.textedit import apply_changes, minimal_changes, unified_diff
 from tether.textspan import (
     changed_span,
@@ -18,7 +22,9 @@ from tether.textspan import (
 )
 
 LINES = st.lists(
-    st.sampled_from(["a\n", "b\n", "é🌍\n", "\n", "c", "x\r\n", "\r", "y\f", "z\u2028", "\r\n"]),
+    st.sampled_from(
+        ["a\n", "b\n", "é🌍\n", "\n", "c", "x\r\n", "\r", "y\f", "z\u2028", "\r\n", "w\r"]
+    ),
     max_size=12,
 )
 
@@ -27,7 +33,7 @@ def old_unified_diff(old: str, new: str, path: str) -> str:
     """The diff as it was made before: difflib over every line of both texts."""
     out = []
     for line in difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+        ref.split(old, keepends=True), ref.split(new, keepends=True), f"a/{path}", f"b/{path}"
     ):
         if not line.endswith("\n"):
             line += "\n\\ No newline at end of file\n"
@@ -44,14 +50,14 @@ def test_the_span_is_whole_lines_with_equal_text_around(old: list[str], new: lis
     assert before[span.old_end :] == after[span.new_end :]
     for text, end in ((before, span.old_end), (after, span.new_end)):
         parts = (text[: span.start], text[span.start : end], text[end:])
-        assert sum((p.splitlines(keepends=True) for p in parts), []) == text.splitlines(True)
-    assert lines_before(before, span.start) == len(before[: span.start].splitlines())
+        assert sum((ref.split(p, True) for p in parts), []) == ref.split(text, True)
+    assert lines_before(before, span.start) == len(ref.split(before[: span.start], False))
 
 
 @given(LINES)
-def test_lines_are_counted_as_splitlines_cuts_them(pieces: list[str]) -> None:
+def test_lines_are_counted_as_lsp_cuts_them(pieces: list[str]) -> None:
     text = "".join(pieces)
-    assert count_lines(text) == len(text.splitlines())
+    assert count_lines(text) == len(ref.split(text, False))
 
 
 @given(LINES, LINES)

@@ -10,6 +10,8 @@ import anyio.to_thread
 
 from tether_protocol import ApproveParams, CommandPreview
 
+from ..textmodel import split_lines
+
 PROMPT = "[a] allow  [A] allow always  [d] deny > "
 
 
@@ -18,7 +20,7 @@ def colour_diff(diff: str, color: bool) -> str:
     if not color:
         return diff
     out = []
-    for line in diff.splitlines():
+    for line in split_lines(diff):  # a form feed inside a line stays inside it
         if line.startswith(("+++", "---")):
             out.append(f"\x1b[1m{line}\x1b[0m")
         elif line.startswith("+"):

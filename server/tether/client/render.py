@@ -19,6 +19,8 @@ from tether_protocol import (
     UsageEvent,
 )
 
+from ..textmodel import split_lines
+
 HEAD_LINES = 4
 TAIL_LINES = 6
 
@@ -72,7 +74,7 @@ class TerminalRenderer:
 
     def _tool_result(self, event: ToolResultEvent) -> None:
         mark = self._style("✓", "32") if event.ok else self._style("✗", "31")
-        lines = event.output.splitlines() or [""]
+        lines = split_lines(event.output) or [""]  # lines as the editor cuts them
         self._line(f"{mark} {event.tool}: {lines[0]}")
         rest = lines[1:]
         if len(rest) > HEAD_LINES + TAIL_LINES:  # the end of an output matters most (tests)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..diskedit import BOM, write_text_atomic
+from ..textmodel import offset_at
 from ..workspace import path_from_uri
 
 
@@ -13,33 +14,20 @@ class EditRefused(Exception):
     """An edit the headless client cannot apply; its message is the failure reason."""
 
 
-def offset_of(text: str, line: int, character: int) -> int:
-    """The code-point offset of an LSP position (UTF-16 characters)."""
-    start = 0
-    for _ in range(line):
-        newline = text.find("\n", start)
-        if newline < 0:
-            return len(text)
-        start = newline + 1
-    end = text.find("\n", start)
-    line_text = text[start : len(text) if end < 0 else end]
-    units = 0
-    for index, char in enumerate(line_text):
-        if units >= character:
-            return start + index
-        units += 2 if ord(char) > 0xFFFF else 1
-    return start + len(line_text)
+def offset_of(text: str, line: int, character: int, encoding: str = "utf-16") -> int:
+    """The code-point offset of an LSP position (``textmodel.offset_at``: LSP's lines)."""
+    return offset_at(text, line, character, encoding)
 
 
-def apply_text_edits(text: str, edits: list[dict[str, Any]]) -> str:
+def apply_text_edits(text: str, edits: list[dict[str, Any]], encoding: str = "utf-16") -> str:
     """``text`` with LSP ``TextEdit``s applied (ranges refer to the original text)."""
     spans = []
     for edit in edits:
         start, end = edit["range"]["start"], edit["range"]["end"]
         spans.append(
             (
-                offset_of(text, start["line"], start["character"]),
-                offset_of(text, end["line"], end["character"]),
+                offset_at(text, start["line"], start["character"], encoding),
+                offset_at(text, end["line"], end["character"], encoding),
                 edit["newText"],
             )
         )

@@ -6,73 +6,30 @@ a document is a list of lines, each with its line ending; a change re-splits onl
 lines it touches (plus the line before, where a ``\\r`` may meet a ``\\n``), and the whole
 text is joined again only when someone reads it, once per version.
 
-Lines end as LSP says they do: ``\\n``, ``\\r\\n`` or ``\\r`` (``str.splitlines`` also splits
-on form feeds and Unicode separators, which editors do not). Positions are counted in the
-negotiated encoding (UTF-8, UTF-16 or UTF-32 code units); a character past the end of its
-line means the end of the line, a line past the end of the document the end of the
-document, and a position inside a multi-unit character the end of that character.
+Lines and positions are ``textmodel``'s, which defines them as LSP does: lines end at
+``\\n``, ``\\r\\n`` or ``\\r``; positions are counted in the negotiated encoding; a
+position past the end of its line or of the document means that end.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 
 from lsprotocol import types
 from pygls.workspace import PositionCodec, TextDocument, Workspace
 
+from .. import textmodel
+from ..textmodel import column_index, content, encoding_name
+
 log = logging.getLogger(__name__)
 
-_NON_LSP_BREAKS = "\v\f\x1c\x1d\x1e\x85\u2028\u2029"
-"""What ``str.splitlines`` breaks on besides ``\\n``, ``\\r\\n`` and ``\\r``."""
-_LSP_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+__all__ = ["LineDocument", "LineWorkspace", "column_index", "encoding_name", "split_lines"]
 
 
 def split_lines(text: str) -> list[str]:
-    """``text`` cut after each LSP line ending (``\\n``, ``\\r\\n``, ``\\r``), endings kept."""
-    # One memchr per character (a regex character class is ten times slower on 10 MB).
-    if not any(char in text for char in _NON_LSP_BREAKS):
-        return text.splitlines(keepends=True)  # the same cuts, in C
-    return _LSP_LINES.findall(text)
-
-
-def encoding_name(encoding: object) -> str:
-    """``utf-8``, ``utf-16`` or ``utf-32`` for a negotiated encoding (enum, string or None).
-
-    ``str()`` of lsprotocol's ``PositionEncodingKind`` is ``PositionEncodingKind.Utf8``,
-    not ``utf-8``, so the value is read instead.
-    """
-    value = getattr(encoding, "value", encoding)
-    return value if value in ("utf-8", "utf-32") else "utf-16"
-
-
-def _content(line: str) -> str:
-    """A line without its line ending."""
-    if line.endswith("\n"):
-        return line[:-2] if line.endswith("\r\n") else line[:-1]
-    return line[:-1] if line.endswith("\r") else line
-
-
-def column_index(content: str, units: int, encoding: str) -> int:
-    """The code-point index in ``content`` (a line without its ending) of a column given in
-    ``encoding`` units; clamped to the line, rounded up inside a multi-unit character."""
-    if units <= 0:
-        return 0
-    if encoding == "utf-32" or content.isascii():
-        return min(units, len(content))
-    if encoding == "utf-16" and max(content) <= "\uffff":
-        return min(units, len(content))
-    counted = 0
-    for index, char in enumerate(content):
-        if counted >= units:
-            return index
-        code = ord(char)
-        if encoding == "utf-8":
-            counted += 1 if code < 0x80 else 2 if code < 0x800 else 3 if code < 0x10000 else 4
-        else:
-            counted += 2 if code > 0xFFFF else 1
-    return len(content)
+    """``text`` cut after each LSP line end (``\\n``, ``\\r\\n``, ``\\r``), ends kept."""
+    return textmodel.split_lines(text, keepends=True)
 
 
 class LineDocument(TextDocument):
@@ -137,9 +94,9 @@ class LineDocument(TextDocument):
         if position.line >= len(lines):
             if not lines or lines[-1][-1] in "\r\n":
                 return len(lines), 0
-            return len(lines) - 1, len(_content(lines[-1]))
+            return len(lines) - 1, len(content(lines[-1]))
         return position.line, column_index(
-            _content(lines[position.line]), position.character, self._encoding
+            content(lines[position.line]), position.character, self._encoding
         )
 
     def _apply_incremental_change(self, change: types.TextDocumentContentChangePartial) -> None:

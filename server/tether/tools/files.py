@@ -9,7 +9,8 @@ import anyio.to_thread
 from pydantic import Field
 
 from ..errors import ToolError
-from ..workspace import Workspace, line_count, line_slice
+from ..textmodel import line_count, line_slice
+from ..workspace import Workspace
 from .base import Tool, ToolArgs, ToolContext, ToolResult
 from .search import PathGlob, Search
 

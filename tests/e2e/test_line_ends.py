@@ -1,0 +1,59 @@
+"""Lone ``\\r`` line ends through the real server: edits land on the line the model meant.
+
+The test editor resolves ``workspace/applyEdit`` positions by LSP's rules (``\\n``, ``\\r\\n``
+and a lone ``\\r`` end a line), as Neovim and VS Code do; before the one text model the
+server counted ``\\n`` only and an edit of line ``c`` replaced line ``b`` (issue 11 item 2).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tether_protocol import ToolResultEvent
+
+from .conftest import Editor, script
+
+TEXT = "a = 1\rb = 2\nc = 3\n"
+
+
+def edit_c(path: str) -> dict[str, Any]:
+    return {
+        "name": "edit_file",
+        "arguments": {"path": path, "old_text": "c = 3", "new_text": "c = 4"},
+    }
+
+
+def results(editor: Editor) -> list[ToolResultEvent]:
+    return [e for e in editor.events_of("r1") if isinstance(e, ToolResultEvent)]
+
+
+async def test_an_edit_in_an_open_buffer_after_a_lone_cr(editor: Editor, workspace: Path) -> None:
+    await editor.open_session(workspace, script=script({"toolCalls": [edit_c("mixed.py")]}))
+    path = workspace / "mixed.py"
+    path.write_bytes(TEXT.encode())
+    uri = editor.open_document(path, TEXT)
+    result = await editor.run(prompt="change c", runId="r1")
+    assert result["outcome"] == "done", results(editor)
+    assert editor.docs[uri][0] == "a = 1\rb = 2\nc = 4\n"  # b intact, c changed
+    [text_edit] = editor.applied[0]["edit"]["documentChanges"][0]["edits"]
+    assert text_edit["range"]["start"] == {"line": 2, "character": 0}
+
+
+async def test_an_edit_of_a_closed_file_after_a_lone_cr(editor: Editor, workspace: Path) -> None:
+    await editor.open_session(workspace, script=script({"toolCalls": [edit_c("mixed.py")]}))
+    path = workspace / "mixed.py"
+    path.write_bytes(TEXT.encode())
+    result = await editor.run(prompt="change c", runId="r1")
+    assert result["outcome"] == "done", results(editor)
+    assert path.read_bytes() == b"a = 1\rb = 2\nc = 4\n"
+
+
+async def test_read_file_numbers_lines_as_the_editor_does(editor: Editor, workspace: Path) -> None:
+    call = {"name": "read_file", "arguments": {"path": "mixed.py"}}
+    await editor.open_session(workspace, script=script({"toolCalls": [call]}))
+    path = workspace / "mixed.py"
+    path.write_bytes(b"a = 1\rb = 2\x0cstill b\nc = 3\n")
+    await editor.run(prompt="read", runId="r1")
+    [read] = results(editor)
+    assert read.output.split("\n") == ["     1\ta = 1", "     2\tb = 2\x0cstill b", "     3\tc = 3"]
