@@ -3,7 +3,8 @@
 Every edit of a path (any run, any session, through the editor or the disk writer, and
 undo) holds the path's lock around "recompute on the current text if it moved + apply", so
 two approved edits can never both pass the "unchanged since read" check and overwrite each
-other. Entries live only while someone holds or waits for them.
+other. Entries live only while someone holds or waits for them. The lock is not
+re-entrant: code holding it must not take it again (the editor call inside does not).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 import pytest
 
+from tether import diskedit
 from tether.approvals import ApprovalGate, ApprovalPolicy
 from tether.diskedit import DiskEditor, apply_on_disk, delete_on_disk
 from tether.events import RunEvents
@@ -203,8 +204,16 @@ def umask_027() -> Iterator[int]:
         os.umask(old)
 
 
+@pytest.fixture(params=["O_TMPFILE", "named temporary"])
+def temp_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways of writing: an anonymous file, and the fallback without ``O_TMPFILE``."""
+    if request.param == "named temporary":
+        monkeypatch.setattr(diskedit, "_O_TMPFILE", None)
+    return str(request.param)
+
+
 async def test_new_files_honour_the_umask_and_old_files_keep_their_mode(
-    tmp_path: Path, umask_027: int
+    tmp_path: Path, umask_027: int, temp_kind: str
 ) -> None:
     created = tmp_path / "deep" / "new.txt"
     assert (await apply_on_disk(file_edit(tmp_path, created, None, "new\n"))).applied
@@ -219,13 +228,16 @@ async def test_new_files_honour_the_umask_and_old_files_keep_their_mode(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["deep", "kept.sh"]
 
 
-async def test_a_new_file_created_meanwhile_is_not_overwritten(tmp_path: Path) -> None:
+async def test_a_new_file_created_meanwhile_is_not_overwritten(
+    tmp_path: Path, temp_kind: str
+) -> None:
     target = tmp_path / "new.txt"
     edit = file_edit(tmp_path, target, None, "agent\n")
     target.write_text("user\n")
     outcome = await apply_on_disk(edit)
     assert not outcome.applied and outcome.stale
     assert target.read_text() == "user\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.txt"]
 
 
 KILLED_WRITER = textwrap.dedent(
@@ -272,3 +284,21 @@ def test_a_write_killed_midway_leaves_no_temp_file(tmp_path: Path, name: str) ->
     assert writer.returncode == -signal.SIGKILL
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.txt"]
     assert (tmp_path / "old.txt").read_text() == "old\n"
+
+
+async def test_a_change_made_while_writing_is_not_overwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, temp_kind: str
+) -> None:
+    target = tmp_path / "a.txt"
+    target.write_text("base\n")
+    write_all = diskedit._write_all
+
+    def outsider_writes_meanwhile(fd: int, data: bytes) -> None:
+        write_all(fd, data)
+        target.write_text("the user's\n")  # after the first check, before the rename
+
+    monkeypatch.setattr(diskedit, "_write_all", outsider_writes_meanwhile)
+    outcome = await apply_on_disk(file_edit(tmp_path, target, "base\n", "agent\n"))
+    assert not outcome.applied and outcome.stale
+    assert target.read_text() == "the user's\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
