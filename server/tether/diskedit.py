@@ -37,6 +37,8 @@ AskApproval = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer | None]]
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # a FIFO must not block
 _O_TMPFILE: int | None = getattr(os, "O_TMPFILE", None)
+_CAN_LINK_FD = os.path.isdir("/proc/self/fd")
+"""An anonymous file is linked in through /proc (see ``_link_anonymous``)."""
 
 
 class Refused(Exception):
@@ -144,9 +146,7 @@ def _parent_dir(root: Path, path: Path, create: bool) -> Iterator[tuple[int, str
 def _read_current(name: str, folder: int) -> tuple[bytes, int] | None:
     """The file's bytes and mode, None when it does not exist; ``Refused`` for a link."""
     try:
-        fd = os.open(
-            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=folder
-        )
+        fd = os.open(name, _READ_FLAGS, dir_fd=folder)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -173,7 +173,7 @@ def _temp_name(name: str) -> str:
 
 def _anonymous(folder: int, mode: int) -> int | None:
     """An unnamed file in ``folder`` (``O_TMPFILE``), or None where that is not offered."""
-    if _O_TMPFILE is None:
+    if _O_TMPFILE is None or not _CAN_LINK_FD:
         return None
     try:
         return os.open(".", _O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, mode, dir_fd=folder)
