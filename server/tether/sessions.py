@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -14,6 +15,7 @@ from .session import session_log_path
 from .sessionlog import SessionData, read_session
 
 TITLE_CHARS = 80
+TAIL_BYTES = 64
 
 
 def load(state_dir: Path, session_id: str) -> SessionData | None:
@@ -82,6 +84,8 @@ def list_sessions(state_dir: Path, limit: int | None = None) -> list[SessionInfo
 class _Scanned:
     inode: int
     offset: int
+    tail: bytes = b""
+    """The last bytes read: a log rewritten in place no longer has them there."""
     run_ids: set[str] = field(default_factory=set)
 
 
@@ -129,8 +133,12 @@ class RunIndex:
 
     def _scan(self, path: Path) -> None:
         with path.open("rb") as handle:
-            info = path.stat()
+            info = os.fstat(handle.fileno())
             known = self._files.get(path)
+            if known is not None and known.offset > 0:
+                handle.seek(known.offset - len(known.tail))
+                if handle.read(len(known.tail)) != known.tail:
+                    known = None  # rewritten in place (repaired, replaced): read it again
             if known is None or known.inode != info.st_ino or info.st_size < known.offset:
                 known = self._files[path] = _Scanned(info.st_ino, 0)
             if info.st_size == known.offset:
@@ -138,8 +146,10 @@ class RunIndex:
             handle.seek(known.offset)
             chunk = handle.read(info.st_size - known.offset)
         complete = chunk.rfind(b"\n") + 1  # a line being written is read next time
-        known.run_ids |= _started_runs(chunk[:complete])
-        known.offset += complete
+        if complete:
+            known.run_ids |= _started_runs(chunk[:complete])
+            known.offset += complete
+            known.tail = chunk[max(0, complete - TAIL_BYTES) : complete]
 
     def sessions_of(self, run_id: str) -> list[str]:
         """The sessions with a run ``run_id``, most recently updated first (as of the last

@@ -20,6 +20,7 @@ from tether.providers.scripted import ScriptedProvider
 from tether.runs import InvalidRun, RunManager
 from tether.session import SessionLogWriter, SessionRecorder, session_log_path
 from tether.sessionlog import read_session
+from tether.sessions import RunIndex
 from tether.tools.base import ToolContext
 from tether.tools.edits import EditFile, WriteFile
 from tether.tools.registry import ToolRegistry
@@ -191,3 +192,27 @@ async def test_a_client_run_id_is_unique_across_sessions(
         RunParams(prompt="p", run_id="r-new"), config, ws, [], DiskEditor()
     )
     assert fresh.session_id != "s-old"
+
+
+def test_the_run_index_reads_only_what_was_appended(tmp_path: Path) -> None:
+    write_log(tmp_path, "s-a", "r1", [])
+    index = RunIndex(tmp_path)
+    index.refresh()
+    assert index.sessions_of("r1") == ["s-a"] and index.sessions_of("r2") == []
+    log = session_log_path(tmp_path, "s-a")
+    started = {"runId": "r2", "seq": 1, "kind": "run-started", "prompt": "p", "sessionId": "s-a"}
+    line = json.dumps(started).encode() + b"\n"
+    with log.open("ab") as handle:
+        handle.write(line[:20])  # a line being written: not read yet
+    index.refresh()
+    assert index.sessions_of("r2") == []
+    with log.open("ab") as handle:
+        handle.write(line[20:])
+    index.refresh()
+    assert index.sessions_of("r2") == ["s-a"]
+    mention = {"record": "message", "runId": "r3", "message": {"role": "user", "text": "r4"}}
+    mention["message"] = {"role": "user", "text": "r4" * 200}  # longer than before
+    write_log(tmp_path, "s-a", "r3", [mention])  # rewritten in place: read again
+    index.refresh()
+    assert index.sessions_of("r1") == [] and index.sessions_of("r3") == ["s-a"]
+    assert index.sessions_of("r4") == []  # a mention is not a run
