@@ -142,7 +142,17 @@ class UndoParams(WireModel):
 
 
 class UndoResult(WireModel):
-    """Files reverted, and files left alone because someone changed them since."""
+    """What undo did with each file the run edited (URIs, each in at most one list)."""
 
     reverted: list[str] = Field(default_factory=list)
+    """Files put back as they were before the run."""
     conflicts: list[str] = Field(default_factory=list)
+    """Files left alone because someone changed them since the run's edit."""
+    not_found: list[str] = Field(default_factory=list)
+    """Files whose edit may not have landed (the server stopped while it was being applied)
+    and that now show neither the text before nor after it: left alone."""
+    refused: list[str] = Field(default_factory=list)
+    """Files the log names outside the workspace, or reached through a link: never written."""
+    note: str | None = None
+    """Why nothing was done, when nothing was: the run made no recorded edits, or was
+    already undone."""

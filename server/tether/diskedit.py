@@ -1,11 +1,26 @@
-"""Writing files ourselves: atomically, keeping permissions and a BOM, never over a change."""
+"""Writing files ourselves: atomically, confined to the workspace, never over a change.
+
+The disk writer walks from the workspace root's directory descriptor one component at a
+time with ``O_NOFOLLOW``, so a folder swapped for a symlink after the approval is refused
+instead of followed out of the workspace. The new content goes to an anonymous file
+(``O_TMPFILE``; invisible, and gone if the process dies) that is then linked in: directly
+under the final name for a new file (``linkat`` refuses to overwrite), or under a hidden
+temporary name renamed over the old file. Where ``O_TMPFILE`` is missing a named
+``.name.XXXX.tether`` file is used instead. New files get ``0o666 & ~umask`` like
+``open()``; existing files keep their mode. The current bytes are compared with the
+approved base right before the rename (callers hold the path's lock, so no other edit of
+ours can come between).
+"""
 
 from __future__ import annotations
 
+import errno
 import os
+import secrets
 import stat
 import tempfile
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import anyio.to_thread
@@ -13,8 +28,21 @@ import anyio.to_thread
 from .host import ApprovalAnswer, ApprovalRequest, EditOutcome, FileEdit
 
 BOM = b"\xef\xbb\xbf"
+NEW_FILE_MODE = 0o666
+"""Asked for when creating a file; the kernel applies the umask."""
+TEMP_SUFFIX = ".tether"
 
 AskApproval = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer | None]]
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # a FIFO must not block
+_O_TMPFILE: int | None = getattr(os, "O_TMPFILE", None)
+_CAN_LINK_FD = os.path.isdir("/proc/self/fd")
+"""An anonymous file is linked in through /proc (see ``_link_anonymous``)."""
+
+
+class Refused(Exception):
+    """The path cannot be written safely (a link, outside the workspace); nothing written."""
 
 
 def has_bom(path: Path) -> bool:
@@ -27,68 +55,248 @@ def has_bom(path: Path) -> bool:
 
 
 def write_text_atomic(path: Path, text: str, bom: bool = False) -> None:
-    """Write via a temporary file in the same folder and a rename; permissions kept."""
+    """Write via a temporary file in the same folder and a rename; permissions kept.
+
+    For the headless client's own files (no workspace confinement); the server's edits go
+    through ``apply_on_disk``.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode: int | None = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
         mode = None
     data = (BOM if bom else b"") + text.encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tether", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode if mode is not None else NEW_FILE_MODE & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def _apply_on_disk(edit: FileEdit) -> EditOutcome:
-    exists = edit.path.exists()
-    if edit.create and exists:
-        return EditOutcome(False, f"{edit.path.name} was created by someone else meanwhile", True)
-    if not edit.create:
-        try:
-            current = edit.path.read_bytes().decode("utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
-            return EditOutcome(False, f"cannot read {edit.path.name}: {exc}")
-        if current != edit.base_text:
-            return EditOutcome(False, f"{edit.path.name} changed on disk since it was read", True)
+def _umask() -> int:
+    # Reading the umask means setting it; /proc has it without that (Linux >= 4.7).
     try:
-        write_text_atomic(edit.path, edit.new_text, edit.bom)
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
+# --- walking without following links ----------------------------------------------------
+
+
+def _parts(root: Path, path: Path) -> tuple[str, ...]:
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        raise Refused(f"{path} is outside the workspace ({root})") from None
+    if not parts or any(p in ("", ".", "..") for p in parts):
+        raise Refused(f"{path} is not a file path inside the workspace")
+    return parts
+
+
+def _open_dir(name: str, parent: int, shown: str) -> int:
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=parent)
     except OSError as exc:
-        return EditOutcome(False, f"cannot write {edit.path.name}: {exc.strerror or exc}")
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            try:
+                info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            except OSError:
+                info = None
+            if info is not None and stat.S_ISLNK(info.st_mode):
+                raise Refused(f"{shown} is now a symbolic link; it is not followed") from None
+            raise Refused(f"{shown} is not a folder") from None
+        raise
+
+
+@contextmanager
+def _parent_dir(root: Path, path: Path, create: bool) -> Iterator[tuple[int, str]]:
+    """The descriptor of ``path``'s folder, reached from ``root`` without following links,
+    and the file's name in it; missing folders are made when ``create``."""
+    parts = _parts(root, path)
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        for index, name in enumerate(parts[:-1]):
+            shown = "/".join(parts[: index + 1])
+            try:
+                child = _open_dir(name, fd, shown)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with suppress(FileExistsError):  # made meanwhile: opened and checked below
+                    os.mkdir(name, 0o777, dir_fd=fd)
+                child = _open_dir(name, fd, shown)
+            os.close(fd)
+            fd = child
+        yield fd, parts[-1]
+    finally:
+        os.close(fd)
+
+
+def _read_current(name: str, folder: int) -> tuple[bytes, int] | None:
+    """The file's bytes and mode, None when it does not exist; ``Refused`` for a link."""
+    try:
+        fd = os.open(name, _READ_FLAGS, dir_fd=folder)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Refused(f"{name} is now a symbolic link; it is not followed") from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused(f"{name} is not a regular file")
+        return handle.read(), stat.S_IMODE(info.st_mode)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.fsync(fd)
+
+
+def _temp_name(name: str) -> str:
+    return f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+
+
+def _anonymous(folder: int, mode: int) -> int | None:
+    """An unnamed file in ``folder`` (``O_TMPFILE``), or None where that is not offered."""
+    if _O_TMPFILE is None or not _CAN_LINK_FD:
+        return None
+    try:
+        return os.open(".", _O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, mode, dir_fd=folder)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+            return None
+        raise
+
+
+def _link_anonymous(fd: int, name: str, folder: int) -> None:
+    # linkat(AT_SYMLINK_FOLLOW) of /proc/self/fd/N needs no privilege (AT_EMPTY_PATH does).
+    os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=folder, follow_symlinks=True)
+
+
+def _replace_checked(
+    folder: int, name: str, data: bytes, mode: int | None, base: bytes | None
+) -> None:
+    """Put ``data`` at ``name``: a new file (``base`` None) or over ``base``; ``_Moved``
+    when the file no longer is what the edit was computed on."""
+    anonymous = _anonymous(folder, mode if mode is not None else NEW_FILE_MODE)
+    temp: str | None = None
+    try:
+        if anonymous is None:
+            temp = _temp_name(name)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(temp, flags, mode if mode is not None else NEW_FILE_MODE, dir_fd=folder)
+        else:
+            fd = anonymous
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)  # the umask must not narrow an existing file's mode
+            _write_all(fd, data)
+            current = _read_current(name, folder)
+            if (current[0] if current is not None else None) != base:
+                raise _Moved
+            if base is None and anonymous is not None:
+                _link_anonymous(fd, name, folder)  # EEXIST if it was created meanwhile
+                return
+            if temp is None:
+                temp = _temp_name(name)
+                _link_anonymous(fd, temp, folder)
+        finally:
+            os.close(fd)
+        if base is None:
+            os.link(temp, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+            os.unlink(temp, dir_fd=folder)
+        else:
+            os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        temp = None
+    finally:
+        if temp is not None:
+            with suppress(OSError):
+                os.unlink(temp, dir_fd=folder)
+
+
+class _Moved(Exception):
+    """The file changed since the edit was computed."""
+
+
+def _apply_on_disk(edit: FileEdit) -> EditOutcome:
+    name = edit.path.name
+    data = (BOM if edit.bom else b"") + edit.new_text.encode("utf-8")
+    try:
+        with _parent_dir(edit.root, edit.path, create=edit.create) as (folder, leaf):
+            current = _read_current(leaf, folder)
+            if edit.create:
+                if current is not None:
+                    return EditOutcome(False, f"{name} was created by someone else meanwhile", True)
+                _replace_checked(folder, leaf, data, None, None)
+                return EditOutcome(True)
+            if current is None:
+                return EditOutcome(False, f"{name} was deleted since it was read", True)
+            raw, mode = current
+            try:
+                text = raw.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                return EditOutcome(False, f"cannot read {name}: {exc}")
+            if text != edit.base_text:
+                return EditOutcome(False, f"{name} changed on disk since it was read", True)
+            _replace_checked(folder, leaf, data, mode, raw)
+    except Refused as exc:
+        return EditOutcome(False, f"refused to write {name}: {exc}; nothing was written")
+    except _Moved:
+        return EditOutcome(False, f"{name} changed on disk while it was being written", True)
+    except FileExistsError:
+        return EditOutcome(False, f"{name} was created by someone else meanwhile", True)
+    except OSError as exc:
+        return EditOutcome(False, f"cannot write {name}: {exc.strerror or exc}")
     return EditOutcome(True)
 
 
 async def apply_on_disk(edit: FileEdit) -> EditOutcome:
-    """Apply an edit to the file on disk, refusing when the disk no longer has the base."""
+    """Apply an edit to the file on disk, refusing when the disk no longer has the base or
+    the path now leads through a link or out of the workspace (``edit.root``)."""
     return await anyio.to_thread.run_sync(_apply_on_disk, edit)
 
 
-def _delete(path: Path) -> EditOutcome:
+def _delete(path: Path, root: Path | None) -> EditOutcome:
     try:
-        path.unlink()
+        # Without a root the walk starts at "/": no component may be a link either.
+        with _parent_dir(root or Path(path.anchor), path, create=False) as (folder, leaf):
+            if _read_current(leaf, folder) is None:
+                raise FileNotFoundError(errno.ENOENT, "no such file")
+            os.unlink(leaf, dir_fd=folder)
+    except Refused as exc:
+        return EditOutcome(False, f"refused to delete {path.name}: {exc}")
     except OSError as exc:
         return EditOutcome(False, f"cannot delete {path.name}: {exc.strerror or exc}")
     return EditOutcome(True)
 
 
-async def delete_on_disk(path: Path) -> EditOutcome:
-    """Delete a file from disk."""
-    return await anyio.to_thread.run_sync(_delete, path)
+async def delete_on_disk(path: Path, root: Path | None = None) -> EditOutcome:
+    """Delete a file from disk, reaching it without following links (from ``root``, the
+    workspace root, when given)."""
+    return await anyio.to_thread.run_sync(_delete, path, root)
 
 
 class DiskEditor:
     """An ``Editor`` with no editor: edits go to disk, approvals to a callback."""
 
-    def __init__(self, ask: AskApproval | None = None) -> None:
+    def __init__(self, ask: AskApproval | None = None, root: Path | None = None) -> None:
         self._ask = ask
+        self._root = root
 
     async def ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer | None:
         return None if self._ask is None else await self._ask(request)
@@ -100,7 +308,7 @@ class DiskEditor:
         return ()
 
     async def delete_file(self, path: Path, uri: str, version: int | None) -> EditOutcome:
-        return await delete_on_disk(path)
+        return await delete_on_disk(path, self._root)
 
     def unsaved_edits(self) -> Sequence[Path]:
         return ()

@@ -96,6 +96,8 @@ class FileEdit:
     """An approved change to one file, computed against what the user saw."""
 
     path: Path
+    root: Path
+    """The workspace root the path lies in: the disk writer never leaves it."""
     uri: str
     base_text: str
     new_text: str

@@ -10,7 +10,7 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import anyio
@@ -20,7 +20,6 @@ from tether_protocol import Outcome
 from .context import compact, conversation_tokens, cut_middle, default_budget
 from .errors import ContextTooLongError, ProviderError
 from .events import RunEvents
-from .host import FileEdit
 from .providers.base import (
     AssistantMessage,
     Message,
@@ -33,7 +32,7 @@ from .providers.base import (
     UsageDelta,
     UserMessage,
 )
-from .tools.base import ToolContext
+from .tools.base import EditJournal, ToolContext
 from .tools.registry import ToolRegistry
 from .untrusted import find_markers, frame
 
@@ -72,14 +71,12 @@ def call_key(call: ToolCall) -> str:
     return call.name + "\0" + json.dumps(call.arguments, sort_keys=True, separators=(",", ":"))
 
 
-class Recorder(Protocol):
-    """Where the conversation and applied edits are kept (the session log)."""
+class Recorder(EditJournal, Protocol):
+    """Where the conversation and edits are kept (the session log)."""
 
     def message(self, message: Message) -> None: ...
 
     def history(self, messages: Sequence[Message]) -> None: ...
-
-    def edit(self, edit: FileEdit) -> None: ...
 
 
 class AgentLoop:
@@ -100,6 +97,9 @@ class AgentLoop:
     ) -> None:
         self.provider = provider
         self.tools = tools
+        # Edits are logged by the tools as they are sent, before any result exists.
+        if recorder is not None and context.journal is None:
+            context = replace(context, journal=recorder)
         self.context = context
         self.events = events
         self.limits = limits
@@ -231,8 +231,6 @@ class AgentLoop:
         for edit in result.edits:
             if edit.uri not in self.state.changed_files:
                 self.state.changed_files.append(edit.uri)
-            if self.recorder is not None:
-                self.recorder.edit(edit)
         self.events.tool_result(call.call_id, call.name, result.ok, result.output, result.error)
         markers = find_markers(result.output)
         if markers:

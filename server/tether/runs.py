@@ -30,7 +30,7 @@ from .providers import make_provider
 from .providers.base import Message
 from .session import SessionLogWriter, SessionRecorder, SessionSink, new_session_id
 from .sessionlog import UndoneRecord
-from .sessions import find_run, list_sessions, load
+from .sessions import RunIndex, list_sessions, load
 from .tools.base import ToolContext
 from .tools.registry import ToolRegistry
 from .undo import undo_edits
@@ -63,6 +63,17 @@ class RunManager:
         self._runs: dict[str, Run] = {}
         self._histories: dict[str, list[Message]] = {}
         self._policies: dict[str, ApprovalPolicy] = {}
+        self._run_index = RunIndex(log_writer.state_dir)
+        self._created: set[str] = set()
+        """Run ids this server created (in flight or done; maybe not yet in a log)."""
+
+    async def _sessions_with_run(self, run_id: str) -> list[str]:
+        """The stored sessions that started a run ``run_id`` (newest first)."""
+        if self._run_index.state_dir != self.log_writer.state_dir:  # set by initialize
+            self._run_index = RunIndex(self.log_writer.state_dir)
+        await anyio.to_thread.run_sync(self.log_writer.flush)
+        await anyio.to_thread.run_sync(self._run_index.refresh)
+        return self._run_index.sessions_of(run_id)
 
     async def _history(self, session_id: str | None) -> tuple[str, list[Message]]:
         """The conversation to continue: in memory, else rebuilt from the session's log."""
@@ -89,6 +100,13 @@ class RunManager:
         run_id = params.run_id or "r-" + uuid.uuid4().hex[:16]
         if run_id in self._runs:
             raise InvalidRun(f"runId: a run with id {run_id!r} is already in flight")
+        if params.run_id is not None:  # undo finds a run by its id: one id, one run, ever
+            taken = run_id in self._created or await self._sessions_with_run(run_id)
+            if taken:
+                raise InvalidRun(
+                    f"runId: a run with id {run_id!r} already exists in a stored session; "
+                    "choose a new id"
+                )
         if params.session_id and any(
             r.session_id == params.session_id for r in self._runs.values()
         ):
@@ -129,6 +147,7 @@ class RunManager:
         )
         run = Run(run_id, session_id, params.prompt, loop, params.work_done_token)
         self._runs[run_id] = run
+        self._created.add(run_id)
         return run
 
     async def execute(self, run: Run) -> RunResult:
@@ -160,8 +179,8 @@ class RunManager:
         if run_id in self._runs:
             raise InvalidRun(f"runId: run {run_id!r} is still in flight; cancel it first")
         state_dir = self.log_writer.state_dir
-        await anyio.to_thread.run_sync(self.log_writer.flush)
-        session_id = await anyio.to_thread.run_sync(find_run, state_dir, run_id)
+        sessions = await self._sessions_with_run(run_id)
+        session_id = sessions[0] if sessions else None
         data = (
             None
             if session_id is None
@@ -170,7 +189,7 @@ class RunManager:
         if data is None or session_id is None:
             raise InvalidRun(f"runId: unknown run {run_id!r}")
         if run_id in data.undone:
-            return UndoResult()
+            return UndoResult(note=f"run {run_id!r} was already undone")
         result = await undo_edits([e for e in data.edits if e.run_id == run_id], workspace, editor)
         self.log_writer.append(session_id, UndoneRecord(run_id=run_id))
         return result

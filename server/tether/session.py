@@ -10,6 +10,7 @@ recently written files stay open.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import queue
@@ -21,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+import anyio.to_thread
 from pydantic import BaseModel
 
 from tether_protocol import RunEvent
@@ -28,7 +30,13 @@ from tether_protocol import RunEvent
 from .events import event_json
 from .host import FileEdit
 from .providers.base import Message
-from .sessionlog import EditRecord, HistoryRecord, LoggedMessage, MessageRecord
+from .sessionlog import (
+    EditIntentRecord,
+    EditOutcomeRecord,
+    HistoryRecord,
+    LoggedMessage,
+    MessageRecord,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +47,7 @@ MAX_OPEN_LOGS = 8
 otherwise hold a file descriptor, and its buffer, for the server's whole life)."""
 
 
-_WHOLE_TEXTS = (EditRecord, HistoryRecord)
+_WHOLE_TEXTS = (EditIntentRecord, HistoryRecord)
 """Records that may carry whole files or conversations: written with ``json_pieces``."""
 
 
@@ -224,6 +232,7 @@ class SessionRecorder:
         self._writer = writer
         self._session_id = session_id
         self._run_id = run_id
+        self._edit_ids = itertools.count(1)
 
     def message(self, message: Message) -> None:
         """A message joined the conversation."""
@@ -235,9 +244,12 @@ class SessionRecorder:
         logged = [LoggedMessage.of(m) for m in messages]
         self._writer.append(self._session_id, HistoryRecord(run_id=self._run_id, messages=logged))
 
-    def edit(self, edit: FileEdit) -> None:
-        """An edit was applied (kept for ``agent/undo``)."""
-        record = EditRecord(
+    async def intended(self, edit: FileEdit) -> str:
+        """Log an edit about to be sent and wait until the line is written (a kill -9
+        right after the editor applied it must not lose it); its id."""
+        edit_id = f"{self._run_id}.e{next(self._edit_ids)}"
+        record = EditIntentRecord(
+            edit_id=edit_id,
             run_id=self._run_id,
             uri=edit.uri,
             path=str(edit.path),
@@ -245,6 +257,13 @@ class SessionRecorder:
             after=edit.new_text,
             created=edit.create,
         )
+        self._writer.append(self._session_id, record)
+        await anyio.to_thread.run_sync(self._writer.flush)
+        return edit_id
+
+    def outcome(self, edit_id: str, applied: bool) -> None:
+        """Whether the edit logged as ``edit_id`` was applied."""
+        record = EditOutcomeRecord(edit_id=edit_id, run_id=self._run_id, applied=applied)
         self._writer.append(self._session_id, record)
 
 

@@ -3,7 +3,8 @@
 A log line is either an event exactly as sent in ``agent/event`` (no ``record`` key), or a
 record for the server's own use: every message that joins the conversation (``message``),
 the whole conversation after a compaction (``history``), and every applied edit with the
-text before and after (``edit``, for ``agent/undo``) and undo marks (``undone``). The
+text before and after (for ``agent/undo``: ``edit-intent`` before it is sent, then
+``edit-outcome``; older logs hold one ``edit`` record) and undo marks (``undone``). The
 conversation is rebuilt from these records alone: the log is the single source of truth.
 """
 
@@ -105,7 +106,7 @@ class HistoryRecord(_Record):
 
 
 class EditRecord(_Record):
-    """An applied edit, with what undoing it needs."""
+    """An applied edit, with what undoing it needs (also what older logs hold)."""
 
     record: Literal["edit"] = "edit"
     run_id: str
@@ -114,6 +115,30 @@ class EditRecord(_Record):
     before: str
     after: str
     created: bool = False
+    confirmed: bool = True
+    """False: logged as intended but no outcome followed (the server stopped meanwhile)."""
+
+
+class EditIntentRecord(_Record):
+    """An edit about to be sent, logged before it is (a crash right after cannot lose it)."""
+
+    record: Literal["edit-intent"] = "edit-intent"
+    edit_id: str
+    run_id: str
+    uri: str
+    path: str
+    before: str
+    after: str
+    created: bool = False
+
+
+class EditOutcomeRecord(_Record):
+    """Whether the intended edit ``edit_id`` was applied."""
+
+    record: Literal["edit-outcome"] = "edit-outcome"
+    edit_id: str
+    run_id: str
+    applied: bool
 
 
 class UndoneRecord(_Record):
@@ -123,7 +148,9 @@ class UndoneRecord(_Record):
     run_id: str
 
 
-LogRecord = MessageRecord | HistoryRecord | EditRecord | UndoneRecord
+LogRecord = (
+    MessageRecord | HistoryRecord | EditRecord | EditIntentRecord | EditOutcomeRecord | UndoneRecord
+)
 
 
 @dataclass
@@ -134,6 +161,9 @@ class SessionData:
     events: list[dict[str, Any]] = field(default_factory=list)
     history: list[Message] = field(default_factory=list)
     edits: list[EditRecord] = field(default_factory=list)
+    """Applied edits in order, and intended ones whose outcome was never logged."""
+    intents: dict[str, EditRecord] = field(default_factory=dict)
+    """Intended edits by id, until their outcome is read."""
     run_messages: dict[str, list[Message]] = field(default_factory=dict)
     """Each run's own messages, in order (as logged, before any compaction)."""
     undone: set[str] = field(default_factory=set)
@@ -225,6 +255,19 @@ def _apply(data: SessionData, item: dict[str, Any]) -> None:
         data.history = [m.message() for m in HistoryRecord.model_validate(item).messages]
     elif kind == "edit":
         data.edits.append(EditRecord.model_validate(item))
+    elif kind == "edit-intent":
+        intent = EditIntentRecord.model_validate(item)
+        edit = EditRecord.model_validate(intent.model_dump(exclude={"record", "edit_id"}))
+        edit.confirmed = False
+        data.intents[intent.edit_id] = edit
+        data.edits.append(edit)
+    elif kind == "edit-outcome":
+        outcome = EditOutcomeRecord.model_validate(item)
+        intended = data.intents.pop(outcome.edit_id, None)
+        if intended is not None and outcome.applied:
+            intended.confirmed = True
+        elif intended is not None:  # not applied: nothing to undo
+            data.edits = [e for e in data.edits if e is not intended]
     elif kind == "undone":
         data.undone.add(UndoneRecord.model_validate(item).run_id)
     else:

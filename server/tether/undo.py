@@ -1,4 +1,9 @@
-"""``agent/undo``: apply the inverse of a run's edits, newest first, never over a change."""
+"""``agent/undo``: apply the inverse of a run's edits, newest first, never over a change.
+
+A session log is data, not authority: every path it names is confined to the workspace
+again (resolved, inside a root, the URI matching the path) and written through the same
+per-path lock and link-refusing disk writer as any edit; anything else is refused.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,8 @@ from tether_protocol import UndoResult
 
 from .diskedit import has_bom
 from .errors import ToolError
-from .host import Editor, FileEdit
+from .host import Editor, EditOutcome, FileEdit
+from .pathlocks import path_lock
 from .sessionlog import EditRecord
 from .textedit import minimal_changes
 from .workspace import Workspace
@@ -24,35 +30,72 @@ async def _current_text(ws: Workspace, path: Path) -> tuple[str | None, int | No
     return snapshot.text, snapshot.version if snapshot.from_buffer else None
 
 
+def confined(ws: Workspace, record: EditRecord) -> Path | None:
+    """The record's path when it is a workspace path reached without links; None else."""
+    logged = Path(record.path)
+    if not logged.is_absolute():
+        return None
+    try:
+        path = ws.resolve(record.path)
+    except ToolError:
+        return None
+    if path != logged or ws.uri_for(path) != record.uri:
+        return None  # a link on the way, or a URI naming another file than the path
+    return path
+
+
+async def _revert(record: EditRecord, path: Path, ws: Workspace, editor: Editor) -> str:
+    """Undo one edit of a locked path: "reverted", "conflict" or "not-found"."""
+    text, version = await _current_text(ws, path)
+    if text != record.after:
+        if record.confirmed:
+            return "conflict"  # someone changed it since
+        landed_not = text == record.before or (record.created and text is None)
+        return "skipped" if landed_not else "not-found"
+    outcome: EditOutcome
+    if record.created:
+        outcome = await editor.delete_file(path, record.uri, version)
+    else:
+        bom = version is None and await anyio.to_thread.run_sync(has_bom, path)
+        inverse = FileEdit(
+            path=path,
+            root=ws.root_of(path) or ws.root,
+            uri=record.uri,
+            base_text=record.after,
+            new_text=record.before,
+            version=version,
+            create=False,
+            changes=minimal_changes(record.after, record.before),
+            bom=bom,
+        )
+        outcome = await editor.apply_edit(inverse, f"Tether: undo {path.name}")
+    return "reverted" if outcome.applied else "conflict"
+
+
 async def undo_edits(edits: list[EditRecord], ws: Workspace, editor: Editor) -> UndoResult:
-    """Revert ``edits`` (one run's, oldest first) newest first; changed files are conflicts."""
+    """Revert ``edits`` (one run's, oldest first) newest first; changed files are conflicts,
+    files the log places outside the workspace are refused."""
+    if not edits:
+        return UndoResult(note="the run made no recorded edits; nothing to undo")
     reverted: list[str] = []
-    conflicts: list[str] = []
+    left: dict[str, list[str]] = {"conflict": [], "not-found": [], "refused": []}
     for record in reversed(edits):
-        path = Path(record.path)
-        if record.uri in conflicts:
-            continue  # an older edit of a file already in conflict stays too
-        text, version = await _current_text(ws, path)
-        if text != record.after:
-            conflicts.append(record.uri)
+        if any(record.uri in uris for uris in left.values()):
+            continue  # an older edit of a file already left alone stays too
+        path = confined(ws, record)
+        if path is None:
+            left["refused"].append(record.uri)
             continue
-        if record.created:
-            outcome = await editor.delete_file(path, record.uri, version)
-        else:
-            bom = version is None and await anyio.to_thread.run_sync(has_bom, path)
-            inverse = FileEdit(
-                path=path,
-                uri=record.uri,
-                base_text=record.after,
-                new_text=record.before,
-                version=version,
-                create=False,
-                changes=minimal_changes(record.after, record.before),
-                bom=bom,
-            )
-            outcome = await editor.apply_edit(inverse, f"Tether: undo {path.name}")
-        if not outcome.applied:
-            conflicts.append(record.uri)
-        elif record.uri not in reverted:
+        async with path_lock(path):
+            what = await _revert(record, path, ws, editor)
+        if what in left:
+            left[what].append(record.uri)
+        elif what == "reverted" and record.uri not in reverted:
             reverted.append(record.uri)
-    return UndoResult(reverted=[u for u in reverted if u not in conflicts], conflicts=conflicts)
+    kept = {uri for uris in left.values() for uri in uris}
+    return UndoResult(
+        reverted=[u for u in reverted if u not in kept],
+        conflicts=left["conflict"],
+        not_found=left["not-found"],
+        refused=left["refused"],
+    )

@@ -246,11 +246,22 @@ async def test_undo_after_a_restart_and_undo_refusing_a_changed_file(
         undone = await client.request("agent/undo", {"runId": "r1"})
         again = await client.request("agent/undo", {"runId": "r1"})
     app, new, notes = (workspace / p for p in ("src/app.py", "new.txt", "notes.txt"))
-    assert undone == {"reverted": [new.as_uri(), app.as_uri()], "conflicts": [notes.as_uri()]}
+    assert undone == {
+        "reverted": [new.as_uri(), app.as_uri()],
+        "conflicts": [notes.as_uri()],
+        "notFound": [],
+        "refused": [],
+    }
     assert app.read_text() == "def greet(name):\n    return 'hello ' + name\n"
     assert not new.exists()
     assert notes.read_text() == "two, and the user's own change\n"
-    assert again == {"reverted": [], "conflicts": []}
+    assert again == {
+        "reverted": [],
+        "conflicts": [],
+        "notFound": [],
+        "refused": [],
+        "note": "run 'r1' was already undone",
+    }
 
 
 async def test_injection_is_flagged_and_approvals_still_asked(

@@ -19,6 +19,7 @@ from tether_protocol import (
     RunParams,
     RunResult,
     TetherSettings,
+    UndoResult,
     parse_event,
 )
 from tether_protocol.schema import SHAPES, render
@@ -33,6 +34,7 @@ MODELS: dict[str, Any] = {
     "agent-approve.params.json": ApproveParams,
     "agent-approve.result.json": ApproveResult,
     "settings.json": TetherSettings,
+    "agent-undo.result.json": UndoResult,
 }
 
 

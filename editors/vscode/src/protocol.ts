@@ -67,6 +67,9 @@ export type AgentUndoParams = {
 export type AgentUndoResult = {
   reverted?: string[];
   conflicts?: string[];
+  notFound?: string[];
+  refused?: string[];
+  note?: string | null;
 };
 
 export type AgentSessionsParams = {

@@ -7,7 +7,7 @@ that ends the run: tools raise ``ToolError`` and the registry turns it into a re
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,7 +20,15 @@ from ..workspace import Workspace
 if TYPE_CHECKING:
     from ..approvals import ApprovalGate
 
-__all__ = ["Proposal", "Tool", "ToolArgs", "ToolContext", "ToolError", "ToolResult"]
+__all__ = [
+    "EditJournal",
+    "Proposal",
+    "Tool",
+    "ToolArgs",
+    "ToolContext",
+    "ToolError",
+    "ToolResult",
+]
 
 
 class ToolArgs(BaseModel):
@@ -45,6 +53,18 @@ class ToolResult:
         return cls(ok=False, output=message, error=message)
 
 
+class EditJournal(Protocol):
+    """Where edits are logged before they are sent, then their outcome (for undo)."""
+
+    async def intended(self, edit: FileEdit) -> str:
+        """Log ``edit`` durably before it is applied; the id its outcome refers to."""
+        ...
+
+    def outcome(self, edit_id: str, applied: bool) -> None:
+        """Log whether the edit logged as ``edit_id`` was applied."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """What a tool may touch while it runs."""
@@ -55,6 +75,8 @@ class ToolContext:
     """Applies edits and saves documents; None where nothing may be written."""
     gate: ApprovalGate | None = None
     """Decides calls that need approval; None means every such call is denied."""
+    journal: EditJournal | None = None
+    """Logs every edit before it is sent (the session log); None: not logged."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from tether_protocol import DiffPreview
 from ..diskedit import has_bom
 from ..errors import ToolError
 from ..host import FileEdit
+from ..pathlocks import path_lock
 from ..textedit import (
     line_numbers_of,
     minimal_changes,
@@ -65,6 +66,7 @@ def _file_edit(
     base = snapshot.text if snapshot is not None else ""
     return FileEdit(
         path=path,
+        root=ws.root_of(path) or ws.root,
         uri=ws.uri_for(path),
         base_text=base,
         new_text=new_text,
@@ -83,9 +85,14 @@ def _stats(edit: FileEdit) -> str:
 
 
 async def _apply(ctx: ToolContext, edit: FileEdit, label: str) -> tuple[bool, str, bool]:
+    """The one place edits are sent: logged first (a crash right after the editor applied
+    it must not lose it for undo), then applied, then its outcome logged."""
     if ctx.editor is None:
         raise ToolError("no editor to apply the change through")
+    entry = None if ctx.journal is None else await ctx.journal.intended(edit)
     outcome = await ctx.editor.apply_edit(edit, label)
+    if ctx.journal is not None and entry is not None:
+        ctx.journal.outcome(entry, outcome.applied)
     return outcome.applied, outcome.failure or "the editor did not apply it", outcome.stale
 
 
@@ -149,6 +156,13 @@ class EditFile(Tool[EditFileArgs]):
         return Proposal(f"Edit {shown}", DiffPreview(uri=edit.uri, diff=diff), (edit, count))
 
     async def perform(self, args: EditFileArgs, proposal: Proposal, ctx: ToolContext) -> ToolResult:
+        edit: FileEdit = proposal.payload[0]
+        async with path_lock(edit.path):  # edits of one file, one at a time
+            return await self._perform(args, proposal, ctx)
+
+    async def _perform(
+        self, args: EditFileArgs, proposal: Proposal, ctx: ToolContext
+    ) -> ToolResult:
         edit, count = proposal.payload
         shown = ctx.workspace.display(edit.path)
         applied, failure, stale = await _apply(ctx, edit, f"Tether: edit {shown}")
@@ -212,6 +226,13 @@ class WriteFile(Tool[WriteFileArgs]):
         return Proposal(f"{verb} {shown}", DiffPreview(uri=edit.uri, diff=diff), edit)
 
     async def perform(
+        self, args: WriteFileArgs, proposal: Proposal, ctx: ToolContext
+    ) -> ToolResult:
+        edit: FileEdit = proposal.payload
+        async with path_lock(edit.path):  # edits of one file, one at a time
+            return await self._perform(args, proposal, ctx)
+
+    async def _perform(
         self, args: WriteFileArgs, proposal: Proposal, ctx: ToolContext
     ) -> ToolResult:
         edit: FileEdit = proposal.payload
