@@ -9,6 +9,7 @@ bounded and no group repeats another, so a match costs linear time in the text.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 INVISIBLE = re.compile(
@@ -25,6 +26,29 @@ class Check:
 
     pattern: re.Pattern[str]
     hints: tuple[tuple[str, ...], ...]
+    scope: Callable[[str], Iterable[str]] | None = None
+    """Where the pattern looks (e.g. inside HTML comments); None: the whole text."""
+
+
+COMMENT_LIMIT = 2000
+
+
+def comment_bodies(text: str) -> Iterator[str]:
+    """The start of every HTML comment's body, found in one pass (linear in the text)."""
+    start = text.find("<!--")
+    while start != -1:
+        end = text.find("-->", start + 4)
+        stop = len(text) if end == -1 else end
+        yield text[start + 4 : min(stop, start + 4 + COMMENT_LIMIT)]
+        if end == -1:
+            return
+        start = text.find("<!--", end + 3)
+
+
+_AGENT_WORDS = (
+    r"\b(?:ai|agents?|assistants?|llms?|language models?|claude|gpt|chatgpt|copilot|gemini|"
+    r"codex|ignore|disregard|you (?:must|should|need to))\b|do not (?:tell|mention|show|reveal)"
+)
 
 
 def _check(pattern: str, *hints: tuple[str, ...], flags: int = re.IGNORECASE) -> Check:
@@ -119,7 +143,7 @@ CHECKS: dict[str, tuple[Check, ...]] = {
     "fake-role-markup": (
         _check(
             r"(<\|im_start\|>|<\|im_end\|>|<\|(system|assistant|user)\|>|\[/?INST\]|"
-            r"</?(system|assistant|user|human)>|^\s*(system|assistant|human)\s*:)",
+            r"</?(system|assistant|user|human)>|^[ \t]*(system|assistant|human)[ \t]*:)",
             (
                 "<|",
                 "inst]",
@@ -165,11 +189,8 @@ CHECKS: dict[str, tuple[Check, ...]] = {
         ),
     ),
     "hidden-comment": (
-        _check(  # an HTML comment (invisible once rendered) that talks to an agent
-            r"<!--(?:(?!-->)[\s\S]){0,2000}?(?:\b(?:ai|agents?|assistants?|llms?|"
-            r"language models?|claude|gpt|chatgpt|copilot|gemini|codex|ignore|disregard|"
-            r"you (?:must|should|need to))\b|do not (?:tell|mention|show|reveal))",
-            ("<!--",),
+        Check(  # an HTML comment (invisible once rendered) that talks to an agent
+            re.compile(_AGENT_WORDS, re.IGNORECASE), (("<!--",),), scope=comment_bodies
         ),
     ),
     "hidden-text": (
@@ -190,4 +211,7 @@ MARKERS: dict[str, re.Pattern[str]] = {
     name: re.compile("|".join(f"(?:{c.pattern.pattern})" for c in checks), checks[0].pattern.flags)
     for name, checks in CHECKS.items()
 }
+MARKERS["hidden-comment"] = re.compile(
+    rf"<!--(?:(?!-->)[\s\S]){{0,{COMMENT_LIMIT}}}?(?:{_AGENT_WORDS})", re.IGNORECASE
+)
 """One pattern per marker: what the checks match together (for tests and tools)."""

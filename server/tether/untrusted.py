@@ -124,7 +124,10 @@ def find_markers(text: str) -> list[str]:
         else:
             hit = any(
                 all(any(word in lowered for word in group) for group in check.hints)
-                and check.pattern.search(seen) is not None
+                and any(
+                    check.pattern.search(part) is not None
+                    for part in (check.scope(seen) if check.scope else (seen,))
+                )
                 for check in checks
             )
         if hit:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import unicodedata
 
 import pytest
@@ -234,3 +236,23 @@ def test_the_word_prefilter_never_hides_a_marker(parts: list[str]) -> None:
         if (pattern.search(text) if name == "hidden-text" else pattern.search(seen))
     ]
     assert find_markers(text) == unfiltered
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "'system' + '\\n' * 200_000",  # `^\\s*` under MULTILINE was quadratic: minutes
+        "'<!--' * 50_000",  # an unclosed comment scanned again from every opener
+        "'<!-- a' * 40_000",
+        "'<\\u200d' * 100_000",
+        "'<' + '\\u200b' * 200_000 + '/tool_output>'",
+    ],
+)
+def test_hostile_outputs_are_checked_in_linear_time(expression: str) -> None:
+    # A separate process, so that a regression fails within the deadline instead of hanging.
+    code = (
+        "from tether.untrusted import find_markers, frame\n"
+        f"text = {expression}\n"
+        "frame('t', 'c', text, find_markers(text))\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=30)
