@@ -15,6 +15,7 @@ most markers out before their regex runs, and ASCII text skips the Unicode work 
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 
@@ -109,7 +110,7 @@ def visible(text: str) -> str:
 def find_markers(text: str) -> list[str]:
     """Names of the injection markers ``text`` matches, in a fixed order.
 
-    The markers read the text without its invisible characters (``ig\u200bnore`` is
+    The markers read the text without its invisible characters (``ig\\u200bnore`` is
     ``ignore``); ``hidden-text`` says they were there.
     """
     seen = visible(text)
@@ -138,7 +139,8 @@ def find_markers(text: str) -> list[str]:
 def frame(tool: str, call_id: str, output: str, markers: list[str]) -> str:
     """The tool output as the model receives it: delimited and labelled as data."""
     body = neutralise(output)  # nothing inside may end the frame early
-    head = f'<{TAG} tool="{tool}" call_id="{call_id}">'
+    # The name and id come from the model's call: quoted, they cannot close the tag either.
+    head = f'<{TAG} tool="{html.escape(tool)}" call_id="{html.escape(call_id)}">'
     note = ""
     if markers:
         note = (
