@@ -4,33 +4,65 @@ Every call of every tool passes ``ApprovalGate.decide``. Read-only tools pass si
 a call that writes or runs a command passes only on ``autoApprove``, an earlier
 ``allow-always`` of this session, or the user's explicit ``allow``. Anything else — a
 ``deny``, an error, no answer, a malformed answer — means the call does not happen.
+
+Two limits on what passes without asking: a change to a sensitive path (``sensitive.py``)
+is always asked, whatever ``autoApprove`` or "allow always" says, and "allow always" for a
+command covers that exact command only (until approval rules can say more).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from tether_protocol import Decision, Preview
+from tether_protocol import CommandPreview, Decision, Preview
 
 from .events import RunEvents
 from .host import ApprovalAnswer, ApprovalRequest, Editor
+from .sensitive import reason_for_preview
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
 class ApprovalPolicy:
-    """What is allowed without asking: configured tools and this session's always-allows."""
+    """What is allowed without asking: configured tools and this session's always-allows.
+
+    ``always`` holds tools whose changes were allowed always; ``always_commands`` holds
+    ``(tool, command)`` pairs: an "allow always" on a command covers that exact string.
+    Neither covers a sensitive path: the gate asks for those before consulting the policy.
+    """
 
     auto_approve: frozenset[str] = frozenset()
     always: set[str] = field(default_factory=set)
+    always_commands: set[tuple[str, str]] = field(default_factory=set)
 
     def configure(self, auto_approve: Iterable[str]) -> None:
         """Use the configured ``autoApprove`` list (for the next decisions)."""
         self.auto_approve = frozenset(auto_approve)
+
+    def covers(self, tool: str, preview: Preview | None) -> bool:
+        """The call may happen without asking (the sensitive floor aside)."""
+        if tool in self.auto_approve:
+            return True
+        if isinstance(preview, CommandPreview):
+            return (tool, preview.command) in self.always_commands
+        return tool in self.always
+
+    def remember(self, tool: str, preview: Preview, *, changed: bool = False) -> None:
+        """Record an "allow always": the exact command for commands, else the tool.
+
+        A command the user changed before allowing is not remembered: the one shown is
+        not the one that ran, and remembering either would allow what was not agreed.
+        """
+        if isinstance(preview, CommandPreview):
+            if not changed:
+                self.always_commands.add((tool, preview.command))
+        else:
+            self.always.add(tool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,21 +96,27 @@ class ApprovalGate:
         title: str,
         arguments: dict[str, Any],
         preview: Preview | None,
+        roots: Sequence[Path],
     ) -> Verdict:
-        """Decide one call; asks the user through the editor when the policy says so."""
+        """Decide one call; asks the user through the editor when the policy says so.
+
+        ``roots`` are the workspace folders, to place a changed file for the sensitive floor.
+        """
         if not needs_approval:
             return Verdict("auto")
-        if tool in self.policy.auto_approve or tool in self.policy.always:
+        floor = reason_for_preview(preview, roots)
+        if floor is None and self.policy.covers(tool, preview):
             verdict = Verdict("auto")
         elif preview is None:
             verdict = Verdict("denied-by-default", "nothing to show the user")
         else:
-            request = ApprovalRequest(self.events.run_id, call_id, tool, title, arguments, preview)
-            verdict = await self._ask(request)
+            shown = title if floor is None else f"{title} — {floor}"
+            request = ApprovalRequest(self.events.run_id, call_id, tool, shown, arguments, preview)
+            verdict = await self._ask(request, remember=floor is None)
         self.events.approval(call_id, verdict.decision)
         return verdict
 
-    async def _ask(self, request: ApprovalRequest) -> Verdict:
+    async def _ask(self, request: ApprovalRequest, *, remember: bool) -> Verdict:
         try:
             answer = await self.editor.ask_approval(request)
         except Exception as exc:  # a broken client must not be able to approve by failing
@@ -86,6 +124,7 @@ class ApprovalGate:
             answer = None
         if not isinstance(answer, ApprovalAnswer):
             return Verdict("denied-by-default")
-        if answer.decision == "allow-always":
-            self.policy.always.add(request.tool)
+        if answer.decision == "allow-always" and remember:  # never for a sensitive path
+            changed = answer.arguments is not None and answer.arguments != request.arguments
+            self.policy.remember(request.tool, request.preview, changed=changed)
         return Verdict(answer.decision, answer.feedback, answer.arguments)

@@ -23,6 +23,7 @@ from tether_protocol import (
     UsageEvent,
 )
 
+from .context import cut_middle
 from .host import EventSink
 
 PREVIEW_CHARS = 4000
@@ -49,10 +50,9 @@ def event_json(event: RunEvent) -> bytes:
 
 
 def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
-    """The head of a long tool output for display; the model still gets it all."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n… [{len(text) - limit} more characters]"
+    """A long tool output for display: its head and its tail (where a test run ends up),
+    with a marker saying how much was cut between, as the model's copy is cut."""
+    return cut_middle(text, limit)
 
 
 class RunEvents:

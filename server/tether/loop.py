@@ -232,10 +232,11 @@ class AgentLoop:
             if edit.uri not in self.state.changed_files:
                 self.state.changed_files.append(edit.uri)
         self.events.tool_result(call.call_id, call.name, result.ok, result.output, result.error)
-        markers = find_markers(result.output)
+        shown = cut_middle(result.output)  # checked as the model will read it: cheap on 1 MB
+        markers = find_markers(shown)
         if markers:
             self.events.injection_flagged(call.call_id, call.name, markers)
-        content = frame(call.name, call.call_id, cut_middle(result.output), markers)
+        content = frame(call.name, call.call_id, shown, markers)
         self._remember(ToolResultMessage(call.call_id, call.name, content, not result.ok))
 
     def _close_open_calls(self) -> None:

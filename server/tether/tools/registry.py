@@ -90,6 +90,7 @@ class ToolRegistry:
             title=proposal.title,
             arguments=call.arguments,
             preview=proposal.preview,
+            roots=ctx.workspace.roots,
         )
         if not verdict.allowed:
             reason = "the user denied it" if verdict.decision == "deny" else "no one allowed it"

