@@ -141,6 +141,8 @@ class BufferDrift:
         numbered = "\n".join(
             f"{self.first_line + i:>6}\t{line}" for i, line in enumerate(self.lines)
         )
+        if not numbered:
+            numbered = "       (nothing: the buffer is empty)"
         more = f"\n       … {self.more_lines} more lines" if self.more_lines else ""
         return (
             f"Note: the editor reported {shown} and its buffer differs from the edit that "
