@@ -89,6 +89,8 @@ class Editor:
         """A raw answer to ``workspace/applyEdit`` instead of applying (may raise)."""
         self.message_answer: Callable[[], Any] | None = None
         """A raw answer to ``window/showMessageRequest`` instead of ``message_choice``."""
+        self.save_answer: Callable[[], Any] | None = None
+        """A raw answer to ``agent/saveDocuments`` instead of saving."""
         self.unreported: set[str] = set()
         self._late: list[asyncio.Future[None]] = []
 
@@ -128,6 +130,8 @@ class Editor:
         @client.feature("agent/saveDocuments")
         def on_save(params: Any) -> Any:
             self.saves.append(list(params["uris"]))
+            if self.save_answer is not None:
+                return self.save_answer()
             for uri in params["uris"]:
                 if uri in self.docs:
                     Path(uri.removeprefix("file://")).write_bytes(self.docs[uri][0].encode())

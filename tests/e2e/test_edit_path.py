@@ -287,6 +287,25 @@ async def test_an_approve_answer_that_is_not_a_decision_denies(
     assert not denied.ok and "no one allowed it" in denied.output
 
 
+@pytest.mark.parametrize("answer", [None, "saved", {}, {"saved": "all"}, {"saved": [5]}])
+async def test_a_save_answer_that_is_not_a_list_saves_nothing(
+    editor: Editor, workspace: Path, answer: Any
+) -> None:
+    await editor.open_session(
+        workspace,
+        save_documents=True,
+        script=script({"toolCalls": [edit("'hello '", "'hi '")]}, {"toolCalls": [bash("true")]}),
+    )
+    uri = editor.open_document(workspace / "src" / "app.py", APP)
+    editor.save_answer = lambda: answer
+    result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
+    assert result["outcome"] == "done" and editor.docs[uri][0] == HI
+    applied, ran = results(editor)
+    assert applied.ok and ran.ok
+    assert "unsaved changes in the editor" in ran.output  # not taken as saved
+    assert len(editor.saves) == 2  # after the edit, and again before the command
+
+
 async def test_a_message_prompt_never_offers_allow_for_what_it_cannot_show(
     editor: Editor, workspace: Path
 ) -> None:

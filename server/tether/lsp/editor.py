@@ -190,6 +190,7 @@ class LspEditor:
             return replace(outcome, note=CANNOT_CREATE) if outcome.applied else outcome
         if edit.create:
             await anyio.to_thread.run_sync(_make_parent, edit.path)
+        params = types.ApplyWorkspaceEditParams(edit=self._workspace_edit(edit), label=label)
         record = buffers.expect(edit)
         answers: list[tuple[bool, str | None]] = []
 
@@ -198,9 +199,8 @@ class LspEditor:
             answers.append(_applied(done))
             buffers.answered(record, answers[0][0])
 
-        params = types.ApplyWorkspaceEditParams(edit=self._workspace_edit(edit), label=label)
-        await self._send_edit(params, on_answer)
-        applied, failure = answers[0]
+        future = await self._send_edit(params, on_answer)
+        applied, failure = answers[0] if answers else _applied(future)
         if not applied:
             now = buffers.get(edit.path)
             stale = (now.version if now else None) != edit.version
@@ -243,18 +243,21 @@ class LspEditor:
             return await delete_on_disk(path)
         edit = types.WorkspaceEdit(document_changes=[types.DeleteFile(uri=uri)])
         params = types.ApplyWorkspaceEditParams(edit=edit, label=f"Tether: undo {path.name}")
-        answers: list[tuple[bool, str | None]] = []
-        await self._send_edit(params, lambda done: answers.append(_applied(done)))
-        return EditOutcome(*answers[0])
+        return EditOutcome(*_applied(await self._send_edit(params, None)))
 
     async def _send_edit(
-        self, params: types.ApplyWorkspaceEditParams, on_answer: Callable[[Future[Any]], None]
-    ) -> None:
-        """Send ``workspace/applyEdit``; ``on_answer`` has read the answer when this returns."""
-        future = self._server.protocol.send_request(types.WORKSPACE_APPLY_EDIT, params)
-        future.add_done_callback(on_answer)
-        with contextlib.suppress(Exception):  # the answer, error or not, is on_answer's
+        self,
+        params: types.ApplyWorkspaceEditParams,
+        on_answer: Callable[[Future[Any]], None] | None,
+    ) -> Future[Any]:
+        """Send ``workspace/applyEdit`` and wait for the answer (an error answer too);
+        ``on_answer`` runs as it is read."""
+        future: Future[Any] = self._server.protocol.send_request(types.WORKSPACE_APPLY_EDIT, params)
+        if on_answer is not None:
+            future.add_done_callback(on_answer)
+        with contextlib.suppress(Exception):  # an error answer is read from the future
             await asyncio.shield(asyncio.wrap_future(future))
+        return future
 
     def take_drift(self, run_id: str) -> Sequence[BufferDrift]:
         return self._server.buffers.take_drift(run_id)
