@@ -143,6 +143,11 @@ class Editor:
         assert self.init_result is not None
         return str(self.init_result.capabilities.position_encoding or "utf-16")
 
+    def apply_last_edit(self) -> None:
+        """Apply the last ``workspace/applyEdit`` received (from a custom ``apply_answer``)."""
+        params = get_converter().structure(self.applied[-1], types.ApplyWorkspaceEditParams)
+        self._apply(params.edit)
+
     def _apply(self, edit: types.WorkspaceEdit) -> None:
         for change in edit.document_changes or []:
             if isinstance(change, types.CreateFile):

@@ -249,6 +249,33 @@ async def test_an_error_answer_is_a_refused_edit_without_a_traceback(
     assert "Traceback" not in stderr and "ERROR" not in stderr
 
 
+async def test_a_refusal_after_the_user_typed_is_rebased_once(
+    editor: Editor, workspace: Path
+) -> None:
+    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    uri = editor.open_document(workspace / "src" / "app.py", APP)
+    refusals = 0
+
+    def typed_meanwhile() -> None:  # the user typed while the edit was on its way
+        if refusals == 0:
+            editor.replace_buffer(uri, "# typed\n" + editor.docs[uri][0])
+
+    def refuse_the_old_version_once() -> Any:  # Eglot refuses with an error answer
+        nonlocal refusals
+        if refusals == 0:
+            refusals += 1
+            raise JsonRpcException("Edits on `app.py' require version 1, you have 2", code=32603)
+        editor.apply_last_edit()
+        return {"applied": True}
+
+    editor.before_apply, editor.apply_answer = typed_meanwhile, refuse_the_old_version_once
+    await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
+    [rebased] = results(editor)
+    assert rebased.ok, rebased.output
+    assert versions(editor) == [1, 2]  # once more, on the version the user's typing made
+    assert editor.docs[uri][0] == "# typed\n" + HI
+
+
 @pytest.mark.parametrize("answer", [{"applied": "false"}, {}, None, "yes", {"applied": 1}, [True]])
 async def test_only_a_boolean_true_is_applied(editor: Editor, workspace: Path, answer: Any) -> None:
     await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
