@@ -121,6 +121,7 @@ class LspBuffers:
 
     def mark_stale(self, path: Path) -> None:
         """Read ``path`` from disk until the editor sends its next change for it."""
+        self._approved.pop(path, None)  # the disk is newer than an approved text, too
         buffer = self.get_open(path)
         self._stale[path] = buffer.version if buffer else None
 
