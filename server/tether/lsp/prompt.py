@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import anyio.to_thread
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -92,7 +93,7 @@ class MessagePrompt:
                 else f"{head_of(detail)}\n\nThis change is too long to show here, so it "
                 "cannot be allowed here."
             )
-        whole = shown is detail or shown_in is not None
+        whole = shown_in is not None or fits_in_message(detail)
         titles = list(ACTIONS) if whole else ["Deny"]
         message = f"Tether wants to: {request.title}\n\n{shown}"
         try:
@@ -105,8 +106,9 @@ class MessagePrompt:
                 ),
             )
         finally:
-            if shown_in is not None:
-                await anyio.to_thread.run_sync(lambda: shown_in.unlink(missing_ok=True))
+            if shown_in is not None:  # also when the run was cancelled meanwhile
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(lambda: shown_in.unlink(missing_ok=True))
         title = raw.get("title") if isinstance(raw, dict) else None
         if raw is not None and not isinstance(title, str):
             log.warning("malformed window/showMessageRequest answer (denied): %.200r", raw)
