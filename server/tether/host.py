@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from tether_protocol import Preview, RunEvent
 
@@ -109,6 +109,8 @@ class FileEdit:
     """Minimal changes (whole changed lines), in document order."""
     bom: bool = False
     """The file on disk starts with a UTF-8 byte-order mark (kept when writing)."""
+    run_id: str | None = None
+    """The run that makes the edit (told if the buffer later differs from ``new_text``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,37 @@ class EditOutcome:
     failure: str | None = None
     stale: bool = False
     """The buffer changed since the edit was computed (worth recomputing once)."""
+    note: str | None = None
+    """How it was applied, when the model should know (e.g. written to disk by Tether)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BufferDrift:
+    """An applied edit whose buffer, once the editor reported it, differs from the approved
+    text (the editor applied it over newer typing, twice, or not at all)."""
+
+    path: Path
+    first_line: int
+    """1-based number (in the buffer now) of the first line shown."""
+    lines: tuple[str, ...]
+    """The buffer's current text of the region that differs, line by line (capped)."""
+    more_lines: int = 0
+    """Lines of that region left out by the cap."""
+
+    def describe(self, shown: str) -> str:
+        """The note the model reads, ``shown`` being how the path is shown to it."""
+        numbered = "\n".join(
+            f"{self.first_line + i:>6}\t{line}" for i, line in enumerate(self.lines)
+        )
+        if not numbered:
+            numbered = "       (nothing: the buffer is empty)"
+        more = f"\n       … {self.more_lines} more lines" if self.more_lines else ""
+        return (
+            f"Note: the editor reported {shown} and its buffer differs from the edit that "
+            "was approved and applied (the editor applied it over newer changes, or not "
+            f"exactly once). The buffer now reads:\n{numbered}{more}\n"
+            f"Read {shown} again before changing it further."
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,4 +196,14 @@ class Editor(Protocol):
 
     def unsaved_edits(self) -> Sequence[Path]:
         """Files the agent changed that the editor has not saved yet."""
+        ...
+
+
+@runtime_checkable
+class ReportsDrift(Protocol):
+    """An editor that reports its buffers after answering an edit (LSP: ``didChange``, maybe
+    late) and so can say, later, that an applied edit did not land as approved."""
+
+    def take_drift(self, run_id: str) -> Sequence[BufferDrift]:
+        """Differences found since the last call for edits of ``run_id``; each given once."""
         ...

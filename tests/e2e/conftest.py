@@ -7,12 +7,13 @@ real editor's capability snapshot (Neovim 0.11 or VS Code) plus Tether's declara
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 import pytest_asyncio
@@ -34,6 +35,15 @@ class Editor:
     It behaves like a real editor: ``workspace/applyEdit`` changes an open buffer and
     reports it with ``didChange`` (or writes the file when it is not open), approvals are
     answered by ``approve`` (allow by default), and every request is recorded.
+
+    Real clients' habits are switched on by attributes: when the ``didChange`` of an applied
+    edit is sent (``report``: before answering like VS Code, ``report_delay`` seconds after
+    like Eglot's idle timer or vim-lsp, or never like Emacs blocked in a synchronous
+    command; ``report_copies`` duplicates it), by how much versions jump
+    (``version_step``, Neovim's changedtick), whether the edit's version is checked
+    (``check_versions``; vim-lsp does not), how many times an edit is applied
+    (``apply_times``), whether files can be created (``can_create``), and raw answers
+    (``apply_answer``, ``message_answer``).
     """
 
     def __init__(self, client: LanguageClient, state_dir: Path) -> None:
@@ -51,30 +61,54 @@ class Editor:
         self.message_requests: list[types.ShowMessageRequestParams] = []
         self.message_choice: str | None = "Allow"
         self.saves: list[list[str]] = []
+        self.report: Literal["now", "late", "never"] = "now"
+        self.report_delay = 3.0
+        self.report_copies = 1
+        """How many times each ``didChange`` of an edit is sent (a duplicate keeps its version)."""
+        self.version_step = 1
+        self.check_versions = True
+        self.apply_times = 1
+        self.can_create = True
+        self.unsaved: dict[str, str] = {}
+        """Buffers of files that do not exist on disk (a CreateFile the editor ignored)."""
+        self.apply_answer: Callable[[], Any] | None = None
+        """A raw answer to ``workspace/applyEdit`` instead of applying (may raise)."""
+        self.message_answer: Callable[[], Any] | None = None
+        """A raw answer to ``window/showMessageRequest`` instead of ``message_choice``."""
+        self.save_answer: Callable[[], Any] | None = None
+        """A raw answer to ``agent/saveDocuments`` instead of saving."""
+        self.unreported: set[str] = set()
+        self._late: list[asyncio.Future[None]] = []
 
         @client.feature("agent/event")
         def on_event(params: Any) -> None:
             self.events.append(parse_event(params))
 
         @client.feature("agent/approve")
-        def on_approve(params: Any) -> Any:
+        async def on_approve(params: Any) -> Any:
             self.approvals.append(params)
-            return self.approve(params)
+            answer = self.approve(params)
+            return await answer if inspect.isawaitable(answer) else answer
 
         @client.feature(types.WORKSPACE_APPLY_EDIT)
-        def on_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        def on_apply(params: types.ApplyWorkspaceEditParams) -> Any:
             self.applied.append(get_converter().unstructure(params))
             if self.before_apply is not None:
                 self.before_apply()
+            if self.apply_answer is not None:
+                return self.apply_answer()
             if self.apply_mode == "refuse":
                 return types.ApplyWorkspaceEditResult(applied=False, failure_reason="refused")
             if self.apply_mode == "apply":
-                self._apply(params.edit)
+                for _ in range(self.apply_times):
+                    self._apply(params.edit)
             return types.ApplyWorkspaceEditResult(applied=True)
 
         @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
         def on_message(params: types.ShowMessageRequestParams) -> Any:
             self.message_requests.append(params)
+            if self.message_answer is not None:
+                return self.message_answer()
             if self.message_choice is None:
                 return None
             return types.MessageActionItem(title=self.message_choice)
@@ -82,29 +116,35 @@ class Editor:
         @client.feature("agent/saveDocuments")
         def on_save(params: Any) -> Any:
             self.saves.append(list(params["uris"]))
+            if self.save_answer is not None:
+                return self.save_answer()
             for uri in params["uris"]:
                 if uri in self.docs:
                     Path(uri.removeprefix("file://")).write_bytes(self.docs[uri][0].encode())
             return {"saved": list(params["uris"])}
 
-    @property
-    def encoding(self) -> str:
-        """The negotiated position encoding."""
-        assert self.init_result is not None
-        return str(self.init_result.capabilities.position_encoding or "utf-16")
+    def apply_last_edit(self) -> None:
+        """Apply the last ``workspace/applyEdit`` received (from a custom ``apply_answer``)."""
+        params = get_converter().structure(self.applied[-1], types.ApplyWorkspaceEditParams)
+        self._apply(params.edit)
 
     def _apply(self, edit: types.WorkspaceEdit) -> None:
         for change in edit.document_changes or []:
             if isinstance(change, types.CreateFile):
-                Path(change.uri.removeprefix("file://")).write_bytes(b"")
+                if self.can_create:
+                    Path(change.uri.removeprefix("file://")).write_bytes(b"")
                 continue
             assert isinstance(change, types.TextDocumentEdit)
             uri = change.text_document.uri
+            path = Path(uri.removeprefix("file://"))
             if uri in self.docs:
                 text, version = self.docs[uri]
-                assert change.text_document.version == version
-            else:
-                text, version = Path(uri.removeprefix("file://")).read_bytes().decode(), None
+                if self.check_versions and change.text_document.version is not None:
+                    assert change.text_document.version == version
+            elif path.exists():
+                text, version = path.read_bytes().decode(), None
+            else:  # Eglot 1.9 without CreateFile: an unsaved buffer, nothing on disk
+                text, version = self.unsaved.get(uri, ""), None
             # Positions are resolved by LSP's rules (the shared text model), as an editor does.
             encoding = encoding_name(
                 self.init_result and self.init_result.capabilities.position_encoding
@@ -121,21 +161,59 @@ class Editor:
                     text, text_edit.range.end.line, text_edit.range.end.character, encoding
                 )
                 text = text[:start] + text_edit.new_text + text[end:]
-            if version is None:
-                Path(uri.removeprefix("file://")).write_bytes(text.encode())
+            if version is not None:
+                self._edited(uri, text)
+            elif path.exists():
+                path.write_bytes(text.encode())
             else:
-                self.replace_buffer(uri, text)
+                self.unsaved[uri] = text
+
+    def _edited(self, uri: str, text: str) -> None:
+        """An edit changed an open buffer: report it as ``report`` says."""
+        self.docs[uri] = (text, self.docs[uri][1] + self.version_step)
+        if self.report == "now":
+            self._send_change(uri, self.report_copies)
+        else:
+            self.unreported.add(uri)
+            if self.report == "late":  # the editor's timer: after the answer is sent
+                done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                self._late.append(done)
+                asyncio.get_running_loop().call_later(self.report_delay, self._late_report, done)
+
+    def _late_report(self, done: asyncio.Future[None]) -> None:
+        self.flush_changes()
+        done.set_result(None)
+
+    async def late_reports_sent(self) -> None:
+        """Wait (up to 10 s) until every delayed ``didChange`` has been sent."""
+        async with asyncio.timeout(10):
+            await asyncio.gather(*self._late)
+
+    def flush_changes(self) -> None:
+        """Send the ``didChange`` of every buffer changed but not reported yet."""
+        for uri in sorted(self.unreported):
+            self._send_change(uri, self.report_copies)
+        self.unreported.clear()
+
+    def _send_change(self, uri: str, copies: int = 1) -> None:
+        text, version = self.docs[uri]
+        for _ in range(copies):
+            self.client.text_document_did_change(
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                )
+            )
 
     def replace_buffer(self, uri: str, text: str) -> None:
         """The user (or an edit) changes an open buffer: a full-text ``didChange``."""
-        version = self.docs[uri][1] + 1
-        self.docs[uri] = (text, version)
-        self.client.text_document_did_change(
-            types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
-            )
-        )
+        self.docs[uri] = (text, self.docs[uri][1] + 1)
+        self._send_change(uri)
+
+    def type_unreported(self, uri: str, text: str) -> None:
+        """The user changes a buffer and the editor has not sent the ``didChange`` yet."""
+        self.docs[uri] = (text, self.docs[uri][1] + 1)
+        self.unreported.add(uri)
 
     async def open_session(
         self,
@@ -146,6 +224,8 @@ class Editor:
         approvals: bool = True,
         save_documents: bool = False,
         apply_edit: bool = True,
+        resource_operations: bool = True,
+        show_document: bool = True,
         options: dict[str, Any] | None = None,
         script: dict[str, Any] | None = None,
     ) -> types.InitializeResult:
@@ -156,6 +236,10 @@ class Editor:
         }
         if not apply_edit and caps.workspace is not None:
             caps.workspace.apply_edit = False
+        if not resource_operations and caps.workspace and caps.workspace.workspace_edit:
+            caps.workspace.workspace_edit.resource_operations = None  # Eglot 1.9
+        if not show_document and caps.window is not None:
+            caps.window.show_document = None  # Eglot 1.9, vim-lsp
         init_options: dict[str, Any] = {"provider": "scripted", **(options or {})}
         if script is not None:
             init_options["script"] = script

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,24 +21,45 @@ from tether_protocol import (
     AGENT_SAVE_DOCUMENTS_METHOD,
     ApproveParams,
     ApproveResult,
-    CommandPreview,
     SaveDocumentsResult,
 )
 
 from ..diskedit import apply_on_disk, delete_on_disk
-from ..host import ApprovalAnswer, ApprovalRequest, EditOutcome, FileEdit
+from ..host import ApprovalAnswer, ApprovalRequest, BufferDrift, EditOutcome, FileEdit
 from ..textedit import range_at
 from .documents import encoding_name
+from .prompt import MessagePrompt
 
 if TYPE_CHECKING:
     from .server import TetherServer
 
 log = logging.getLogger(__name__)
 
-VERIFY_SECONDS = 2.0
-"""How long an applied edit may take to show up in the buffer updates."""
+RAW_ANSWER_METHODS = frozenset(
+    {types.WORKSPACE_APPLY_EDIT, types.WINDOW_SHOW_MESSAGE_REQUEST, types.WINDOW_SHOW_DOCUMENT}
+)
+"""Requests whose answers are read raw and checked here: pygls would structure them into
+lsprotocol types, and an answer that does not fit (``{}``, ``"yes"``) is then dropped,
+leaving the request unanswered forever; ``{"applied": "false"}`` would read as applied."""
 
-ACTIONS = {"Allow": "allow", "Allow always": "allow-always", "Deny": "deny"}
+CANNOT_CREATE = "written to disk by Tether; your editor cannot create files"
+
+
+def applied_answer(raw: object) -> tuple[bool, str | None]:
+    """(applied, why not) from a raw ``workspace/applyEdit`` answer: only a boolean ``true``
+    is applied; anything malformed is not, with a one-line warning."""
+    if isinstance(raw, dict) and isinstance(raw.get("applied"), bool):
+        if raw["applied"]:
+            return True, None
+        reason = raw.get("failureReason")
+        return False, reason if isinstance(reason, str) and reason else "the editor refused it"
+    log.warning("workspace/applyEdit answer not understood (not applied): %.200r", raw)
+    return False, f"the editor's answer was not understood ({_excerpt(raw)})"
+
+
+def _excerpt(raw: object) -> str:
+    text = repr(raw)
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 class LspEditor:
@@ -43,6 +67,13 @@ class LspEditor:
 
     def __init__(self, server: TetherServer) -> None:
         self._server = server
+
+    async def _request(self, method: str, params: Any) -> Any:
+        """Send a request and await its raw answer; an error answer raises
+        ``JsonRpcException``. Shielded: a cancelled run must not leave pygls a cancelled
+        future for the late reply."""
+        future = self._server.protocol.send_request(method, params)
+        return await asyncio.shield(asyncio.wrap_future(future))
 
     # --- approvals ---------------------------------------------------------------------
     async def ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer | None:
@@ -59,59 +90,65 @@ class LspEditor:
             arguments=request.arguments,
             preview=request.preview,
         )
-        # shield: a cancelled run must not leave pygls a cancelled future for the late reply
-        raw = await asyncio.shield(
-            self._server.protocol.send_request_async(AGENT_APPROVE_METHOD, params.to_wire())
-        )
+        raw = await self._request(AGENT_APPROVE_METHOD, params.to_wire())
         try:
             answer = ApproveResult.model_validate(raw, strict=False)
         except ValidationError:
-            log.warning("malformed agent/approve answer (denied): %r", raw)
+            log.warning("malformed agent/approve answer (denied): %.200r", raw)
             return None
         return ApprovalAnswer(answer.decision, answer.feedback, answer.arguments)
 
     async def _ask_with_message(self, request: ApprovalRequest) -> ApprovalAnswer | None:
-        preview = request.preview
-        if isinstance(preview, CommandPreview):
-            detail = f"$ {preview.command}\n(in {preview.cwd})"
-        else:
-            detail = preview.diff if len(preview.diff) < 2000 else preview.diff[:2000] + "…"
-        params = types.ShowMessageRequestParams(
-            type=types.MessageType.Warning,
-            message=f"Tether wants to: {request.title}\n\n{detail}",
-            actions=[types.MessageActionItem(title=t) for t in ACTIONS],
-        )
-        item = await asyncio.shield(self._server.window_show_message_request_async(params))
-        title = getattr(item, "title", None)
-        decision = ACTIONS.get(title) if isinstance(title, str) else None
-        if decision is None:
-            return None
-        return ApprovalAnswer(decision)  # type: ignore[arg-type]
+        previews = self._server.config.state_dir / "previews"
+        prompt = MessagePrompt(self._request, self._server.client_capabilities, previews)
+        return await prompt.ask(request)
 
     # --- edits -------------------------------------------------------------------------
     def _can_apply_edits(self) -> bool:
         caps = self._server.client_capabilities
         return bool(get_capability(caps, "workspace.apply_edit", False))
 
+    def _can(self, operation: str) -> bool:
+        """The client declares ``operation`` in ``workspaceEdit.resourceOperations``."""
+        caps = self._server.client_capabilities
+        operations = get_capability(caps, "workspace.workspace_edit.resource_operations", None)
+        return operation in (operations or ())
+
     async def apply_edit(self, edit: FileEdit, label: str) -> EditOutcome:
+        """Apply ``edit``; ``applied`` as soon as the editor answers ``applied: true`` (its
+        ``didChange`` is reconciled whenever it comes, see ``LspBuffers``)."""
         buffers = self._server.buffers
         current = buffers.get(edit.path)
         if (current.version if current else None) != edit.version:
-            return EditOutcome(False, f"{edit.path.name} changed in the editor meanwhile", True)
+            if current is None or current.text != edit.base_text:
+                return EditOutcome(False, f"{edit.path.name} changed in the editor meanwhile", True)
+            # Same text under a version now known (the editor reported an earlier edit).
+            edit = replace(edit, version=current.version)
         if not self._can_apply_edits():
             return await apply_on_disk(edit)
+        if edit.create and not self._can("create"):
+            outcome = await apply_on_disk(edit)
+            return replace(outcome, note=CANNOT_CREATE) if outcome.applied else outcome
         if edit.create:
             await anyio.to_thread.run_sync(_make_parent, edit.path)
-        result = await asyncio.shield(
-            self._server.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(edit=self._workspace_edit(edit), label=label)
-            )
-        )
-        if not result.applied:
+        params = types.ApplyWorkspaceEditParams(edit=self._workspace_edit(edit), label=label)
+        record = buffers.expect(edit)
+        answers: list[tuple[bool, str | None]] = []
+
+        def on_answer(done: Future[Any]) -> None:
+            # Runs as the answer is read, before any didChange that follows it is handled.
+            answers.append(_applied(done))
+            buffers.answered(record, answers[0][0])
+
+        future = await self._send_edit(params, on_answer)
+        applied, failure = answers[0] if answers else _applied(future)
+        if not applied:
             now = buffers.get(edit.path)
             stale = (now.version if now else None) != edit.version
-            return EditOutcome(False, result.failure_reason or "the editor refused it", stale)
-        return await self._confirm(edit)
+            return EditOutcome(False, failure, stale)
+        if self._server.client_tether.save_documents:
+            await self.save_documents([edit.path])
+        return EditOutcome(True)
 
     def _workspace_edit(self, edit: FileEdit) -> types.WorkspaceEdit:
         encoding = encoding_name(self._server.workspace.position_encoding)
@@ -142,36 +179,29 @@ class LspEditor:
         )
         return types.WorkspaceEdit(document_changes=changes)
 
-    async def _confirm(self, edit: FileEdit) -> EditOutcome:
-        """Trust but verify: an open buffer must show the change (some editors skip an edit
-        they cannot apply and still answer ``applied: true``)."""
-        buffers = self._server.buffers
-        buffers.note_agent_edit(edit.path, edit.uri, edit.new_text)
-        if edit.version is not None or buffers.get_open(edit.path) is not None:
-            seen = await buffers.wait_for_text(edit.path, edit.new_text, VERIFY_SECONDS)
-            if not seen:
-                return EditOutcome(
-                    False,
-                    "the editor answered that it applied the edit, but the buffer does not "
-                    "show it (it changed meanwhile)",
-                    True,
-                )
-        if self._server.client_tether.save_documents:
-            await self.save_documents([edit.path])
-        return EditOutcome(True)
-
     async def delete_file(self, path: Path, uri: str, version: int | None) -> EditOutcome:
-        caps = self._server.client_capabilities
-        operations = get_capability(caps, "workspace.workspace_edit.resource_operations", None)
-        if not self._can_apply_edits() or not operations or "delete" not in operations:
+        if not self._can_apply_edits() or not self._can("delete"):
             return await delete_on_disk(path)
         edit = types.WorkspaceEdit(document_changes=[types.DeleteFile(uri=uri)])
-        result = await asyncio.shield(
-            self._server.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(edit=edit, label=f"Tether: undo {path.name}")
-            )
-        )
-        return EditOutcome(bool(result.applied), result.failure_reason)
+        params = types.ApplyWorkspaceEditParams(edit=edit, label=f"Tether: undo {path.name}")
+        return EditOutcome(*_applied(await self._send_edit(params, None)))
+
+    async def _send_edit(
+        self,
+        params: types.ApplyWorkspaceEditParams,
+        on_answer: Callable[[Future[Any]], None] | None,
+    ) -> Future[Any]:
+        """Send ``workspace/applyEdit`` and wait for the answer (an error answer too);
+        ``on_answer`` runs as it is read."""
+        future: Future[Any] = self._server.protocol.send_request(types.WORKSPACE_APPLY_EDIT, params)
+        if on_answer is not None:
+            future.add_done_callback(on_answer)
+        with contextlib.suppress(Exception):  # an error answer is read from the future
+            await asyncio.shield(asyncio.wrap_future(future))
+        return future
+
+    def take_drift(self, run_id: str) -> Sequence[BufferDrift]:
+        return self._server.buffers.take_drift(run_id)
 
     # --- saving ------------------------------------------------------------------------
     async def save_documents(self, paths: Sequence[Path]) -> Sequence[Path]:
@@ -180,14 +210,10 @@ class LspEditor:
         buffers = self._server.buffers
         uris = [buffers.uri_of(p) for p in paths]
         try:
-            raw = await asyncio.shield(
-                self._server.protocol.send_request_async(
-                    AGENT_SAVE_DOCUMENTS_METHOD, {"uris": uris}
-                )
-            )
+            raw = await self._request(AGENT_SAVE_DOCUMENTS_METHOD, {"uris": uris})
             saved = SaveDocumentsResult.model_validate(raw, strict=False).saved
-        except Exception:
-            log.warning("agent/saveDocuments failed", exc_info=True)
+        except Exception as exc:  # an error or a malformed answer: nothing known saved
+            log.warning("agent/saveDocuments failed: %.200s", str(exc).replace("\n", " "))
             return ()
         done = [p for p, uri in zip(paths, uris, strict=True) if uri in saved]
         for path in done:
@@ -196,6 +222,21 @@ class LspEditor:
 
     def unsaved_edits(self) -> Sequence[Path]:
         return self._server.buffers.unsaved_agent_edits()
+
+
+def _applied(done: Future[Any]) -> tuple[bool, str | None]:
+    """(applied, why not) of a finished ``workspace/applyEdit`` request: an error answer
+    (Eglot refuses with one) is not applied, with a one-line warning and no traceback."""
+    if done.cancelled():
+        return False, "the request was cancelled"
+    error = done.exception()
+    if error is None:
+        return applied_answer(done.result())
+    message = getattr(error, "message", None) or str(error) or type(error).__name__
+    message = " ".join(str(message).split())[:300]  # one line, whatever the editor sent
+    code = getattr(error, "code", None)
+    log.warning("workspace/applyEdit: the editor answered with error %s: %s", code, message)
+    return False, f"the editor answered with an error: {message}"
 
 
 def _make_parent(path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,12 +18,16 @@ from tether_protocol import (
 )
 
 from ..events import event_json
-from ..host import Buffer
+from ..host import Buffer, BufferDrift, FileEdit
 from ..workspace import path_from_uri
+from .overlay import ApprovedText, drift
 from .transport import frame
 
 if TYPE_CHECKING:
     from .server import TetherServer
+
+MAX_RUNS_WITH_DRIFT = 64
+"""Runs whose buffer differences are kept for their next tool result (oldest dropped)."""
 
 _EVENT_HEAD = b'{"jsonrpc":"2.0","method":"%s","params":' % AGENT_EVENT_METHOD.encode()
 
@@ -32,18 +35,18 @@ _EVENT_HEAD = b'{"jsonrpc":"2.0","method":"%s","params":' % AGENT_EVENT_METHOD.e
 class LspBuffers:
     """The client's open documents by resolved file path, plus the agent's unsaved edits.
 
-    Reads see, in order: an open document (unless a command changed its file on disk
-    since, see ``mark_stale``), an edit the agent applied through the editor to a file
-    that is not open and not saved yet, and otherwise the disk.
+    Reads see, in order: the approved text of an edit the editor said it applied and has
+    not reported yet (see ``overlay``), an open document (unless a command changed its file
+    on disk since, see ``mark_stale``), and otherwise the disk.
     """
 
     def __init__(self, server: TetherServer) -> None:
         self._server = server
         self._paths: dict[str, Path] = {}
         self._stale: dict[Path, int | None] = {}
-        self._pending: dict[Path, Buffer] = {}
+        self._approved: dict[Path, ApprovedText] = {}
         self._agent_edited: dict[Path, str] = {}
-        self._waiters: dict[Path, list[asyncio.Event]] = {}
+        self._drift: dict[str, list[BufferDrift]] = {}
 
     # --- notifications from the client ---------------------------------------------------
     def opened(self, uri: str) -> None:
@@ -51,27 +54,34 @@ class LspBuffers:
         path = path_from_uri(uri)
         if path is not None:
             path = self._paths[uri] = path.resolve()
-            self._pending.pop(path, None)
             self._stale.pop(path, None)
-            self._wake(path)
+            record = self._approved.get(path)
+            if record is not None:  # an edit of a file that was not open: the editor has it
+                record.open = True
+                self._reconcile(record, settle_on_difference=False)
 
     def changed(self, uri: str) -> None:
-        """A document changed: its buffer is current again; wake edit confirmations."""
+        """A document changed: its buffer is current again; an applied edit is reconciled."""
         path = self._paths.get(uri)
         if path is not None:
             self._stale.pop(path, None)
-            self._wake(path)
+            record = self._approved.get(path)
+            if record is not None and record.answered:
+                self._reconcile(record, settle_on_difference=True)
 
     def closed(self, uri: str) -> None:
-        """Forget a closed document."""
+        """Forget a closed document (and what it was expected to hold)."""
         path = self._paths.pop(uri, None)
         if path is not None:
             self._stale.pop(path, None)
             self._agent_edited.pop(path, None)
+            self._approved.pop(path, None)
 
     def saved(self, path: Path) -> None:
         """The editor saved ``path``: the disk has what the agent wrote."""
-        self._pending.pop(path, None)
+        record = self._approved.get(path)
+        if record is not None and not record.open:
+            del self._approved[path]
         self._agent_edited.pop(path, None)
 
     def saved_uri(self, uri: str) -> None:
@@ -89,35 +99,75 @@ class LspBuffers:
         return Buffer(path=path, uri=uri, text=doc.source, version=doc.version)
 
     def get_open(self, path: Path) -> Buffer | None:
-        """The open document for ``path``, stale or not."""
+        """The open document for ``path`` as the editor last reported it, stale or not."""
         for uri, known in self._paths.items():
             if known == path:
                 return self._document(uri, known)
         return None
 
     def get(self, path: Path) -> Buffer | None:
+        record = self._approved.get(path)
+        if record is not None and record.answered:
+            # The version the editor will give it is unknown until it reports the change.
+            return Buffer(path=path, uri=record.uri, text=record.text, version=None)
         buffer = self.get_open(path)
-        if buffer is not None:
-            if path in self._stale and self._stale[path] == buffer.version:
-                return None  # a command changed the file; the editor will reload it
-            return buffer
-        return self._pending.get(path)
+        if buffer is not None and path in self._stale and self._stale[path] == buffer.version:
+            return None  # a command changed the file; the editor will reload it
+        return buffer
 
     def all(self) -> Sequence[Buffer]:
-        buffers = [self.get(path) for path in {*self._paths.values(), *self._pending}]
+        buffers = [self.get(path) for path in {*self._paths.values(), *self._approved}]
         return [b for b in buffers if b is not None]
 
     def mark_stale(self, path: Path) -> None:
         """Read ``path`` from disk until the editor sends its next change for it."""
+        self._approved.pop(path, None)  # the disk is newer than an approved text, too
         buffer = self.get_open(path)
         self._stale[path] = buffer.version if buffer else None
 
     # --- the agent's edits -------------------------------------------------------------
-    def note_agent_edit(self, path: Path, uri: str, text: str) -> None:
-        """The editor applied an agent edit; until it is saved, reads must see ``text``."""
-        self._agent_edited[path] = uri
-        if self.get_open(path) is None:
-            self._pending[path] = Buffer(path=path, uri=uri, text=text, version=None)
+    def expect(self, edit: FileEdit) -> ApprovedText:
+        """``edit`` is being sent to the editor; ``answered`` tells what became of it."""
+        open_ = self.get_open(edit.path) is not None
+        record = ApprovedText.of(edit, open_, self._approved.get(edit.path))
+        self._approved[edit.path] = record
+        return record
+
+    def answered(self, record: ApprovedText, applied: bool) -> None:
+        """The editor's answer to ``record``'s edit (called as the answer is read, so that
+        every ``didChange`` after it in the stream is known to come after it)."""
+        if self._approved.get(record.path) is not record:
+            return  # the document was closed meanwhile
+        if not applied:
+            if record.previous is not None:
+                self._approved[record.path] = record.previous
+            else:
+                del self._approved[record.path]
+            return
+        record.answered = True
+        record.previous = None
+        self._agent_edited[record.path] = record.uri
+        if record.open:  # editors that report before answering (VS Code) are settled now
+            self._reconcile(record, settle_on_difference=False)
+
+    def _reconcile(self, record: ApprovedText, settle_on_difference: bool) -> None:
+        """Compare an applied edit's text with the editor's report of the buffer."""
+        buffer = self.get_open(record.path)
+        if buffer is None or not record.answered:
+            return
+        if buffer.text == record.text:
+            del self._approved[record.path]
+        elif settle_on_difference:
+            del self._approved[record.path]
+            if record.run_id is not None:
+                found = drift(record.path, record.text, buffer.text)
+                self._drift.setdefault(record.run_id, []).append(found)
+                while len(self._drift) > MAX_RUNS_WITH_DRIFT:  # runs that ended never ask
+                    del self._drift[next(iter(self._drift))]
+
+    def take_drift(self, run_id: str) -> list[BufferDrift]:
+        """Differences found for ``run_id``'s applied edits since the last call."""
+        return self._drift.pop(run_id, [])
 
     def unsaved_agent_edits(self) -> list[Path]:
         """Files the agent edited through the editor that have not been saved since."""
@@ -129,31 +179,6 @@ class LspBuffers:
             if known == path:
                 return uri
         return self._agent_edited.get(path) or path.as_uri()
-
-    async def wait_for_text(self, path: Path, text: str, within: float) -> bool:
-        """Wait until the open document for ``path`` holds ``text``; False after ``within``."""
-        deadline = asyncio.get_running_loop().time() + within
-        while True:
-            buffer = self.get_open(path)
-            if buffer is not None and buffer.text == text:
-                return True
-            remaining = deadline - asyncio.get_running_loop().time()
-            if remaining <= 0:
-                return False
-            event = asyncio.Event()
-            self._waiters.setdefault(path, []).append(event)
-            try:
-                await asyncio.wait_for(event.wait(), remaining)
-            except TimeoutError:
-                return False
-            finally:
-                waiting = self._waiters.get(path, [])
-                if event in waiting:
-                    waiting.remove(event)
-
-    def _wake(self, path: Path) -> None:
-        for event in self._waiters.pop(path, []):
-            event.set()
 
 
 class NotifySink:

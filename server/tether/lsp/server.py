@@ -8,6 +8,7 @@ import json
 import logging
 import os
 from collections.abc import Generator, Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,7 +41,7 @@ from ..session import SessionLogWriter
 from ..tools.registry import ToolRegistry
 from ..workspace import Workspace, path_from_uri
 from .documents import LineWorkspace
-from .editor import LspEditor
+from .editor import RAW_ANSWER_METHODS, LspEditor
 from .host import LspBuffers, NotifySink, ProgressSink
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,12 @@ class TetherProtocol(LanguageServerProtocol):
     """pygls' protocol plus Tether's capabilities and client declaration at ``initialize``."""
 
     _server: TetherServer
+
+    @lru_cache  # noqa: B019 - as pygls' own: one protocol per process
+    def get_result_type(self, method: str) -> type[Any] | None:
+        """No lsprotocol type for answers ``LspEditor`` checks itself (see
+        ``RAW_ANSWER_METHODS``): a malformed one must be read, not dropped."""
+        return None if method in RAW_ANSWER_METHODS else super().get_result_type(method)
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(

@@ -1,13 +1,16 @@
 """``edit_file`` and ``write_file``: changes computed against what the user sees.
 
 Both need approval: ``propose`` computes the change (and its diff) against the open buffer
-or the disk, ``perform`` applies it through the editor. An edit that finds the buffer
-changed since is recomputed once against the new text (a rebase) when ``old_text`` still
-matches; otherwise the model is told to read the file again. Nothing the user typed is lost.
+or the disk, ``perform`` applies it through the editor, once. An edit the editor did not
+apply because the buffer changed since (its version moved) is recomputed once against the
+new text (a rebase) when ``old_text`` still matches; otherwise the model is told to read
+the file again. An edit the editor said it applied is never sent again. Nothing the user
+typed is lost.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -18,7 +21,7 @@ from tether_protocol import DiffPreview
 
 from ..diskedit import has_bom
 from ..errors import ToolError
-from ..host import FileEdit
+from ..host import EditOutcome, FileEdit
 from ..pathlocks import path_lock
 from ..textedit import (
     line_numbers_of,
@@ -84,16 +87,27 @@ def _stats(edit: FileEdit) -> str:
     return f"+{added} -{removed} lines"
 
 
-async def _apply(ctx: ToolContext, edit: FileEdit, label: str) -> tuple[bool, str, bool]:
+async def _apply(ctx: ToolContext, edit: FileEdit, label: str) -> EditOutcome:
     """The one place edits are sent: logged first (a crash right after the editor applied
-    it must not lose it for undo), then applied, then its outcome logged."""
+    it must not lose it for undo), then applied once — an edit the editor says it applied is
+    never sent again (a late or differing buffer report reaches the run as a note, see
+    ``ReportsDrift``) — then its outcome logged."""
     if ctx.editor is None:
         raise ToolError("no editor to apply the change through")
+    edit = replace(edit, run_id=ctx.run_id)
     entry = None if ctx.journal is None else await ctx.journal.intended(edit)
     outcome = await ctx.editor.apply_edit(edit, label)
     if ctx.journal is not None and entry is not None:
         ctx.journal.outcome(entry, outcome.applied)
-    return outcome.applied, outcome.failure or "the editor did not apply it", outcome.stale
+    return outcome
+
+
+def _failure(outcome: EditOutcome) -> str:
+    return outcome.failure or "the editor did not apply it"
+
+
+def _noted(outcome: EditOutcome) -> str:
+    return f" ({outcome.note})" if outcome.note else ""
 
 
 def replaced_text(text: str, args: EditFileArgs, shown: str) -> tuple[str, int]:
@@ -165,8 +179,8 @@ class EditFile(Tool[EditFileArgs]):
     ) -> ToolResult:
         edit, count = proposal.payload
         shown = ctx.workspace.display(edit.path)
-        applied, failure, stale = await _apply(ctx, edit, f"Tether: edit {shown}")
-        if not applied and stale:
+        outcome = await _apply(ctx, edit, f"Tether: edit {shown}")
+        if not outcome.applied and outcome.stale:
             try:  # the user typed meanwhile: the same change, once, on the text as it is now
                 edit, count = await self._edit(args, ctx.workspace)
             except ToolError as exc:
@@ -174,16 +188,16 @@ class EditFile(Tool[EditFileArgs]):
                     f"The edit was not applied: {shown} changed since you read it and the "
                     f"change no longer fits ({exc}). Read the file again."
                 )
-            applied, failure, _ = await _apply(ctx, edit, f"Tether: edit {shown}")
-        if not applied:
+            outcome = await _apply(ctx, edit, f"Tether: edit {shown}")
+        if not outcome.applied:
             return ToolResult.failure(
-                f"The edit was not applied: {failure}. Nothing was changed; read {shown} "
-                "again before retrying."
+                f"The edit was not applied: {_failure(outcome)}. Nothing was changed; read "
+                f"{shown} again before retrying."
             )
         times = "1 occurrence" if count == 1 else f"{count} occurrences"
         return ToolResult(
             ok=True,
-            output=f"Edited {shown}: {times} replaced ({_stats(edit)}).",
+            output=f"Edited {shown}{_noted(outcome)}: {times} replaced ({_stats(edit)}).",
             edits=(edit,),
         )
 
@@ -237,10 +251,12 @@ class WriteFile(Tool[WriteFileArgs]):
     ) -> ToolResult:
         edit: FileEdit = proposal.payload
         shown = ctx.workspace.display(edit.path)
-        applied, failure, stale = await _apply(ctx, edit, f"Tether: write {shown}")
-        if not applied:  # no rebase: overwriting would throw away what the user typed
-            hint = " It changed since you read it; read it again." if stale else ""
-            return ToolResult.failure(f"{shown} was not written: {failure}.{hint}")
+        outcome = await _apply(ctx, edit, f"Tether: write {shown}")
+        if not outcome.applied:  # no rebase: overwriting would throw away what the user typed
+            hint = " It changed since you read it; read it again." if outcome.stale else ""
+            return ToolResult.failure(f"{shown} was not written: {_failure(outcome)}.{hint}")
         verb = "Created" if edit.create else "Wrote"
         lines = len(edit.new_text.splitlines())
-        return ToolResult(ok=True, output=f"{verb} {shown} ({lines} lines).", edits=(edit,))
+        return ToolResult(
+            ok=True, output=f"{verb} {shown}{_noted(outcome)} ({lines} lines).", edits=(edit,)
+        )

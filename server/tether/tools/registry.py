@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..errors import ToolError
+from ..host import ReportsDrift
 from ..providers.base import ToolCall, ToolSpec
 from .base import Tool, ToolArgs, ToolContext, ToolResult
 
@@ -23,6 +25,18 @@ def describe_validation_error(tool: str, exc: ValidationError) -> str:
         where = ".".join(str(p) for p in err["loc"]) or "arguments"
         problems.append(f"{where}: {err['msg']}")
     return f"invalid arguments for {tool}: " + "; ".join(problems)
+
+
+def with_drift_notes(result: ToolResult, ctx: ToolContext) -> ToolResult:
+    """``result`` plus a note for each applied edit of the run whose buffer, when the editor
+    reported it, differed from what was approved."""
+    if not isinstance(ctx.editor, ReportsDrift):
+        return result
+    found = ctx.editor.take_drift(ctx.run_id)
+    if not found:
+        return result
+    notes = "\n\n".join(d.describe(ctx.workspace.display(d.path)) for d in found)
+    return replace(result, output=f"{result.output}\n\n{notes}")
 
 
 class ToolRegistry:
@@ -64,8 +78,12 @@ class ToolRegistry:
         """Run one call. Every failure, expected or not, comes back as a ``ToolResult``.
 
         Every call passes the approval gate; a call that needs approval is proposed (its
-        diff or command computed), decided, and only then performed.
+        diff or command computed), decided, and only then performed. The result also
+        carries what the editor reported since about the run's applied edits.
         """
+        return with_drift_notes(await self._execute(call, ctx), ctx)
+
+    async def _execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         try:
             tool, args = self.parse(call)
             if not tool.needs_approval:

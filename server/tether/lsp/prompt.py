@@ -1,0 +1,148 @@
+"""Approvals for clients without Tether's ``agent/approve``: ``window/showMessageRequest``.
+
+Such prompts are one message in a minibuffer (Emacs + Eglot), a message area (Vim +
+vim-lsp, which returns only the first action, or coc.nvim) or a toast. Nobody may allow
+what they were not shown, so ``Allow`` is offered only when the whole diff or command is
+shown: in the message when it fits, else in a document the editor opened first with
+``window/showDocument``. When neither is possible the prompt shows the head, says the rest
+cannot be shown, and offers ``Deny`` alone (the first action, so vim-lsp stays safe); the
+model is told to make the change in smaller pieces.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from lsprotocol import types
+from pygls.capabilities import get_capability
+
+from tether_protocol import CommandPreview, Preview
+
+from ..host import ApprovalAnswer, ApprovalRequest
+
+log = logging.getLogger(__name__)
+
+ACTIONS = {"Allow": "allow", "Allow always": "allow-always", "Deny": "deny"}
+
+MESSAGE_PREVIEW_CHARS = 2000
+"""The longest preview shown in the message itself."""
+MESSAGE_PREVIEW_LINES = 40
+"""The most lines such a preview may have."""
+
+Send = Callable[[str, Any], Awaitable[Any]]
+"""Sends a request to the client and returns its raw answer (raises on an error answer)."""
+
+
+def message_detail(preview: Preview) -> str:
+    """What a message prompt shows of a preview."""
+    if isinstance(preview, CommandPreview):
+        return f"$ {preview.command}\n(in {preview.cwd})"
+    return preview.diff
+
+
+def fits_in_message(detail: str) -> bool:
+    """A preview short enough to be shown whole in a message prompt."""
+    return len(detail) <= MESSAGE_PREVIEW_CHARS and detail.count("\n") < MESSAGE_PREVIEW_LINES
+
+
+def head_of(detail: str) -> str:
+    """The start of a preview too long to show, marked as cut."""
+    lines = detail[:MESSAGE_PREVIEW_CHARS].split("\n")[: MESSAGE_PREVIEW_LINES // 2]
+    left = detail.count("\n") + 1 - len(lines)
+    return "\n".join(lines) + f"\n… ({left} more lines not shown)"
+
+
+def too_long_feedback(detail: str) -> str:
+    """What the model is told when a preview could not be shown (so could not be allowed)."""
+    return (
+        "(from Tether, not the user) this editor shows approvals as a short message and "
+        f"cannot show the whole change ({len(detail)} characters, "
+        f"{detail.count(chr(10)) + 1} lines; the limit is {MESSAGE_PREVIEW_CHARS} "
+        f"characters and {MESSAGE_PREVIEW_LINES} lines). Make it as several smaller changes."
+    )
+
+
+class MessagePrompt:
+    """Asks with ``window/showMessageRequest``, never offering Allow for unseen text."""
+
+    def __init__(self, send: Send, capabilities: types.ClientCapabilities, previews: Path) -> None:
+        self._send = send
+        self._can_show_documents = bool(
+            get_capability(capabilities, "window.show_document.support", False)
+        )
+        self._previews = previews
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalAnswer | None:
+        """The user's answer; None (deny) for anything but one of the actions offered."""
+        detail = message_detail(request.preview)
+        shown_in: Path | None = None
+        if fits_in_message(detail):
+            shown = detail
+        else:
+            shown_in = await self._show_document(request.preview, detail)
+            shown = (
+                f"The whole change ({detail.count(chr(10)) + 1} lines) is open in the editor "
+                f"as {shown_in.name}."
+                if shown_in is not None
+                else f"{head_of(detail)}\n\nThis change is too long to show here, so it "
+                "cannot be allowed here."
+            )
+        whole = shown_in is not None or fits_in_message(detail)
+        titles = list(ACTIONS) if whole else ["Deny"]
+        message = f"Tether wants to: {request.title}\n\n{shown}"
+        try:
+            raw = await self._send(
+                types.WINDOW_SHOW_MESSAGE_REQUEST,
+                types.ShowMessageRequestParams(
+                    type=types.MessageType.Warning,
+                    message=message,
+                    actions=[types.MessageActionItem(title=t) for t in titles],
+                ),
+            )
+        finally:
+            if shown_in is not None:  # also when the run was cancelled meanwhile
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(lambda: shown_in.unlink(missing_ok=True))
+        title = raw.get("title") if isinstance(raw, dict) else None
+        if raw is not None and not isinstance(title, str):
+            log.warning("malformed window/showMessageRequest answer (denied): %.200r", raw)
+        if not whole:
+            return ApprovalAnswer("deny", feedback=too_long_feedback(detail))
+        decision = ACTIONS.get(title) if isinstance(title, str) and title in titles else None
+        return None if decision is None else ApprovalAnswer(decision)  # type: ignore[arg-type]
+
+    async def _show_document(self, preview: Preview, detail: str) -> Path | None:
+        """Write the whole preview to a file and have the editor open it; the file when
+        the editor says it is shown."""
+        if not self._can_show_documents:
+            return None
+        suffix = ".txt" if isinstance(preview, CommandPreview) else ".diff"
+        path = self._previews / f"tether-approval-{uuid.uuid4().hex[:12]}{suffix}"
+        try:
+            await anyio.to_thread.run_sync(_write, path, detail)
+        except OSError as exc:
+            log.warning("cannot write an approval preview to %s: %s", path, exc)
+            return None
+        try:
+            raw = await self._send(
+                types.WINDOW_SHOW_DOCUMENT,
+                types.ShowDocumentParams(uri=path.as_uri(), take_focus=True),
+            )
+        except Exception as exc:  # an error answer: not shown
+            log.warning("window/showDocument failed: %.200s", str(exc).replace("\n", " "))
+            raw = None
+        if isinstance(raw, dict) and raw.get("success") is True:
+            return path
+        await anyio.to_thread.run_sync(lambda: path.unlink(missing_ok=True))
+        return None
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
