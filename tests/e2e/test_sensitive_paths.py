@@ -171,3 +171,27 @@ async def test_allow_always_on_a_command_covers_that_exact_command_only(
     assert asked == ["ls", "rm -rf x", "ls "]
     assert decisions(editor) == ["allow-always", "deny", "deny", "auto"]
     assert (workspace / "x" / "keep.txt").read_text() == "precious\n"
+
+
+async def test_the_message_fallback_offers_allow_always_for_this_exact_command(
+    editor: Editor, workspace: Path
+) -> None:
+    (workspace / "x").mkdir()
+    await editor.open_session(
+        workspace,
+        approvals=False,
+        script=script(
+            {"toolCalls": [bash("ls")]},
+            {"toolCalls": [bash("rm -rf x")]},
+            {"toolCalls": [bash("ls")]},
+        ),
+    )
+    editor.message_choice = "Allow always (this exact command)"
+    await editor.run(prompt="go", runId="r1")
+    first, second = editor.message_requests  # the third call, the same `ls`, is not asked
+    assert [a.title for a in first.actions] == [
+        "Allow",
+        "Allow always (this exact command)",
+        "Deny",
+    ]
+    assert "$ ls" in first.message and "$ rm -rf x" in second.message

@@ -29,6 +29,12 @@ from ..host import ApprovalAnswer, ApprovalRequest
 log = logging.getLogger(__name__)
 
 ACTIONS = {"Allow": "allow", "Allow always": "allow-always", "Deny": "deny"}
+COMMAND_ACTIONS = {
+    "Allow": "allow",
+    "Allow always (this exact command)": "allow-always",
+    "Deny": "deny",
+}
+"""For a command "allow always" covers that exact command only, and the button says so."""
 
 MESSAGE_PREVIEW_CHARS = 2000
 """The longest preview shown in the message itself."""
@@ -94,7 +100,8 @@ class MessagePrompt:
                 "cannot be allowed here."
             )
         whole = shown_in is not None or fits_in_message(detail)
-        titles = list(ACTIONS) if whole else ["Deny"]
+        actions = COMMAND_ACTIONS if isinstance(request.preview, CommandPreview) else ACTIONS
+        titles = list(actions) if whole else ["Deny"]
         message = f"Tether wants to: {request.title}\n\n{shown}"
         try:
             raw = await self._send(
@@ -114,7 +121,7 @@ class MessagePrompt:
             log.warning("malformed window/showMessageRequest answer (denied): %.200r", raw)
         if not whole:
             return ApprovalAnswer("deny", feedback=too_long_feedback(detail))
-        decision = ACTIONS.get(title) if isinstance(title, str) and title in titles else None
+        decision = actions.get(title) if isinstance(title, str) and title in titles else None
         return None if decision is None else ApprovalAnswer(decision)  # type: ignore[arg-type]
 
     async def _show_document(self, preview: Preview, detail: str) -> Path | None:
