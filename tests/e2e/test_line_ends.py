@@ -57,3 +57,29 @@ async def test_read_file_numbers_lines_as_the_editor_does(editor: Editor, worksp
     await editor.run(prompt="read", runId="r1")
     [read] = results(editor)
     assert read.output.split("\n") == ["     1\ta = 1", "     2\tb = 2\x0cstill b", "     3\tc = 3"]
+
+
+async def test_a_multi_line_edit_of_a_cr_file_keeps_its_line_ends(
+    editor: Editor, workspace: Path
+) -> None:
+    path = workspace / "mac.txt"
+    path.write_bytes(b"one\rtwo\rthree\r")
+    call = {
+        "name": "edit_file",
+        "arguments": {"path": "mac.txt", "old_text": "two\nthree", "new_text": "2\n3"},
+    }
+    await editor.open_session(workspace, script=script({"toolCalls": [call]}))
+    result = await editor.run(prompt="go", runId="r1")
+    assert result["outcome"] == "done" and results(editor)[0].ok, results(editor)
+    assert path.read_bytes() == b"one\r2\r3\r"
+
+
+async def test_write_file_keeps_a_cr_file_line_ends(editor: Editor, workspace: Path) -> None:
+    path = workspace / "mac.txt"
+    path.write_bytes(b"one\rtwo\r")
+    call = {"name": "write_file", "arguments": {"path": "mac.txt", "content": "1\n2"}}
+    await editor.open_session(workspace, script=script({"toolCalls": [call]}))
+    await editor.run(prompt="go", runId="r1")
+    [written] = results(editor)
+    assert written.ok and "(2 lines)" in written.output, written
+    assert path.read_bytes() == b"1\r2\r"

@@ -24,12 +24,12 @@ from ..errors import ToolError
 from ..host import EditOutcome, FileEdit
 from ..pathlocks import path_lock
 from ..textedit import (
+    line_ending,
     line_numbers_of,
     minimal_changes,
     similar_lines,
     to_file_endings,
     unified_diff,
-    uses_crlf,
 )
 from ..textspan import count_lines
 from ..workspace import TextSnapshot, Workspace
@@ -112,8 +112,8 @@ def _noted(outcome: EditOutcome) -> str:
 
 def replaced_text(text: str, args: EditFileArgs, shown: str) -> tuple[str, int]:
     """The file's text after the edit and how many occurrences changed; ``ToolError`` else."""
-    crlf = uses_crlf(text)
-    old, new = to_file_endings(args.old_text, crlf), to_file_endings(args.new_text, crlf)
+    ending = line_ending(text)  # the model writes "\n"; CRLF and CR files keep theirs
+    old, new = to_file_endings(args.old_text, ending), to_file_endings(args.new_text, ending)
     if old == new:
         raise ToolError("old_text and new_text are the same; there is nothing to change")
     lines = line_numbers_of(text, old)
@@ -227,9 +227,10 @@ class WriteFile(Tool[WriteFileArgs]):
             snapshot, bom = await _current(ws, path)  # a binary file is refused here
         content = args.content
         if snapshot is not None:
-            content = to_file_endings(content, uses_crlf(snapshot.text))
-            if snapshot.text.endswith("\n") and content and not content.endswith("\n"):
-                content += "\r\n" if uses_crlf(snapshot.text) else "\n"
+            ending = line_ending(snapshot.text)
+            content = to_file_endings(content, ending)
+            if snapshot.text.endswith(("\n", "\r")) and content and not content.endswith(ending):
+                content += ending
         return _file_edit(ws, path, snapshot, content, bom)
 
     async def propose(self, args: WriteFileArgs, ctx: ToolContext) -> Proposal:
@@ -256,7 +257,7 @@ class WriteFile(Tool[WriteFileArgs]):
             hint = " It changed since you read it; read it again." if outcome.stale else ""
             return ToolResult.failure(f"{shown} was not written: {_failure(outcome)}.{hint}")
         verb = "Created" if edit.create else "Wrote"
-        lines = len(edit.new_text.splitlines())
+        lines = count_lines(edit.new_text)
         return ToolResult(
             ok=True, output=f"{verb} {shown}{_noted(outcome)} ({lines} lines).", edits=(edit,)
         )
