@@ -83,3 +83,34 @@ async def test_write_file_keeps_a_cr_file_line_ends(editor: Editor, workspace: P
     [written] = results(editor)
     assert written.ok and "(2 lines)" in written.output, written
     assert path.read_bytes() == b"1\r2\r"
+
+
+async def test_an_incremental_change_sent_twice_is_applied_once(
+    editor: Editor, workspace: Path
+) -> None:
+    """A client that repeats a ``didChange`` (same version) must not have its typing doubled
+    in the server's copy of the buffer, which edits are computed on."""
+    from lsprotocol import types
+
+    call = {"name": "read_file", "arguments": {"path": "typed.py"}}
+    await editor.open_session(workspace, script=script({"toolCalls": [call]}))
+    path = workspace / "typed.py"
+    path.write_text("x = 1\n")
+    uri = editor.open_document(path, "x = 1\n", version=1)
+    change = types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[
+            types.TextDocumentContentChangePartial(
+                range=types.Range(
+                    start=types.Position(line=0, character=0),
+                    end=types.Position(line=0, character=0),
+                ),
+                text="# typed\n",
+            )
+        ],
+    )
+    editor.client.text_document_did_change(change)
+    editor.client.text_document_did_change(change)  # the same notification again
+    await editor.run(prompt="read", runId="r1")
+    [read] = results(editor)
+    assert read.output.split("\n") == ["     1\t# typed", "     2\tx = 1"]

@@ -11,6 +11,7 @@ from collections.abc import Generator, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types
 from lsprotocol.converters import get_converter
@@ -76,12 +77,33 @@ class TetherProtocol(LanguageServerProtocol):
     """pygls' protocol plus Tether's capabilities and client declaration at ``initialize``."""
 
     _server: TetherServer
+    _warned_stale_change = False
 
     @lru_cache  # noqa: B019 - as pygls' own: one protocol per process
     def get_result_type(self, method: str) -> type[Any] | None:
         """No lsprotocol type for answers ``LspEditor`` checks itself (see
         ``RAW_ANSWER_METHODS``): a malformed one must be read, not dropped."""
         return None if method in RAW_ANSWER_METHODS else super().get_result_type(method)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        """pygls' update, minus a change whose version the document already has or passed:
+        a client repeating a notification must not have its typing applied twice to the
+        copy edits are computed on (LSP versions only grow)."""
+        document = self.workspace.text_documents.get(unquote(params.text_document.uri))
+        known = document.version if document is not None else None
+        if known is not None and params.text_document.version <= known:
+            if not self._warned_stale_change:
+                self._warned_stale_change = True
+                log.warning(
+                    "ignoring a didChange for a version the document already has (%d <= %d)",
+                    params.text_document.version,
+                    known,
+                )
+            return
+        yield from super().lsp_text_document__did_change(params)
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(
