@@ -294,9 +294,8 @@ async def delete_on_disk(path: Path, root: Path | None = None) -> EditOutcome:
 class DiskEditor:
     """An ``Editor`` with no editor: edits go to disk, approvals to a callback."""
 
-    def __init__(self, ask: AskApproval | None = None, root: Path | None = None) -> None:
+    def __init__(self, ask: AskApproval | None = None) -> None:
         self._ask = ask
-        self._root = root
 
     async def ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer | None:
         return None if self._ask is None else await self._ask(request)
@@ -307,8 +306,10 @@ class DiskEditor:
     async def save_documents(self, paths: Sequence[Path]) -> Sequence[Path]:
         return ()
 
-    async def delete_file(self, path: Path, uri: str, version: int | None) -> EditOutcome:
-        return await delete_on_disk(path, self._root)
+    async def delete_file(
+        self, path: Path, uri: str, version: int | None, root: Path
+    ) -> EditOutcome:
+        return await delete_on_disk(path, root)
 
     def unsaved_edits(self) -> Sequence[Path]:
         return ()

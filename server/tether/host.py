@@ -190,8 +190,11 @@ class Editor(Protocol):
         """Ask the editor to save these open documents; the ones saved."""
         ...
 
-    async def delete_file(self, path: Path, uri: str, version: int | None) -> EditOutcome:
-        """Delete a file the agent created (undo)."""
+    async def delete_file(
+        self, path: Path, uri: str, version: int | None, root: Path
+    ) -> EditOutcome:
+        """Delete a file the agent created (undo); ``root`` is its workspace folder, from
+        which the disk is walked without following links."""
         ...
 
     def unsaved_edits(self) -> Sequence[Path]:

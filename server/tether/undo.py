@@ -53,13 +53,14 @@ async def _revert(record: EditRecord, path: Path, ws: Workspace, editor: Editor)
         landed_not = text == record.before or (record.created and text is None)
         return "skipped" if landed_not else "not-found"
     outcome: EditOutcome
+    root = ws.root_of(path) or ws.root
     if record.created:
-        outcome = await editor.delete_file(path, record.uri, version)
+        outcome = await editor.delete_file(path, record.uri, version, root)
     else:
         bom = version is None and await anyio.to_thread.run_sync(has_bom, path)
         inverse = FileEdit(
             path=path,
-            root=ws.root_of(path) or ws.root,
+            root=root,
             uri=record.uri,
             base_text=record.after,
             new_text=record.before,

@@ -179,9 +179,11 @@ class LspEditor:
         )
         return types.WorkspaceEdit(document_changes=changes)
 
-    async def delete_file(self, path: Path, uri: str, version: int | None) -> EditOutcome:
+    async def delete_file(
+        self, path: Path, uri: str, version: int | None, root: Path
+    ) -> EditOutcome:
         if not self._can_apply_edits() or not self._can("delete"):
-            return await delete_on_disk(path)
+            return await delete_on_disk(path, root)
         edit = types.WorkspaceEdit(document_changes=[types.DeleteFile(uri=uri)])
         params = types.ApplyWorkspaceEditParams(edit=edit, label=f"Tether: undo {path.name}")
         return EditOutcome(*_applied(await self._send_edit(params, None)))
