@@ -12,36 +12,59 @@ ripgrep's ``--glob`` overrides ``.gitignore``, ``--no-ignore-parent`` forgets th
 folders above the search path, and ripgrep prints CRLF endings, BOMs, non-UTF-8 lines and
 lines before a late NUL byte differently from how ``read_file`` shows them.
 
-Regex dialect: the pattern is a Python ``re`` regex, matched against each line (without its
-line ending). ripgrep's Rust regex only preselects files; a pattern Rust cannot parse
-(look-around, backreferences) falls back to the Python walk. Constructs that both accept but
-read differently (POSIX classes such as ``[[:alpha:]]``, some Unicode classes) may find
-fewer files through ripgrep, so tests use patterns valid and equal in both.
+Regex dialect: RE2's (``linear_regex``), matched against each line (without its line
+ending) in time linear in the line, so no pattern can stall the server; look-around and
+backreferences are refused with a clear error. ripgrep's Rust regex, nearly the same
+dialect, only preselects files: ``rg_pattern`` makes its word, digit and space classes
+and word boundaries ASCII like RE2's, and a pattern Rust cannot parse falls back to the
+Python walk. ripgrep runs in its own process group and is killed when the run is cancelled
+or times out; the Python side runs in a worker thread that is abandoned on cancel and stops
+at the next file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
 import shutil
+import signal
 import stat
+import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 import anyio
+import anyio.abc
 import anyio.to_thread
 from pydantic import Field
 
 from ..errors import ToolError
 from ..host import Buffer
-from ..ignore import wildmatch_regex
+from ..ignore import compile_glob, wildmatch_regex
+from ..linear_regex import LinearRegex, LinearRegexError
 from ..workspace import Workspace, decode_text, split_lines
 from .base import Tool, ToolArgs, ToolContext, ToolResult
 
-__all__ = ["MAX_MATCHES", "RG_FLAGS", "PathGlob", "Search", "SearchArgs", "find_rg"]
+__all__ = [
+    "ENGINE_ENV",
+    "MAX_MATCHES",
+    "RG_FLAGS",
+    "LineMatcher",
+    "PathGlob",
+    "Search",
+    "SearchArgs",
+    "find_rg",
+    "rg_pattern",
+    "run_stoppable",
+]
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +72,8 @@ MAX_MATCHES = 200
 MAX_MATCH_CHARS = 300
 # Larger files are skipped by both engines (ripgrep through --max-filesize).
 MAX_SEARCH_BYTES = 10 * 1024 * 1024
+# "python" makes every Search without an explicit engine skip ripgrep (tests, benchmarks).
+ENGINE_ENV = "TETHER_SEARCH_ENGINE"
 
 # File selection equal to Workspace.walk_files: .gitignore at every level even outside a git
 # repository, hidden files, never .git, and none of ripgrep's other ignore sources.
@@ -83,20 +108,24 @@ class PathGlob:
     """
 
     pattern: str
-    regex: re.Pattern[str]
+    fullmatch: Callable[[str], bool]  # bounded time whatever the glob (ignore.compile_glob)
 
     @classmethod
     def parse(cls, pattern: str) -> PathGlob:
-        """The glob for ``pattern`` (a leading ``./`` is dropped)."""
+        """The glob for ``pattern`` (a leading ``./`` is dropped); ``ToolError`` if too big."""
         pattern = pattern.removeprefix("./")
-        return cls(pattern, re.compile(wildmatch_regex(pattern) or re.escape(pattern), re.S))
+        try:
+            matcher = compile_glob(wildmatch_regex(pattern) or re.escape(pattern))
+        except LinearRegexError as exc:
+            raise ToolError(f"invalid glob {pattern!r}: {exc}") from exc
+        return cls(pattern, matcher)
 
     def matches(self, path: Path, base: Path, root: Path) -> bool:
         """Whether ``path`` (inside ``base``, inside ``root``) matches."""
         if "/" not in self.pattern:
-            return self.regex.fullmatch(path.name) is not None
+            return self.fullmatch(path.name)
         relative = (path.relative_to(base).as_posix(), path.relative_to(root).as_posix())
-        return any(self.regex.fullmatch(r) is not None for r in relative)
+        return any(self.fullmatch(r) for r in relative)
 
     def basename_only(self) -> bool:
         """Whether ripgrep's ``--glob`` selects exactly the same files by name.
@@ -120,8 +149,9 @@ class SearchArgs(ToolArgs):
 
     pattern: str = Field(
         description=(
-            "A regular expression (Python re syntax), matched against each line; "
-            "case-sensitive unless it starts with (?i)."
+            "A regular expression (RE2 syntax, as in ripgrep: no look-around or "
+            "backreferences), matched against each line; case-sensitive unless it starts "
+            "with (?i)."
         )
     )
     path: str | None = Field(
@@ -153,15 +183,19 @@ class Search(Tool[SearchArgs]):
 
     name: ClassVar[str] = "search"
     description: ClassVar[str] = (
-        "Search the contents of the workspace's files for a regular expression (Python re "
-        "syntax, matched line by line). Prints `path:line: text`, sorted by path, up to "
-        f"{MAX_MATCHES} matches. Skips binary files and files ignored by .gitignore; files "
-        "open in the editor are searched as the user sees them, unsaved changes included."
+        "Search the contents of the workspace's files for a regular expression (RE2 "
+        "syntax as in ripgrep, matched line by line). Prints `path:line: text`, sorted by "
+        f"path, up to {MAX_MATCHES} matches. Skips binary files and files ignored by "
+        ".gitignore; files open in the editor are searched as the user sees them, unsaved "
+        "changes included."
     )
     args_model: ClassVar[type[ToolArgs]] = SearchArgs
 
     def __init__(self, *, use_rg: bool | None = None, rg_path: str | None = None) -> None:
-        """``use_rg=False`` forces the Python walk; ``rg_path`` names the binary to use."""
+        """``use_rg=False`` (or ``TETHER_SEARCH_ENGINE=python`` when ``use_rg`` is None)
+        forces the Python walk; ``rg_path`` names the binary to use."""
+        if use_rg is None and rg_path is None and os.environ.get(ENGINE_ENV) == "python":
+            use_rg = False
         self.rg_path = None if use_rg is False else (rg_path or find_rg())
         if use_rg and self.rg_path is None:
             raise ValueError("use_rg=True but no rg binary was found")
@@ -174,66 +208,115 @@ class Search(Tool[SearchArgs]):
         """Find the matching lines, buffers first, and print them sorted."""
         ws = ctx.workspace
         try:
-            regex = re.compile(args.pattern)
-        except re.error as exc:
+            matcher = LineMatcher(args.pattern)
+        except LinearRegexError as exc:
             raise ToolError(f"invalid regex {args.pattern!r}: {exc}") from exc
         base = ws.resolve(args.path)
         glob = PathGlob.parse(args.glob) if args.glob else None
         buffers = list(ws.buffers.all())
         if await anyio.to_thread.run_sync(_is_file, ws, base, buffers):
-            hits, total = await self._search_file(ws, base, regex, glob)
+            hits, total = await self._search_file(ws, base, matcher, glob)
         else:
-            hits, total = await self._search_folder(ws, base, regex, glob, buffers)
+            hits, total = await self._search_folder(ws, base, matcher, glob, buffers)
         return ToolResult(ok=True, output=_format(ws, hits, total, args, base))
 
     async def _search_file(
-        self, ws: Workspace, path: Path, regex: re.Pattern[str], glob: PathGlob | None
+        self, ws: Workspace, path: Path, matcher: LineMatcher, glob: PathGlob | None
     ) -> tuple[list[_Hit], int]:
         # A file named explicitly is searched even if .gitignore leaves it out.
         if glob is not None and not glob.matches(path, path.parent, ws.root_of(path) or ws.root):
             return [], 0
-        snapshot = await ws.read_text(path)
-        hits = [_Hit(path.parts, n, line) for n, line in _matching_lines(snapshot.text, regex)]
+        text = (await ws.read_text(path)).text
+        found = await run_stoppable(lambda stop: matcher.lines(text, stop))
+        hits = [_Hit(path.parts, n, line) for n, line in found]
         return hits, len(hits)
 
     async def _search_folder(
         self,
         ws: Workspace,
         base: Path,
-        regex: re.Pattern[str],
+        matcher: LineMatcher,
         glob: PathGlob | None,
         buffers: list[Buffer],
     ) -> tuple[list[_Hit], int]:
         candidates = None
         if self.rg_path is not None:
-            candidates = await self._rg_candidates(self.rg_path, base, regex.pattern, glob)
-        return await anyio.to_thread.run_sync(
-            _scan_folder, ws, base, regex, glob, buffers, candidates
+            candidates = await self._rg_candidates(self.rg_path, base, matcher.pattern, glob)
+        return await run_stoppable(
+            lambda stop: _scan_folder(ws, base, matcher, glob, buffers, candidates, stop)
         )
 
     async def _rg_candidates(
         self, rg: str, base: Path, pattern: str, glob: PathGlob | None
     ) -> list[Path] | None:
         """The files ripgrep finds a match in; None when the Python walk must decide."""
+        rust_pattern = rg_pattern(pattern)
+        if rust_pattern is None:
+            return None
         cmd = [rg, *RG_FLAGS, "--files-with-matches", "--null", "--crlf"]
         cmd += ["--max-filesize", str(MAX_SEARCH_BYTES)]
         if glob is not None and glob.basename_only():
             cmd += ["--glob", glob.pattern]  # a pre-filter only; Python applies the glob too
-        cmd += ["-e", pattern, "--", str(base)]
+        cmd += ["-e", rust_pattern, "--", str(base)]
         try:
-            result = await anyio.run_process(cmd, cwd=base, check=False)
+            returncode, stdout, stderr_bytes = await _run_killable(cmd, base)
         except OSError as exc:
             log.warning("cannot run %s (%s); searching without ripgrep", rg, exc)
             return None
-        stderr = result.stderr.decode("utf-8", errors="replace").strip()
-        if result.returncode == 1:
+        stderr = stderr_bytes.decode("utf-8", errors="replace").strip()
+        if returncode == 1:
             return []
         # 2 with nothing said: some file could not be read (messages are off); the rest stands.
-        if result.returncode not in (0, 2) or (result.returncode == 2 and stderr):
+        if returncode not in (0, 2) or (returncode == 2 and stderr):
             if "regex" in stderr.lower() or "glob" in stderr.lower():
-                return None  # valid for Python, not for rg: the Python walk decides
-            raise ToolError(f"search failed (rg exit {result.returncode}): {stderr}")
-        return [Path(os.fsdecode(raw)) for raw in result.stdout.split(b"\0") if raw]
+                return None  # valid for RE2, not for Rust: the Python walk decides
+            raise ToolError(f"search failed (rg exit {returncode}): {stderr}")
+        return [Path(os.fsdecode(raw)) for raw in stdout.split(b"\0") if raw]
+
+
+async def run_stoppable(work: Callable[[threading.Event], T]) -> T:
+    """``work(stop)`` in a worker thread, without holding up cancellation.
+
+    When the caller is cancelled (agent/cancel, timeoutSeconds) it is answered at once; the
+    thread is abandoned and ``stop`` is set, which ``work`` checks per file or entry.
+    """
+    stop = threading.Event()
+    try:
+        return await anyio.to_thread.run_sync(work, stop, abandon_on_cancel=True)
+    finally:
+        stop.set()
+
+
+async def _run_killable(cmd: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
+    """Run ``cmd`` to the end: (exit code, stdout, stderr); killed, group and all, if the
+    caller is cancelled first."""
+    process = await anyio.open_process(
+        cmd,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: one killpg reaches all of it
+    )
+    try:
+        out, err = bytearray(), bytearray()
+        async with anyio.create_task_group() as tg:
+            assert process.stdout is not None and process.stderr is not None  # PIPE
+            tg.start_soon(_drain, process.stdout, out)
+            tg.start_soon(_drain, process.stderr, err)
+            returncode = await process.wait()
+        return returncode, bytes(out), bytes(err)
+    finally:
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+        with anyio.CancelScope(shield=True):
+            await process.aclose()
+
+
+async def _drain(stream: anyio.abc.ByteReceiveStream, into: bytearray) -> None:
+    async for chunk in stream:
+        into += chunk
 
 
 def _is_file(ws: Workspace, path: Path, buffers: list[Buffer]) -> bool:
@@ -250,14 +333,16 @@ def _is_file(ws: Workspace, path: Path, buffers: list[Buffer]) -> bool:
 def _scan_folder(
     ws: Workspace,
     base: Path,
-    regex: re.Pattern[str],
+    matcher: LineMatcher,
     glob: PathGlob | None,
     buffers: list[Buffer],
     candidates: list[Path] | None,
+    stop: threading.Event,
 ) -> tuple[list[_Hit], int]:
     """Matches under ``base`` and their total (blocking; runs in a worker thread).
 
     ``candidates`` are ripgrep's files (None: walk). Open buffers replace their disk files.
+    Once ``stop`` is set, it returns what it has at the next file (the caller is gone).
     """
     shown = ws.display(base)
     ignored = ws.ignore_checker()  # candidates share folders: look each one up once
@@ -275,7 +360,7 @@ def _scan_folder(
     ]
     skip = {b.path for b in open_here}
     if candidates is None:
-        files = [f for f in ws.walk_files(base) if f not in skip and selected(f)]
+        files = [f for f in ws.walk_files(base, stop) if f not in skip and selected(f)]
     else:
         files = sorted(
             (
@@ -292,12 +377,14 @@ def _scan_folder(
     hits: list[_Hit] = []
     total = 0
     for buffer in open_here:
-        found = _matching_lines(buffer.text, regex)
+        found = matcher.lines(buffer.text, stop)
         hits.extend(_Hit(buffer.path.parts, n, line) for n, line in found)
         total += len(found)
     kept = 0
     for path in files:  # in path order: once MAX_MATCHES are kept, later ones are only counted
-        found = _matching_lines(_read_searchable(path), regex)
+        if stop.is_set():
+            break
+        found = matcher.lines(_read_searchable(path), stop)
         total += len(found)
         if kept < MAX_MATCHES:
             hits.extend(_Hit(path.parts, n, line) for n, line in found)
@@ -318,8 +405,95 @@ def _read_searchable(path: Path) -> str:
     return decode_text(data) or ""
 
 
-def _matching_lines(text: str, regex: re.Pattern[str]) -> list[tuple[int, str]]:
-    return [(n, line) for n, line in enumerate(split_lines(text), 1) if regex.search(line)]
+class LineMatcher:
+    """A search pattern, matched line by line in linear time (RE2).
+
+    A whole text is first searched once in multi-line mode, and only split into lines when
+    that finds something: most files hold no match. Skipped where a whole-text match could
+    miss a line's: ``\\A``/``\\z`` (line ends only when matched per line), ``(?-m)``, and
+    CRLF text (``$`` would not match before ``\\r``).
+    """
+
+    def __init__(self, pattern: str) -> None:
+        """``LinearRegexError`` when RE2 refuses ``pattern``."""
+        self.pattern = pattern
+        self.regex = LinearRegex(pattern)
+        self.whole: LinearRegex | None = None
+        if not _WHOLE_TEXT_UNSAFE.search(pattern):
+            with contextlib.suppress(LinearRegexError):
+                self.whole = LinearRegex("(?m)" + pattern)
+
+    def lines(self, text: str, stop: threading.Event | None = None) -> list[tuple[int, str]]:
+        """The (1-based number, text) of each matching line; fewer once ``stop`` is set."""
+        if self.whole is not None and "\r" not in text and not self.whole.search(text):
+            return []
+        found: list[tuple[int, str]] = []
+        for n, line in enumerate(split_lines(text), 1):
+            if self.regex.search(line):
+                found.append((n, line))
+            if n % 4096 == 0 and stop is not None and stop.is_set():
+                break
+        return found
+
+
+_WHOLE_TEXT_UNSAFE = re.compile(r"\\[Az]|\(\?[a-zA-Z]*-[a-zA-Z]*m")
+
+# RE2's ASCII Perl classes, spelled so Rust reads them alike (its own are Unicode).
+_ASCII_CLASSES = {
+    "w": "[0-9A-Za-z_]",
+    "W": "[^0-9A-Za-z_]",
+    "d": "[0-9]",
+    "D": "[^0-9]",
+    "s": "[\\t\\n\\f\\r ]",
+    "S": "[^\\t\\n\\f\\r ]",
+}
+
+
+def rg_pattern(pattern: str) -> str | None:
+    """``pattern`` for ripgrep, matching (at least) the lines RE2 matches; None if unsure.
+
+    Rust's ``\\w``, ``\\d``, ``\\s`` and ``\\b`` are Unicode-aware, RE2's ASCII: they are
+    spelled out (``(?-u:\\b)``). A ``[`` inside a class, or ``&&``, ``--``, ``~~`` there,
+    are set operations to Rust and literals to RE2: the Python walk decides those.
+    """
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            escaped = pattern[i + 1]
+            if escaped in _ASCII_CLASSES:
+                out.append(_ASCII_CLASSES[escaped])
+            elif escaped in "bB" and not in_class:
+                out.append(f"(?-u:\\{escaped})")
+            else:
+                out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            if pattern.startswith("[:", i) and (close := pattern.find(":]", i + 2)) > 0:
+                out.append(pattern[i : close + 2])
+                i = close + 2
+                continue
+            if c == "[" or pattern[i : i + 2] in ("&&", "--", "~~"):
+                return None
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            out.append(c)
+            i += 1
+            # A leading "]" (after an optional "^") is a member, not the end.
+            if pattern.startswith("^", i):
+                out.append("^")
+                i += 1
+            if pattern.startswith("]", i):
+                out.append("]")
+                i += 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _format(ws: Workspace, hits: list[_Hit], total: int, args: SearchArgs, base: Path) -> str:
