@@ -76,8 +76,11 @@ class LinearRegex:
             return self._regex.fullmatch(_replace_surrogates(text)) is not None
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _replace_surrogates(text: str) -> str:
-    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _describe(pattern: str, exc: BaseException) -> str:
