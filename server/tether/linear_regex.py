@@ -68,6 +68,14 @@ class LinearRegex:
         except UnicodeEncodeError:
             return self._regex.search(_replace_surrogates(text)) is not None
 
+    def start_in(self, data: bytes, pos: int) -> int | None:
+        """Where the leftmost match in UTF-8 ``data`` at or after byte ``pos`` starts, or None.
+
+        ``pos`` is read as the start of the text (for ``^``, ``\\A`` and ``\\b``).
+        """
+        found = self._regex.search(data, pos)
+        return None if found is None else int(found.start())
+
     def fullmatch(self, text: str) -> bool:
         """Whether the regex matches all of ``text``."""
         try:
