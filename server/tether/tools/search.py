@@ -290,14 +290,16 @@ async def run_stoppable(work: Callable[[threading.Event], T]) -> T:
 async def _run_killable(cmd: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
     """Run ``cmd`` to the end: (exit code, stdout, stderr); killed, group and all, if the
     caller is cancelled first."""
-    process = await anyio.open_process(
-        cmd,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group: one killpg reaches all of it
-    )
+    # Shielded: cancelled half-way, asyncio kills only the process it started, not its group.
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(
+            cmd,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group: one killpg reaches all of it
+        )
     try:
         out, err = bytearray(), bytearray()
         async with anyio.create_task_group() as tg:
