@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from tether.host import NoBuffers
 from tether.ignore import compile_glob, parse_gitignore, wildmatch_regex
 from tether.linear_regex import LinearRegex, LinearRegexError, backtracking_free
-from tether.tools.search import LineMatcher, PathGlob, rg_pattern, run_stoppable
+from tether.tools.search import PathGlob
+from tether.tools.search_engine import LineMatcher, rg_pattern, run_stoppable
 from tether.workspace import Workspace, split_lines
 
 HOSTILE_GLOB = "*a" * 14 + "*!"

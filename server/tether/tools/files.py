@@ -11,7 +11,8 @@ from pydantic import Field
 from ..errors import ToolError
 from ..workspace import Workspace, line_count, line_slice
 from .base import Tool, ToolArgs, ToolContext, ToolResult
-from .search import PathGlob, Search, run_stoppable
+from .search import PathGlob, Search
+from .search_engine import run_stoppable
 
 __all__ = ["READ_TOOLS", "ListFiles", "ListFilesArgs", "ReadFile", "ReadFileArgs", "Search"]
 
