@@ -4,7 +4,9 @@ Tether's time is ``tool-call`` → ``tool-result`` event arrival; ripgrep's is s
 of ``rg --line-number`` with the file selection ``search`` uses (the same ``.gitignore``
 rules, hidden files, no ``.git``), run alternately. The Python fallback (no ``rg``) is the
 same server under ``benchmarks.shim`` with ``BENCH_NO_RG=1``. All three must find the same
-matches.
+matches. A hostile pattern, ``^(\\w+\\s?)*$`` (exponential for a backtracking engine on
+``notes.txt``'s ``"a" * 34 + "!"``), is then timed in both engines: linear, it must cost about
+what an ordinary search does.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..report import Row, median
 
 NAME = "search"
 NEEDLE = "needle_symbol"
+HOSTILE = r"^(\w+\s?)*$"
 EVERY = 400
 """One file in this many holds the needle (once): the matches fit the event's 4,000-character
 preview of the output, which is what this client sees and compares."""
@@ -44,6 +47,7 @@ def make_tree(root: Path, files: int) -> int:
     for i in range(50):  # ignored: must not be found by either
         (build / f"gen{i}.py").write_text(f"{NEEDLE} = {i}\n")
     (root / "debug.log").write_text(f"{NEEDLE}\n")
+    (root / "notes.txt").write_text("a" * 34 + "!\nok\n")  # ok: rg passes the file on
     return needles
 
 
@@ -70,9 +74,9 @@ async def _rg(rg: str, root: Path) -> tuple[float, set[str]]:
     return took, found
 
 
-async def _tether(server: Server) -> tuple[float, set[str]]:
+async def _tether(server: Server, prompt: str = "find the needle") -> tuple[float, set[str]]:
     server.events.clear()
-    await server.run("find the needle")
+    await server.run(prompt)
     tool_call = next(e for e in server.events if e.kind == "tool-call")
     result = next(e for e in server.events if e.kind == "tool-result")
     if not result.params["ok"]:
@@ -91,15 +95,24 @@ async def run(ctx: Context) -> list[Row]:
         "provider": "scripted",
         "script": script({"toolCalls": [call("search", pattern=NEEDLE)]}, {"text": "ok"}),
     }
+    hostile_options = {
+        "provider": "scripted",
+        "script": script({"toolCalls": [call("search", pattern=HOSTILE)]}, {"text": "ok"}),
+    }
     rg_times: list[float] = []
     tether_times: list[float] = []
     fallback_times: list[float] = []
+    hostile_times: dict[str, list[float]] = {"rg": [], "python": []}
     async with (
         ctx.server("search", root) as server,
         ctx.server("search-python", root, shim=True, BENCH_NO_RG="1") as python,
+        ctx.server("search-hostile", root) as hostile,
+        ctx.server("search-hostile-python", root, shim=True, BENCH_NO_RG="1") as hostile_python,
     ):
         await server.initialize(root, options)
         await python.initialize(root, options)
+        await hostile.initialize(root, hostile_options)
+        await hostile_python.initialize(root, hostile_options)
         _, expected = await _rg(rg, root)  # warms the page cache
         if len(expected) != needles:
             raise RuntimeError(f"rg found {len(expected)} matches, expected {needles}")
@@ -115,6 +128,12 @@ async def run(ctx: Context) -> list[Row]:
             fallback_times.append(took)
             if found_python != expected:
                 raise RuntimeError("the Python fallback and rg disagree")
+        for _ in range(max(1, ctx.sizes.search_runs // 2)):
+            for engine, hostile_server in (("rg", hostile), ("python", hostile_python)):
+                took, found_hostile = await _tether(hostile_server, "a hostile pattern")
+                hostile_times[engine].append(took)
+                if "notes.txt:2" not in found_hostile:
+                    raise RuntimeError(f"the hostile search ({engine}) missed notes.txt:2")
     files = f"{ctx.sizes.search_files:,} files, {needles} matches"
     return [
         Row.of(NAME, f"rg directly ({files})", "ms", rg_times),
@@ -135,4 +154,6 @@ async def run(ctx: Context) -> list[Row]:
             fallback_times,
             note=f"{median(fallback_times) / median(rg_times):.1f}× rg",
         ),
+        Row.of(NAME, f"hostile {HOSTILE} (rg inside)", "ms", hostile_times["rg"]),
+        Row.of(NAME, f"hostile {HOSTILE}, Python fallback", "ms", hostile_times["python"]),
     ]

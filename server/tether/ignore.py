@@ -4,16 +4,30 @@ Written here rather than taken from pathspec: a walk must decide whether a *fold
 ignored before descending into it, and pathspec's GitIgnoreSpec decides per file (it got
 idioms such as ``*`` / ``!*/`` / ``!*.py`` wrong). ``tests/unit/test_workspace.py``
 compares these rules with ``git ls-files --others --exclude-standard``.
+
+The rules come from whoever wrote the repository, so matching them must stay cheap whatever
+they say: ``compile_glob`` gives Python's ``re`` only regexes it cannot backtrack badly on
+(one star, no alternatives), and RE2 (linear time) the rest, such as ``*a*a*a*a*a*a*!``.
 """
 
 from __future__ import annotations
 
 import re
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["IgnoreChain", "IgnoreRule", "is_ignored_by", "parse_gitignore", "wildmatch_regex"]
+from .linear_regex import LinearRegex, LinearRegexError, backtracking_free
+
+__all__ = [
+    "IgnoreChain",
+    "IgnoreRule",
+    "compile_glob",
+    "is_ignored_by",
+    "parse_gitignore",
+    "wildmatch_regex",
+]
 
 IgnoreChain = tuple[tuple[Path, tuple["IgnoreRule", ...]], ...]
 """The rules in force at a folder: each .gitignore from the root down, with its folder."""
@@ -23,7 +37,7 @@ IgnoreChain = tuple[tuple[Path, tuple["IgnoreRule", ...]], ...]
 class IgnoreRule:
     """One line of a ``.gitignore``, as git reads it."""
 
-    regex: re.Pattern[str]
+    fullmatch: Callable[[str], bool]  # compile_glob's matcher of the pattern
     negate: bool  # "!pattern": re-include
     dir_only: bool  # "pattern/": folders only
     anchored: bool  # has a "/" before its end: matched from the .gitignore's folder
@@ -32,7 +46,7 @@ class IgnoreRule:
         """Whether the entry (path from the rule's folder, its name) matches this rule."""
         if self.dir_only and not is_dir:
             return False
-        return self.regex.fullmatch(rel if self.anchored else name) is not None
+        return self.fullmatch(rel if self.anchored else name)
 
 
 def parse_gitignore(text: str) -> tuple[IgnoreRule, ...]:
@@ -49,9 +63,26 @@ def parse_gitignore(text: str) -> tuple[IgnoreRule, ...]:
         anchored = "/" in line
         line = line.removeprefix("/")
         regex = wildmatch_regex(line, gitignore=True)
-        if line and regex is not None:
-            rules.append(IgnoreRule(re.compile(regex, re.S), negate, dir_only, anchored))
+        if not line or regex is None:
+            continue
+        try:
+            matcher = compile_glob(regex)
+        except LinearRegexError:
+            continue  # beyond RE2's memory budget: skipped, like a line git cannot parse
+        rules.append(IgnoreRule(matcher, negate, dir_only, anchored))
     return tuple(rules)
+
+
+def compile_glob(regex: str) -> Callable[[str], bool]:
+    """A ``fullmatch`` test for a ``wildmatch_regex`` regex that runs in bounded time.
+
+    Python's ``re`` (faster per call) when the regex cannot backtrack more than
+    quadratically, else RE2. ``LinearRegexError`` when RE2 cannot compile it.
+    """
+    if backtracking_free(regex):
+        compiled = re.compile(regex, re.S)
+        return lambda text: compiled.fullmatch(text) is not None
+    return LinearRegex("(?s)" + regex).fullmatch
 
 
 def _strip_trailing_spaces(line: str) -> str:
@@ -195,7 +226,7 @@ _POSIX_CLASSES = {
     "lower": "a-z",
     "print": "\\x20-\\x7e",
     "punct": re.escape(string.punctuation),
-    "space": "\\s",
+    "space": " \\t\\n\\v\\f\\r",  # C isspace(), as git; not Unicode spaces
     "upper": "A-Z",
     "xdigit": "0-9A-Fa-f",
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,14 +188,15 @@ class Workspace:
 
     # -- walking and .gitignore --------------------------------------------------------
 
-    def walk_files(self, base: Path) -> Iterator[Path]:
+    def walk_files(self, base: Path, stop: threading.Event | None = None) -> Iterator[Path]:
         """Every file under the folder ``base``, depth first in name order, minus ignored ones.
 
         ``.gitignore`` files apply from the workspace root down, each relative to its own
         folder, the innermost matching rule winning (negations included); an ignored folder
         is not entered, so nothing inside it can be re-included (as in git). ``.git`` is never
         entered, and symlinks are skipped (as ripgrep does): that keeps walks finite, free of
-        duplicates, and inside the workspace. Blocking: run it in a worker thread.
+        duplicates, and inside the workspace. Blocking: run it in a worker thread; it ends at
+        the next entry once ``stop`` is set (its caller was cancelled and has left).
         """
         root = self.root_of(base)
         if root is None:
@@ -205,6 +207,8 @@ class Workspace:
         stack: list[tuple[Iterator[os.DirEntry[str]], IgnoreChain]] = []
         self._enter(base, chain, stack)
         while stack:
+            if stop is not None and stop.is_set():
+                return
             entries, chain = stack[-1]
             entry = next(entries, None)
             if entry is None:

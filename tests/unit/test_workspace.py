@@ -473,6 +473,9 @@ GITIGNORE_CASES = {
     "trailing spaces dropped": ("sp ace.txt   \n", {"sp ace.txt"}),
     "escaped trailing space kept": ("trail\\ \n", {"trail "}),
     "class": ("*.py[co]\n", {"x.pyc"}),
+    # Several stars: matched by RE2 (linear time), not Python's re.
+    "stars around": ("*a*.t*\n", {"a.txt", "sp ace.txt", "foo/bar/baz.txt"}),
+    "anchored stars": ("/*/*/*.md\n", {"doc/api/x.md"}),
     "posix class": ("[[:alpha:]].txt\n", {"a.txt"}),
     "crlf lines": ("*.txt\r\n!a.txt\r\n", {"sp ace.txt", "build/keep.txt", "foo/bar/baz.txt"}),
     "malformed line skipped": ("[\n*.py\n", {"b.py", "src/a.py", "src/deep/c.py"}),

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
-import anyio.to_thread
 from pydantic import Field
 
 from ..errors import ToolError
@@ -13,6 +13,7 @@ from ..textmodel import line_count, line_slice
 from ..workspace import Workspace
 from .base import Tool, ToolArgs, ToolContext, ToolResult
 from .search import PathGlob, Search
+from .search_engine import run_stoppable
 
 __all__ = ["READ_TOOLS", "ListFiles", "ListFilesArgs", "ReadFile", "ReadFileArgs", "Search"]
 
@@ -122,11 +123,11 @@ class ListFiles(Tool[ListFilesArgs]):
         return f"{where} {args.pattern}" if args.pattern else where
 
     async def run(self, args: ListFilesArgs, ctx: ToolContext) -> ToolResult:
-        """Walk the folder in a worker thread and list what matches."""
+        """Walk the folder in a worker thread (left behind on cancel) and list what matches."""
         ws = ctx.workspace
         base = ws.resolve(args.path)
         glob = PathGlob.parse(args.pattern) if args.pattern else None
-        files = await anyio.to_thread.run_sync(_list, ws, base, glob)
+        files = await run_stoppable(lambda stop: _list(ws, base, glob, stop))
         where = "the workspace root" if base == ws.root else ws.display(base)
         if not files:
             suffix = f" matching {glob.pattern!r}" if glob else ""
@@ -139,8 +140,8 @@ class ListFiles(Tool[ListFilesArgs]):
         return ToolResult(ok=True, output="\n".join(out))
 
 
-def _list(ws: Workspace, base: Path, glob: PathGlob | None) -> list[Path]:
-    """The matching files under ``base`` (blocking; runs in a worker thread)."""
+def _list(ws: Workspace, base: Path, glob: PathGlob | None, stop: threading.Event) -> list[Path]:
+    """The matching files under ``base`` (blocking; runs in a worker thread until ``stop``)."""
     shown = ws.display(base)
     if not base.exists():
         raise ToolError(f"folder not found: {shown}")
@@ -149,7 +150,7 @@ def _list(ws: Workspace, base: Path, glob: PathGlob | None) -> list[Path]:
     if ws.is_ignored(base):
         raise ToolError(f"{shown} is ignored by .gitignore, so its files are not listed")
     root = ws.root_of(base) or ws.root
-    return [f for f in ws.walk_files(base) if glob is None or glob.matches(f, base, root)]
+    return [f for f in ws.walk_files(base, stop) if glob is None or glob.matches(f, base, root)]
 
 
 READ_TOOLS: tuple[Tool[Any], ...] = (ReadFile(), ListFiles(), Search())

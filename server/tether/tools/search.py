@@ -12,11 +12,14 @@ ripgrep's ``--glob`` overrides ``.gitignore``, ``--no-ignore-parent`` forgets th
 folders above the search path, and ripgrep prints CRLF endings, BOMs, non-UTF-8 lines and
 lines before a late NUL byte differently from how ``read_file`` shows them.
 
-Regex dialect: the pattern is a Python ``re`` regex, matched against each line (without its
-line ending). ripgrep's Rust regex only preselects files; a pattern Rust cannot parse
-(look-around, backreferences) falls back to the Python walk. Constructs that both accept but
-read differently (POSIX classes such as ``[[:alpha:]]``, some Unicode classes) may find
-fewer files through ripgrep, so tests use patterns valid and equal in both.
+Regex dialect: RE2's (``linear_regex``), matched against each line (without its line
+ending) in time linear in the line, so no pattern can stall the server; look-around and
+backreferences are refused with a clear error. ripgrep's Rust regex, nearly the same
+dialect, only preselects files: ``rg_pattern`` makes its word, digit and space classes
+and word boundaries ASCII like RE2's, and a pattern Rust cannot parse falls back to the
+Python walk. ripgrep runs in its own process group and is killed when the run is cancelled
+or times out; the Python side runs in a worker thread that is abandoned on cancel and stops
+at the next file.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import re
 import shutil
 import stat
 import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -37,11 +42,13 @@ from pydantic import Field
 
 from ..errors import ToolError
 from ..host import Buffer
-from ..ignore import wildmatch_regex
-from ..workspace import Workspace, decode_text, split_lines
+from ..ignore import compile_glob, wildmatch_regex
+from ..linear_regex import LinearRegexError
+from ..workspace import Workspace, decode_text
 from .base import Tool, ToolArgs, ToolContext, ToolResult
+from .search_engine import LineMatcher, rg_pattern, run_killable, run_stoppable
 
-__all__ = ["MAX_MATCHES", "RG_FLAGS", "PathGlob", "Search", "SearchArgs", "find_rg"]
+__all__ = ["ENGINE_ENV", "MAX_MATCHES", "RG_FLAGS", "PathGlob", "Search", "SearchArgs", "find_rg"]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +56,8 @@ MAX_MATCHES = 200
 MAX_MATCH_CHARS = 300
 # Larger files are skipped by both engines (ripgrep through --max-filesize).
 MAX_SEARCH_BYTES = 10 * 1024 * 1024
+# "python" makes every Search without an explicit engine skip ripgrep (tests, benchmarks).
+ENGINE_ENV = "TETHER_SEARCH_ENGINE"
 
 # File selection equal to Workspace.walk_files: .gitignore at every level even outside a git
 # repository, hidden files, never .git, and none of ripgrep's other ignore sources.
@@ -83,20 +92,24 @@ class PathGlob:
     """
 
     pattern: str
-    regex: re.Pattern[str]
+    fullmatch: Callable[[str], bool]  # bounded time whatever the glob (ignore.compile_glob)
 
     @classmethod
     def parse(cls, pattern: str) -> PathGlob:
-        """The glob for ``pattern`` (a leading ``./`` is dropped)."""
+        """The glob for ``pattern`` (a leading ``./`` is dropped); ``ToolError`` if too big."""
         pattern = pattern.removeprefix("./")
-        return cls(pattern, re.compile(wildmatch_regex(pattern) or re.escape(pattern), re.S))
+        try:
+            matcher = compile_glob(wildmatch_regex(pattern) or re.escape(pattern))
+        except LinearRegexError as exc:
+            raise ToolError(f"invalid glob {pattern!r}: {exc}") from exc
+        return cls(pattern, matcher)
 
     def matches(self, path: Path, base: Path, root: Path) -> bool:
         """Whether ``path`` (inside ``base``, inside ``root``) matches."""
         if "/" not in self.pattern:
-            return self.regex.fullmatch(path.name) is not None
+            return self.fullmatch(path.name)
         relative = (path.relative_to(base).as_posix(), path.relative_to(root).as_posix())
-        return any(self.regex.fullmatch(r) is not None for r in relative)
+        return any(self.fullmatch(r) for r in relative)
 
     def basename_only(self) -> bool:
         """Whether ripgrep's ``--glob`` selects exactly the same files by name.
@@ -120,8 +133,9 @@ class SearchArgs(ToolArgs):
 
     pattern: str = Field(
         description=(
-            "A regular expression (Python re syntax), matched against each line; "
-            "case-sensitive unless it starts with (?i)."
+            "A regular expression (RE2 syntax, as in ripgrep: no look-around or "
+            "backreferences), matched against each line; case-sensitive unless it starts "
+            "with (?i)."
         )
     )
     path: str | None = Field(
@@ -153,15 +167,19 @@ class Search(Tool[SearchArgs]):
 
     name: ClassVar[str] = "search"
     description: ClassVar[str] = (
-        "Search the contents of the workspace's files for a regular expression (Python re "
-        "syntax, matched line by line). Prints `path:line: text`, sorted by path, up to "
-        f"{MAX_MATCHES} matches. Skips binary files and files ignored by .gitignore; files "
-        "open in the editor are searched as the user sees them, unsaved changes included."
+        "Search the contents of the workspace's files for a regular expression (RE2 "
+        "syntax as in ripgrep, matched line by line). Prints `path:line: text`, sorted by "
+        f"path, up to {MAX_MATCHES} matches. Skips binary files and files ignored by "
+        ".gitignore; files open in the editor are searched as the user sees them, unsaved "
+        "changes included."
     )
     args_model: ClassVar[type[ToolArgs]] = SearchArgs
 
     def __init__(self, *, use_rg: bool | None = None, rg_path: str | None = None) -> None:
-        """``use_rg=False`` forces the Python walk; ``rg_path`` names the binary to use."""
+        """``use_rg=False`` (or ``TETHER_SEARCH_ENGINE=python`` when ``use_rg`` is None)
+        forces the Python walk; ``rg_path`` names the binary to use."""
+        if use_rg is None and rg_path is None and os.environ.get(ENGINE_ENV) == "python":
+            use_rg = False
         self.rg_path = None if use_rg is False else (rg_path or find_rg())
         if use_rg and self.rg_path is None:
             raise ValueError("use_rg=True but no rg binary was found")
@@ -174,66 +192,70 @@ class Search(Tool[SearchArgs]):
         """Find the matching lines, buffers first, and print them sorted."""
         ws = ctx.workspace
         try:
-            regex = re.compile(args.pattern)
-        except re.error as exc:
+            matcher = LineMatcher(args.pattern)
+        except LinearRegexError as exc:
             raise ToolError(f"invalid regex {args.pattern!r}: {exc}") from exc
         base = ws.resolve(args.path)
         glob = PathGlob.parse(args.glob) if args.glob else None
         buffers = list(ws.buffers.all())
         if await anyio.to_thread.run_sync(_is_file, ws, base, buffers):
-            hits, total = await self._search_file(ws, base, regex, glob)
+            hits, total = await self._search_file(ws, base, matcher, glob)
         else:
-            hits, total = await self._search_folder(ws, base, regex, glob, buffers)
+            hits, total = await self._search_folder(ws, base, matcher, glob, buffers)
         return ToolResult(ok=True, output=_format(ws, hits, total, args, base))
 
     async def _search_file(
-        self, ws: Workspace, path: Path, regex: re.Pattern[str], glob: PathGlob | None
+        self, ws: Workspace, path: Path, matcher: LineMatcher, glob: PathGlob | None
     ) -> tuple[list[_Hit], int]:
         # A file named explicitly is searched even if .gitignore leaves it out.
         if glob is not None and not glob.matches(path, path.parent, ws.root_of(path) or ws.root):
             return [], 0
-        snapshot = await ws.read_text(path)
-        hits = [_Hit(path.parts, n, line) for n, line in _matching_lines(snapshot.text, regex)]
+        text = (await ws.read_text(path)).text
+        found = await run_stoppable(lambda stop: matcher.lines(text, stop))
+        hits = [_Hit(path.parts, n, line) for n, line in found]
         return hits, len(hits)
 
     async def _search_folder(
         self,
         ws: Workspace,
         base: Path,
-        regex: re.Pattern[str],
+        matcher: LineMatcher,
         glob: PathGlob | None,
         buffers: list[Buffer],
     ) -> tuple[list[_Hit], int]:
         candidates = None
         if self.rg_path is not None:
-            candidates = await self._rg_candidates(self.rg_path, base, regex.pattern, glob)
-        return await anyio.to_thread.run_sync(
-            _scan_folder, ws, base, regex, glob, buffers, candidates
+            candidates = await self._rg_candidates(self.rg_path, base, matcher.pattern, glob)
+        return await run_stoppable(
+            lambda stop: _scan_folder(ws, base, matcher, glob, buffers, candidates, stop)
         )
 
     async def _rg_candidates(
         self, rg: str, base: Path, pattern: str, glob: PathGlob | None
     ) -> list[Path] | None:
         """The files ripgrep finds a match in; None when the Python walk must decide."""
+        rust_pattern = rg_pattern(pattern)
+        if rust_pattern is None:
+            return None
         cmd = [rg, *RG_FLAGS, "--files-with-matches", "--null", "--crlf"]
         cmd += ["--max-filesize", str(MAX_SEARCH_BYTES)]
         if glob is not None and glob.basename_only():
             cmd += ["--glob", glob.pattern]  # a pre-filter only; Python applies the glob too
-        cmd += ["-e", pattern, "--", str(base)]
+        cmd += ["-e", rust_pattern, "--", str(base)]
         try:
-            result = await anyio.run_process(cmd, cwd=base, check=False)
+            returncode, stdout, stderr_bytes = await run_killable(cmd, base)
         except OSError as exc:
             log.warning("cannot run %s (%s); searching without ripgrep", rg, exc)
             return None
-        stderr = result.stderr.decode("utf-8", errors="replace").strip()
-        if result.returncode == 1:
+        stderr = stderr_bytes.decode("utf-8", errors="replace").strip()
+        if returncode == 1:
             return []
         # 2 with nothing said: some file could not be read (messages are off); the rest stands.
-        if result.returncode not in (0, 2) or (result.returncode == 2 and stderr):
+        if returncode not in (0, 2) or (returncode == 2 and stderr):
             if "regex" in stderr.lower() or "glob" in stderr.lower():
-                return None  # valid for Python, not for rg: the Python walk decides
-            raise ToolError(f"search failed (rg exit {result.returncode}): {stderr}")
-        return [Path(os.fsdecode(raw)) for raw in result.stdout.split(b"\0") if raw]
+                return None  # valid for RE2, not for Rust: the Python walk decides
+            raise ToolError(f"search failed (rg exit {returncode}): {stderr}")
+        return [Path(os.fsdecode(raw)) for raw in stdout.split(b"\0") if raw]
 
 
 def _is_file(ws: Workspace, path: Path, buffers: list[Buffer]) -> bool:
@@ -250,14 +272,16 @@ def _is_file(ws: Workspace, path: Path, buffers: list[Buffer]) -> bool:
 def _scan_folder(
     ws: Workspace,
     base: Path,
-    regex: re.Pattern[str],
+    matcher: LineMatcher,
     glob: PathGlob | None,
     buffers: list[Buffer],
     candidates: list[Path] | None,
+    stop: threading.Event,
 ) -> tuple[list[_Hit], int]:
     """Matches under ``base`` and their total (blocking; runs in a worker thread).
 
     ``candidates`` are ripgrep's files (None: walk). Open buffers replace their disk files.
+    Once ``stop`` is set, it returns what it has at the next file (the caller is gone).
     """
     shown = ws.display(base)
     ignored = ws.ignore_checker()  # candidates share folders: look each one up once
@@ -275,7 +299,7 @@ def _scan_folder(
     ]
     skip = {b.path for b in open_here}
     if candidates is None:
-        files = [f for f in ws.walk_files(base) if f not in skip and selected(f)]
+        files = [f for f in ws.walk_files(base, stop) if f not in skip and selected(f)]
     else:
         files = sorted(
             (
@@ -292,12 +316,14 @@ def _scan_folder(
     hits: list[_Hit] = []
     total = 0
     for buffer in open_here:
-        found = _matching_lines(buffer.text, regex)
+        found = matcher.lines(buffer.text, stop)
         hits.extend(_Hit(buffer.path.parts, n, line) for n, line in found)
         total += len(found)
     kept = 0
     for path in files:  # in path order: once MAX_MATCHES are kept, later ones are only counted
-        found = _matching_lines(_read_searchable(path), regex)
+        if stop.is_set():
+            break
+        found = matcher.lines(_read_searchable(path), stop)
         total += len(found)
         if kept < MAX_MATCHES:
             hits.extend(_Hit(path.parts, n, line) for n, line in found)
@@ -316,10 +342,6 @@ def _read_searchable(path: Path) -> str:
     except OSError:
         return ""
     return decode_text(data) or ""
-
-
-def _matching_lines(text: str, regex: re.Pattern[str]) -> list[tuple[int, str]]:
-    return [(n, line) for n, line in enumerate(split_lines(text), 1) if regex.search(line)]
 
 
 def _format(ws: Workspace, hits: list[_Hit], total: int, args: SearchArgs, base: Path) -> str:

@@ -1,0 +1,76 @@
+"""A cancelled ``search`` leaves nothing running: ripgrep's process group is killed.
+
+A slow ``rg`` (here a stand-in that starts a child and sleeps) must not keep the run, or
+the processes, alive after ``agent/cancel`` or ``timeoutSeconds`` cancels the tool.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tether.host import MemoryBuffers
+from tether.tools.base import ToolContext
+from tether.tools.search import ENGINE_ENV, Search, SearchArgs
+from tether.workspace import Workspace
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def slow_rg(tmp_path: Path) -> tuple[str, Path]:
+    """An ``rg`` that records its and its child's pids, then waits (long) for the child."""
+    pids = tmp_path / "pids"
+    script = tmp_path / "slow-rg"
+    script.write_text(
+        f"#!/bin/sh\nsleep 300 &\necho $$ $! > {pids}.tmp\nmv {pids}.tmp {pids}\nwait\n"
+    )
+    script.chmod(0o755)
+    return str(script), pids
+
+
+async def test_cancel_kills_rg_and_its_children(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("needle\n")
+    rg, pids = slow_rg(tmp_path)
+    ctx = ToolContext(workspace=Workspace([root], MemoryBuffers([])), run_id="run-1")
+    started = time.monotonic()
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(Search(rg_path=rg).run, SearchArgs(pattern="needle"), ctx)
+            with anyio.fail_after(10):
+                while not pids.exists():
+                    await anyio.sleep(0.01)
+            scope.cancel()  # what agent/cancel or timeoutSeconds does to the tool's task
+    assert scope.cancelled_caught
+    assert time.monotonic() - started < 10  # not the 300 s the stand-in would take
+    shell, child = (int(p) for p in pids.read_text().split())
+    try:
+        with anyio.fail_after(5):
+            while alive(shell) or alive(child):
+                await anyio.sleep(0.01)
+    finally:  # when the test fails, leave nothing running
+        for pid in (shell, child):
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_engine_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENGINE_ENV, "python")
+    assert Search().rg_path is None
+    assert Search(rg_path="/opt/rg").rg_path == "/opt/rg"  # an explicit engine wins
+    monkeypatch.delenv(ENGINE_ENV)
+    assert Search().rg_path is not None  # rg is a dependency: always there
+    assert os.path.basename(Search().rg_path or "") == "rg"
