@@ -1,4 +1,5 @@
-"""Runs in flight: create one from ``agent/run`` params, execute it, cancel or steer it.
+"""Runs and their lifecycle: create one from ``agent/run`` params, execute it, cancel or
+steer it, and keep the memory of the sessions they continue.
 
 Transport-independent: the LSP layer and in-process tests drive it the same way.
 """
@@ -6,8 +7,10 @@ Transport-independent: the LSP layer and in-process tests drive it the same way.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import anyio
 
@@ -41,28 +44,52 @@ class InvalidRun(ValueError):
     """``agent/run`` params that cannot start a run; the message names the field."""
 
 
+RunPhase = Literal["created", "running", "finished"]
+
+SESSIONS_KEPT = 16
+"""Sessions whose conversation and allow-always grants stay in memory once idle (LRU)."""
+
+
 @dataclass(slots=True)
+class SessionMemory:
+    """An open session: its conversation and what the user allowed always in it."""
+
+    history: list[Message]
+    policy: ApprovalPolicy = field(default_factory=ApprovalPolicy)
+
+
+@dataclass(slots=True, eq=False)
 class Run:
-    """A run in flight."""
+    """One run, owned by its ``RunManager`` from ``create`` until it is finished.
+
+    ``created`` (ids reserved, being set up) → ``running`` (the loop runs) → ``finished``
+    (ids released). Cancel and steer work in every phase but the last.
+    """
 
     run_id: str
     session_id: str
     prompt: str
-    loop: AgentLoop
-    work_done_token: str | int | None
+    progress_token: str | int | None
+    """The client's ``workDoneToken``, or the one the transport created for the run."""
+    phase: RunPhase = "created"
+    loop: AgentLoop | None = None
+    cancelled: bool = False
+    steers: list[str] = field(default_factory=list)
+    """Steering messages that arrived before the loop existed."""
     finished: anyio.Event = field(default_factory=anyio.Event)
-    result: RunResult | None = None
+    setup: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    """Scope of the transport's work before the run starts (progress creation)."""
 
 
 class RunManager:
-    """Owns every run of a server: ids, session histories, cancel and steer."""
+    """Owns every run of a server: ids, phases, session memory, cancel and steer."""
 
     def __init__(self, tools: ToolRegistry, log_writer: SessionLogWriter) -> None:
         self.tools = tools
         self.log_writer = log_writer
         self._runs: dict[str, Run] = {}
-        self._histories: dict[str, list[Message]] = {}
-        self._policies: dict[str, ApprovalPolicy] = {}
+        """Runs created and not finished: their run and session ids are taken."""
+        self._sessions: OrderedDict[str, SessionMemory] = OrderedDict()
         self._run_index = RunIndex(log_writer.state_dir)
         self._created: set[str] = set()
         """Run ids this server created (in flight or done; maybe not yet in a log)."""
@@ -75,18 +102,54 @@ class RunManager:
         await anyio.to_thread.run_sync(self._run_index.refresh)
         return self._run_index.sessions_of(run_id)
 
-    async def _history(self, session_id: str | None) -> tuple[str, list[Message]]:
-        """The conversation to continue: in memory, else rebuilt from the session's log."""
-        if session_id is None:
-            session_id = new_session_id()
-            return session_id, self._histories.setdefault(session_id, [])
-        if session_id not in self._histories:
-            await anyio.to_thread.run_sync(self.log_writer.flush)
-            data = await anyio.to_thread.run_sync(load, self.log_writer.state_dir, session_id)
-            if data is None:
-                raise InvalidRun(f"sessionId: unknown session {session_id!r}")
-            self._histories[session_id] = data.history
-        return session_id, self._histories[session_id]
+    def _reserve(self, params: RunParams) -> Run:
+        """Take the run's ids at once (no await): a second request for them is refused."""
+        run_id = params.run_id or "r-" + uuid.uuid4().hex[:16]
+        if run_id in self._runs:
+            raise InvalidRun(f"runId: a run with id {run_id!r} is already in flight")
+        if params.run_id is not None and run_id in self._created:
+            raise InvalidRun(f"runId: a run with id {run_id!r} already exists; choose a new id")
+        session_id = params.session_id
+        if session_id is not None and any(r.session_id == session_id for r in self._runs.values()):
+            raise InvalidRun(f"sessionId: session {session_id!r} already has a run in flight")
+        run = Run(run_id, session_id or new_session_id(), params.prompt, params.work_done_token)
+        self._runs[run_id] = run
+        return run
+
+    def _release(self, run: Run) -> None:
+        """Free the run's ids and let its session be evicted (once; later calls do nothing)."""
+        if run.phase == "finished":
+            return
+        run.phase = "finished"
+        del self._runs[run.run_id]
+        if run.session_id in self._sessions:
+            self._sessions.move_to_end(run.session_id)
+        self._evict()
+        run.finished.set()
+
+    def _evict(self) -> None:
+        """Forget the least recently used idle sessions past ``SESSIONS_KEPT``."""
+        busy = {r.session_id for r in self._runs.values()}
+        idle = [s for s in self._sessions if s not in busy]
+        for session_id in idle[: max(0, len(self._sessions) - SESSIONS_KEPT)]:
+            del self._sessions[session_id]
+
+    async def _session(self, session_id: str, new: bool) -> SessionMemory:
+        """The session to continue: in memory, else rebuilt from its log (the truth)."""
+        memory = self._sessions.get(session_id)
+        if memory is None:
+            if new:
+                memory = SessionMemory([])
+            else:
+                await anyio.to_thread.run_sync(self.log_writer.flush)
+                state_dir = self.log_writer.state_dir
+                data = await anyio.to_thread.run_sync(load, state_dir, session_id)
+                if data is None:
+                    raise InvalidRun(f"sessionId: unknown session {session_id!r}")
+                memory = SessionMemory(data.history)
+            self._sessions[session_id] = memory
+        self._sessions.move_to_end(session_id)
+        return memory
 
     async def create(
         self,
@@ -96,24 +159,35 @@ class RunManager:
         sinks: Sequence[EventSink],
         editor: Editor,
     ) -> Run:
-        """Check the params against the configuration and set a run up (not started)."""
-        run_id = params.run_id or "r-" + uuid.uuid4().hex[:16]
-        if run_id in self._runs:
-            raise InvalidRun(f"runId: a run with id {run_id!r} is already in flight")
-        if params.run_id is not None:  # undo finds a run by its id: one id, one run, ever
-            taken = run_id in self._created or await self._sessions_with_run(run_id)
-            if taken:
-                raise InvalidRun(
-                    f"runId: a run with id {run_id!r} already exists in a stored session; "
-                    "choose a new id"
-                )
-        if params.session_id and any(
-            r.session_id == params.session_id for r in self._runs.values()
-        ):
+        """Reserve the ids, check the params and set a run up (``created``, not started).
+
+        The caller must hand the run to ``execute``, which releases it; if this raises, the
+        ids are already released.
+        """
+        run = self._reserve(params)
+        try:
+            return await self._set_up(run, params, config, workspace, sinks, editor)
+        except BaseException:
+            self._release(run)
+            raise
+
+    async def _set_up(
+        self,
+        run: Run,
+        params: RunParams,
+        config: Config,
+        workspace: Workspace,
+        sinks: Sequence[EventSink],
+        editor: Editor,
+    ) -> Run:
+        run_id, session_id = run.run_id, run.session_id
+        if params.run_id is not None and await self._sessions_with_run(run_id):
+            # undo finds a run by its id: one id, one run, ever
             raise InvalidRun(
-                f"sessionId: session {params.session_id!r} already has a run in flight"
+                f"runId: a run with id {run_id!r} already exists in a stored session; "
+                "choose a new id"
             )
-        session_id, history = await self._history(params.session_id)
+        memory = await self._session(session_id, new=params.session_id is None)
         try:
             provider = make_provider(
                 params.provider or config.provider, config, workspace.root, model=params.model
@@ -122,16 +196,15 @@ class RunManager:
             raise InvalidRun(str(exc)) from exc
         limits = params.limits
         events = RunEvents(run_id, [*sinks, SessionSink(self.log_writer, session_id)])
-        policy = self._policies.setdefault(session_id, ApprovalPolicy())
-        policy.configure(config.auto_approve)
-        loop = AgentLoop(
+        memory.policy.configure(config.auto_approve)
+        run.loop = AgentLoop(
             provider=provider,
             tools=self.tools,
             context=ToolContext(
                 workspace=workspace,
                 run_id=run_id,
                 editor=editor,
-                gate=ApprovalGate(policy, editor, events),
+                gate=ApprovalGate(memory.policy, editor, events),
             ),
             events=events,
             limits=Limits(
@@ -141,38 +214,55 @@ class RunManager:
                 max_cost_usd=limits.max_cost_usd if limits else None,
             ),
             system=system_prompt(workspace, self.tools.names, params.context),
-            history=history,
+            history=memory.history,
             recorder=SessionRecorder(self.log_writer, session_id, run_id),
             context_budget=config.context_budget_tokens,
         )
-        run = Run(run_id, session_id, params.prompt, loop, params.work_done_token)
-        self._runs[run_id] = run
         self._created.add(run_id)
         return run
 
-    async def execute(self, run: Run) -> RunResult:
-        """Run to its outcome and build the result (also when cancelled from outside)."""
+    async def execute(
+        self, run: Run, before_start: Callable[[Run], Awaitable[None]] | None = None
+    ) -> RunResult:
+        """Run a created run to its outcome and release it; the result also when cancelled.
+
+        ``before_start`` is the transport's own setup (progress): a cancel during it ends
+        the run ``cancelled`` without calling the model.
+        """
+        loop = run.loop
+        if loop is None or run.phase != "created":
+            raise RuntimeError(f"run {run.run_id!r} is not a created run")
         try:
-            await run.loop.run(run.prompt, run.session_id)
+            if before_start is not None and not run.cancelled:
+                with run.setup:
+                    await before_start(run)
+            if run.cancelled:  # before it started: say so in the events, skip the model
+                loop.cancel()
+                loop.events.run_started(run.prompt, run.session_id)
+                loop.events.run_finished("cancelled", 0)
+            else:
+                run.phase = "running"
+                for message in run.steers:
+                    loop.steer(message)
+                run.steers.clear()
+                await loop.run(run.prompt, run.session_id)
         finally:
-            state = run.loop.state
-            run.result = RunResult(
-                run_id=run.run_id,
-                session_id=run.session_id,
-                outcome=state.outcome or "cancelled",
-                answer=state.answer,
-                steps=state.steps,
-                usage=Usage(
-                    input_tokens=state.input_tokens,
-                    output_tokens=state.output_tokens,
-                    cost_usd=state.cost_usd,
-                ),
-                changed_files=list(state.changed_files),
-                error=state.error,
-            )
-            self._runs.pop(run.run_id, None)
-            run.finished.set()
-        return run.result
+            self._release(run)
+        state = loop.state
+        return RunResult(
+            run_id=run.run_id,
+            session_id=run.session_id,
+            outcome=state.outcome or "cancelled",
+            answer=state.answer,
+            steps=state.steps,
+            usage=Usage(
+                input_tokens=state.input_tokens,
+                output_tokens=state.output_tokens,
+                cost_usd=state.cost_usd,
+            ),
+            changed_files=list(state.changed_files),
+            error=state.error,
+        )
 
     async def undo(self, run_id: str, workspace: Workspace, editor: Editor) -> UndoResult:
         """Revert a finished run's applied edits (also after a restart, from the log)."""
@@ -209,22 +299,38 @@ class RunManager:
         return HistoryResult(session_id=session_id, events=data.events)
 
     def cancel(self, run_id: str) -> bool:
-        """Cancel a run in flight; False when there is none with this id."""
+        """Cancel a run not finished (also one still being set up); False when none."""
         run = self._runs.get(run_id)
         if run is None:
             return False
-        run.loop.cancel()
+        run.cancelled = True
+        run.setup.cancel()
+        if run.loop is not None:
+            run.loop.cancel()
         return True
 
+    def cancel_progress(self, token: str | int) -> bool:
+        """Cancel the run reporting progress on ``token``; False when none."""
+        run = next((r for r in self._runs.values() if r.progress_token == token), None)
+        return run is not None and self.cancel(run.run_id)
+
     def steer(self, run_id: str, message: str) -> bool:
-        """Queue a user message for a run in flight; False when there is none."""
+        """Queue a user message for a run not finished; False when there is none."""
         run = self._runs.get(run_id)
         if run is None:
             return False
-        run.loop.steer(message)
+        if run.phase == "running" and run.loop is not None:
+            run.loop.steer(message)
+        else:  # joins the conversation at the first step
+            run.steers.append(message)
         return True
 
     def cancel_all(self) -> None:
-        """Cancel every run in flight (shutdown)."""
+        """Cancel every run not finished (shutdown)."""
+        for run_id in list(self._runs):
+            self.cancel(run_id)
+
+    async def wait_all(self) -> None:
+        """Wait until every run now in flight has finished (bound it with a deadline)."""
         for run in list(self._runs.values()):
-            run.loop.cancel()
+            await run.finished.wait()

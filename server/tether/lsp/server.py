@@ -154,8 +154,6 @@ class TetherServer(LanguageServer):
         self._loop: asyncio.AbstractEventLoop | None = None
         self.log_writer = SessionLogWriter(self.config.state_dir, self._state_dir_failed)
         self.runs = RunManager(tools, self.log_writer)
-        self._progress_tokens: dict[str | int, str] = {}
-        self._run_tasks: set[asyncio.Task[Any]] = set()
 
     # --- configuration -------------------------------------------------------------------
     def configure_from_initialize(self, params: types.InitializeParams) -> None:
@@ -211,20 +209,20 @@ class TetherServer(LanguageServer):
         return Workspace(roots or [Path.cwd()], self.buffers)
 
     # --- runs ----------------------------------------------------------------------------
-    async def start_progress(self, run: Run) -> ProgressSink | None:
-        """A progress sink on the client's token, or one the server creates if it may."""
-        token = run.work_done_token
-        if token is None:
+    async def start_progress(self, run: Run) -> None:
+        """Progress on the client's token, or on one the server creates if it may."""
+        if run.progress_token is None:
             if not get_capability(self.client_capabilities, "window.work_done_progress", False):
-                return None
+                return
             token = f"tether-{run.run_id}"
             try:
                 await asyncio.shield(self.work_done_progress.create_async(token))
             except Exception:
                 log.warning("the client refused progress token %s", token)
-                return None
-        self._progress_tokens[token] = run.run_id
-        return ProgressSink(self, token, run.prompt)
+                return
+            run.progress_token = token
+        if run.loop is not None:
+            run.loop.events.add_sink(ProgressSink(self, run.progress_token, run.prompt))
 
     async def run_agent(self, raw: Any) -> dict[str, Any]:
         """``agent/run``: validate, run to the outcome, and return the result."""
@@ -236,26 +234,17 @@ class TetherServer(LanguageServer):
             )
         except InvalidRun as exc:
             raise JsonRpcInvalidParams(f"agent/run: {exc}") from exc
-        progress = await self.start_progress(run)
-        if progress is not None:
-            run.loop.events.add_sink(progress)
-        task = asyncio.ensure_future(self.runs.execute(run))
-        self._run_tasks.add(task)
-        task.add_done_callback(self._run_tasks.discard)
+        # From here the run is the manager's: ``execute`` releases it whatever happens.
+        task = asyncio.ensure_future(self.runs.execute(run, self.start_progress))
         try:
             result = await asyncio.shield(task)
         except asyncio.CancelledError:
             # $/cancelRequest or shutdown: stop the run but still answer with what it has.
             current = asyncio.current_task()
-            run.loop.cancel()
+            self.runs.cancel(run.run_id)
             result = await task
             if current is not None:
                 current.uncancel()
-        finally:
-            if run.work_done_token is None or progress is not None:
-                self._progress_tokens = {
-                    t: r for t, r in self._progress_tokens.items() if r != run.run_id
-                }
         return result.to_wire()
 
     async def undo_run(self, raw: Any) -> dict[str, Any]:
@@ -288,13 +277,11 @@ class TetherServer(LanguageServer):
 
     def cancel_progress(self, token: str | int) -> None:
         """``window/workDoneProgress/cancel`` for a run's token."""
-        run_id = self._progress_tokens.get(token)
-        if run_id is not None:
-            self.runs.cancel(run_id)
+        self.runs.cancel_progress(token)
 
     async def close(self) -> None:
         """Stop every run (their tools and children end with them) and flush the log."""
         self.runs.cancel_all()
-        if self._run_tasks:
-            await asyncio.wait(list(self._run_tasks), timeout=1.5)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.runs.wait_all(), timeout=1.5)
         self.log_writer.close()

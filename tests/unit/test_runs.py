@@ -1,0 +1,222 @@
+"""The run lifecycle without a transport: atomic id reservation, release on every way out,
+cancel and steer before the run starts, and bounded session memory."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether import runs
+from tether.config import Config, resolve
+from tether.diskedit import DiskEditor
+from tether.host import NoBuffers
+from tether.providers.base import UserMessage
+from tether.runs import InvalidRun, Run, RunManager
+from tether.session import SessionLogWriter
+from tether.tools.registry import ToolRegistry
+from tether.workspace import Workspace
+from tether_protocol import RunEvent, RunParams, TetherSettings
+
+
+class Collector:
+    """An event sink keeping every event."""
+
+    def __init__(self) -> None:
+        self.events: list[RunEvent] = []
+
+    def publish(self, event: RunEvent) -> None:
+        self.events.append(event)
+
+    def kinds(self, run_id: str) -> list[str]:
+        return [e.kind for e in self.events if e.run_id == run_id]
+
+
+class Server:
+    """What a transport holds: a manager, the configuration, a workspace, an event sink."""
+
+    def __init__(self, tmp_path: Path, turns: list[dict[str, Any]]) -> None:
+        root = tmp_path / "ws"
+        root.mkdir(exist_ok=True)
+        self.state = tmp_path / "state"
+        self.writer = SessionLogWriter(self.state)
+        self.manager = RunManager(ToolRegistry([]), self.writer)
+        settings = {"provider": "scripted", "script": {"turns": turns}, "stateDir": str(self.state)}
+        self.config: Config = resolve(TetherSettings.model_validate(settings), {})
+        self.workspace = Workspace([root], NoBuffers())
+        self.sink = Collector()
+
+    async def create(self, **params: Any) -> Run:
+        return await self.manager.create(
+            RunParams.model_validate(params), self.config, self.workspace, [self.sink], DiskEditor()
+        )
+
+    async def run(self, **params: Any) -> str:
+        """A whole run; its session id."""
+        run = await self.create(**params)
+        return (await self.manager.execute(run)).session_id
+
+
+@pytest.fixture
+def servers(tmp_path: Path) -> Iterator[list[Server]]:
+    made: list[Server] = []
+    yield made
+    for server in made:
+        server.writer.close()
+
+
+def start(servers: list[Server], tmp_path: Path, *turns: dict[str, Any]) -> Server:
+    """A server on ``tmp_path``'s state; a second one is the first restarted."""
+    server = Server(tmp_path, list(turns) or [{"text": "ok"}])
+    servers.append(server)
+    return server
+
+
+async def outcomes(*creates: Any) -> tuple[list[Run], list[BaseException]]:
+    answers = await asyncio.gather(*creates, return_exceptions=True)
+    return [a for a in answers if isinstance(a, Run)], [
+        a for a in answers if isinstance(a, BaseException)
+    ]
+
+
+async def test_two_creates_for_one_session_start_one(servers: list[Server], tmp_path: Path) -> None:
+    session_id = await start(servers, tmp_path).run(prompt="yesterday")
+    server = start(servers, tmp_path)  # restarted: the session is read from its log
+    started, refused = await outcomes(
+        server.create(prompt="a", sessionId=session_id),
+        server.create(prompt="b", sessionId=session_id),
+    )
+    assert len(started) == 1 and len(refused) == 1, refused
+    assert isinstance(refused[0], InvalidRun) and "sessionId" in str(refused[0])
+    assert (await server.manager.execute(started[0])).outcome == "done"
+    assert await server.run(prompt="free again", sessionId=session_id) == session_id
+
+
+async def test_two_creates_with_one_run_id_start_one(servers: list[Server], tmp_path: Path) -> None:
+    server = start(servers, tmp_path)
+    started, refused = await outcomes(
+        server.create(prompt="a", runId="same"), server.create(prompt="b", runId="same")
+    )
+    assert len(started) == 1 and len(refused) == 1, refused
+    assert isinstance(refused[0], InvalidRun) and "runId" in str(refused[0])
+    await server.manager.execute(started[0])
+    assert server.sink.kinds("same").count("run-started") == 1
+
+
+async def test_a_failed_history_load_holds_the_session_then_releases_it(
+    servers: list[Server], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session_id = await start(servers, tmp_path).run(prompt="yesterday")
+    server = start(servers, tmp_path)
+    loading, fail = threading.Event(), threading.Event()
+
+    def broken_load(state_dir: Path, session: str) -> None:
+        loading.set()
+        fail.wait(10)
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(runs, "load", broken_load)
+    first = asyncio.ensure_future(server.create(prompt="a", sessionId=session_id, runId="r-a"))
+    async with asyncio.timeout(5):
+        while not loading.is_set():
+            await asyncio.sleep(0.01)
+    with pytest.raises(InvalidRun, match="sessionId"):  # reserved while the log is read
+        await server.create(prompt="b", sessionId=session_id)
+    fail.set()
+    with pytest.raises(OSError):
+        await first
+    monkeypatch.undo()
+    run = await server.create(prompt="c", sessionId=session_id, runId="r-a")  # both ids free
+    assert (await server.manager.execute(run)).outcome == "done"
+
+
+async def test_cancel_and_steer_before_the_run_starts(
+    servers: list[Server], tmp_path: Path
+) -> None:
+    server = start(servers, tmp_path)
+    run = await server.create(prompt="never asked", runId="r1")
+    assert server.manager.steer("r1", "also this")
+    assert server.manager.cancel("r1")
+    result = await server.manager.execute(run)
+    assert result.outcome == "cancelled" and result.steps == 0
+    assert server.sink.kinds("r1") == ["run-started", "run-finished"]  # no model call
+    assert not server.manager.cancel("r1") and not server.manager.steer("r1", "late")
+
+
+async def test_a_steer_before_the_start_joins_the_first_step(
+    servers: list[Server], tmp_path: Path
+) -> None:
+    server = start(servers, tmp_path)
+    run = await server.create(prompt="first", runId="r1")
+    assert server.manager.steer("r1", "and mind the tests")
+    await server.manager.execute(run)
+    assert run.loop is not None
+    said = [m.text for m in run.loop.history if isinstance(m, UserMessage)]
+    assert said == ["first", "and mind the tests"]
+
+
+async def test_a_cancel_during_the_transports_setup_ends_the_run(
+    servers: list[Server], tmp_path: Path
+) -> None:
+    server = start(servers, tmp_path)
+    session_id = await server.run(prompt="first")
+    run = await server.create(prompt="second", sessionId=session_id, runId="r2")
+    asked = asyncio.Event()
+
+    async def progress_never_answered(run: Run) -> None:
+        asked.set()
+        await asyncio.Event().wait()  # the client has not answered progress creation
+
+    executing = asyncio.ensure_future(server.manager.execute(run, progress_never_answered))
+    async with asyncio.timeout(5):
+        await asked.wait()
+    assert server.manager.cancel("r2")
+    async with asyncio.timeout(5):
+        result = await executing
+    assert result.outcome == "cancelled" and "step" not in server.sink.kinds("r2")
+    assert await server.run(prompt="third", sessionId=session_id) == session_id
+
+
+async def test_session_memory_is_bounded(
+    servers: list[Server], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runs, "SESSIONS_KEPT", 3, raising=False)
+    server = start(servers, tmp_path)
+    sessions = [await server.run(prompt=f"session {i}") for i in range(10)]
+    kept = {
+        key
+        for value in vars(server.manager).values()
+        if isinstance(value, dict)
+        for key in value
+        if key in sessions
+    }
+    assert kept == set(sessions[-3:])  # the most recent ones, for a fast continuation
+    # an evicted session continues from its log
+    run = await server.create(prompt="back to the first", sessionId=sessions[0])
+    await server.manager.execute(run)
+    assert run.loop is not None
+    said = [m.text for m in run.loop.history if isinstance(m, UserMessage)]
+    assert said == ["session 0", "back to the first"]
+
+
+async def test_every_way_out_releases_the_ids(servers: list[Server], tmp_path: Path) -> None:
+    server = start(servers, tmp_path)
+    session_id = await server.run(prompt="first")
+    with pytest.raises(InvalidRun, match="provider"):  # refused after the ids were taken
+        await server.create(prompt="x", runId="r1", sessionId=session_id, provider="nope")
+    with pytest.raises(InvalidRun, match="sessionId"):
+        await server.create(prompt="x", runId="r1", sessionId="s-unknown")
+    run = await server.create(prompt="x", runId="r1", sessionId=session_id)
+
+    async def progress_fails(run: Run) -> None:
+        raise RuntimeError("transport broke")
+
+    with pytest.raises(RuntimeError):
+        await server.manager.execute(run, progress_fails)
+    assert run.phase == "finished" and run.finished.is_set()
+    assert not server.manager.cancel("r1")
+    assert await server.run(prompt="again", sessionId=session_id) == session_id
