@@ -17,8 +17,8 @@ from pygls.exceptions import JsonRpcException
 
 from tether.client.session import connect
 from tether.demo import SAMPLE, SCRIPT
-from tether.session import session_log_path
-from tether.sessionlog import read_session
+from tether.session.index import session_log_path
+from tether.session.records import read_session
 from tether_protocol import InjectionFlaggedEvent
 
 from .conftest import Editor, script
