@@ -209,6 +209,8 @@ class EditRecord(_Record):
         if self.window is None:
             return self.before or ""
         start, window = self.window.start, self.window
+        if window.new is None:  # a created file: it was not there before
+            return window.old
         return after[:start] + window.old + after[start + len(window.new or "") :]
 
 

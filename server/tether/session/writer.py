@@ -161,6 +161,11 @@ class SessionLogWriter:
         """Whether the thread has stopped (closed, or retired and its last run finished)."""
         return not self._thread.is_alive()
 
+    def wait_closed(self, timeout: float) -> bool:
+        """Wait (blocking) until the thread has stopped; whether it has."""
+        self._thread.join(timeout)
+        return self.closed
+
     def append(self, session_id: str, item: BaseModel | bytes) -> None:
         """Queue one event or record (or a line of JSON) for its session's file; never blocks."""
         self._queue.put((session_log_path(self.state_dir, session_id), item))
@@ -231,21 +236,23 @@ class SessionLogWriter:
     def _write(self, path: Path, item: BaseModel | bytes) -> bool:
         """Append one line and count it in the session's index; whether a run started or
         finished with it."""
+        line = _line(item) + b"\n"
         try:
             handle = self._file(path)
             index = self._index(path, handle)
-            line = _line(item) + b"\n"
             handle.write(line)
         except OSError as exc:
             self._failed("write", exc)
-            return False
+            index = SessionIndex(created_at=0.0, updated_at=0.0)  # counts nothing kept
+            handle = None
         seen = index.observe(line[:-1])
-        index.covered(handle.tell(), line)
-        index.updated_at = self._clock()
-        if seen is not None and seen[0] == "run-finished":
+        if handle is not None:
+            index.covered(handle.tell(), line)
+            index.updated_at = self._clock()
+        if seen is not None and seen[0] == "run-finished":  # written or not, the run ended
             with self._holding_lock:
                 self._holding.discard(seen[1])
-        return seen is not None
+        return seen is not None and handle is not None
 
     def _index(self, path: Path, handle: IO[bytes]) -> SessionIndex:
         """The session's index, up to date with its open log (read, caught up or begun the
