@@ -236,3 +236,16 @@ def test_a_retired_writer_that_cannot_write_still_closes_when_its_run_ends(
     assert writer.flush() and not writer.closed
     events.run_finished("error", 1)
     assert writer.wait_closed(5) and writer.failed_writes == 2
+
+
+def test_a_flush_stores_the_index_of_every_line_written_before_it(tmp_path: Path) -> None:
+    writer = SessionLogWriter(tmp_path)
+    a_run(writer, "s-a", "r1", "p")  # a run finishing stores the index at once
+    events = RunEvents("r1", [SessionSink(writer, "s-a")])
+    events.step(2)
+    events.step(3)
+    assert writer.flush()
+    stored = read_index(session_log_path(tmp_path, "s-a"))
+    assert stored is not None and stored.events == 5
+    assert stored.log_bytes == session_log_path(tmp_path, "s-a").stat().st_size
+    writer.close()

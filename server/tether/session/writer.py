@@ -150,6 +150,8 @@ class SessionLogWriter:
         self._files: OrderedDict[Path, IO[bytes]] = OrderedDict()
         self._indexes: OrderedDict[Path, SessionIndex] = OrderedDict()
         self._stored_at: dict[Path, float] = {}
+        self._unstored: set[Path] = set()
+        """Logs whose index in memory is newer than the stored one."""
         self._holding: set[str] = set()
         self._holding_lock = threading.Lock()
         self._retired = False
@@ -221,7 +223,8 @@ class SessionLogWriter:
                         written.flush()
                 except OSError as exc:
                     self._failed("flush", exc)
-            self._store_indexes(touched, everything=bool(waiting), now=milestones)
+            self._unstored |= touched
+            self._store_indexes(everything=bool(waiting), now=milestones)
             for done in waiting:
                 done.set()
             with self._holding_lock:
@@ -231,7 +234,7 @@ class SessionLogWriter:
                 handle.close()
             except OSError as exc:
                 self._failed("close", exc)
-        self._store_indexes(set(self._indexes), everything=True, now=set())
+        self._store_indexes(everything=True, now=set())
 
     def _write(self, path: Path, item: BaseModel | bytes) -> bool:
         """Append one line and count it in the session's index; whether a run started or
@@ -269,22 +272,26 @@ class SessionLogWriter:
             index, _ = catch_up(path, stored)
         while len(self._indexes) >= MAX_KEPT_INDEXES:
             evicted, oldest = self._indexes.popitem(last=False)
-            self._store(evicted, oldest)
+            self._stored_at.pop(evicted, None)
+            if evicted in self._unstored:
+                self._store(evicted, oldest)
+                self._unstored.discard(evicted)
         self._indexes[path] = index
         return index
 
-    def _store_indexes(self, touched: set[Path], everything: bool, now: set[Path]) -> None:
-        """Store the indexes of the logs written, unless stored very recently (a reader
-        catches up what an index lacks): all of them when asked to (flush, close)."""
+    def _store_indexes(self, everything: bool, now: set[Path]) -> None:
+        """Store the indexes that changed, unless stored very recently (a reader catches up
+        what an index lacks); all of them when asked to (flush, close)."""
         moment = time.monotonic()
-        for path in touched:
+        for path in list(self._unstored):
             index = self._indexes.get(path)
-            if index is None:
-                continue
             recently = moment - self._stored_at.get(path, -INDEX_EVERY_SECONDS)
-            if everything or path in now or recently >= INDEX_EVERY_SECONDS:
+            if index is None:  # its line could not be written: nothing to store
+                self._unstored.discard(path)
+            elif everything or path in now or recently >= INDEX_EVERY_SECONDS:
                 self._store(path, index)
                 self._stored_at[path] = moment
+                self._unstored.discard(path)
 
     def _store(self, path: Path, index: SessionIndex) -> None:
         try:
