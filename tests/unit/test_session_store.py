@@ -249,3 +249,25 @@ def test_a_flush_stores_the_index_of_every_line_written_before_it(tmp_path: Path
     assert stored is not None and stored.events == 5
     assert stored.log_bytes == session_log_path(tmp_path, "s-a").stat().st_size
     writer.close()
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("", ""),
+        ("same", "same"),
+        ("abc", ""),
+        ("", "abc"),
+        ("aaaa", "aaaaa"),  # the window is ambiguous; any correct one will do
+        ("x" * 200_000 + "1" + "y" * 70_000, "x" * 200_000 + "22" + "y" * 70_000),
+        ("x" * 131_072, "x" * 131_072 + "tail"),
+        ("head" + "x" * 131_072, "x" * 131_072),
+        ("é\ud800z", "é\ud801z"),
+    ],
+)
+def test_the_window_is_the_changed_part_only(before: str, after: str) -> None:
+    window = EditWindow.between(before, after)
+    assert window.new is not None
+    rebuilt = before[: window.start] + window.new + before[window.start + len(window.old) :]
+    assert rebuilt == after
+    assert len(window.old) + len(window.new) <= abs(len(before) - len(after)) + 4

@@ -150,10 +150,21 @@ class EditWindow(_Record):
         )
 
 
+COMPARED_CHARS = 1 << 16
+"""Texts are compared this many characters at a time (a short hold of the interpreter)."""
+
+
 def _common_prefix(a: str, b: str) -> int:
-    """Length of the common prefix, by halving (slice compares run at memcmp speed)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
+    """Length of the common prefix: equal slices skipped a block at a time, then halving."""
+    limit = min(len(a), len(b))
+    low = 0
+    while (
+        low + COMPARED_CHARS <= limit
+        and a[low : low + COMPARED_CHARS] == b[low : low + COMPARED_CHARS]
+    ):
+        low += COMPARED_CHARS
+    high = min(limit, low + COMPARED_CHARS)
+    while low < high:  # a[:low] == b[:low]; they differ before high, or high is the end
         middle = (low + high + 1) // 2
         if a[low:middle] == b[low:middle]:
             low = middle
@@ -163,10 +174,18 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 def _common_suffix(a: str, b: str) -> int:
-    low, high = 0, min(len(a), len(b))
+    """Length of the common suffix, found as ``_common_prefix`` finds the prefix."""
+    limit, end_a, end_b = min(len(a), len(b)), len(a), len(b)
+    low = 0
+    while low + COMPARED_CHARS <= limit and (
+        a[end_a - low - COMPARED_CHARS : end_a - low]
+        == b[end_b - low - COMPARED_CHARS : end_b - low]
+    ):
+        low += COMPARED_CHARS
+    high = min(limit, low + COMPARED_CHARS)
     while low < high:
         middle = (low + high + 1) // 2
-        if a[len(a) - middle : len(a) - low] == b[len(b) - middle : len(b) - low]:
+        if a[end_a - middle : end_a - low] == b[end_b - middle : end_b - low]:
             low = middle
         else:
             high = middle - 1
