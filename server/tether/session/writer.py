@@ -117,9 +117,9 @@ a run starts or finishes, on ``flush`` and on ``close``); readers catch up the r
 MAX_KEPT_INDEXES = 64
 
 _RETIRE = object()
+"""Queued by ``retire``: stop once no run holding the writer is in flight."""
 _Queued = tuple[Path, BaseModel | bytes] | threading.Event | object | None
 """A line for a log, a flush waiting, ``_RETIRE``, or None (close)."""
-"""Queued by ``retire``: stop once no run holding the writer is in flight."""
 
 
 class SessionLogWriter:
@@ -144,9 +144,7 @@ class SessionLogWriter:
         self.on_error = on_error
         self.failed_writes = 0
         self._clock = clock
-        self._queue: queue.SimpleQueue[
-            tuple[Path, BaseModel | bytes] | threading.Event | object
-        ] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Queued] = queue.SimpleQueue()
         self._files: OrderedDict[Path, IO[bytes]] = OrderedDict()
         self._indexes: OrderedDict[Path, SessionIndex] = OrderedDict()
         self._stored_at: dict[Path, float] = {}
@@ -246,7 +244,8 @@ class SessionLogWriter:
             handle.write(line)
         except OSError as exc:
             self._failed("write", exc)
-            index = SessionIndex(created_at=0.0, updated_at=0.0)  # counts nothing kept
+            # not written, so not counted: a throwaway index only tells if it ended a run
+            index = SessionIndex(created_at=0.0, updated_at=0.0)
             handle = None
         seen = index.observe(line[:-1])
         if handle is not None:
