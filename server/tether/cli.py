@@ -84,8 +84,8 @@ def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool)
     from .client.render import TerminalRenderer
     from .config import default_state_dir
     from .replay import rerun, show
-    from .session import session_log_path
-    from .sessionlog import read_session
+    from .session.index import session_log_path
+    from .session.records import read_session
 
     path = Path(session)
     if not path.is_file():

@@ -27,7 +27,7 @@ from .client.approver import TerminalApprover
 from .client.render import TerminalRenderer
 from .client.session import connect
 from .providers.base import AssistantMessage, Message
-from .sessionlog import SessionData
+from .session.records import SessionData
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,9 +31,9 @@ from .loop import AgentLoop, Limits
 from .prompting import system_prompt
 from .providers import make_provider
 from .providers.base import Message
-from .session import SessionLogWriter, SessionRecorder, SessionSink, new_session_id
-from .sessionlog import UndoneRecord
-from .sessions import RunIndex, list_sessions, load
+from .session.records import UndoneRecord
+from .session.store import RunIndex, list_sessions, load
+from .session.writer import SessionLogWriter, SessionRecorder, SessionSink, new_session_id
 from .tools.base import ToolContext
 from .tools.registry import ToolRegistry
 from .undo import undo_edits

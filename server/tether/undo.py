@@ -3,6 +3,8 @@
 A session log is data, not authority: every path it names is confined to the workspace
 again (resolved, inside a root, the URI matching the path) and written through the same
 per-path lock and link-refusing disk writer as any edit; anything else is refused.
+An edit record holds the changed window and the hashes of the texts around it (older logs,
+the whole texts): the file must hash to the edit's result, then the window is put back.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from .diskedit import has_bom
 from .errors import ToolError
 from .host import Editor, EditOutcome, FileEdit
 from .pathlocks import path_lock
-from .sessionlog import EditRecord
+from .session.records import EditRecord
 from .textedit import minimal_changes
 from .workspace import Workspace
 
@@ -47,10 +49,12 @@ def confined(ws: Workspace, record: EditRecord) -> Path | None:
 async def _revert(record: EditRecord, path: Path, ws: Workspace, editor: Editor) -> str:
     """Undo one edit of a locked path: "reverted", "conflict" or "not-found"."""
     text, version = await _current_text(ws, path)
-    if text != record.after:
+    is_after = await anyio.to_thread.run_sync(record.is_after, text)  # hashes a whole file
+    if text is None or not is_after:
         if record.confirmed:
             return "conflict"  # someone changed it since
-        landed_not = text == record.before or (record.created and text is None)
+        is_before = await anyio.to_thread.run_sync(record.is_before, text)
+        landed_not = is_before or (record.created and text is None)
         return "skipped" if landed_not else "not-found"
     outcome: EditOutcome
     root = ws.root_of(path) or ws.root
@@ -58,15 +62,16 @@ async def _revert(record: EditRecord, path: Path, ws: Workspace, editor: Editor)
         outcome = await editor.delete_file(path, record.uri, version, root)
     else:
         bom = version is None and await anyio.to_thread.run_sync(has_bom, path)
+        before = record.text_before(text)
         inverse = FileEdit(
             path=path,
             root=root,
             uri=record.uri,
-            base_text=record.after,
-            new_text=record.before,
+            base_text=text,
+            new_text=before,
             version=version,
             create=False,
-            changes=minimal_changes(record.after, record.before),
+            changes=minimal_changes(text, before),
             bom=bom,
         )
         outcome = await editor.apply_edit(inverse, f"Tether: undo {path.name}")

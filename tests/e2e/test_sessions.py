@@ -17,8 +17,8 @@ from pygls.exceptions import JsonRpcException
 
 from tether.client.session import connect
 from tether.demo import SAMPLE, SCRIPT
-from tether.session import session_log_path
-from tether.sessionlog import read_session
+from tether.session.index import session_log_path
+from tether.session.records import read_session
 from tether_protocol import InjectionFlaggedEvent
 
 from .conftest import Editor, script
@@ -113,6 +113,7 @@ def raw_session(
 async def test_sessions_and_history(editor: Editor, workspace: Path) -> None:
     await editor.open_session(workspace, script=script(*TURNS))
     first = await editor.run(prompt="first prompt of a long session", runId="r1")
+    once = await editor.client.protocol.send_request_async("agent/sessions", {})
     await editor.run(prompt="second", runId="r2", sessionId=first["sessionId"])
     other = await editor.run(prompt="another session", runId="r3")
     listed = await editor.client.protocol.send_request_async("agent/sessions", {})
@@ -120,7 +121,9 @@ async def test_sessions_and_history(editor: Editor, workspace: Path) -> None:
     assert ids == [other["sessionId"], first["sessionId"]]
     mine = listed["sessions"][1]
     assert mine["title"] == "first prompt of a long session" and mine["runs"] == 2
-    assert mine["lastOutcome"] == "done" and mine["createdAt"] <= mine["updatedAt"]
+    assert mine["lastOutcome"] == "done"
+    # the time of the session's first line: a later run does not move it (st_ctime did)
+    assert mine["createdAt"] == once["sessions"][0]["createdAt"] <= mine["updatedAt"]
     limited = await editor.client.protocol.send_request_async("agent/sessions", {"limit": 1})
     assert len(limited["sessions"]) == 1
     history = await editor.client.protocol.send_request_async(
@@ -241,6 +244,10 @@ async def test_undo_after_a_restart_and_undo_refusing_a_changed_file(
     assert (workspace / "new.txt").exists() and "'hi '" in (
         workspace / "src" / "app.py"
     ).read_text()
+    [log] = (state / "sessions").glob("*.jsonl")
+    intents = [json.loads(x) for x in log.read_text().splitlines() if '"edit-intent"' in x]
+    assert len(intents) == 3  # each logs the changed window and hashes, not whole texts
+    assert all("window" in x and "before" not in x and "after" not in x for x in intents)
     (workspace / "notes.txt").write_text("two, and the user's own change\n")
     async with connect(workspace, options) as client:  # a new server: undo from the log
         undone = await client.request("agent/undo", {"runId": "r1"})

@@ -87,3 +87,39 @@ def test_tether_run_tells_the_terminal_once(workspace: Path, unwritable: Path) -
     assert len(errors) < 10, done.stderr
     told = [line for line in errors if line.startswith("tether: warning: ")]
     assert len(told) == 1 and str(unwritable) in told[0], done.stderr
+
+
+async def logged_kinds(state_dir: Path, run_id: str, until: str) -> list[str]:
+    """The kinds of ``run_id``'s events in ``state_dir``'s logs, once ``until`` is among
+    them (waits up to 5 s: the log is written by the server's own thread)."""
+    kinds: list[str] = []
+    async with asyncio.timeout(5):
+        while until not in kinds:
+            await asyncio.sleep(0.01)
+            kinds = []
+            for log in sorted((state_dir / "sessions").glob("*.jsonl")):
+                for line in log.read_text().splitlines():
+                    item = json.loads(line)
+                    if "record" not in item and item["runId"] == run_id:
+                        kinds.append(item["kind"])
+    return kinds
+
+
+async def test_a_state_dir_changed_mid_run_keeps_the_run_in_the_old_one(
+    editor: Editor, workspace: Path, tmp_path: Path
+) -> None:
+    old, new = editor.state_dir, tmp_path / "new-state"
+    await editor.open_session(workspace, script=script(*TURNS, *TURNS, delaySeconds=0.5))
+    running = asyncio.ensure_future(editor.run(prompt="slow", runId="r1"))
+    await editor.wait_for_event("step")
+    editor.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"tether": {"stateDir": str(new)}})
+    )
+    assert (await running)["outcome"] == "done"
+    kinds = await logged_kinds(old, "r1", until="run-finished")
+    assert kinds == editor.kinds("r1")  # every event of the run, none dropped
+    second = await editor.run(prompt="after the change", runId="r2")
+    assert "run-started" in await logged_kinds(new, "r2", until="run-finished")
+    assert not (new / "sessions" / f"{(await running)['sessionId']}.jsonl").exists()
+    listed = await editor.client.protocol.send_request_async("agent/sessions", {})
+    assert [s["sessionId"] for s in listed["sessions"]] == [second["sessionId"]]

@@ -10,7 +10,7 @@ import pytest
 
 from tether.client.connection import ServerError
 from tether.client.session import connect
-from tether.session import session_log_path
+from tether.session.index import session_log_path
 
 from .conftest import script
 

@@ -11,9 +11,10 @@ import pytest
 from tether.cli import main
 from tether.events import RunEvents
 from tether.providers.base import AssistantMessage, UserMessage
-from tether.session import SessionLogWriter, SessionRecorder, SessionSink, session_log_path
-from tether.sessionlog import read_session
-from tether.sessions import list_sessions
+from tether.session.index import session_log_path
+from tether.session.records import read_session
+from tether.session.store import list_sessions
+from tether.session.writer import SessionLogWriter, SessionRecorder, SessionSink
 
 
 def write_session(state: Path, session_id: str, prompt: str) -> Path:
@@ -63,7 +64,7 @@ def test_bad_lines_are_skipped_counted_and_reported_once(
     state: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = session_log_path(state, "s-bad")
-    with caplog.at_level(logging.WARNING, logger="tether.sessionlog"):
+    with caplog.at_level(logging.WARNING, logger="tether.session.records"):
         data = read_session(path, "s-bad")
     assert data.skipped_lines == len(BAD_LINES)
     assert data.history == [UserMessage("a session with bad lines"), AssistantMessage("an answer")]

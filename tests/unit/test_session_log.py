@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from tether.events import RunEvents, event_json
-from tether.session import (
+from tether.session.index import session_log_path
+from tether.session.records import EditRecord, LoggedMessage, MessageRecord
+from tether.session.writer import (
     MAX_OPEN_LOGS,
     SessionLogWriter,
     SessionSink,
     json_pieces,
-    session_log_path,
 )
-from tether.sessionlog import EditRecord, LoggedMessage, MessageRecord
 from tether_protocol import StepEvent, ToolResultEvent
 
 
@@ -121,7 +121,7 @@ def test_an_unwritable_state_dir_is_reported_once_and_logged_in_one_line(
     blocker.write_text("")  # a state dir under a file: unwritable even for root
     reports: list[str] = []
     writer = SessionLogWriter(blocker / "state", on_error=reports.append)
-    with caplog.at_level(logging.WARNING, logger="tether.session"):
+    with caplog.at_level(logging.WARNING, logger="tether.session.writer"):
         for index in range(50):
             writer.append(f"s-{index % 3}", StepEvent(run_id="r1", seq=index + 1, step=1))
             if index % 10 == 0:

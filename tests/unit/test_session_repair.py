@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tether.providers.base import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
-from tether.sessionrepair import INTERRUPTED, close_interrupted_calls
+from tether.session.repair import INTERRUPTED, close_interrupted_calls
 
 A = ToolCall("c1", "read_file", {"path": "a.py"})
 B = ToolCall("c2", "bash", {"command": "sleep 100"})

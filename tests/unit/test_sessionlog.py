@@ -25,8 +25,9 @@ from tether.providers.base import (
     UserMessage,
 )
 from tether.providers.scripted import ScriptedProvider
-from tether.session import SessionLogWriter, SessionRecorder, session_log_path
-from tether.sessionlog import read_session
+from tether.session.index import session_log_path
+from tether.session.records import read_session
+from tether.session.writer import SessionLogWriter, SessionRecorder
 from tether.tools.base import ToolContext
 from tether.tools.files import READ_TOOLS
 from tether.tools.registry import ToolRegistry

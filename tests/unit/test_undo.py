@@ -18,9 +18,10 @@ from tether.host import EditOutcome, FileEdit, NoBuffers
 from tether.loop import AgentLoop, Limits
 from tether.providers.scripted import ScriptedProvider
 from tether.runs import InvalidRun, RunManager
-from tether.session import SessionLogWriter, SessionRecorder, session_log_path
-from tether.sessionlog import read_session
-from tether.sessions import RunIndex
+from tether.session.index import session_log_path
+from tether.session.records import read_session
+from tether.session.store import RunIndex
+from tether.session.writer import SessionLogWriter, SessionRecorder
 from tether.tools.base import ToolContext
 from tether.tools.edits import EditFile, WriteFile
 from tether.tools.registry import ToolRegistry
@@ -128,14 +129,14 @@ async def test_an_edit_is_logged_before_it_is_sent(tmp_path: Path) -> None:
     (root / "a.txt").write_text("one\n")
     writer = SessionLogWriter(tmp_path / "state")
     log = session_log_path(tmp_path / "state", "s")
-    seen_in_log: list[list[str]] = []
+    seen_in_log: list[list[bool]] = []
 
     class KilledRightAfter(DiskEditor):
         """Applies the edit, and records what a kill -9 at that moment would leave."""
 
         async def apply_edit(self, edit: FileEdit, label: str) -> EditOutcome:
             outcome = await super().apply_edit(edit, label)
-            seen_in_log.append([e.after for e in read_session(log, "s").edits])
+            seen_in_log.append([e.is_after("two\n") for e in read_session(log, "s").edits])
             return outcome
 
     call = {
@@ -162,10 +163,11 @@ async def test_an_edit_is_logged_before_it_is_sent(tmp_path: Path) -> None:
         recorder=SessionRecorder(writer, "s", "r"),
     )
     assert (await loop.run("go", "s")).outcome == "done"
-    assert seen_in_log == [["two\n"]]
+    assert seen_in_log == [[True]]
     assert writer.flush()
     [edit] = read_session(log, "s").edits
-    assert edit.confirmed and edit.before == "one\n" and edit.after == "two\n"
+    assert edit.confirmed and edit.is_before("one\n") and edit.is_after("two\n")
+    assert edit.text_before("two\n") == "one\n"
     writer.close()
 
 

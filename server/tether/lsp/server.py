@@ -38,7 +38,7 @@ from ..config import Config, ConfigError, merge, parse_settings, resolve, settin
 from ..host import EventSink
 from ..providers import AVAILABLE_PROVIDERS
 from ..runs import InvalidRun, Run, RunManager
-from ..session import SessionLogWriter
+from ..session.writer import SessionLogWriter
 from ..tools.registry import ToolRegistry
 from ..workspace import Workspace, path_from_uri
 from .documents import LineWorkspace
@@ -180,7 +180,7 @@ class TetherServer(LanguageServer):
         merged = merge(self._env_settings, self._init_settings, self._client_settings)
         config = resolve(merged, self.environ)
         if config.state_dir != self.config.state_dir:
-            self.log_writer.close()
+            self.log_writer.retire()  # runs in flight finish writing there; new ones go here
             self.log_writer = self.runs.log_writer = SessionLogWriter(
                 config.state_dir, self._state_dir_failed
             )

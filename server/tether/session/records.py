@@ -3,13 +3,15 @@
 A log line is either an event exactly as sent in ``agent/event`` (no ``record`` key), or a
 record for the server's own use: every message that joins the conversation (``message``),
 the whole conversation after a compaction (``history``), and every applied edit with the
-text before and after (for ``agent/undo``: ``edit-intent`` before it is sent, then
-``edit-outcome``; older logs hold one ``edit`` record) and undo marks (``undone``). The
+changed window and the hashes of the whole texts (for ``agent/undo``: ``edit-intent``
+before it is sent, then ``edit-outcome``; older logs hold whole ``before``/``after``
+texts, the oldest one ``edit`` record) and undo marks (``undone``). The
 conversation is rebuilt from these records alone: the log is the single source of truth.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from dataclasses import dataclass, field
@@ -21,8 +23,8 @@ from pydantic.alias_generators import to_camel
 
 from tether_protocol import parse_event
 
-from .providers.base import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
-from .sessionrepair import close_interrupted_calls
+from ..providers.base import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
+from .repair import close_interrupted_calls
 
 log = logging.getLogger(__name__)
 
@@ -105,18 +107,130 @@ class HistoryRecord(_Record):
     messages: list[LoggedMessage]
 
 
+def text_hash(text: str) -> str:
+    """The sha256 of a file text (lone surrogates, which an editor may send, kept as such)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class EditWindow(_Record):
+    """The part of a file an edit changed: ``old`` at ``start`` became ``new``.
+
+    With the hashes of the whole texts before and after, this is all undo needs: the file
+    still is the edit's result when its hash is ``after_sha256``, and putting ``old`` back
+    at ``start`` gives the text before. A one-line change of a 1 MB file logs one line.
+    """
+
+    start: int
+    """Offset (in characters) of the changed part in the texts before and after."""
+    old: str
+    new: str | None = None
+    """None for a created file: undo deletes it, so its text need not be kept."""
+    before_sha256: str
+    after_sha256: str
+
+    @classmethod
+    def between(cls, before: str, after: str, created: bool = False) -> EditWindow:
+        """The smallest window turning ``before`` into ``after``."""
+        if created:
+            return cls(
+                start=0,
+                old=before,
+                new=None,
+                before_sha256=text_hash(before),
+                after_sha256=text_hash(after),
+            )
+        prefix = _common_prefix(before, after)
+        suffix = _common_suffix(before[prefix:], after[prefix:])
+        return cls(
+            start=prefix,
+            old=before[prefix : len(before) - suffix],
+            new=after[prefix : len(after) - suffix],
+            before_sha256=text_hash(before),
+            after_sha256=text_hash(after),
+        )
+
+
+COMPARED_CHARS = 1 << 16
+"""Texts are compared this many characters at a time (a short hold of the interpreter)."""
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix: equal slices skipped a block at a time, then halving."""
+    limit = min(len(a), len(b))
+    low = 0
+    while (
+        low + COMPARED_CHARS <= limit
+        and a[low : low + COMPARED_CHARS] == b[low : low + COMPARED_CHARS]
+    ):
+        low += COMPARED_CHARS
+    high = min(limit, low + COMPARED_CHARS)
+    while low < high:  # a[:low] == b[:low]; they differ before high, or high is the end
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(a: str, b: str) -> int:
+    """Length of the common suffix, found as ``_common_prefix`` finds the prefix."""
+    limit, end_a, end_b = min(len(a), len(b)), len(a), len(b)
+    low = 0
+    while low + COMPARED_CHARS <= limit and (
+        a[end_a - low - COMPARED_CHARS : end_a - low]
+        == b[end_b - low - COMPARED_CHARS : end_b - low]
+    ):
+        low += COMPARED_CHARS
+    high = min(limit, low + COMPARED_CHARS)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[end_a - middle : end_a - low] == b[end_b - middle : end_b - low]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 class EditRecord(_Record):
-    """An applied edit, with what undoing it needs (also what older logs hold)."""
+    """An applied edit, with what undoing it needs: the changed window and hashes, or (as
+    older logs hold them) the whole texts before and after."""
 
     record: Literal["edit"] = "edit"
     run_id: str
     uri: str
     path: str
-    before: str
-    after: str
+    before: str | None = None
+    after: str | None = None
+    window: EditWindow | None = None
     created: bool = False
     confirmed: bool = True
     """False: logged as intended but no outcome followed (the server stopped meanwhile)."""
+
+    def is_after(self, text: str | None) -> bool:
+        """Whether ``text`` is the file as this edit left it."""
+        if text is None:
+            return False
+        if self.window is not None:
+            return text_hash(text) == self.window.after_sha256
+        return text == self.after
+
+    def is_before(self, text: str | None) -> bool:
+        """Whether ``text`` is the file as it was before this edit."""
+        if text is None:
+            return False
+        if self.window is not None:
+            return text_hash(text) == self.window.before_sha256
+        return text == self.before
+
+    def text_before(self, after: str) -> str:
+        """The text before the edit, from the text it left (``is_after(after)`` holds)."""
+        if self.window is None:
+            return self.before or ""
+        start, window = self.window.start, self.window
+        if window.new is None:  # a created file: it was not there before
+            return window.old
+        return after[:start] + window.old + after[start + len(window.new or "") :]
 
 
 class EditIntentRecord(_Record):
@@ -127,8 +241,10 @@ class EditIntentRecord(_Record):
     run_id: str
     uri: str
     path: str
-    before: str
-    after: str
+    before: str | None = None
+    after: str | None = None
+    """Whole texts: only in older logs (newer ones log the ``window``)."""
+    window: EditWindow | None = None
     created: bool = False
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .providers.base import AssistantMessage, Message, ToolResultMessage
+from ..providers.base import AssistantMessage, Message, ToolResultMessage
 
 INTERRUPTED = (
     "interrupted: the server stopped while this tool call was running, so it has no "

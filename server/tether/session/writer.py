@@ -1,11 +1,12 @@
-"""The session log: every event of every run, appended as it happens, one JSONL file a session.
+"""Writing sessions: every event of every run, appended as it happens, one JSONL file a
+session, with its index (``index.py``) kept next to it.
 
 Writes go through one background thread so the event loop never blocks on the disk; the
 thread flushes after every batch it takes, so a crash loses at most the events in flight.
 Events arrive already serialized (the editor notification needed the same JSON); records
-are serialized by the thread, long strings (an edit's whole file, before and after) a
-slice at a time so that the thread never holds the interpreter for long. Only the most
-recently written files stay open.
+are serialized by the thread, long strings (a conversation after a compaction) a slice at
+a time so that the thread never holds the interpreter for long. Only the most recently
+written files stay open.
 """
 
 from __future__ import annotations
@@ -27,12 +28,15 @@ from pydantic import BaseModel
 
 from tether_protocol import RunEvent
 
-from .events import event_json
-from .host import FileEdit
-from .providers.base import Message
-from .sessionlog import (
+from ..events import event_json
+from ..host import FileEdit
+from ..providers.base import Message
+from .index import SessionIndex, catch_up, read_index, session_log_path, write_index
+from .records import (
     EditIntentRecord,
     EditOutcomeRecord,
+    EditRecord,
+    EditWindow,
     HistoryRecord,
     LoggedMessage,
     MessageRecord,
@@ -47,8 +51,9 @@ MAX_OPEN_LOGS = 8
 otherwise hold a file descriptor, and its buffer, for the server's whole life)."""
 
 
-_WHOLE_TEXTS = (EditIntentRecord, HistoryRecord)
-"""Records that may carry whole files or conversations: written with ``json_pieces``."""
+_WHOLE_TEXTS = (EditIntentRecord, EditRecord, HistoryRecord)
+"""Records that may carry long texts (a conversation; a new file; whole files, as in older
+logs): written with ``json_pieces``."""
 
 
 def _encode(text: str) -> bytes:
@@ -103,41 +108,79 @@ def new_session_id() -> str:
     return "s-" + uuid.uuid4().hex[:16]
 
 
-def session_log_path(state_dir: Path, session_id: str) -> Path:
-    """Where a session's log lives (the id is made file-name safe)."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)
-    return state_dir / "sessions" / f"{safe}.jsonl"
-
-
 WriteErrorHandler = Callable[[str], None]
 """Told, once and from the writer's thread, that the state dir cannot be written."""
 
+INDEX_EVERY_SECONDS = 0.5
+"""A session's index is stored at least this often while its log grows (and at once when
+a run starts or finishes, on ``flush`` and on ``close``); readers catch up the rest."""
+MAX_KEPT_INDEXES = 64
+
+_RETIRE = object()
+"""Queued by ``retire``: stop once no run holding the writer is in flight."""
+_Queued = tuple[Path, BaseModel | bytes] | threading.Event | object | None
+"""A line for a log, a flush waiting, ``_RETIRE``, or None (close)."""
+
 
 class SessionLogWriter:
-    """Appends events to per-session JSONL files from a background thread.
+    """Appends events to per-session JSONL files from a background thread, and keeps each
+    session's index (``index.py``) next to its log.
 
     A state dir that cannot be written (read-only, full, not a folder) never stops a run:
     the first failure is logged as one line and passed to ``on_error`` (the server shows
     it to the user); later ones are only counted, not a traceback per event.
+
+    Runs hold the writer they started with (``hold``) until their ``run-finished`` event is
+    written: a writer ``retire``d (the state dir changed) closes only after the last one.
     """
 
-    def __init__(self, state_dir: Path, on_error: WriteErrorHandler | None = None) -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        on_error: WriteErrorHandler | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.state_dir = state_dir
         self.on_error = on_error
         self.failed_writes = 0
-        self._queue: queue.SimpleQueue[tuple[Path, BaseModel | bytes] | threading.Event | None] = (
-            queue.SimpleQueue()
-        )
+        self._clock = clock
+        self._queue: queue.SimpleQueue[_Queued] = queue.SimpleQueue()
         self._files: OrderedDict[Path, IO[bytes]] = OrderedDict()
+        self._indexes: OrderedDict[Path, SessionIndex] = OrderedDict()
+        self._stored_at: dict[Path, float] = {}
+        self._unstored: set[Path] = set()
+        """Logs whose index in memory is newer than the stored one."""
+        self._holding: set[str] = set()
+        self._holding_lock = threading.Lock()
+        self._retired = False
         self._thread = threading.Thread(target=self._work, name="tether-session-log", daemon=True)
         self._thread.start()
+
+    @property
+    def closed(self) -> bool:
+        """Whether the thread has stopped (closed, or retired and its last run finished)."""
+        return not self._thread.is_alive()
+
+    def wait_closed(self, timeout: float) -> bool:
+        """Wait (blocking) until the thread has stopped; whether it has."""
+        self._thread.join(timeout)
+        return self.closed
 
     def append(self, session_id: str, item: BaseModel | bytes) -> None:
         """Queue one event or record (or a line of JSON) for its session's file; never blocks."""
         self._queue.put((session_log_path(self.state_dir, session_id), item))
 
+    def hold(self, run_id: str) -> None:
+        """A run writes here until its ``run-finished`` event: a retired writer waits for it."""
+        with self._holding_lock:
+            self._holding.add(run_id)
+
+    def retire(self) -> None:
+        """Close once every run holding this writer has finished (new runs use another)."""
+        self._queue.put(_RETIRE)
+
     def flush(self, timeout: float = 2.0) -> bool:
-        """Wait until everything queued so far is written and flushed."""
+        """Wait until everything queued so far is written and flushed (indexes too)."""
         done = threading.Event()
         self._queue.put(done)
         return done.wait(timeout)
@@ -157,21 +200,20 @@ class SessionLogWriter:
                 except queue.Empty:
                     break
             touched: set[Path] = set()
+            milestones: set[Path] = set()
             waiting: list[threading.Event] = []
             for item in items:
                 if item is None:
                     stopping = True
-                    continue
-                if isinstance(item, threading.Event):
+                elif item is _RETIRE:
+                    self._retired = True
+                elif isinstance(item, threading.Event):
                     waiting.append(item)
-                    continue
-                path, event = item
-                try:
-                    handle = self._file(path)
-                    handle.write(_line(event) + b"\n")
+                elif isinstance(item, tuple):
+                    path, event = item
+                    if self._write(path, event):
+                        milestones.add(path)
                     touched.add(path)
-                except OSError as exc:
-                    self._failed("write", exc)
             for path in touched:
                 written = self._files.get(path)  # None: closed (so flushed) to make room
                 try:
@@ -179,13 +221,82 @@ class SessionLogWriter:
                         written.flush()
                 except OSError as exc:
                     self._failed("flush", exc)
+            self._unstored |= touched
+            self._store_indexes(everything=bool(waiting), now=milestones)
             for done in waiting:
                 done.set()
+            with self._holding_lock:
+                stopping = stopping or (self._retired and not self._holding)
         for handle in self._files.values():
             try:
                 handle.close()
             except OSError as exc:
                 self._failed("close", exc)
+        self._store_indexes(everything=True, now=set())
+
+    def _write(self, path: Path, item: BaseModel | bytes) -> bool:
+        """Append one line and count it in the session's index; whether a run started or
+        finished with it."""
+        line = _line(item) + b"\n"
+        try:
+            handle = self._file(path)
+            index = self._index(path, handle)
+            handle.write(line)
+        except OSError as exc:
+            self._failed("write", exc)
+            # not written, so not counted: a throwaway index only tells if it ended a run
+            index = SessionIndex(created_at=0.0, updated_at=0.0)
+            handle = None
+        seen = index.observe(line[:-1])
+        if handle is not None:
+            index.covered(handle.tell(), line)
+            index.updated_at = self._clock()
+        if seen is not None and seen[0] == "run-finished":  # written or not, the run ended
+            with self._holding_lock:
+                self._holding.discard(seen[1])
+        return seen is not None and handle is not None
+
+    def _index(self, path: Path, handle: IO[bytes]) -> SessionIndex:
+        """The session's index, up to date with its open log (read, caught up or begun the
+        first time this writer touches the session)."""
+        index = self._indexes.get(path)
+        if index is not None:
+            self._indexes.move_to_end(path)
+            return index
+        stored = read_index(path)
+        if stored is None and handle.tell() == 0:  # a new session: it begins now
+            index = SessionIndex(created_at=self._clock(), updated_at=self._clock())
+        else:
+            handle.flush()  # catch_up reads the file, torn-line fix included
+            index, _ = catch_up(path, stored)
+        while len(self._indexes) >= MAX_KEPT_INDEXES:
+            evicted, oldest = self._indexes.popitem(last=False)
+            self._stored_at.pop(evicted, None)
+            if evicted in self._unstored:
+                self._store(evicted, oldest)
+                self._unstored.discard(evicted)
+        self._indexes[path] = index
+        return index
+
+    def _store_indexes(self, everything: bool, now: set[Path]) -> None:
+        """Store the indexes that changed, unless stored very recently (a reader catches up
+        what an index lacks); all of them when asked to (flush, close)."""
+        moment = time.monotonic()
+        for path in list(self._unstored):
+            index = self._indexes.get(path)
+            recently = moment - self._stored_at.get(path, -INDEX_EVERY_SECONDS)
+            if index is None:  # its line could not be written: nothing to store
+                self._unstored.discard(path)
+            elif everything or path in now or recently >= INDEX_EVERY_SECONDS:
+                self._store(path, index)
+                self._stored_at[path] = moment
+                self._unstored.discard(path)
+
+    def _store(self, path: Path, index: SessionIndex) -> None:
+        try:
+            write_index(path, index)
+        except OSError as exc:
+            self._failed("write the index of", exc)
 
     def _failed(self, action: str, exc: OSError) -> None:
         """Report the first failure to write the state dir; count the others."""
@@ -233,6 +344,7 @@ class SessionRecorder:
         self._session_id = session_id
         self._run_id = run_id
         self._edit_ids = itertools.count(1)
+        writer.hold(run_id)  # the run writes here to its end, even if the state dir changes
 
     def message(self, message: Message) -> None:
         """A message joined the conversation."""
@@ -248,13 +360,16 @@ class SessionRecorder:
         """Log an edit about to be sent and wait until the line is written (a kill -9
         right after the editor applied it must not lose it); its id."""
         edit_id = f"{self._run_id}.e{next(self._edit_ids)}"
+        # hashing and comparing a large file takes milliseconds: not on the event loop
+        window = await anyio.to_thread.run_sync(
+            EditWindow.between, edit.base_text, edit.new_text, edit.create
+        )
         record = EditIntentRecord(
             edit_id=edit_id,
             run_id=self._run_id,
             uri=edit.uri,
             path=str(edit.path),
-            before=edit.base_text,
-            after=edit.new_text,
+            window=window,
             created=edit.create,
         )
         self._writer.append(self._session_id, record)
