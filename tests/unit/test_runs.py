@@ -17,7 +17,7 @@ from tether.diskedit import DiskEditor
 from tether.host import NoBuffers
 from tether.providers.base import UserMessage
 from tether.runs import InvalidRun, Run, RunManager
-from tether.session import SessionLogWriter
+from tether.session.writer import SessionLogWriter
 from tether.tools.registry import ToolRegistry
 from tether.workspace import Workspace
 from tether_protocol import RunEvent, RunParams, TetherSettings
