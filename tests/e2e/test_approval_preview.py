@@ -191,3 +191,23 @@ async def test_old_style_arguments_answers_still_work(editor: Editor, workspace:
     await editor.run(prompt="go", runId="r1")
     assert "'howdy ' + name" in (workspace / "src" / "app.py").read_text()
     assert "the user changed this call" in results(editor)[0].output
+
+
+async def test_an_edited_window_is_rebased_when_the_user_typed_meanwhile(
+    editor: Editor, workspace: Path
+) -> None:
+    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    app = "def greet(name):\n" + HELLO
+    uri = editor.open_document(workspace / "src" / "app.py", app)
+    mine = "    return 'howdy ' + name\n"
+
+    def user_types_and_edits(params: Any) -> Any:  # typing elsewhere while the approval shows
+        editor.replace_buffer(uri, "# typed by the user\n" + app)
+        return {"decision": "allow", "editedText": mine}
+
+    editor.approve = user_types_and_edits
+    result = await editor.run(prompt="go", runId="r1")
+    assert result["outcome"] == "done"
+    assert editor.docs[uri][0] == "# typed by the user\ndef greet(name):\n" + mine
+    [tool_result] = results(editor)
+    assert tool_result.ok and "the user changed this call" in tool_result.output
