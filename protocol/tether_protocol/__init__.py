@@ -6,6 +6,7 @@ from .approvals import (
     CommandPreview,
     DiffPreview,
     Preview,
+    ProposedText,
     SaveDocumentsParams,
     SaveDocumentsResult,
 )
@@ -114,6 +115,7 @@ __all__ = [
     "Outcome",
     "Position",
     "Preview",
+    "ProposedText",
     "Range",
     "RunContext",
     "RunEvent",

@@ -6,15 +6,32 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from .base import WireModel
+from .base import Range, WireModel
+
+
+class ProposedText(WireModel):
+    """The changed window of a proposed file change: what to show and what the user may edit.
+
+    ``range`` covers whole lines of the file as the server read it (the open buffer, else the
+    disk), in LSP positions counted in the negotiated position encoding; it is empty at
+    (0, 0) for a new or empty file. ``base_text`` is the text in that range now and ``text``
+    what the call puts there. The window spans every change of the call, from the first
+    changed line to the last, so a one-line change in a 10 MB file sends a few lines.
+    """
+
+    range: Range
+    text: str
+    base_text: str
 
 
 class DiffPreview(WireModel):
-    """A proposed file change, as a unified diff with file headers."""
+    """A proposed file change: a unified diff with file headers and the changed window."""
 
     kind: Literal["diff"] = "diff"
     uri: str
     diff: str
+    proposed: ProposedText | None = None
+    """Since protocol 2; always sent by a protocol-2 server."""
 
 
 class CommandPreview(WireModel):
@@ -48,6 +65,10 @@ class ApproveResult(WireModel):
     decision: Literal["allow", "allow-always", "deny"]
     feedback: str | None = None
     arguments: dict[str, Any] | None = None
+    """Changed call arguments (any tool); not together with ``edited_text``."""
+    edited_text: str | None = None
+    """Since protocol 2, for a diff preview: the user's new text of the ``proposed`` window,
+    replacing the call's change; not together with ``arguments``."""
 
 
 class SaveDocumentsParams(WireModel):

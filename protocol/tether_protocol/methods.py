@@ -17,7 +17,7 @@ AGENT_SAVE_DOCUMENTS: Final = "agent/saveDocuments"
 COMMAND_RUN: Final = "tether.run"
 COMMAND_CANCEL: Final = "tether.cancel"
 
-PROTOCOL_VERSION: Final = 1
+PROTOCOL_VERSION: Final = 2
 
 CLIENT_TO_SERVER: Final = (
     AGENT_RUN,

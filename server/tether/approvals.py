@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tether_protocol import CommandPreview, Decision, Preview
+from tether_protocol import CommandPreview, Decision, DiffPreview, Preview
 
 from .events import RunEvents
 from .host import ApprovalAnswer, ApprovalRequest, Editor
@@ -65,6 +65,24 @@ class ApprovalPolicy:
             self.always.add(tool)
 
 
+EDITED_TEXT_SLACK = 1 << 20
+"""How many characters an answer's ``editedText`` may exceed twice the proposed window by."""
+
+
+def edited_text_problem(answer: ApprovalAnswer, preview: Preview) -> str | None:
+    """Why an answer's ``editedText`` cannot be used, or None (also when it has none)."""
+    if answer.edited_text is None or answer.decision == "deny":
+        return None
+    if answer.arguments is not None:
+        return "both editedText and arguments (send one)"
+    if not isinstance(preview, DiffPreview) or preview.proposed is None:
+        return "editedText for a preview without a proposed text"
+    limit = 2 * len(preview.proposed.text) + EDITED_TEXT_SLACK
+    if len(answer.edited_text) > limit:
+        return f"editedText of {len(answer.edited_text)} characters (at most {limit})"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """The decision on one call."""
@@ -72,6 +90,8 @@ class Verdict:
     decision: Decision
     feedback: str | None = None
     arguments: dict[str, Any] | None = None
+    edited_text: str | None = None
+    """The user's text for the proposed window (a diff preview), checked by the gate."""
 
     @property
     def allowed(self) -> bool:
@@ -124,7 +144,11 @@ class ApprovalGate:
             answer = None
         if not isinstance(answer, ApprovalAnswer):
             return Verdict("denied-by-default")
+        problem = edited_text_problem(answer, request.preview)
+        if problem is not None:  # the user changed something we cannot apply as they meant
+            log.warning("unusable agent/approve answer (denied): %s", problem)
+            return Verdict("denied-by-default")
         if answer.decision == "allow-always" and remember:  # never for a sensitive path
             changed = answer.arguments is not None and answer.arguments != request.arguments
             self.policy.remember(request.tool, request.preview, changed=changed)
-        return Verdict(answer.decision, answer.feedback, answer.arguments)
+        return Verdict(answer.decision, answer.feedback, answer.arguments, answer.edited_text)

@@ -173,6 +173,9 @@ class ApprovalAnswer:
     decision: Literal["allow", "allow-always", "deny"]
     feedback: str | None = None
     arguments: dict[str, Any] | None = None
+    """Changed call arguments."""
+    edited_text: str | None = None
+    """The user's new text for a diff preview's ``proposed`` window."""
 
 
 class Editor(Protocol):

@@ -24,7 +24,7 @@ async def test_capabilities_follow_the_contract(editor: Editor, workspace: Path)
     assert caps.text_document_sync.save is not None and caps.text_document_sync.save is not False
     assert {"tether.run", "tether.cancel"} <= set(caps.execute_command_provider.commands)
     tether = caps.experimental["tether"]
-    assert tether["protocolVersion"] == 1
+    assert tether["protocolVersion"] == 2
     assert set(tether["tools"]) >= {"read_file", "list_files", "search"}
     assert "scripted" in tether["providers"]
 

@@ -120,12 +120,12 @@ def test_edit_before_allow_sends_the_saved_text(nvim: Nvim) -> None:
     r = nvim.run(
         "approve",
         script({"toolCalls": [EDIT]}),
-        env(OPEN="src/app.py", KEYS=["e"], EDIT_LINES=["'good day '"]),
+        env(OPEN="src/app.py", KEYS=["e"], EDIT_LINES=["    return 'good day ' + name"]),
     )
     [shown] = r["shown"]
     assert shown["view"] == "inline"
-    assert shown["edit_name"] == "tether://edit/call_1_1/new_text"
-    assert shown["edit_lines"] == ["'hi '"]
+    assert shown["edit_name"] == "tether://edit/call_1_1/proposed"
+    assert shown["edit_lines"] == ["    return 'hi ' + name"]  # the preview's changed window
     assert shown["marks_while_editing"] == 0  # the inline view is hidden while editing
     run = r["run"]
     assert decisions(run) == ["allow"]
@@ -161,7 +161,7 @@ def test_edit_before_allow_of_a_new_file_keeps_its_final_newline(nvim: Nvim) -> 
         env(KEYS=["e"], EDIT_LINES=["uno", "dos"]),
     )
     [shown] = r["shown"]
-    assert shown["edit_name"] == "tether://edit/call_1_1/content"
+    assert shown["edit_name"] == "tether://edit/call_1_1/proposed"
     assert shown["edit_lines"] == ["one", "two"]
     assert [e["ok"] for e in tool_results(r["run"])] == [True]
     assert (nvim.workspace / "new.txt").read_text() == "uno\ndos\n"

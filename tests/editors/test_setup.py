@@ -17,7 +17,7 @@ def test_checkhealth_reports_neovim_the_server_and_its_version(nvim: Nvim) -> No
     assert '- ✅ OK require("tether").setup() was called' in report
     assert "tether 0.1.0" in report and " serve`: " in report
     assert "- ✅ OK provider: scripted" in report
-    assert f"running for {nvim.workspace} (protocol 1; providers: " in report
+    assert f"running for {nvim.workspace} (protocol 2; providers: " in report
     assert "ERROR" not in report and "WARNING" not in report
 
 

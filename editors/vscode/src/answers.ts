@@ -1,7 +1,6 @@
 // Building the answer to `agent/approve` from what the user chose and changed.
 // No `vscode` import: tested directly.
 import type { AgentApproveParams, AgentApproveResult } from "./protocol";
-import { editedArguments } from "./proposal";
 
 export type Choice = "allow" | "allow-always" | "deny";
 
@@ -17,32 +16,30 @@ export function choiceOf(label: string | undefined): Choice | undefined {
   return entry === undefined ? undefined : (entry[0] as Choice);
 }
 
-/** The answer: feedback only with a deny, changed arguments only with an allow. */
+/** The answer: feedback only with a deny, changed arguments or text only with an allow. */
 export function buildAnswer(
   choice: Choice,
-  changes: { feedback?: string; arguments?: { [key: string]: unknown } } = {},
+  changes: { feedback?: string; arguments?: { [key: string]: unknown }; editedText?: string } = {},
 ): AgentApproveResult {
   if (choice === "deny") {
     const feedback = changes.feedback?.trim();
     return feedback ? { decision: "deny", feedback } : { decision: "deny" };
+  }
+  if (changes.editedText !== undefined) {
+    return { decision: choice, editedText: changes.editedText };
   }
   return changes.arguments === undefined
     ? { decision: choice }
     : { decision: choice, arguments: changes.arguments };
 }
 
-/** For a diff preview: the user's edits to the proposed text become changed arguments. */
+/** For a diff preview: the user's version of the proposed window (undefined: unchanged). */
 export function diffAnswer(
   choice: Choice,
-  params: AgentApproveParams,
-  texts: { current: string; proposed: string; edited: string },
+  editedText: string | undefined,
   feedback?: string,
 ): AgentApproveResult {
-  if (choice === "deny") {
-    return buildAnswer(choice, { feedback });
-  }
-  const changed = editedArguments(params.tool, params.arguments, texts.current, texts.proposed, texts.edited);
-  return buildAnswer(choice, { arguments: changed });
+  return buildAnswer(choice, choice === "deny" ? { feedback } : { editedText });
 }
 
 /** For a command preview: an edited command line becomes changed arguments. */

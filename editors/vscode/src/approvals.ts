@@ -5,8 +5,10 @@ import * as path from "path";
 import * as vscode from "vscode";
 import { Choice, CHOICE_LABELS, buildAnswer, choiceOf, commandAnswer, diffAnswer } from "./answers";
 import type { AgentApproveParams, AgentApproveResult, CommandPreview, DiffPreview } from "./protocol";
-import { proposedText } from "./proposal";
+import { ProposalTexts, editedWindow, proposalTexts } from "./proposal";
 import { ProposalFiles } from "./proposalFiles";
+
+const EMPTY_RANGE = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
 
 export const PENDING_CONTEXT_KEY = "tether.approvalPending";
 export const EDIT_COMMAND_LABEL = "Edit Command…";
@@ -14,11 +16,13 @@ export const EDIT_COMMAND_LABEL = "Edit Command…";
 interface Proposal {
   readonly left: vscode.Uri;
   readonly right: vscode.Uri;
-  /** The file's text now; undefined for a new file. */
-  readonly current: string | undefined;
-  /** The text after the call; undefined when it could not be rebuilt here. */
-  readonly proposed: string | undefined;
+  /** Whether `left` is a document of ours (a new file, or the window alone). */
+  readonly ownLeft: boolean;
+  readonly texts: ProposalTexts;
 }
+
+export const OUTSIDE_WINDOW_FEEDBACK =
+  "the user changed lines outside the proposed change, which cannot be sent; nothing was applied";
 
 interface Pending {
   readonly proposal: vscode.Uri;
@@ -88,15 +92,16 @@ export class Approvals implements vscode.Disposable {
       if (choice === "deny") {
         return buildAnswer("deny", { feedback: await askFeedback(params.title) });
       }
-      if (shown.proposed === undefined) {
-        return buildAnswer(choice);
+      const edited = editedWindow(shown.texts, this.proposalText(shown.right) ?? shown.texts.right);
+      if (edited === null) {
+        void vscode.window.showWarningMessage(`Tether: ${OUTSIDE_WINDOW_FEEDBACK}.`);
+        return buildAnswer("deny", { feedback: OUTSIDE_WINDOW_FEEDBACK });
       }
-      const edited = this.proposalText(shown.right) ?? shown.proposed;
-      return diffAnswer(choice, params, { current: shown.current ?? "", proposed: shown.proposed, edited });
+      return diffAnswer(choice, edited);
     } finally {
       await this.close(shown.right);
       this.files.remove(shown.right);
-      if (shown.current === undefined) {
+      if (shown.ownLeft) {
         this.files.remove(shown.left);
       }
     }
@@ -104,32 +109,25 @@ export class Approvals implements vscode.Disposable {
 
   /**
    * Opens the diff editor: the file as the server sees it (or an empty document for a new
-   * file) against the proposed text in an editable `tether-proposal:` document.
+   * file) against the proposed text in an editable `tether-proposal:` document — the whole
+   * file when the window still fits the text here, else the window alone on both sides.
    */
   private async showProposal(params: AgentApproveParams, preview: DiffPreview): Promise<Proposal> {
     const target = vscode.Uri.parse(preview.uri);
     const current = await this.currentText(target);
-    const proposed = proposedText(params.tool, params.arguments, current ?? "", preview.diff);
+    const proposed = preview.proposed ?? { range: EMPTY_RANGE, text: "", baseText: "" };
+    const texts = proposalTexts(current, proposed);
     const name = path.posix.basename(target.path) || "proposal";
-    const right = ProposalFiles.uriFor(
-      params.runId,
-      params.callId,
-      proposed === undefined ? `${name}.diff` : name,
-    );
-    const left =
-      current === undefined ? ProposalFiles.uriFor(params.runId, `${params.callId}-before`, name) : target;
-    this.files.setText(right, proposed ?? preview.diff);
-    if (current === undefined) {
-      this.files.setText(left, "");
+    const right = ProposalFiles.uriFor(params.runId, params.callId, name);
+    const ownLeft = current === undefined || texts.left !== current;
+    const left = ownLeft ? ProposalFiles.uriFor(params.runId, `${params.callId}-before`, name) : target;
+    this.files.setText(right, texts.right);
+    if (ownLeft) {
+      this.files.setText(left, texts.left);
     }
-    if (proposed === undefined) {
-      // The diff does not fit the text seen here: show the diff itself (edits are ignored).
-      await vscode.window.showTextDocument(right, { preview: false });
-    } else {
-      const title = `${params.title} (proposed by Tether)`;
-      await vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: false });
-    }
-    return { left, right, current, proposed };
+    const title = `${params.title} (proposed by Tether)`;
+    await vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: false });
+    return { left, right, ownLeft, texts };
   }
 
   private async approveCommand(

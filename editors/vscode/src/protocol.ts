@@ -15,7 +15,7 @@ export const Methods = {
   commandCancel: "tether.cancel",
 } as const;
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 export type Outcome = "done" | "max-steps" | "timeout" | "no-progress" | "cancelled" | "budget" | "error";
 export type EventKind = "run-started" | "step" | "text-delta" | "assistant" | "tool-call" | "approval" | "tool-result" | "usage" | "run-finished" | "compacted" | "injection-flagged";
@@ -104,6 +104,7 @@ export type AgentApproveResult = {
   decision: "allow" | "allow-always" | "deny";
   feedback?: string | null;
   arguments?: { [key: string]: unknown } | null;
+  editedText?: string | null;
 };
 
 export type AgentSaveDocumentsParams = {
@@ -178,6 +179,7 @@ export type DiffPreview = {
   kind?: "diff";
   uri: string;
   diff: string;
+  proposed?: ProposedText | null;
 };
 
 export type InjectionFlaggedEvent = {
@@ -199,6 +201,12 @@ export type ModelPrice = {
 export type Position = {
   line: number;
   character: number;
+};
+
+export type ProposedText = {
+  range: Range;
+  text: string;
+  baseText: string;
 };
 
 export type Range = {

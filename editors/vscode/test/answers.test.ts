@@ -1,19 +1,10 @@
 import * as assert from "assert";
+import * as fs from "fs";
+import * as path from "path";
 import { buildAnswer, choiceOf, commandAnswer, diffAnswer } from "../src/answers";
 import type { AgentApproveParams } from "../src/protocol";
 
-const EDIT: AgentApproveParams = {
-  runId: "r-1",
-  callId: "call_2_1",
-  tool: "edit_file",
-  title: "Edit src/app.py",
-  arguments: { path: "src/app.py", old_text: "a + b", new_text: "a * b" },
-  preview: {
-    kind: "diff",
-    uri: "file:///work/app/src/app.py",
-    diff: "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-a + b\n+a * b\n",
-  },
-};
+const GOLDEN = path.resolve(__dirname, "../../../../tests/golden");
 const BASH: AgentApproveParams = {
   runId: "r-1",
   callId: "call_3_1",
@@ -44,22 +35,25 @@ describe("approval answers", () => {
     assert.deepStrictEqual(buildAnswer("allow-always"), { decision: "allow-always" });
   });
 
-  it("sends no arguments when the proposal was allowed unchanged", () => {
-    const texts = { current: "a + b\n", proposed: "a * b\n", edited: "a * b\n" };
-    assert.deepStrictEqual(diffAnswer("allow", EDIT, texts), { decision: "allow" });
+  it("sends nothing more when the proposal was allowed unchanged", () => {
+    assert.deepStrictEqual(diffAnswer("allow", undefined), { decision: "allow" });
   });
 
-  it("sends the user's edited new text as arguments", () => {
-    const texts = { current: "a + b\n", proposed: "a * b\n", edited: "a ** b\n" };
-    assert.deepStrictEqual(diffAnswer("allow-always", EDIT, texts), {
+  it("sends the user's version of the window as editedText (the golden example)", () => {
+    const golden = JSON.parse(
+      fs.readFileSync(path.join(GOLDEN, "agent-approve.result.json"), "utf8"),
+    ) as unknown[];
+    const answer = diffAnswer("allow", "a ** b\n");
+    assert.deepStrictEqual(answer, { decision: "allow", editedText: "a ** b\n" });
+    assert.ok(golden.some((g) => JSON.stringify(g) === JSON.stringify(answer)));
+    assert.deepStrictEqual(diffAnswer("allow-always", "x\n"), {
       decision: "allow-always",
-      arguments: { path: "src/app.py", old_text: "a + b\n", new_text: "a ** b\n" },
+      editedText: "x\n",
     });
   });
 
   it("ignores edits when denying, keeping the feedback", () => {
-    const texts = { current: "a + b\n", proposed: "a * b\n", edited: "zzz\n" };
-    assert.deepStrictEqual(diffAnswer("deny", EDIT, texts, "leave it"), {
+    assert.deepStrictEqual(diffAnswer("deny", "zzz\n", "leave it"), {
       decision: "deny",
       feedback: "leave it",
     });

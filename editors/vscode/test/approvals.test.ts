@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
-import { Approvals, PENDING_CONTEXT_KEY } from "../src/approvals";
+import { Approvals, OUTSIDE_WINDOW_FEEDBACK, PENDING_CONTEXT_KEY } from "../src/approvals";
 import type { AgentApproveParams } from "../src/protocol";
 import { ProposalFiles } from "../src/proposalFiles";
 import * as vscode from "./fakeVscode";
@@ -58,10 +58,7 @@ describe("approvals in the editor", () => {
       return "Allow";
     };
     const answer = await approve(EDIT);
-    assert.deepStrictEqual(answer, {
-      decision: "allow",
-      arguments: { path: "src/app.py", old_text: "a + b\n", new_text: "a ** b\n" },
-    });
+    assert.deepStrictEqual(answer, { decision: "allow", editedText: "a ** b\n" });
     assert.deepStrictEqual(callsOf("document.save"), [["tether-proposal:/r-1/call_2_1/app.py"]]);
     assert.strictEqual(callsOf("tabGroups.close").length, 1);
     assert.strictEqual(files.text(diffCall().right as never), undefined);
@@ -79,6 +76,25 @@ describe("approvals in the editor", () => {
     assert.strictEqual(approvals.decide("allow"), false); // nothing left to decide
   });
 
+  it("sends only the window when the user edited around it, and denies an edit outside it", async () => {
+    vscode.workspace.textDocuments = [vscode.document(TARGET, "a + b\nkeep\n")];
+    vscode.answers.showInformationMessage = async () => {
+      const { right } = diffCall();
+      assert.strictEqual(files.text(right as never), "a * b\nkeep\n");
+      vscode.workspace.textDocuments.push(vscode.document(right, "a * b\r\nmore\r\nkeep\r\n", true));
+      return "Allow";
+    };
+    assert.deepStrictEqual(await approve(EDIT), { decision: "allow", editedText: "a * b\nmore\n" });
+
+    vscode.reset();
+    vscode.workspace.textDocuments = [vscode.document(TARGET, "a + b\nkeep\n")];
+    vscode.answers.showInformationMessage = async () => {
+      vscode.workspace.textDocuments.push(vscode.document(diffCall().right, "a * b\nKEEP\n", true));
+      return "Allow";
+    };
+    assert.deepStrictEqual(await approve(EDIT), { decision: "deny", feedback: OUTSIDE_WINDOW_FEEDBACK });
+  });
+
   it("shows a new file against an empty left side; Allow Always sends no arguments", async () => {
     vscode.workspace.textDocuments = [];
     const create: AgentApproveParams = {
@@ -90,6 +106,11 @@ describe("approvals in the editor", () => {
         kind: "diff",
         uri: "file:///work/app/pkg/new.py",
         diff: "--- /dev/null\n+++ b/pkg/new.py\n@@ -0,0 +1 @@\n+x = 1\n",
+        proposed: {
+          range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+          text: "x = 1\n",
+          baseText: "",
+        },
       },
     };
     vscode.answers.showInformationMessage = async () => {
@@ -103,12 +124,18 @@ describe("approvals in the editor", () => {
     assert.strictEqual(files.text(diffCall().left as never), undefined);
   });
 
-  it("shows the diff itself when it does not fit the text here", async () => {
+  it("shows the window alone when the file here no longer holds it, and sends its edit", async () => {
     vscode.workspace.textDocuments = [vscode.document(TARGET, "something else\n")];
-    vscode.answers.showInformationMessage = async () => "Allow";
-    assert.deepStrictEqual(await approve(EDIT), { decision: "allow" });
-    const [[shown]] = callsOf("showTextDocument");
-    assert.strictEqual(String(shown), "tether-proposal:/r-1/call_2_1/app.py.diff");
+    vscode.answers.showInformationMessage = async () => {
+      const { left, right } = diffCall();
+      assert.strictEqual(left.toString(), "tether-proposal:/r-1/call_2_1-before/app.py");
+      assert.strictEqual(files.text(left as never), "a + b\n");
+      assert.strictEqual(files.text(right as never), "a * b\n");
+      vscode.workspace.textDocuments.push(vscode.document(right, "a - b\n", true));
+      return "Allow";
+    };
+    assert.deepStrictEqual(await approve(EDIT), { decision: "allow", editedText: "a - b\n" });
+    assert.strictEqual(files.text(diffCall().left as never), undefined);
   });
 
   it("denies when the server cancels the request, and clears the pending state", async () => {

@@ -26,6 +26,7 @@ from tether_protocol import (
 
 from ..diskedit import apply_on_disk, delete_on_disk
 from ..host import ApprovalAnswer, ApprovalRequest, BufferDrift, EditOutcome, FileEdit
+from ..proposed import in_encoding
 from ..textedit import range_at
 from .documents import encoding_name
 from .prompt import MessagePrompt
@@ -88,7 +89,9 @@ class LspEditor:
             tool=request.tool,
             title=request.title,
             arguments=request.arguments,
-            preview=request.preview,
+            preview=in_encoding(
+                request.preview, encoding_name(self._server.workspace.position_encoding)
+            ),
         )
         raw = await self._request(AGENT_APPROVE_METHOD, params.to_wire())
         try:
@@ -96,7 +99,9 @@ class LspEditor:
         except ValidationError:
             log.warning("malformed agent/approve answer (denied): %.200r", raw)
             return None
-        return ApprovalAnswer(answer.decision, answer.feedback, answer.arguments)
+        return ApprovalAnswer(
+            answer.decision, answer.feedback, answer.arguments, answer.edited_text
+        )
 
     async def _ask_with_message(self, request: ApprovalRequest) -> ApprovalAnswer | None:
         previews = self._server.config.state_dir / "previews"

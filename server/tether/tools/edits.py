@@ -23,6 +23,7 @@ from ..diskedit import has_bom
 from ..errors import ToolError
 from ..host import EditOutcome, FileEdit
 from ..pathlocks import path_lock
+from ..proposed import proposed_window, revised_text, window_text
 from ..textedit import (
     line_ending,
     line_numbers_of,
@@ -78,6 +79,33 @@ def _file_edit(
         changes=minimal_changes(base, new_text),
         bom=bom,
     )
+
+
+def _preview(edit: FileEdit, diff: str) -> DiffPreview:
+    # Counted in UTF-16 here; the LSP editor recounts in the negotiated encoding.
+    return DiffPreview(
+        uri=edit.uri, diff=diff, proposed=proposed_window(edit.base_text, edit.new_text)
+    )
+
+
+def _model_text(text: str) -> str:
+    """``text`` with "\n" line ends, as the model writes and reads it."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _revised(edit: FileEdit, edited_window: str) -> tuple[FileEdit, str] | None:
+    """``edit`` with the user's text for its window instead of the proposed one, and that
+    text in the file's line ends; None when the user left the window as proposed.
+    ``ToolError`` when it leaves the file unchanged."""
+    # Like the model's text, the user's keeps the file's line ends (an editor may send "\n").
+    edited = to_file_endings(edited_window, line_ending(edit.base_text))
+    if edited == window_text(edit.base_text, edit.new_text)[1]:
+        return None
+    new_text = revised_text(edit.base_text, edit.new_text, edited)
+    if new_text == edit.base_text:
+        raise ToolError("the user's edited text leaves the file as it is; nothing was changed")
+    changes = minimal_changes(edit.base_text, new_text)
+    return replace(edit, new_text=new_text, changes=changes), edited
 
 
 def _stats(edit: FileEdit) -> str:
@@ -167,7 +195,22 @@ class EditFile(Tool[EditFileArgs]):
         edit, count = await self._edit(args, ws)
         shown = ws.display(edit.path)
         diff = unified_diff(edit.base_text, edit.new_text, shown)
-        return Proposal(f"Edit {shown}", DiffPreview(uri=edit.uri, diff=diff), (edit, count))
+        return Proposal(f"Edit {shown}", _preview(edit, diff), (edit, count))
+
+    def revise(
+        self, args: EditFileArgs, proposal: Proposal, edited_text: str
+    ) -> tuple[EditFileArgs, Proposal] | None:
+        """The call as the user changed it: the proposed window's old text replaced by the
+        user's ``edited_text`` (also what a rebase re-finds); None when unchanged."""
+        edit: FileEdit = proposal.payload[0]
+        revised = _revised(edit, edited_text)
+        if revised is None:
+            return None
+        old_window = window_text(edit.base_text, edit.new_text)[0]
+        changed = EditFileArgs(
+            path=args.path, old_text=_model_text(old_window), new_text=_model_text(revised[1])
+        )
+        return changed, replace(proposal, payload=(revised[0], 1))
 
     async def perform(self, args: EditFileArgs, proposal: Proposal, ctx: ToolContext) -> ToolResult:
         edit: FileEdit = proposal.payload[0]
@@ -238,7 +281,19 @@ class WriteFile(Tool[WriteFileArgs]):
         shown = ctx.workspace.display(edit.path)
         diff = unified_diff(edit.base_text, edit.new_text, shown, create=edit.create)
         verb = "Create" if edit.create else "Overwrite"
-        return Proposal(f"{verb} {shown}", DiffPreview(uri=edit.uri, diff=diff), edit)
+        return Proposal(f"{verb} {shown}", _preview(edit, diff), edit)
+
+    def revise(
+        self, args: WriteFileArgs, proposal: Proposal, edited_text: str
+    ) -> tuple[WriteFileArgs, Proposal] | None:
+        """The call as the user changed it: the whole content with the user's
+        ``edited_text`` in the proposed window; None when unchanged."""
+        edit: FileEdit = proposal.payload
+        revised = _revised(edit, edited_text)
+        if revised is None:
+            return None
+        changed = WriteFileArgs(path=args.path, content=_model_text(revised[0].new_text))
+        return changed, replace(proposal, payload=revised[0])
 
     async def perform(
         self, args: WriteFileArgs, proposal: Proposal, ctx: ToolContext

@@ -6,14 +6,14 @@ import json
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
 from ..errors import ToolError
 from ..host import ReportsDrift
 from ..providers.base import ToolCall, ToolSpec
-from .base import Tool, ToolArgs, ToolContext, ToolResult
+from .base import Proposal, Tool, ToolArgs, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,23 @@ def with_drift_notes(result: ToolResult, ctx: ToolContext) -> ToolResult:
         return result
     notes = "\n\n".join(d.describe(ctx.workspace.display(d.path)) for d in found)
     return replace(result, output=f"{result.output}\n\n{notes}")
+
+
+@runtime_checkable
+class TakesEditedText(Protocol):
+    """A tool whose proposal the user may edit as text (its diff preview's window)."""
+
+    def revise(
+        self, args: Any, proposal: Proposal, edited_text: str
+    ) -> tuple[ToolArgs, Proposal] | None:
+        """The call with the user's text for the proposed window; None when unchanged."""
+        ...
+
+
+def changed_note(arguments: dict[str, Any]) -> str:
+    """What the model is told when the user changed its call before allowing it."""
+    shown = json.dumps(arguments, ensure_ascii=False)
+    return f"Note: the user changed this call before allowing it; it ran with {shown}\n"
 
 
 class ToolRegistry:
@@ -117,15 +134,19 @@ class ToolRegistry:
                 message += f" The user said: {verdict.feedback}"
             return ToolResult.failure(message)
         note = ""
-        if verdict.arguments is not None and verdict.arguments != call.arguments:
+        if verdict.edited_text is not None:
+            if not isinstance(tool, TakesEditedText):
+                return ToolResult.failure(f"Not done: {call.name} cannot take edited text.")
+            revised = tool.revise(args, proposal, verdict.edited_text)
+            if revised is not None:  # performed as approved: the window as the user left it
+                args, proposal = revised
+                note = changed_note(args.model_dump(exclude_defaults=True))
+        elif verdict.arguments is not None and verdict.arguments != call.arguments:
             changed = {**call.arguments, **verdict.arguments}
             edited = ToolCall(call.call_id, call.name, changed)
             _, args = self.parse(edited)
             proposal = await tool.propose(args, ctx)
-            note = (
-                "Note: the user changed this call before allowing it; it ran with "
-                f"{json.dumps(changed, ensure_ascii=False)}\n"
-            )
+            note = changed_note(changed)
         result = await tool.perform(args, proposal, ctx)
         if not note:
             return result

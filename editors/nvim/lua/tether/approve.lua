@@ -22,8 +22,20 @@ local queue = {}
 ---@type tether.Approval?
 local current = nil
 
---- The argument edit-before-allow changes, per tool.
-local EDITABLE = { edit_file = 'new_text', write_file = 'content', bash = 'command' }
+--- What edit-before-allow lets the user change: a command, or the new text of an edit's
+--- changed window (`proposed`; the server turns it back into the call). Nil: nothing.
+---@param params table
+---@return string? text
+---@return 'command'|'proposed'|nil field
+local function editable(params)
+  local shown = params.preview or {}
+  if shown.kind == 'command' and type(shown.command) == 'string' then
+    return shown.command, 'command'
+  elseif shown.kind == 'diff' and type(shown.proposed) == 'table' then
+    return shown.proposed.text, 'proposed'
+  end
+  return nil, nil
+end
 
 local function keys()
   return require('tether').config.approve_keys
@@ -34,7 +46,7 @@ end
 local function hint(params)
   local k = keys()
   local parts = { k.allow .. ' allow', k.allow_always .. ' always', k.deny .. ' deny' }
-  if EDITABLE[params.tool] then
+  if editable(params) then
     table.insert(parts, k.edit .. ' edit')
   end
   return table.concat(parts, ' · ')
@@ -198,7 +210,7 @@ function M.ask_blocking(params)
 end
 
 --- Answers the request shown now and shows the next one.
----@param answer table { decision, feedback?, arguments? }
+---@param answer table { decision, feedback?, arguments?, editedText? }
 function M.decide(answer)
   local req = current
   if not req then
@@ -237,19 +249,19 @@ function M.deny()
   end)
 end
 
---- Edit before allowing: the proposed text (new text, content or command) opens in a
---- scratch buffer; `:w` allows the call with the saved text as its argument. Closing the
---- buffer without writing shows the request again.
+--- Edit before allowing: the proposed text (an edit's new lines, or the command) opens in a
+--- scratch buffer; `:w` allows the call with the saved text (`editedText`, or the command
+--- as its argument). Closing the buffer without writing shows the request again.
 function M.edit()
   local req = current
-  local field = req and EDITABLE[req.params.tool]
-  if not req or not field then
+  local text, field = editable(req and req.params or {})
+  if not req or not text then
     return
   end
   local args = req.params.arguments or {}
-  local text = args[field] or ''
-  local eol = vim.endswith(text, '\n') and field ~= 'command'
-  local lines = vim.split(eol and text:sub(1, -2) or text, '\n', { plain = true })
+  local eol = field == 'proposed' and text:match('[\r\n]$') ~= nil
+  local lines = field == 'proposed' and preview.text_lines(text)
+    or vim.split(text, '\n', { plain = true })
   hide(req)
   local buf = vim.api.nvim_create_buf(false, true)
   vim.bo[buf].buftype = 'acwrite'
@@ -257,7 +269,8 @@ function M.edit()
   vim.api.nvim_buf_set_name(buf, string.format('tether://edit/%s/%s', req.params.callId, field))
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modified = false
-  local filetype = field == 'command' and 'sh' or vim.filetype.match({ filename = args.path or '' })
+  local file = field == 'proposed' and vim.uri_to_fname(req.params.preview.uri) or ''
+  local filetype = field == 'command' and 'sh' or vim.filetype.match({ filename = file })
   if filetype then
     vim.bo[buf].filetype = filetype
   end
@@ -267,11 +280,10 @@ function M.edit()
     callback = function()
       local new = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
       vim.bo[buf].modified = false
-      if current == req then
-        M.decide({
-          decision = 'allow',
-          arguments = vim.tbl_extend('force', args, { [field] = new .. (eol and '\n' or '') }),
-        })
+      if current == req and field == 'command' then
+        M.decide({ decision = 'allow', arguments = vim.tbl_extend('force', args, { command = new }) })
+      elseif current == req then
+        M.decide({ decision = 'allow', editedText = new .. (eol and '\n' or '') })
       end
     end,
   })

@@ -12,33 +12,18 @@ for name, link in pairs({
   vim.api.nvim_set_hl(0, name, { link = link, default = true })
 end
 
----@class tether.DiffLine
----@field kind ' '|'-'|'+'
----@field text string
-
----@class tether.Hunk
----@field old_start integer 1-based first line of the hunk in the old text
----@field lines tether.DiffLine[]
-
---- The hunks of a unified diff.
----@param diff string
----@return tether.Hunk[]
-function M.parse_diff(diff)
-  local hunks = {}
-  local hunk
-  for _, line in ipairs(vim.split(diff or '', '\n', { plain = true })) do
-    local old_start = line:match('^@@ %-(%d+)')
-    if old_start then
-      hunk = { old_start = tonumber(old_start), lines = {} }
-      table.insert(hunks, hunk)
-    elseif hunk and not vim.startswith(line, '\\') then
-      local kind = line:sub(1, 1)
-      if kind == ' ' or kind == '-' or kind == '+' then
-        table.insert(hunk.lines, { kind = kind, text = line:sub(2) })
-      end
-    end
+--- The lines of a text without their line ends (`\r\n`, `\n` or `\r`, as LSP cuts them).
+---@param text string
+---@return string[]
+function M.text_lines(text)
+  if text == '' then
+    return {}
   end
-  return hunks
+  local lines = vim.split((text:gsub('\r\n?', '\n')), '\n', { plain = true })
+  if lines[#lines] == '' then
+    table.remove(lines) -- the last line's end, not a line
+  end
+  return lines
 end
 
 ---@class tether.View
@@ -47,57 +32,53 @@ end
 ---@field win? integer the float
 ---@field line? integer the first changed line (inline)
 
---- Shows a diff in `buf` itself. Returns nil when the diff does not fit the buffer (its
---- context and removed lines are not the buffer's).
+--- Shows the preview's changed window (`proposed`: whole lines, its range in the file) in
+--- `buf` itself: the replaced lines highlighted, the new ones as virtual lines. Returns nil
+--- when the buffer does not hold the window's old lines where the range says.
 ---@param buf integer
 ---@param params table agent/approve params
 ---@param hint string
 ---@return tether.View?
 function M.inline(buf, params, hint)
-  local hunks = M.parse_diff(params.preview.diff)
-  local count = vim.api.nvim_buf_line_count(buf)
-  local tab = string.rep(' ', vim.bo[buf].tabstop)
-  local marks, first = {}, nil
-  for _, hunk in ipairs(hunks) do
-    local old = hunk.old_start == 0 and 1 or hunk.old_start
-    local added = {}
-    local function flush()
-      if #added == 0 then
-        return
-      end
-      local virt = vim.tbl_map(function(text)
-        return { { (text:gsub('\t', tab)), 'TetherAdded' } }
-      end, added)
-      local anchor = old - 1 -- below the last old line passed, else above the first
-      if anchor >= 1 then
-        table.insert(marks, { anchor - 1, { virt_lines = virt } })
-      else
-        table.insert(marks, { 0, { virt_lines = virt, virt_lines_above = true } })
-      end
-      first = first or math.max(anchor, 1)
-      added = {}
-    end
-    for _, line in ipairs(hunk.lines) do
-      if line.kind == '+' then
-        table.insert(added, line.text)
-      else
-        flush()
-        local current = vim.api.nvim_buf_get_lines(buf, old - 1, old, false)[1]
-        if old > count or current ~= line.text then
-          return nil -- the buffer is not what the diff was made from: use the float
-        end
-        if line.kind == '-' then
-          table.insert(marks, { old - 1, { line_hl_group = 'TetherRemoved' } })
-          first = first or old
-        end
-        old = old + 1
-      end
-    end
-    flush()
-  end
-  if not first then
+  local proposed = params.preview.proposed
+  if type(proposed) ~= 'table' then
     return nil
   end
+  local top = proposed.range.start.line -- 0-based; the window starts at a line start
+  local old, new = M.text_lines(proposed.baseText), M.text_lines(proposed.text)
+  if not vim.deep_equal(vim.api.nvim_buf_get_lines(buf, top, top + #old, false), old) then
+    return nil -- the buffer is not what the window was taken from: use the float
+  end
+  -- Lines the window holds unchanged at either end are not marked.
+  local head, tail = 0, 0
+  while head < #old and head < #new and old[head + 1] == new[head + 1] do
+    head = head + 1
+  end
+  while tail < #old - head and tail < #new - head and old[#old - tail] == new[#new - tail] do
+    tail = tail + 1
+  end
+  local from, to = top + head, top + #old - tail -- removed rows [from, to), 0-based
+  local tab = string.rep(' ', vim.bo[buf].tabstop)
+  local added = {}
+  for i = head + 1, #new - tail do
+    table.insert(added, { { (new[i]:gsub('\t', tab)), 'TetherAdded' } })
+  end
+  if from == to and #added == 0 then
+    return nil
+  end
+  local marks = {}
+  for row = from, to - 1 do
+    table.insert(marks, { row, { line_hl_group = 'TetherRemoved' } })
+  end
+  if #added > 0 then -- below the last removed line, else the line before, else above row 0
+    local below = to > from and to - 1 or from - 1
+    if below >= 0 then
+      table.insert(marks, { below, { virt_lines = added } })
+    else
+      table.insert(marks, { 0, { virt_lines = added, virt_lines_above = true } })
+    end
+  end
+  local first = to > from and from + 1 or math.max(from, 1) -- 1-based
   for _, mark in ipairs(marks) do
     vim.api.nvim_buf_set_extmark(buf, M.ns, mark[1], 0, mark[2])
   end

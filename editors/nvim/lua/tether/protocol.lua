@@ -15,7 +15,7 @@ M.methods = {
   commandCancel = "tether.cancel",
 }
 
-M.protocol_version = 1
+M.protocol_version = 2
 M.outcomes = { "done", "max-steps", "timeout", "no-progress", "cancelled", "budget", "error" }
 M.event_kinds = { "run-started", "step", "text-delta", "assistant", "tool-call", "approval", "tool-result", "usage", "run-finished", "compacted", "injection-flagged" }
 M.decisions = { "allow", "allow-always", "deny", "auto", "denied-by-default" }

@@ -20,11 +20,12 @@ import type {
   AgentApproveResult,
   AgentEventParams,
   AgentSaveDocumentsParams,
+  DiffPreview,
   Script,
   ToolResultEvent,
 } from "../../src/protocol";
 import { PROTOCOL_VERSION } from "../../src/protocol";
-import { proposedText } from "../../src/proposal";
+import { editedWindow, proposalTexts } from "../../src/proposal";
 import { CLIENT_CAPABILITIES, TetherProtocol, WorkDoneProgress } from "../../src/protocolClient";
 import { applyWorkspaceEdit } from "./workspaceEdit";
 
@@ -178,10 +179,9 @@ describe("integration: the protocol layer against the real tether serve", functi
     const progress: WorkDoneProgress[] = [];
     const subscription = protocol.onProgress("tok-1", (value) => progress.push(value));
     answer = (params) => {
-      assert.strictEqual(
-        proposedText(params.tool, params.arguments, app(), (params.preview as { diff: string }).diff),
-        APP.replace("a + b", "a * b"),
-      );
+      const preview = params.preview as DiffPreview;
+      assert.ok(preview.proposed !== undefined && preview.proposed !== null);
+      assert.strictEqual(proposalTexts(app(), preview.proposed).right, APP.replace("a + b", "a * b"));
       return buildAnswer("allow");
     };
     const result = await withTimeout(
@@ -204,6 +204,11 @@ describe("integration: the protocol layer against the real tether serve", functi
       kind: "diff",
       uri: appUri(),
       diff: "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a + b\n+    return a * b\n",
+      proposed: {
+        range: { start: { line: 1, character: 0 }, end: { line: 2, character: 0 } },
+        text: "    return a * b\n",
+        baseText: "    return a + b\n",
+      },
     });
     assert.strictEqual(applied.length, 1);
     assert.deepStrictEqual(saves, [{ uris: [appUri()] }]);
@@ -281,11 +286,11 @@ describe("integration: the protocol layer against the real tether serve", functi
     await protocol.configure({ provider: "scripted", script: editApp("a + b", "a * b") });
     let edited = "";
     answer = (params) => {
-      const current = app();
-      const proposed = proposedText(params.tool, params.arguments, current, "");
-      assert.ok(proposed !== undefined);
-      edited = proposed.replace("return a * b", "return a ** b  # the user's version");
-      return diffAnswer("allow", params, { current, proposed, edited });
+      const preview = params.preview as DiffPreview;
+      assert.ok(preview.proposed !== undefined && preview.proposed !== null);
+      const texts = proposalTexts(app(), preview.proposed);
+      edited = texts.right.replace("return a * b", "return a ** b  # the user's version");
+      return diffAnswer("allow", editedWindow(texts, edited) ?? undefined);
     };
     const result = await withTimeout(protocol.run({ prompt: "multiply", runId: "r3" }), 10000, "run r3");
     assert.strictEqual(result.outcome, "done");
