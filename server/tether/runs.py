@@ -22,6 +22,7 @@ from tether_protocol import (
 
 from .approvals import ApprovalGate, ApprovalPolicy
 from .config import Config, ConfigError
+from .context import SessionWindows
 from .events import RunEvents
 from .host import Editor, EventSink
 from .loop import AgentLoop, Limits
@@ -63,6 +64,7 @@ class RunManager:
         self._runs: dict[str, Run] = {}
         self._histories: dict[str, list[Message]] = {}
         self._policies: dict[str, ApprovalPolicy] = {}
+        self._windows = SessionWindows()
 
     async def _history(self, session_id: str | None) -> tuple[str, list[Message]]:
         """The conversation to continue: in memory, else rebuilt from the session's log."""
@@ -126,6 +128,7 @@ class RunManager:
             history=history,
             recorder=SessionRecorder(self.log_writer, session_id, run_id),
             context_budget=config.context_budget_tokens,
+            window=self._windows.window(session_id, provider),
         )
         run = Run(run_id, session_id, params.prompt, loop, params.work_done_token)
         self._runs[run_id] = run
