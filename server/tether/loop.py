@@ -268,7 +268,10 @@ class AgentLoop:
         markers = find_markers(result.output)
         if markers:
             self.events.injection_flagged(call.call_id, call.name, markers)
-        output = cut_middle(result.output, result_limit(self.context_budget))
+        # Half of what the window leaves, so that one result fits (whatever the configured budget).
+        output = cut_middle(
+            result.output, result_limit(self.window.budget(None, self._tools_tokens))
+        )
         content = frame(call.name, call.call_id, output, markers)
         self._remember(ToolResultMessage(call.call_id, call.name, content, not result.ok))
 
