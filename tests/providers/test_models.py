@@ -75,3 +75,13 @@ def test_configured_prices_add_to_and_override_the_table() -> None:
 def test_bad_prices_name_the_field(prices: object, where: str) -> None:
     with pytest.raises(ConfigError, match=rf"^init\.{where}"):
         parse_settings({"prices": prices}, "init")
+
+
+def test_windows_come_from_the_same_table_as_prices() -> None:
+    table = ModelTable({"llama3.1:8b": ModelPrice(input_per_m_tok=0, output_per_m_tok=0)})
+    assert table.window("claude-haiku-4-5-20251001") == KNOWN_MODELS["claude-haiku-4-5"].window
+    assert table.window("gpt-3.5-turbo") == 16_385
+    # a configured price does not make a model known: its window is configured or a default
+    assert table.window("llama3.1:8b", local=True) == 8_192
+    assert table.window("llama3.1:8b", configured=65_536, local=True) == 65_536
+    assert table.window("gpt-4o-mini", configured=65_536) == 128_000
