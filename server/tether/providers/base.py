@@ -115,7 +115,7 @@ CHARS_PER_TOKEN = 4
 
 def tokens_for_chars(chars: int) -> int:
     """A rough token count for ``chars`` characters (rounded up)."""
-    return -(-chars // CHARS_PER_TOKEN)
+    return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
 def estimate_tokens(text: str) -> int:
