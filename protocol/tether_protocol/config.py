@@ -65,6 +65,9 @@ class TetherSettings(WireModel):
     """Wall-clock limit per run in seconds (default 900)."""
     context_budget_tokens: Annotated[int, Field(ge=1)] | None = None
     """Size the conversation may reach before older turns are compacted."""
+    context_window_tokens: Annotated[int, Field(ge=1024)] | None = None
+    """Context window of a model the built-in table does not know (default 8192 behind
+    ``baseUrl``, else 128000)."""
     auto_approve: list[str] | None = None
     """Tool names that need no approval (default: none)."""
     state_dir: str | None = None

@@ -27,7 +27,9 @@ ENVIRONMENT = {
     "TETHER_BASE_URL": "base_url",
     "TETHER_SCRIPT": "script",
     "TETHER_STATE_DIR": "state_dir",
+    "TETHER_CONTEXT_WINDOW_TOKENS": "context_window_tokens",
 }
+INTEGER_SETTINGS = frozenset({"context_window_tokens"})
 
 
 class ConfigError(ValueError):
@@ -53,9 +55,19 @@ def settings_from_environment(environ: Mapping[str, str]) -> TetherSettings:
                 values[name] = Script.model_validate_json(value)
             except ValidationError as exc:
                 raise ConfigError(f"{variable}: invalid script: {exc}") from exc
+        elif name in INTEGER_SETTINGS:
+            try:
+                values[name] = int(value)
+            except ValueError:
+                raise ConfigError(f"{variable}: expected a whole number, got {value!r}") from None
         else:
             values[name] = value
-    return TetherSettings(**values)
+    try:
+        return TetherSettings(**values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        variable = next(v for v, n in ENVIRONMENT.items() if n == first["loc"][0])
+        raise ConfigError(f"{variable}: {first['msg']}") from exc
 
 
 def parse_settings(data: object, source: str) -> TetherSettings:
@@ -95,6 +107,8 @@ class Config:
     max_steps: int
     timeout_seconds: float
     context_budget_tokens: int | None
+    context_window_tokens: int | None
+    """The window of a model the built-in table does not know (None: a default)."""
     auto_approve: tuple[str, ...]
     state_dir: Path
     prices: Mapping[str, ModelPrice] = field(default_factory=dict)
@@ -116,6 +130,7 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
         max_steps=settings.max_steps or DEFAULT_MAX_STEPS,
         timeout_seconds=settings.timeout_seconds or DEFAULT_TIMEOUT_SECONDS,
         context_budget_tokens=settings.context_budget_tokens,
+        context_window_tokens=settings.context_window_tokens,
         auto_approve=tuple(settings.auto_approve or ()),
         state_dir=state_dir,
         prices=dict(settings.prices or {}),

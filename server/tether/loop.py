@@ -17,7 +17,15 @@ import anyio
 
 from tether_protocol import Outcome
 
-from .context import compact, conversation_tokens, cut_middle, default_budget
+from .context import (
+    ContextWindow,
+    compact,
+    conversation_tokens,
+    cut_middle,
+    result_limit,
+    stated_limit,
+    tools_tokens,
+)
 from .errors import ContextTooLongError, ProviderError
 from .events import RunEvents
 from .providers.base import (
@@ -94,6 +102,7 @@ class AgentLoop:
         history: list[Message],
         recorder: Recorder | None = None,
         context_budget: int | None = None,
+        window: ContextWindow | None = None,
     ) -> None:
         self.provider = provider
         self.tools = tools
@@ -106,11 +115,18 @@ class AgentLoop:
         self.system = system
         self.history = history
         self.recorder = recorder
-        self.context_budget = context_budget or default_budget(provider)
+        self.window = window or ContextWindow(provider.context_window)
+        self._configured_budget = context_budget
+        self._tools_tokens = tools_tokens(tools.specs())
         self.state = RunState()
         self._seen: Counter[str] = Counter()
         self._steers: list[str] = []
         self._cancel = anyio.CancelScope()
+
+    @property
+    def context_budget(self) -> int:
+        """How big the conversation may grow before older turns are compacted."""
+        return self.window.budget(self._configured_budget, self._tools_tokens)
 
     def cancel(self) -> None:
         """Stop the run now: the model stream and any running tool are aborted."""
@@ -164,11 +180,17 @@ class AgentLoop:
             self.events.step(self.state.steps)
             if conversation_tokens(self.system, self.history) > self.context_budget:
                 await self._compact()
+                if self._over_budget():  # the summary's own model call counts
+                    return self._finish("budget")
             try:
                 reply = await self._query()
-            except ContextTooLongError:
+            except ContextTooLongError as exc:
+                sent = conversation_tokens(self.system, self.history) + self._tools_tokens
+                self.window.lower(sent, stated_limit(str(exc)))  # for the rest of the session
                 if not await self._compact(force=True):
                     raise
+                if self._over_budget():
+                    return self._finish("budget")
                 reply = await self._query()
             if self._over_budget():
                 return self._finish("budget")
@@ -191,10 +213,7 @@ class AgentLoop:
             elif isinstance(delta, ToolCallReady):
                 calls.append(delta.call)
             elif isinstance(delta, UsageDelta):
-                self.state.input_tokens += delta.input_tokens
-                self.state.output_tokens += delta.output_tokens
-                if delta.cost_usd is not None:
-                    self.state.cost_usd = (self.state.cost_usd or 0.0) + delta.cost_usd
+                self._count(delta)
         reply = AssistantMessage("".join(pieces), tuple(calls))
         self._remember(reply)
         if reply.text:
@@ -202,6 +221,12 @@ class AgentLoop:
         self.events.assistant(reply.text)
         self.events.usage(self.state.input_tokens, self.state.output_tokens, self.state.cost_usd)
         return reply
+
+    def _count(self, usage: UsageDelta) -> None:
+        self.state.input_tokens += usage.input_tokens
+        self.state.output_tokens += usage.output_tokens
+        if usage.cost_usd is not None:
+            self.state.cost_usd = (self.state.cost_usd or 0.0) + usage.cost_usd
 
     def _over_budget(self) -> bool:
         limits, state = self.limits, self.state
@@ -215,10 +240,16 @@ class AgentLoop:
         """Replace older turns with a summary; False when there was nothing to compact."""
         before = conversation_tokens(self.system, self.history)
         shorter = await compact(
-            self.provider, self.system, self.history, self.context_budget, force=force
+            self.provider,
+            self.system,
+            self.history,
+            self.context_budget,
+            force=force,
+            on_usage=self._count,
         )
         if shorter is None:
             return False
+        self.events.usage(self.state.input_tokens, self.state.output_tokens, self.state.cost_usd)
         self.history[:] = shorter
         if self.recorder is not None:
             self.recorder.history(shorter)
@@ -232,7 +263,11 @@ class AgentLoop:
             if edit.uri not in self.state.changed_files:
                 self.state.changed_files.append(edit.uri)
         self.events.tool_result(call.call_id, call.name, result.ok, result.output, result.error)
-        shown = cut_middle(result.output)  # checked as the model will read it: cheap on 1 MB
+        # Half of what the window leaves, so that one result fits (whatever the configured
+        # budget); checked for injections as the model will read it (cheap on 1 MB).
+        shown = cut_middle(
+            result.output, result_limit(self.window.budget(None, self._tools_tokens))
+        )
         markers = find_markers(shown)
         if markers:
             self.events.injection_flagged(call.call_id, call.name, markers)

@@ -25,6 +25,7 @@ from tether_protocol import (
 
 from .approvals import ApprovalGate, ApprovalPolicy
 from .config import Config, ConfigError
+from .context import SessionWindows
 from .events import RunEvents
 from .host import Editor, EventSink
 from .loop import AgentLoop, Limits
@@ -56,6 +57,8 @@ class SessionMemory:
 
     history: list[Message]
     policy: ApprovalPolicy = field(default_factory=ApprovalPolicy)
+    windows: SessionWindows = field(default_factory=SessionWindows)
+    """Context windows a model's refusal lowered (forgotten with the session)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -217,6 +220,7 @@ class RunManager:
             history=memory.history,
             recorder=SessionRecorder(self.log_writer, session_id, run_id),
             context_budget=config.context_budget_tokens,
+            window=memory.windows.window(session_id, provider),
         )
         self._created.add(run_id)
         return run

@@ -94,7 +94,7 @@ def test_configured_prices_reach_the_provider() -> None:
         provider="openai", prices={"m": ModelPrice(input_per_m_tok=1, output_per_m_tok=1)}
     )
     provider = make_provider("openai", priced, ROOT, environ={"OPENAI_API_KEY": "k"})
-    assert provider._prices.price("m") == ModelPrice(input_per_m_tok=1, output_per_m_tok=1)  # type: ignore[attr-defined]
+    assert provider._models.price("m") == ModelPrice(input_per_m_tok=1, output_per_m_tok=1)  # type: ignore[attr-defined]
 
 
 def test_the_sdks_are_imported_only_when_a_provider_is_made_or_warmed_up() -> None:

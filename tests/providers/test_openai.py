@@ -16,8 +16,8 @@ from tether.providers.base import (
     UsageDelta,
     UserMessage,
 )
+from tether.providers.models import ModelTable
 from tether.providers.openai import OpenAIProvider
-from tether.providers.pricing import PriceTable
 from tether.providers.retry import OutputLimit
 from tether_protocol.config import ModelPrice
 
@@ -92,8 +92,8 @@ async def test_an_unknown_model_has_no_cost_unless_configured(fake: FakeApi) -> 
     )
     [*_, unknown] = await drain(provider(fake, model="llama3.1:8b"))
     assert unknown == UsageDelta(1000, 100, None)
-    prices = PriceTable({"llama3.1:8b": ModelPrice(input_per_m_tok=1.0, output_per_m_tok=3.0)})
-    [*_, priced] = await drain(provider(fake, model="llama3.1:8b", prices=prices))
+    models = ModelTable({"llama3.1:8b": ModelPrice(input_per_m_tok=1.0, output_per_m_tok=3.0)})
+    [*_, priced] = await drain(provider(fake, model="llama3.1:8b", models=models))
     assert priced == UsageDelta(1000, 100, pytest.approx((1000 * 1.0 + 100 * 3.0) / 1e6))  # type: ignore[arg-type]
 
 

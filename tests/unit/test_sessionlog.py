@@ -43,6 +43,7 @@ class CheckingProvider:
 
     def __init__(self, inner: ScriptedProvider, writer: SessionLogWriter, path: Path) -> None:
         self.inner, self.writer, self.path = inner, writer, path
+        self.model, self.context_window = inner.model, inner.context_window
         self.loop: AgentLoop | None = None
         self.checks = 0
 

@@ -135,6 +135,7 @@ export type Settings = {
   maxSteps?: number | null;
   timeoutSeconds?: number | null;
   contextBudgetTokens?: number | null;
+  contextWindowTokens?: number | null;
   autoApprove?: string[] | null;
   stateDir?: string | null;
   prices?: { [key: string]: unknown } | null;

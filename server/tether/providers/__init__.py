@@ -60,15 +60,16 @@ def make_provider(
     model = model or (config.model if same else None)
     api_key = _api_key(name, base_url, os.environ if environ is None else environ)
     if name == "openai":
+        from .models import ModelTable
         from .openai import DEFAULT_MODEL, OpenAIProvider
-        from .pricing import PriceTable
         from .retry import OutputLimit
 
         return OpenAIProvider(
             model=model or DEFAULT_MODEL,
             api_key=api_key,
             base_url=base_url,
-            prices=PriceTable(config.prices),
+            models=ModelTable(config.prices),
+            context_window=config.context_window_tokens,
             # OpenAI's own API: a limit, raised once; a compatible server keeps its default
             # (vLLM refuses a limit beyond the context left) and continuation alone applies.
             limit=OutputLimit(8_192, 16_384) if base_url is None else OutputLimit(None, None),
@@ -76,10 +77,14 @@ def make_provider(
         )
     from .anthropic import DEFAULT_MODEL as CLAUDE
     from .anthropic import AnthropicProvider
-    from .pricing import PriceTable
+    from .models import ModelTable
 
     return AnthropicProvider(
-        model=model or CLAUDE, api_key=api_key, base_url=base_url, prices=PriceTable(config.prices)
+        model=model or CLAUDE,
+        api_key=api_key,
+        base_url=base_url,
+        models=ModelTable(config.prices),
+        context_window=config.context_window_tokens,
     )
 
 
@@ -111,6 +116,7 @@ def _scripted(config: Config, workspace_root: Path) -> Provider:
     if config.script is None:
         raise ConfigError("script: the scripted provider needs a script (a path or an object)")
     try:
-        return ScriptedProvider(load_script(config.script, workspace_root))
+        script = load_script(config.script, workspace_root)
+        return ScriptedProvider(script, context_window=config.context_window_tokens)
     except Exception as exc:
         raise ConfigError(f"script: {exc}") from exc

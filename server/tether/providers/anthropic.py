@@ -29,7 +29,7 @@ from .base import (
     UsageDelta,
     UserMessage,
 )
-from .pricing import PriceTable
+from .models import ModelTable
 from .retry import (
     Failure,
     OutputLimit,
@@ -158,14 +158,19 @@ class AnthropicProvider:
         model: str,
         api_key: str,
         base_url: str | None = None,
-        prices: PriceTable | None = None,
+        models: ModelTable | None = None,
+        context_window: int | None = None,
         limit: OutputLimit | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
         self.model = model
         self._api_key = api_key
         self._base_url = base_url
-        self._prices = prices or PriceTable()
+        self._models = models or ModelTable()
+        # ``context_window`` (contextWindowTokens) is for models the table does not know.
+        self.context_window = self._models.window(
+            model, configured=context_window, local=base_url is not None
+        )
         self._limit = limit or OutputLimit(*OUTPUT_LIMIT)
         self._retry = retry or RetryPolicy()
         self._thinking: dict[str, list[ContentBlockParam]] = {}
@@ -221,7 +226,7 @@ class AnthropicProvider:
             self._thinking[calls[0].call_id] = [reply.thinking[i] for i in sorted(reply.thinking)]
         for call in calls:
             yield ToolCallReady(call)
-        cost = self._prices.cost(
+        cost = self._models.cost(
             self.model,
             input_tokens=reply.input_tokens,
             output_tokens=reply.output_tokens,

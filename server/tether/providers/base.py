@@ -100,12 +100,24 @@ class Provider(Protocol):
     """A model: streams one reply to the conversation so far."""
 
     name: str
+    model: str
+    context_window: int
+    """Tokens one call may hold: the loop keeps each request within it."""
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
         """Yield deltas of one reply; raise ``ProviderError`` when it cannot."""
         ...
 
 
+CHARS_PER_TOKEN = 4
+"""The rough size of a token in characters, for estimates (code often has fewer)."""
+
+
+def tokens_for_chars(chars: int) -> int:
+    """A rough token count for ``chars`` characters (rounded up)."""
+    return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
 def estimate_tokens(text: str) -> int:
     """A rough token count (four characters a token) for models that report none."""
-    return (len(text) + 3) // 4
+    return tokens_for_chars(len(text))

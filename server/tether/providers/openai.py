@@ -33,7 +33,7 @@ from .base import (
     UserMessage,
     estimate_tokens,
 )
-from .pricing import PriceTable
+from .models import ModelTable
 from .retry import (
     Failure,
     OutputLimit,
@@ -148,7 +148,8 @@ class OpenAIProvider:
         model: str,
         api_key: str,
         base_url: str | None = None,
-        prices: PriceTable | None = None,
+        models: ModelTable | None = None,
+        context_window: int | None = None,
         limit: OutputLimit | None = None,
         limit_parameter: LimitParameter = "max_completion_tokens",
         retry: RetryPolicy | None = None,
@@ -156,7 +157,11 @@ class OpenAIProvider:
         self.model = model
         self._api_key = api_key
         self._base_url = base_url
-        self._prices = prices or PriceTable()
+        self._models = models or ModelTable()
+        # ``context_window`` (contextWindowTokens) is for models the table does not know.
+        self.context_window = self._models.window(
+            model, configured=context_window, local=base_url is not None
+        )
         self._limit = limit or OutputLimit(None, None)
         self._limit_parameter = limit_parameter
         self._retry = retry or RetryPolicy()
@@ -230,7 +235,7 @@ class OpenAIProvider:
         details = usage.prompt_tokens_details
         cached = (details.cached_tokens or 0) if details else 0
         written = (details.cache_write_tokens or 0) if details else 0
-        cost = self._prices.cost(
+        cost = self._models.cost(
             self.model,
             input_tokens=max(0, usage.prompt_tokens - cached - written),
             output_tokens=usage.completion_tokens,

@@ -52,13 +52,19 @@ def load_script(source: str | Script, base_dir: Path | None = None) -> Script:
         raise ProviderError(f"invalid script {path}: {exc}") from exc
 
 
+SCRIPTED_WINDOW = 128_000
+"""The scripted model's window unless ``contextWindowTokens`` sets one."""
+
+
 class ScriptedProvider:
     """Plays ``script.turns`` in order, one per model call of a run."""
 
     name = "scripted"
+    model = "script"
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, *, context_window: int | None = None) -> None:
         self._script = script
+        self.context_window = context_window or SCRIPTED_WINDOW
         self._played = 0
 
     def _next_turn(self) -> ScriptTurn:
