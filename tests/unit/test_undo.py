@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tether.approvals import ApprovalGate, ApprovalPolicy
-from tether.config import Config
+from tether.config import resolve
 from tether.diskedit import DiskEditor
 from tether.events import RunEvents
 from tether.host import EditOutcome, FileEdit, NoBuffers
@@ -26,7 +26,7 @@ from tether.tools.base import ToolContext
 from tether.tools.edits import EditFile, WriteFile
 from tether.tools.registry import ToolRegistry
 from tether.workspace import Workspace
-from tether_protocol import RunParams, Script
+from tether_protocol import RunParams, TetherSettings
 
 
 def write_log(state: Path, session_id: str, run_id: str, records: list[dict[str, Any]]) -> None:
@@ -176,16 +176,17 @@ async def test_a_client_run_id_is_unique_across_sessions(
 ) -> None:
     root, state, ws, manager = setup
     write_log(state, "s-old", "r-taken", [])
-    config = Config(
-        provider="scripted",
-        model=None,
-        base_url=None,
-        script=Script.model_validate({"turns": [{"text": "done"}]}),
-        max_steps=3,
-        timeout_seconds=30.0,
-        context_budget_tokens=None,
-        auto_approve=(),
-        state_dir=state,
+    config = resolve(
+        TetherSettings.model_validate(
+            {
+                "provider": "scripted",
+                "script": {"turns": [{"text": "done"}]},
+                "maxSteps": 3,
+                "timeoutSeconds": 30,
+                "stateDir": str(state),
+            }
+        ),
+        {},
     )
     params = RunParams(prompt="again", run_id="r-taken")
     with pytest.raises(InvalidRun, match="runId"):
