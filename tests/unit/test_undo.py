@@ -26,7 +26,7 @@ from tether.tools.base import ToolContext
 from tether.tools.edits import EditFile, WriteFile
 from tether.tools.registry import ToolRegistry
 from tether.workspace import Workspace
-from tether_protocol import RunParams, TetherSettings
+from tether_protocol import RunParams, Script, TetherSettings
 
 
 def write_log(state: Path, session_id: str, run_id: str, records: list[dict[str, Any]]) -> None:
