@@ -132,16 +132,19 @@ async def run_command(
 
     started = time.monotonic()
     capture = _OutputCapture(output_limit)
-    process = await anyio.open_process(
-        # The trailing "bash" is $0: messages read "bash: …", not "/usr/bin/bash: …".
-        [bash, "-c", command, "bash"],
-        cwd=cwd,
-        env=environment,
-        stdin=subprocess.DEVNULL,  # a command waiting for input would hang until the timeout
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,  # one pipe keeps stdout and stderr in the order written
-        start_new_session=True,  # own process group, to kill grandchildren; no tty to prompt on
-    )
+    # Shielded: the command may already run (and fork) before the spawn returns, and a cancel
+    # landing then would lose the group; it is delivered at the first await below instead.
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(
+            # The trailing "bash" is $0: messages read "bash: …", not "/usr/bin/bash: …".
+            [bash, "-c", command, "bash"],
+            cwd=cwd,
+            env=environment,
+            stdin=subprocess.DEVNULL,  # a command waiting for input would hang till the timeout
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,  # one pipe keeps stdout and stderr in the order written
+            start_new_session=True,  # own process group, to kill grandchildren; no tty prompts
+        )
     pgid = process.pid  # a new session's leader leads its process group: pgid == pid
     timed_out = False
     stopped = False
