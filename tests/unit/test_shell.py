@@ -423,12 +423,14 @@ def test_bash_tool_declaration() -> None:
     assert all(p.get("description") for p in schema["properties"].values())
 
 
-def test_bash_summary() -> None:
-    tool = Bash()
-    assert tool.summary(BashArgs(command="  pytest -q\n")) == "pytest -q"
-    assert tool.summary(BashArgs(command="cd src\nmake")) == "cd src …"
+async def test_bash_proposal_title_is_the_first_line_shortened(ctx: ToolContext) -> None:
+    async def title(command: str) -> str:
+        return (await Bash().propose(BashArgs(command=command), ctx)).title
+
+    assert await title("  pytest -q\n") == "Run pytest -q"
+    assert await title("cd src\nmake") == "Run cd src …"
     long = "echo " + "x" * 100
-    assert tool.summary(BashArgs(command=long)) == long[:79] + "…"
+    assert await title(long) == "Run " + long[:79] + "…"
 
 
 async def test_bash_proposal_shows_command_and_cwd(ctx: ToolContext) -> None:

@@ -392,6 +392,15 @@ class BashArgs(ToolArgs):
         return value
 
 
+def _first_line(command: str) -> str:
+    """The command's first line, shortened: the approval's title."""
+    lines = command.strip().splitlines()
+    first = lines[0] if lines else ""
+    if len(first) > SUMMARY_CHARS:
+        return first[: SUMMARY_CHARS - 1] + "…"
+    return first + " …" if len(lines) > 1 else first
+
+
 class Bash(Tool[BashArgs]):
     """Runs a shell command in the workspace root, after the user allows it."""
 
@@ -410,18 +419,10 @@ class Bash(Tool[BashArgs]):
     args_model: ClassVar[type[ToolArgs]] = BashArgs
     needs_approval: ClassVar[bool] = True
 
-    def summary(self, args: BashArgs) -> str:
-        """The command's first line, shortened."""
-        lines = args.command.strip().splitlines()
-        first = lines[0] if lines else ""
-        if len(first) > SUMMARY_CHARS:
-            return first[: SUMMARY_CHARS - 1] + "…"
-        return first + " …" if len(lines) > 1 else first
-
     async def propose(self, args: BashArgs, ctx: ToolContext) -> Proposal:
         """The command and the folder it would run in, for the user to allow."""
         preview = CommandPreview(command=args.command, cwd=str(ctx.workspace.root))
-        return Proposal(f"Run {self.summary(args)}", preview)
+        return Proposal(f"Run {_first_line(args.command)}", preview)
 
     async def perform(self, args: BashArgs, proposal: Proposal, ctx: ToolContext) -> ToolResult:
         """Run the allowed command."""
