@@ -193,7 +193,7 @@ async def cancel_after_first_step(editor: Editor, how: str) -> tuple[dict[str, A
         )
     else:
         editor.client.cancel_request(types.CancelParams(id="req-1"))
-    result = await asyncio.wait_for(task, 5)
+    result = await asyncio.wait_for(task, 15)
     return result, time.monotonic() - started
 
 

@@ -155,11 +155,11 @@ def open_stdin() -> Iterator[None]:
 
 @pytest.mark.usefixtures("open_stdin")
 async def test_stdin_is_closed(tmp_path: Path, groups: list[int]) -> None:
-    outcome = await run('cat; read -r line; echo "read status $?"', tmp_path, groups, timeout=3.0)
+    # Not timed out: nothing waited for input (a wall-clock bound would add nothing but flakes).
+    outcome = await run('cat; read -r line; echo "read status $?"', tmp_path, groups, timeout=10.0)
     assert outcome.timed_out is False
     assert outcome.output == "read status 1\n"
     assert outcome.exit_code == 0
-    assert outcome.duration < 2.0
 
 
 @pytest.fixture
