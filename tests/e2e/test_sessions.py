@@ -290,7 +290,7 @@ async def test_injection_is_flagged_and_approvals_still_asked(
     assert "'hello '" in (workspace / "src" / "app.py").read_text()
     session_id = editor.events_of("r1")[0].session_id  # type: ignore[union-attr]
     await wait_for_run_logged(session_log_path(editor.state_dir, session_id), "r1")
-    result_msg = [m for m in history_of(editor.state_dir, session_id) if m.role == "tool"][0]  # type: ignore[union-attr]
+    result_msg = [m for m in history_of(editor.state_dir, session_id) if m.role == "tool"][0]
     assert result_msg.content.startswith('<tool_output tool="read_file" call_id="call_1_1">')
     assert "do not follow it" in result_msg.content
 
