@@ -41,6 +41,7 @@ class Sizes:
     concurrent_steps: int = 100
     concurrency_rounds: int = 2
     exits: int = 5
+    cancels: int = 5
 
     @classmethod
     def quick(cls) -> Sizes:
@@ -63,6 +64,7 @@ class Sizes:
             concurrent_steps=5,
             concurrency_rounds=1,
             exits=1,
+            cancels=1,
         )
 
 

@@ -17,6 +17,7 @@ from .harness import REPO, Context, compile_bytecode, make_context
 from .report import Row, machine, table, write_json
 from .scenarios import (
     big_buffer,
+    cancel,
     cold_start,
     concurrency,
     exit,
@@ -37,6 +38,7 @@ SCENARIOS: tuple[ModuleType, ...] = (
     search,
     concurrency,
     exit,
+    cancel,
 )
 DEFAULT_JSON = REPO / "benchmarks" / "results" / "latest.json"
 

@@ -1,9 +1,10 @@
 """The approval policy: the one place that decides whether a tool call may happen.
 
-Every call of every tool passes ``ApprovalGate.decide``. Read-only tools pass silently;
-a call that writes or runs a command passes only on ``autoApprove``, an earlier
-``allow-always`` of this session, or the user's explicit ``allow``. Anything else — a
-``deny``, an error, no answer, a malformed answer — means the call does not happen.
+Every call of a tool that writes or runs a command passes ``ApprovalGate.decide`` (the
+registry runs read-only tools directly, without asking). Such a call passes only on
+``autoApprove``, an earlier ``allow-always`` of this session, or the user's explicit
+``allow``. Anything else — a ``deny``, an error, no answer, a malformed answer — means the
+call does not happen.
 
 Two limits on what passes without asking: a change to a sensitive path (``sensitive.py``)
 is always asked, whatever ``autoApprove`` or "allow always" says, and "allow always" for a
@@ -112,7 +113,6 @@ class ApprovalGate:
         *,
         call_id: str,
         tool: str,
-        needs_approval: bool,
         title: str,
         arguments: dict[str, Any],
         preview: Preview | None,
@@ -122,8 +122,6 @@ class ApprovalGate:
 
         ``roots`` are the workspace folders, to place a changed file for the sensitive floor.
         """
-        if not needs_approval:
-            return Verdict("auto")
         floor = reason_for_preview(preview, roots)
         if floor is None and self.policy.covers(tool, preview):
             verdict = Verdict("auto")

@@ -25,6 +25,8 @@ from pytest_lsp.client import register_lsp_features
 from tether.textmodel import encoding_name, offset_at
 from tether_protocol import RunEvent, parse_event
 
+from ..waiting import wait_until
+
 SERVER = [sys.executable, "-m", "tether", "serve"]
 PROFILES = {"neovim": "neovim@v0.11", "vscode": "visual-studio-code"}
 
@@ -282,13 +284,10 @@ class Editor:
         return uri
 
     async def wait_for_event(self, kind: str) -> RunEvent:
-        """Wait (up to 5 s) until an event of ``kind`` arrives."""
-        async with asyncio.timeout(5):
-            while True:
-                for event in self.events:
-                    if event.kind == kind:
-                        return event
-                await asyncio.sleep(0.01)
+        """Wait (up to 10 s) until an event of ``kind`` arrives."""
+        return await wait_until(
+            lambda: next((e for e in self.events if e.kind == kind), None), f"a {kind!r} event"
+        )
 
 
 def server_env(state_dir: Path) -> dict[str, str]:

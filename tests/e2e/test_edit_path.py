@@ -8,7 +8,6 @@ differs from what was approved is told to the model in its next tool result.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from pygls.exceptions import JsonRpcException
 
 from tether_protocol import ToolResultEvent
 
+from ..waiting import wait_until
 from .conftest import Editor, script
 
 APP = "def greet(name):\n    return 'hello ' + name\n"
@@ -222,12 +222,14 @@ async def test_a_client_that_cannot_create_files_gets_them_created_on_disk(
 
 async def stderr_until(capsys: pytest.CaptureFixture[str], needle: str) -> str:
     """The server's stderr (forwarded to the test's) up to a line holding ``needle``."""
-    seen = ""
-    async with asyncio.timeout(5):
-        while needle not in seen:
-            seen += capsys.readouterr().err
-            await asyncio.sleep(0.02)
-    return seen
+    seen = [""]
+
+    def arrived() -> bool:
+        seen[0] += capsys.readouterr().err
+        return needle in seen[0]
+
+    await wait_until(arrived, f"{needle!r} on the server's stderr")
+    return seen[0]
 
 
 async def test_an_error_answer_is_a_refused_edit_without_a_traceback(

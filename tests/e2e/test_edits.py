@@ -10,6 +10,7 @@ import pytest
 
 from tether_protocol import ApprovalEvent, ToolResultEvent
 
+from ..waiting import pid_written, wait_until
 from .conftest import Editor, alive, script
 
 APP = "def greet(name):\n    return 'hello ' + name\n"
@@ -384,15 +385,10 @@ async def test_cancel_during_a_command_kills_its_process_group(
     )
     task = asyncio.ensure_future(editor.run(prompt="go", runId="r1"))
     pid_file = workspace / "child.pid"
-    async with asyncio.timeout(5):
-        while not pid_file.exists() or not pid_file.read_text().strip():
-            await asyncio.sleep(0.02)
+    pid = await wait_until(lambda: pid_written(pid_file), "the command to write child.pid")
     await editor.client.protocol.send_request_async("agent/cancel", {"runId": "r1"})
-    result = await asyncio.wait_for(task, 5)
+    # generous bounds: a loaded CI machine; cancel latency is measured by the "cancel" bench
+    result = await asyncio.wait_for(task, 15)
     assert result["outcome"] == "cancelled"
-    pid = int(pid_file.read_text())
-    for _ in range(100):  # the kill is sent before the run ends; exiting may lag under load
-        if not alive(pid):
-            break
-        await asyncio.sleep(0.03)
-    assert not alive(pid)
+    # the kill is sent before the run ends; the process leaving /proc may lag under load
+    await wait_until(lambda: not alive(pid), f"the background child {pid} to be killed")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from pygls.exceptions import JsonRpcException
 from tests.providers.fakes import FakeApi, Sse, Status, anthropic_stream, openai_stream
 from tether.client.session import connect
 
+from ..waiting import wait_until
 from .conftest import Editor, script
 
 READ_APP = ['{"pa', 'th": "src/', 'app.py"}']
@@ -231,10 +231,12 @@ def tool_call_ids(provider: str, body: dict[str, Any]) -> tuple[list[str], dict[
 
 async def logged_lines(log: Path, needle: bytes) -> list[bytes]:
     """The log's lines once one contains ``needle`` (the writer thread flushes in batches)."""
-    async with asyncio.timeout(5):
-        while needle not in (data := log.read_bytes()):
-            await asyncio.sleep(0.01)
-    return data.splitlines()
+
+    def holding() -> bytes | None:
+        data = log.read_bytes()
+        return data if needle in data else None
+
+    return (await wait_until(holding, f"{needle!r} in {log}")).splitlines()
 
 
 @pytest.mark.parametrize(("provider", "model"), [("openai", "m"), ("anthropic", "claude-m")])

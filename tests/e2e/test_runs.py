@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcException
 
 from tether_protocol import ToolResultEvent
 
+from ..waiting import wait_for_run_logged
 from .conftest import Editor, script
 
 READ_APP = {"name": "read_file", "arguments": {"path": "src/app.py"}}
@@ -98,7 +99,7 @@ async def test_the_unsaved_buffer_is_read_instead_of_the_disk(
             2,
         ),
         ([{"text": "again", "toolCalls": [READ_APP]}], {"repeatLast": True}, {}, "no-progress", 3),
-        ([{"text": "slow"}], {"delaySeconds": 5}, {"timeoutSeconds": 0.3}, "timeout", 1),
+        ([{"text": "slow"}], {"delaySeconds": 30}, {"timeoutSeconds": 0.3}, "timeout", 1),
         (
             [{"text": "x" * 400, "toolCalls": [READ_APP]}],
             {"repeatLast": True},
@@ -125,8 +126,8 @@ async def test_each_outcome_returns_what_the_run_has(
     assert result["steps"] == steps
     assert editor.events_of("r1")[-1].kind == "run-finished"
     assert editor.events_of("r1")[-1].outcome == outcome  # type: ignore[union-attr]
-    if outcome == "timeout":
-        assert time.monotonic() - started < 2
+    if outcome == "timeout":  # did not wait for the 30 s model; generous for a loaded CI
+        assert time.monotonic() - started < 10
     if outcome == "no-progress":  # the third identical call is not executed
         assert editor.kinds("r1").count("tool-result") == 2
     assert_gapless(editor, "r1")
@@ -192,7 +193,7 @@ async def cancel_after_first_step(editor: Editor, how: str) -> tuple[dict[str, A
         )
     else:
         editor.client.cancel_request(types.CancelParams(id="req-1"))
-    result = await asyncio.wait_for(task, 5)
+    result = await asyncio.wait_for(task, 15)
     return result, time.monotonic() - started
 
 
@@ -202,7 +203,9 @@ async def test_cancel_stops_the_run_within_a_second(
 ) -> None:
     await editor.open_session(workspace, script=script({"text": "slow"}, delaySeconds=30))
     result, elapsed = await cancel_after_first_step(editor, how)
-    assert elapsed < 1.0
+    # The contract says 1 s; 5x that keeps a loaded 2-core CI green while a cancel that waited
+    # for the 30 s model still fails. The real number is benchmarks' "cancel" scenario.
+    assert elapsed < 5.0
     assert result["outcome"] == "cancelled" and result["runId"] == "r1"
     assert editor.events_of("r1")[-1].kind == "run-finished"
     assert [r.kind for r in editor.client.progress_reports["tok-1"]][-1] == "end"
@@ -240,11 +243,13 @@ async def test_two_concurrent_runs_are_isolated(editor: Editor, workspace: Path)
             {"text": "reading", "toolCalls": [READ_APP]}, {"text": "done"}, delaySeconds=0.3
         ),
     )
-    started = time.monotonic()
     one, two = await asyncio.gather(
         editor.run(prompt="first", runId="a"), editor.run(prompt="second", runId="b")
     )
-    assert time.monotonic() - started < 1.5  # both delays overlapped
+    # Both ran at once: each had stepped before either finished (timings: "concurrency" bench).
+    order = [(e.run_id, e.kind) for e in editor.events]
+    first_end = min(order.index((run_id, "run-finished")) for run_id in ("a", "b"))
+    assert {run_id for run_id, kind in order[:first_end] if kind == "step"} == {"a", "b"}
     assert one["outcome"] == two["outcome"] == "done"
     assert one["sessionId"] != two["sessionId"]
     for run_id in ("a", "b"):
@@ -267,7 +272,7 @@ async def test_session_log_holds_every_event(editor: Editor, workspace: Path) ->
     await editor.open_session(workspace, script=script({"toolCalls": [READ_APP]}, {"text": "ok"}))
     result = await editor.run(prompt="go", runId="r1")
     log = editor.state_dir / "sessions" / f"{result['sessionId']}.jsonl"
-    await asyncio.sleep(0.2)
+    await wait_for_run_logged(log, "r1")
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     lines = [x for x in lines if "record" not in x]  # events; the rest rebuilds the history
     assert [x["seq"] for x in lines] == [e.seq for e in editor.events_of("r1")]

@@ -21,6 +21,7 @@ from tether.session.index import session_log_path
 from tether.session.records import read_session
 from tether_protocol import InjectionFlaggedEvent
 
+from ..waiting import wait_for_run_logged
 from .conftest import Editor, script
 
 READ_APP = {"name": "read_file", "arguments": {"path": "src/app.py"}}
@@ -67,7 +68,8 @@ async def test_a_session_resumes_in_a_new_server_after_a_kill(
     )
     try:
         result = raw_session(proc, workspace, {"prompt": "what is app.py?", "runId": "r1"})
-        await asyncio.sleep(0.3)  # the log thread flushes per batch; nothing else is waited for
+        # the kill comes once the writer thread has flushed the run, and nothing else is awaited
+        await wait_for_run_logged(session_log_path(state, result["sessionId"]), "r1")
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(5)
@@ -149,8 +151,8 @@ async def test_unknown_sessions_are_refused(editor: Editor, workspace: Path) -> 
 async def test_a_torn_log_loads_and_goes_on(editor: Editor, workspace: Path) -> None:
     await editor.open_session(workspace, script=script(*TURNS))
     first = await editor.run(prompt="go", runId="r1")
-    await asyncio.sleep(0.2)
     log = editor.state_dir / "sessions" / f"{first['sessionId']}.jsonl"
+    await wait_for_run_logged(log, "r1")
     with log.open("ab") as handle:  # a crash in the middle of a line
         handle.write(b'{"runId": "r1", "seq": 99, "kind": "assis')
     fresh = editor.state_dir.parent / "state2"
@@ -174,9 +176,7 @@ async def test_a_log_with_bad_lines_breaks_neither_sessions_nor_history(
     good = await editor.run(prompt="a good session", runId="r1")
     bad = await editor.run(prompt="a session that gets bad lines", runId="r2")
     log = editor.state_dir / "sessions" / f"{bad['sessionId']}.jsonl"
-    async with asyncio.timeout(5):  # the writer thread flushes in batches
-        while b'"run-finished"' not in log.read_bytes():
-            await asyncio.sleep(0.01)
+    await wait_for_run_logged(log, "r2")  # the writer thread flushes in batches
     with log.open("ab") as handle:
         for line in [
             b"{}",
@@ -211,7 +211,7 @@ async def test_steer_joins_the_running_run(editor: Editor, workspace: Path) -> N
     assert answer == {"accepted": True}
     result = await task
     assert result["outcome"] == "done" and result["steps"] == 2
-    await asyncio.sleep(0.2)
+    await wait_for_run_logged(session_log_path(editor.state_dir, result["sessionId"]), "r1")
     users = [m.text for m in history_of(editor.state_dir, result["sessionId"]) if m.role == "user"]
     assert users == ["go", "also mention the README"]
     gone = await editor.client.protocol.send_request_async(
@@ -295,12 +295,9 @@ async def test_injection_is_flagged_and_approvals_still_asked(
     ]
     assert len(editor.approvals) == 1  # the edit was still put to the user, who denied it
     assert "'hello '" in (workspace / "src" / "app.py").read_text()
-    await asyncio.sleep(0.2)
-    result_msg = [
-        m
-        for m in history_of(editor.state_dir, editor.events_of("r1")[0].session_id)
-        if m.role == "tool"
-    ][0]  # type: ignore[union-attr]
+    session_id = editor.events_of("r1")[0].session_id  # type: ignore[union-attr]
+    await wait_for_run_logged(session_log_path(editor.state_dir, session_id), "r1")
+    result_msg = [m for m in history_of(editor.state_dir, session_id) if m.role == "tool"][0]
     assert result_msg.content.startswith('<tool_output tool="read_file" call_id="call_1_1">')
     assert "do not follow it" in result_msg.content
 

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from ..waiting import wait_until_sync
+
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editors" / "nvim"
 SCENARIOS = Path(__file__).parent / "lua"
@@ -155,10 +157,12 @@ class Nvim:
             f"scenario {scenario} ended {outcome.get('finish')}: {outcome.get('error')}\n"
             f"stderr:\n{proc.stderr}"
         )
-        deadline = time.monotonic() + 3
-        while (left := leftover_processes(marker)) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert left == [], f"processes left running after nvim exited: {left}"
+        try:
+            wait_until_sync(lambda: not leftover_processes(marker), "nvim's children to exit")
+        except AssertionError:
+            left = leftover_processes(marker)
+            if left:  # they may have gone between the last poll and this look
+                raise AssertionError(f"processes left running after nvim exited: {left}") from None
         return outcome
 
 

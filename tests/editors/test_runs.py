@@ -103,7 +103,7 @@ def test_progress_reaches_neovims_lsp_progress(read_run: tuple[Path, Outcome]) -
 SLOW = script(
     {"text": "Thinking.", "toolCalls": [call("list_files")]},
     repeatLast=True,
-    delaySeconds=1.0,
+    delaySeconds=10.0,  # a cancel that waited for the model would miss the bound
 )
 EDIT = call("edit_file", path="src/app.py", old_text="'hello '", new_text="'hi '")
 APP = ["def greet(name):", "    return 'hello ' + name"]
@@ -119,7 +119,9 @@ def test_cancel_stops_a_slow_run(nvim: Nvim) -> None:
     r = nvim.run("cancel", SLOW, {"MODE": "delay"})
     result = r["run"]["result"]
     assert result["outcome"] == "cancelled"
-    assert r["cancel_ms"] < 1500  # the contract: stopped within 1 s (plus the round trip)
+    # The contract says 1 s; 5x keeps a loaded CI green while a cancel that waited for the slow
+    # model still fails. The real number: benchmarks' "cancel" scenario.
+    assert r["cancel_ms"] < 5000
     assert r["transcript"][-1].startswith("■ cancelled · ")
     assert r["in_flight"] == 0
 

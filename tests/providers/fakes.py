@@ -101,7 +101,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)  # mid-body: no final chunk
                 self.close_connection = True
                 return
-            time.sleep(reply.delay)
+            time.sleep(reply.delay)  # models the API's latency between frames
             data = frame.encode()
             try:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))

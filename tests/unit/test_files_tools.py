@@ -81,14 +81,6 @@ def test_read_tools_and_schemas() -> None:
     assert "required" not in ListFiles().parameters_schema()
 
 
-def test_summaries() -> None:
-    assert ReadFile().summary(ReadFile.args_model.model_validate({"path": "a.py"})) == "a.py"
-    list_args = ListFiles.args_model.model_validate({"path": "src", "pattern": "*.py"})
-    assert ListFiles().summary(list_args) == "src *.py"
-    search_args = Search.args_model.model_validate({"pattern": "TODO", "path": "src"})
-    assert Search().summary(search_args) == "TODO in src"
-
-
 @pytest.mark.parametrize("bad", [{"path": "a", "offset": 0}, {"path": "a", "limit": 0}, {}])
 def test_read_file_argument_checks(bad: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):

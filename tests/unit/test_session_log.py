@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,8 @@ from tether.session.writer import (
 )
 from tether_protocol import StepEvent, ToolResultEvent
 
+from ..waiting import wait_until_sync
+
 
 def test_events_are_appended_per_session_and_flushed(tmp_path: Path) -> None:
     writer = SessionLogWriter(tmp_path)
@@ -28,11 +29,9 @@ def test_events_are_appended_per_session_and_flushed(tmp_path: Path) -> None:
     events.text_delta("hi ")
     events.run_finished("done", 1)
     path = session_log_path(tmp_path, "s-1")
-    deadline = time.monotonic() + 2
-    while time.monotonic() < deadline:  # written by the background thread, without close()
-        if path.exists() and len(path.read_text().splitlines()) == 3:
-            break
-        time.sleep(0.01)
+    wait_until_sync(  # written by the background thread, without close()
+        lambda: path.exists() and len(path.read_text().splitlines()) == 3, f"3 lines in {path}"
+    )
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     assert [x["kind"] for x in lines] == ["run-started", "text-delta", "run-finished"]
     assert [x["seq"] for x in lines] == [1, 2, 3]

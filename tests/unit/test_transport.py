@@ -10,6 +10,8 @@ import time
 
 from tether.lsp.transport import FLUSH_BYTES, FLUSH_SECONDS, FrameReader, StdoutWriter, frame
 
+from ..waiting import wait_until
+
 
 def test_frames_split_across_reads_and_headers_in_any_case() -> None:
     read_fd, write_fd = os.pipe()
@@ -53,7 +55,7 @@ async def test_frames_of_one_loop_turn_go_out_in_one_write_and_in_order() -> Non
     for data in frames:
         writer.write(data)
     assert sink.writes == []  # held until the loop's turn ends
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # models: the loop's turn ends (a yield, not a wait for time)
     assert sink.writes == [b"".join(frames)]
 
 
@@ -61,7 +63,7 @@ async def test_a_long_burst_is_written_without_waiting_for_the_loop() -> None:
     sink = Sink()
     writer = StdoutWriter(sink, asyncio.get_running_loop())
     writer.write(frame(b"{}"))
-    time.sleep(FLUSH_SECONDS * 2)  # a turn of the loop that keeps it busy
+    time.sleep(FLUSH_SECONDS * 2)  # models a loop turn kept busy (blocks, on purpose)
     writer.write(frame(b"[]"))
     assert sink.getvalue() == frame(b"{}") + frame(b"[]")
     writer.write(frame(b"x" * FLUSH_BYTES))
@@ -74,8 +76,7 @@ async def test_frames_from_other_threads_reach_the_loop_and_close_flushes() -> N
     thread = threading.Thread(target=writer.write, args=(frame(b"{}"),))
     thread.start()
     thread.join()
-    await asyncio.sleep(0.01)
-    assert sink.getvalue() == frame(b"{}")
+    await wait_until(lambda: sink.getvalue() == frame(b"{}"), "the thread's frame on the sink")
     writer.write(frame(b"[]"))
     writer.close()
     assert sink.closed and sink.writes[-1] == frame(b"[]")

@@ -18,11 +18,8 @@ from ..config import Config, ConfigError
 from .base import Provider
 from .scripted import ScriptedProvider, load_script
 
-KNOWN_PROVIDERS = ("scripted", "openai", "anthropic")
-"""Provider names the configuration may use."""
-
 AVAILABLE_PROVIDERS = ("scripted", "openai", "anthropic")
-"""Providers this build can run."""
+"""The provider names the configuration may use, all of which this build can run."""
 
 API_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 """Where each SDK provider finds its key (in the environment of ``tether serve``)."""
@@ -48,9 +45,9 @@ def make_provider(
             "provider: no model provider is configured; set initializationOptions.provider "
             "(or TETHER_PROVIDER) to one of: " + ", ".join(AVAILABLE_PROVIDERS)
         )
-    if name not in KNOWN_PROVIDERS:
+    if name not in AVAILABLE_PROVIDERS:
         raise ConfigError(
-            f"provider: unknown provider {name!r}; known: {', '.join(KNOWN_PROVIDERS)}"
+            f"provider: unknown provider {name!r}; known: {', '.join(AVAILABLE_PROVIDERS)}"
         )
     if name == "scripted":
         return _scripted(config, workspace_root)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 import anthropic
-import httpx2
+import httpx2  # the SDK's HTTP client (a declared dependency): its mid-stream errors
 from anthropic import AsyncAnthropic, omit
 from anthropic.types import (
     AssistantMessageParam,

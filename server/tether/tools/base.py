@@ -108,10 +108,6 @@ class Tool(Generic[A]):
             prop.pop("title", None)
         return schema
 
-    def summary(self, args: A) -> str:
-        """A few words for progress reports, e.g. the path the call touches."""
-        return ""
-
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:
         """Do the work; raise ``ToolError`` for failures the model should see."""
         raise NotImplementedError

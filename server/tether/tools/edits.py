@@ -175,9 +175,6 @@ class EditFile(Tool[EditFileArgs]):
     args_model: ClassVar[type[ToolArgs]] = EditFileArgs
     needs_approval: ClassVar[bool] = True
 
-    def summary(self, args: EditFileArgs) -> str:
-        return args.path
-
     async def _edit(self, args: EditFileArgs, ws: Workspace) -> tuple[FileEdit, int]:
         path = ws.resolve(args.path)
         shown = ws.display(path)
@@ -255,9 +252,6 @@ class WriteFile(Tool[WriteFileArgs]):
     )
     args_model: ClassVar[type[ToolArgs]] = WriteFileArgs
     needs_approval: ClassVar[bool] = True
-
-    def summary(self, args: WriteFileArgs) -> str:
-        return args.path
 
     async def _edit(self, args: WriteFileArgs, ws: Workspace) -> FileEdit:
         path = ws.resolve(args.path)

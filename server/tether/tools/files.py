@@ -51,10 +51,6 @@ class ReadFile(Tool[ReadFileArgs]):
     )
     args_model: ClassVar[type[ToolArgs]] = ReadFileArgs
 
-    def summary(self, args: ReadFileArgs) -> str:
-        """The path read."""
-        return args.path
-
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
         """Read the file and number the requested lines."""
         ws = ctx.workspace
@@ -116,11 +112,6 @@ class ListFiles(Tool[ListFilesArgs]):
         f"At most {MAX_LISTED_FILES} are shown; narrow with path or pattern."
     )
     args_model: ClassVar[type[ToolArgs]] = ListFilesArgs
-
-    def summary(self, args: ListFilesArgs) -> str:
-        """The folder (and pattern) listed."""
-        where = args.path or "."
-        return f"{where} {args.pattern}" if args.pattern else where
 
     async def run(self, args: ListFilesArgs, ctx: ToolContext) -> ToolResult:
         """Walk the folder in a worker thread (left behind on cancel) and list what matches."""

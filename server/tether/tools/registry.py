@@ -94,9 +94,9 @@ class ToolRegistry:
     async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         """Run one call. Every failure, expected or not, comes back as a ``ToolResult``.
 
-        Every call passes the approval gate; a call that needs approval is proposed (its
-        diff or command computed), decided, and only then performed. The result also
-        carries what the editor reported since about the run's applied edits.
+        A read-only tool runs directly; a call that needs approval is proposed (its diff or
+        command computed), decided by the approval gate, and only then performed. The
+        result also carries what the editor reported since about the run's applied edits.
         """
         return with_drift_notes(await self._execute(call, ctx), ctx)
 
@@ -121,7 +121,6 @@ class ToolRegistry:
         verdict = await ctx.gate.decide(
             call_id=call.call_id,
             tool=call.name,
-            needs_approval=True,
             title=proposal.title,
             arguments=call.arguments,
             preview=proposal.preview,

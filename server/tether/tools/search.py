@@ -184,10 +184,6 @@ class Search(Tool[SearchArgs]):
         if use_rg and self.rg_path is None:
             raise ValueError("use_rg=True but no rg binary was found")
 
-    def summary(self, args: SearchArgs) -> str:
-        """The pattern, and where."""
-        return f"{args.pattern} in {args.path}" if args.path else args.pattern
-
     async def run(self, args: SearchArgs, ctx: ToolContext) -> ToolResult:
         """Find the matching lines, buffers first, and print them sorted."""
         ws = ctx.workspace

@@ -132,18 +132,18 @@ async def run_command(
 
     started = time.monotonic()
     capture = _OutputCapture(output_limit)
-    # Shielded: cancelled half-way, asyncio kills only bash, not the group it may have
-    # started; once it is ours, the ``finally`` below stops the whole group.
+    # Shielded: the command may already run (and fork) before the spawn returns, and a cancel
+    # landing then would lose the group; it is delivered at the first await below instead.
     with anyio.CancelScope(shield=True):
         process = await anyio.open_process(
             # The trailing "bash" is $0: messages read "bash: …", not "/usr/bin/bash: …".
             [bash, "-c", command, "bash"],
             cwd=cwd,
             env=environment,
-            stdin=subprocess.DEVNULL,  # a command waiting for input would hang until timeout
+            stdin=subprocess.DEVNULL,  # a command waiting for input would hang till the timeout
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,  # one pipe keeps stdout and stderr in the order written
-            start_new_session=True,  # own group, to kill grandchildren; no tty to prompt on
+            start_new_session=True,  # own process group, to kill grandchildren; no tty prompts
         )
     pgid = process.pid  # a new session's leader leads its process group: pgid == pid
     timed_out = False
@@ -392,6 +392,15 @@ class BashArgs(ToolArgs):
         return value
 
 
+def _first_line(command: str) -> str:
+    """The command's first line, shortened: the approval's title."""
+    lines = command.strip().splitlines()
+    first = lines[0] if lines else ""
+    if len(first) > SUMMARY_CHARS:
+        return first[: SUMMARY_CHARS - 1] + "…"
+    return first + " …" if len(lines) > 1 else first
+
+
 class Bash(Tool[BashArgs]):
     """Runs a shell command in the workspace root, after the user allows it."""
 
@@ -410,18 +419,10 @@ class Bash(Tool[BashArgs]):
     args_model: ClassVar[type[ToolArgs]] = BashArgs
     needs_approval: ClassVar[bool] = True
 
-    def summary(self, args: BashArgs) -> str:
-        """The command's first line, shortened."""
-        lines = args.command.strip().splitlines()
-        first = lines[0] if lines else ""
-        if len(first) > SUMMARY_CHARS:
-            return first[: SUMMARY_CHARS - 1] + "…"
-        return first + " …" if len(lines) > 1 else first
-
     async def propose(self, args: BashArgs, ctx: ToolContext) -> Proposal:
         """The command and the folder it would run in, for the user to allow."""
         preview = CommandPreview(command=args.command, cwd=str(ctx.workspace.root))
-        return Proposal(f"Run {self.summary(args)}", preview)
+        return Proposal(f"Run {_first_line(args.command)}", preview)
 
     async def perform(self, args: BashArgs, proposal: Proposal, ctx: ToolContext) -> ToolResult:
         """Run the allowed command."""
