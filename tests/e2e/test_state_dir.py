@@ -20,6 +20,7 @@ from lsprotocol.converters import get_converter
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import register_lsp_features
 
+from ..waiting import wait_until
 from .conftest import SERVER, Editor, script, server_env
 
 READ_APP = {"name": "read_file", "arguments": {"path": "src/app.py"}}
@@ -92,17 +93,17 @@ def test_tether_run_tells_the_terminal_once(workspace: Path, unwritable: Path) -
 async def logged_kinds(state_dir: Path, run_id: str, until: str) -> list[str]:
     """The kinds of ``run_id``'s events in ``state_dir``'s logs, once ``until`` is among
     them (waits up to 5 s: the log is written by the server's own thread)."""
-    kinds: list[str] = []
-    async with asyncio.timeout(5):
-        while until not in kinds:
-            await asyncio.sleep(0.01)
-            kinds = []
-            for log in sorted((state_dir / "sessions").glob("*.jsonl")):
-                for line in log.read_text().splitlines():
-                    item = json.loads(line)
-                    if "record" not in item and item["runId"] == run_id:
-                        kinds.append(item["kind"])
-    return kinds
+
+    def kinds() -> list[str] | None:
+        found = []
+        for log in sorted((state_dir / "sessions").glob("*.jsonl")):
+            for line in log.read_text().splitlines():
+                item = json.loads(line)
+                if "record" not in item and item["runId"] == run_id:
+                    found.append(item["kind"])
+        return found if until in found else None
+
+    return await wait_until(kinds, f"{until} of {run_id} in {state_dir}'s logs")
 
 
 async def test_a_state_dir_changed_mid_run_keeps_the_run_in_the_old_one(

@@ -107,7 +107,6 @@ def test_the_gate_denies_unusable_edited_text_with_a_warning(
         verdict = await gate.decide(
             call_id="c",
             tool="edit_file",
-            needs_approval=True,
             title="Edit a",
             arguments={},
             preview=preview,

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.waiting import wait_until
 from tether import runs
 from tether.config import Config, resolve
 from tether.diskedit import DiskEditor
@@ -121,9 +122,7 @@ async def test_a_failed_history_load_holds_the_session_then_releases_it(
 
     monkeypatch.setattr(runs, "load", broken_load)
     first = asyncio.ensure_future(server.create(prompt="a", sessionId=session_id, runId="r-a"))
-    async with asyncio.timeout(5):
-        while not loading.is_set():
-            await asyncio.sleep(0.01)
+    await wait_until(loading.is_set, "the session's log to be read")
     with pytest.raises(InvalidRun, match="sessionId"):  # reserved while the log is read
         await server.create(prompt="b", sessionId=session_id)
     fail.set()

@@ -14,6 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from tests.waiting import wait_until
 from tether.host import MemoryBuffers
 from tether.tools.base import ToolContext
 from tether.tools.search import ENGINE_ENV, Search, SearchArgs
@@ -50,17 +51,15 @@ async def test_cancel_kills_rg_and_its_children(tmp_path: Path) -> None:
     with anyio.CancelScope() as scope:
         async with anyio.create_task_group() as tg:
             tg.start_soon(Search(rg_path=rg).run, SearchArgs(pattern="needle"), ctx)
-            with anyio.fail_after(10):
-                while not pids.exists():
-                    await anyio.sleep(0.01)
+            await wait_until(pids.exists, "the stand-in rg to start")
             scope.cancel()  # what agent/cancel or timeoutSeconds does to the tool's task
     assert scope.cancelled_caught
     assert time.monotonic() - started < 10  # not the 300 s the stand-in would take
     shell, child = (int(p) for p in pids.read_text().split())
     try:
-        with anyio.fail_after(5):
-            while alive(shell) or alive(child):
-                await anyio.sleep(0.01)
+        await wait_until(
+            lambda: not (alive(shell) or alive(child)), "rg and its child to be killed"
+        )
     finally:  # when the test fails, leave nothing running
         for pid in (shell, child):
             if alive(pid):
