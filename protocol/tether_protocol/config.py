@@ -70,6 +70,9 @@ class TetherSettings(WireModel):
     ``baseUrl``, else 128000)."""
     auto_approve: list[str] | None = None
     """Tool names that need no approval (default: none)."""
+    approval_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    """How long an approval may wait for the user's answer before the call is denied
+    (default 300); the client is told to close it (``$/cancelRequest``)."""
     state_dir: str | None = None
     """Where session logs are kept (default ``$XDG_STATE_HOME/tether``)."""
     prices: dict[str, ModelPrice] | None = None

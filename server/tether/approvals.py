@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from tether_protocol import CommandPreview, Decision, DiffPreview, Preview
 
 from .events import RunEvents
@@ -93,6 +95,8 @@ class Verdict:
     arguments: dict[str, Any] | None = None
     edited_text: str | None = None
     """The user's text for the proposed window (a diff preview), checked by the gate."""
+    note: str | None = None
+    """Tether's own explanation of a call that did not pass (not the user's words)."""
 
     @property
     def allowed(self) -> bool:
@@ -103,10 +107,18 @@ class Verdict:
 class ApprovalGate:
     """Decides the calls of one run and reports every decision as an ``approval`` event."""
 
-    def __init__(self, policy: ApprovalPolicy, editor: Editor, events: RunEvents) -> None:
+    def __init__(
+        self,
+        policy: ApprovalPolicy,
+        editor: Editor,
+        events: RunEvents,
+        answer_timeout: float | None = None,
+    ) -> None:
         self.policy = policy
         self.editor = editor
         self.events = events
+        self.answer_timeout = answer_timeout
+        """Seconds an approval may wait for its answer (None: as long as the run lasts)."""
 
     async def decide(
         self,
@@ -126,7 +138,7 @@ class ApprovalGate:
         if floor is None and self.policy.covers(tool, preview):
             verdict = Verdict("auto")
         elif preview is None:
-            verdict = Verdict("denied-by-default", "nothing to show the user")
+            verdict = Verdict("denied-by-default", note="there was nothing to show the user")
         else:
             shown = title if floor is None else f"{title} — {floor}"
             request = ApprovalRequest(self.events.run_id, call_id, tool, shown, arguments, preview)
@@ -136,7 +148,20 @@ class ApprovalGate:
 
     async def _ask(self, request: ApprovalRequest, *, remember: bool) -> Verdict:
         try:
-            answer = await self.editor.ask_approval(request)
+            # Cancelling the ask withdraws the question from the client (LspEditor sends
+            # $/cancelRequest), so the editor closes it instead of keeping a stale Allow.
+            with anyio.move_on_after(self.answer_timeout) as waited:
+                answer = await self.editor.ask_approval(request)
+            if waited.cancelled_caught:
+                seconds = f"{self.answer_timeout:g}"
+                log.info(
+                    "no answer to the approval of %s within %s s (denied)", request.tool, seconds
+                )
+                return Verdict(
+                    "denied-by-default",
+                    note=f"No one answered the approval within {seconds} seconds, so it was "
+                    "withdrawn; ask again only if it is still needed.",
+                )
         except Exception as exc:  # a broken client must not be able to approve by failing
             log.warning("asking for approval failed (denied): %s", exc)
             answer = None

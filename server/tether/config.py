@@ -20,6 +20,7 @@ from tether_protocol.config import ModelPrice
 
 DEFAULT_MAX_STEPS = 40
 DEFAULT_TIMEOUT_SECONDS = 900.0
+DEFAULT_APPROVAL_TIMEOUT_SECONDS = 300.0
 
 ENVIRONMENT = {
     "TETHER_PROVIDER": "provider",
@@ -28,6 +29,7 @@ ENVIRONMENT = {
     "TETHER_SCRIPT": "script",
     "TETHER_STATE_DIR": "state_dir",
     "TETHER_CONTEXT_WINDOW_TOKENS": "context_window_tokens",
+    "TETHER_APPROVAL_TIMEOUT_SECONDS": "approval_timeout_seconds",
 }
 INTEGER_SETTINGS = frozenset({"context_window_tokens"})
 
@@ -111,6 +113,8 @@ class Config:
     """The window of a model the built-in table does not know (None: a default)."""
     auto_approve: tuple[str, ...]
     state_dir: Path
+    approval_timeout_seconds: float = DEFAULT_APPROVAL_TIMEOUT_SECONDS
+    """An approval unanswered this long is denied (and withdrawn from the client)."""
     prices: Mapping[str, ModelPrice] = field(default_factory=dict)
     """Configured prices by model; the providers add them to their built-in table."""
 
@@ -133,5 +137,8 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
         context_window_tokens=settings.context_window_tokens,
         auto_approve=tuple(settings.auto_approve or ()),
         state_dir=state_dir,
+        approval_timeout_seconds=(
+            settings.approval_timeout_seconds or DEFAULT_APPROVAL_TIMEOUT_SECONDS
+        ),
         prices=dict(settings.prices or {}),
     )

@@ -207,7 +207,7 @@ class RunManager:
                 workspace=workspace,
                 run_id=run_id,
                 editor=editor,
-                gate=ApprovalGate(memory.policy, editor, events),
+                gate=ApprovalGate(memory.policy, editor, events, config.approval_timeout_seconds),
             ),
             events=events,
             limits=Limits(

@@ -107,10 +107,11 @@ class Editor:
             return types.ApplyWorkspaceEditResult(applied=True)
 
         @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-        def on_message(params: types.ShowMessageRequestParams) -> Any:
+        async def on_message(params: types.ShowMessageRequestParams) -> Any:
             self.message_requests.append(params)
             if self.message_answer is not None:
-                return self.message_answer()
+                answer = self.message_answer()  # may be awaitable: a prompt left open
+                return await answer if inspect.isawaitable(answer) else answer
             if self.message_choice is None:
                 return None
             return types.MessageActionItem(title=self.message_choice)

@@ -137,6 +137,7 @@ export type Settings = {
   contextBudgetTokens?: number | null;
   contextWindowTokens?: number | null;
   autoApprove?: string[] | null;
+  approvalTimeoutSeconds?: number | null;
   stateDir?: string | null;
   prices?: { [key: string]: unknown } | null;
 };

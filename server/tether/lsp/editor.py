@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
@@ -72,9 +73,17 @@ class LspEditor:
     async def _request(self, method: str, params: Any) -> Any:
         """Send a request and await its raw answer; an error answer raises
         ``JsonRpcException``. Shielded: a cancelled run must not leave pygls a cancelled
-        future for the late reply."""
-        future = self._server.protocol.send_request(method, params)
-        return await asyncio.shield(asyncio.wrap_future(future))
+        future for the late reply. When the wait is cancelled (the run was cancelled or
+        ended, an approval timed out) the request is withdrawn with ``$/cancelRequest``, so
+        the client closes what it shows for it (an approval's diff, buttons, prompt)."""
+        msg_id = str(uuid.uuid4())
+        future = self._server.protocol.send_request(method, params, msg_id=msg_id)
+        try:
+            return await asyncio.shield(asyncio.wrap_future(future))
+        except asyncio.CancelledError:
+            if not future.done():
+                self._server.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            raise
 
     # --- approvals ---------------------------------------------------------------------
     async def ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer | None:

@@ -129,6 +129,8 @@ class ToolRegistry:
         if not verdict.allowed:
             reason = "the user denied it" if verdict.decision == "deny" else "no one allowed it"
             message = f"Not done: {reason}; nothing was changed."
+            if verdict.note:
+                message += f" {verdict.note}"
             if verdict.feedback:
                 message += f" The user said: {verdict.feedback}"
             return ToolResult.failure(message)
