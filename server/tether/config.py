@@ -20,6 +20,8 @@ from tether_protocol.config import ModelPrice
 
 DEFAULT_MAX_STEPS = 40
 DEFAULT_TIMEOUT_SECONDS = 900.0
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""A 10 MB buffer in ``didOpen`` fits with room for JSON escaping."""
 
 ENVIRONMENT = {
     "TETHER_PROVIDER": "provider",
@@ -27,7 +29,9 @@ ENVIRONMENT = {
     "TETHER_BASE_URL": "base_url",
     "TETHER_SCRIPT": "script",
     "TETHER_STATE_DIR": "state_dir",
+    "TETHER_MAX_MESSAGE_BYTES": "max_message_bytes",
 }
+INTEGER_SETTINGS = frozenset({"max_message_bytes"})
 
 
 class ConfigError(ValueError):
@@ -53,9 +57,19 @@ def settings_from_environment(environ: Mapping[str, str]) -> TetherSettings:
                 values[name] = Script.model_validate_json(value)
             except ValidationError as exc:
                 raise ConfigError(f"{variable}: invalid script: {exc}") from exc
+        elif name in INTEGER_SETTINGS:
+            try:
+                values[name] = int(value)
+            except ValueError:
+                raise ConfigError(f"{variable}: not a whole number: {value[:200]!r}") from None
         else:
             values[name] = value
-    return TetherSettings(**values)
+    try:
+        return TetherSettings(**values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        variable = next(v for v, n in ENVIRONMENT.items() if n == first["loc"][0])
+        raise ConfigError(f"{variable}: {first['msg']}") from exc
 
 
 def parse_settings(data: object, source: str) -> TetherSettings:
@@ -69,8 +83,11 @@ def parse_settings(data: object, source: str) -> TetherSettings:
         return TetherSettings.model_validate_json(json.dumps(data))
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+        # Keys come from the client: quote at most a line of each.
+        where = ".".join(str(p)[:200] for p in first["loc"])
         raise ConfigError(f"{source}.{where}: {first['msg']}") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{source}: nested too deeply") from exc
 
 
 def merge(*layers: TetherSettings) -> TetherSettings:
@@ -97,6 +114,8 @@ class Config:
     context_budget_tokens: int | None
     auto_approve: tuple[str, ...]
     state_dir: Path
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    """Largest message body the transport reads."""
     prices: Mapping[str, ModelPrice] = field(default_factory=dict)
     """Configured prices by model; the providers add them to their built-in table."""
 
@@ -118,5 +137,6 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
         context_budget_tokens=settings.context_budget_tokens,
         auto_approve=tuple(settings.auto_approve or ()),
         state_dir=state_dir,
+        max_message_bytes=settings.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES,
         prices=dict(settings.prices or {}),
     )

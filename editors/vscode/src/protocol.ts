@@ -133,6 +133,7 @@ export type Settings = {
   contextBudgetTokens?: number | null;
   autoApprove?: string[] | null;
   stateDir?: string | null;
+  maxMessageBytes?: number | null;
   prices?: { [key: string]: unknown } | null;
 };
 

@@ -1,0 +1,268 @@
+"""LSP framing read from a file descriptor, robust to clients that get the framing wrong.
+
+Policy (see docs/protocol.md, "Transport limits"):
+
+* A body larger than the message cap is skipped without being buffered and reported as
+  ``Oversized`` (the serve loop answers it when an id can be recovered cheaply).
+* Bytes that are not a header block (a body sent without headers, the rest of a body whose
+  ``Content-Length`` was too short, a negative or missing length) are skipped up to the next
+  ``Content-Length:`` header, wherever it starts in a line: the stream resynchronises.
+* A body whose ``Content-Length`` was too long is cut where the next frame's header starts
+  inside it (a raw ``Content-Length: N`` line cannot occur in JSON), and when the client
+  stops sending mid-body, what came is delivered if it is a complete JSON value.
+* Only a stream that carries nothing but garbage for more than the message cap is given
+  up on: ``UnframeableStream`` is raised and the server exits non-zero.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import select
+from collections.abc import Callable
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""The default message cap: a 10 MB buffer sent in ``didOpen`` fits with room to spare."""
+STALL_SECONDS = 1.0
+"""How long a frame may stop arriving before the reader looks at what it has."""
+MAX_HEADER_LINE = 64 * 1024
+"""A header line longer than this is garbage: buffered no further."""
+PEEK_BYTES = 64 * 1024
+"""How much of the start and the end of a skipped body is kept to find its id."""
+
+_HEADER_LINE = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*:[ \t]*(.*?)[ \t]*$")
+_LENGTH_VALUE = re.compile(rb"^\d{1,20}$")
+# A frame header starting inside other bytes: a raw header line (real CR/LF) is never JSON.
+_EMBEDDED_HEADER = re.compile(
+    rb"(?:content-type[ \t]*:[^\r\n]*\r?\n)?content-length[ \t]*:[ \t]*(\d{1,20})[ \t]*\r?\n",
+    re.IGNORECASE,
+)
+_OVERLAP = 256  # bytes of the previous chunk searched again for a header split across reads
+
+
+class UnframeableStream(Exception):
+    """The input has not carried one frame header for longer than the message cap."""
+
+
+@dataclass(frozen=True, slots=True)
+class Oversized:
+    """A frame whose body was over the cap and was skipped; its first and last bytes."""
+
+    length: int
+    head: bytes
+    tail: bytes
+
+
+class FrameReader:
+    """Reads LSP frames straight from a file descriptor.
+
+    Raw ``os.read`` rather than a buffered stream: a daemon thread blocked inside a
+    ``BufferedReader`` holds its lock, and the interpreter aborts when it exits meanwhile.
+    """
+
+    def __init__(
+        self,
+        fd: int,
+        max_bytes: Callable[[], int] | int = DEFAULT_MAX_MESSAGE_BYTES,
+        stall_seconds: float = STALL_SECONDS,
+    ) -> None:
+        self._fd = fd
+        self._buffer = bytearray()
+        self._max_bytes = max_bytes if callable(max_bytes) else (lambda: max_bytes)
+        self._stall = stall_seconds
+        self._garbage = 0  # bytes skipped since the last good header
+
+    # --- reading -------------------------------------------------------------------------
+    def _readable(self) -> bool:
+        """Wait up to the stall time for input; False when none came."""
+        ready, _, _ = select.select([self._fd], [], [], self._stall)
+        return bool(ready)
+
+    def _fill(self) -> bool:
+        chunk = os.read(self._fd, 65536)
+        self._buffer += chunk
+        return bool(chunk)
+
+    def _skip_garbage(self, count: int) -> None:
+        self._garbage += count
+        if self._garbage > self._max_bytes():
+            raise UnframeableStream(f"{self._garbage} bytes of input without an LSP frame header")
+
+    def _readline(self) -> bytes | None:
+        """One header line, or None at end of input; overlong lines are dropped as garbage."""
+        searched = 0
+        logged = False
+        while (end := self._buffer.find(b"\n", searched)) < 0:
+            if len(self._buffer) > MAX_HEADER_LINE:
+                # Keep the end: it may be the start of a header whose newline is to come.
+                dropped = len(self._buffer) - _OVERLAP
+                self._skip_garbage(dropped)
+                del self._buffer[:dropped]
+            searched = len(self._buffer)
+            if self._buffer and not logged and not self._readable():
+                logged = True  # said once; then simply wait, the client may send more
+                log.warning(
+                    "%d bytes came without a frame header; waiting for a Content-Length header",
+                    len(self._buffer),
+                )
+            if not self._fill():
+                return None
+        line = bytes(self._buffer[: end + 1])
+        del self._buffer[: end + 1]
+        return line
+
+    def _read_header(self) -> int | None:
+        """The Content-Length of the next well-formed header block, or None at end of input."""
+        length: int | None = None
+        valid = True
+        seen = False
+        while True:
+            line = self._readline()
+            if line is None:
+                return None
+            stripped = line.strip()
+            if not stripped:
+                if seen and valid and length is not None:
+                    if self._garbage:
+                        log.warning(
+                            "skipped %d bytes that were not an LSP frame; resynchronised at "
+                            "the next Content-Length header",
+                            self._garbage,
+                        )
+                    self._garbage = 0
+                    return length
+                if seen:
+                    log.warning("a frame header without a valid Content-Length was skipped")
+                length, valid, seen = None, True, False
+                continue
+            header = _HEADER_LINE.match(stripped)
+            name = b"" if header is None else header.group(1).lower()
+            if name in (b"content-length", b"content-type"):  # the only headers LSP has
+                seen = True
+                if header is not None and name == b"content-length":
+                    value = header.group(2)
+                    if not _LENGTH_VALUE.match(value) or (
+                        length is not None and length != int(value)
+                    ):
+                        valid = False  # negative, not a number, or two different lengths
+                    else:
+                        length = int(value)
+                continue
+            # Not a header line: garbage, unless a header starts inside it (resync).
+            embedded = _EMBEDDED_HEADER.search(line, max(0, len(line) - 128))
+            if embedded is not None:
+                self._skip_garbage(embedded.start())
+                length, valid, seen = int(embedded.group(1)), True, True
+            else:
+                self._skip_garbage(len(line))
+                length, valid, seen = None, True, False
+
+    def read_frame(self) -> bytearray | Oversized | None:
+        """One message body, a skipped oversized body, or None at end of input."""
+        length = self._read_header()
+        if length is None:
+            return None
+        if length > self._max_bytes():
+            return self._skip_body(length)
+        return self._read_body(length)
+
+    def _read_body(self, length: int) -> bytearray | None:
+        if len(self._buffer) >= length:
+            body = self._buffer[:length]
+            del self._buffer[:length]
+            self._cut_at_embedded_header(body, 0)
+            return body
+        # Read the rest straight into a buffer of the final size: no growing, no copies.
+        body = bytearray(length)
+        filled = len(self._buffer)
+        body[:filled] = self._buffer
+        self._buffer = bytearray()
+        if self._cut_at_embedded_header(body, 0, filled):
+            return body
+        stalled = False
+        with memoryview(body) as view:
+            while filled < length:
+                if not stalled and not self._readable():
+                    stalled = True
+                    if _is_json(view[:filled]):
+                        log.warning(
+                            "a frame declared %d bytes but stopped after a complete message "
+                            "of %d bytes: Content-Length too long",
+                            length,
+                            filled,
+                        )
+                        break
+                    log.warning("waiting for %d more bytes of a frame", length - filled)
+                count = os.readv(self._fd, [view[filled:]])
+                if count == 0:
+                    return None
+                start = filled
+                filled += count
+                if body.find(b"\n", start, filled) >= 0:
+                    cut = self._embedded_at(view[:filled], max(0, start - _OVERLAP))
+                    if cut is not None:
+                        self._buffer[0:0] = view[cut:filled]
+                        filled = cut
+                        log.warning("a frame's Content-Length was too long; resynchronised")
+                        break
+        if filled < length:
+            del body[filled:]
+        return body
+
+    def _embedded_at(self, data: memoryview | bytearray, start: int) -> int | None:
+        match = _EMBEDDED_HEADER.search(data, start)
+        return None if match is None else match.start()
+
+    def _cut_at_embedded_header(self, body: bytearray, start: int, end: int | None = None) -> bool:
+        """Cut ``body`` where a frame header starts in it (putting the rest back); True if so."""
+        end = len(body) if end is None else end
+        if body.find(b"\n", start, end) < 0:  # compact JSON has no raw newline: the usual case
+            return False
+        match = _EMBEDDED_HEADER.search(body, start, end)
+        if match is None:
+            return False
+        self._buffer[0:0] = body[match.start() : end]
+        del body[match.start() :]
+        log.warning("a frame's Content-Length was too long; resynchronised")
+        return True
+
+    def _skip_body(self, length: int) -> Oversized:
+        """Read past an oversized body, keeping only its first and last bytes."""
+        head = bytearray()
+        tail = bytearray()
+        remaining = length
+        while remaining > 0:
+            if not self._buffer:
+                if not self._readable():
+                    log.warning("an oversized frame stopped arriving; skipping the rest")
+                    break
+                if not self._fill():
+                    break
+            chunk = self._buffer[:remaining]
+            cut = self._embedded_at(chunk, 0) if chunk.find(b"\n") >= 0 else None
+            if cut is not None:
+                chunk = chunk[:cut]
+                remaining = len(chunk)
+            del self._buffer[: len(chunk)]
+            remaining -= len(chunk)
+            if len(head) < PEEK_BYTES:
+                head += chunk[: PEEK_BYTES - len(head)]
+            tail = (tail + chunk)[-PEEK_BYTES:]
+        return Oversized(length, bytes(head), bytes(tail))
+
+
+def _is_json(data: memoryview) -> bool:
+    """Whether ``data`` is one complete JSON value (only asked when a frame stalls)."""
+    text = bytes(data).rstrip()
+    if not text.endswith((b"}", b"]")):
+        return False
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
