@@ -65,6 +65,30 @@ def _nesting_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether a string (key or value) holds half of a UTF-16 pair: no text can have it."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _may_hold_surrogates(body: bytes | bytearray) -> bool:
+    # A \uD800-\uDFFF escape, or raw bytes ED A0-BF (json reads UTF-8 with surrogatepass).
+    return b"\\ud" in body or b"\\uD" in body or b"\xed" in body
+
+
 def _may_nest_deeply(body: bytes | bytearray) -> bool:
     # Fewer brackets in the text than the limit: no need to walk the parsed value.
     return body.count(b"[") + body.count(b"{") > MAX_NESTING
@@ -117,6 +141,8 @@ def dispatch(protocol: JsonRPCProtocol, body: bytes | bytearray) -> None:
     problem = _envelope_problem(raw)
     if problem is None and _may_nest_deeply(body) and _nesting_exceeds(raw, MAX_NESTING):
         problem = f"nested deeper than {MAX_NESTING} levels"
+    if problem is None and _may_hold_surrogates(body) and _has_lone_surrogate(raw):
+        problem = "a string holds a lone UTF-16 surrogate (\\ud800-\\udfff): not Unicode text"
     if problem is not None:
         if "id" in raw:
             send(error_response(msg_id, -32600, f"Invalid Request: {problem}"))
@@ -128,7 +154,10 @@ def dispatch(protocol: JsonRPCProtocol, body: bytes | bytearray) -> None:
     except Exception as exc:
         _reject(protocol, raw, exc)
         return
-    protocol.handle_message(message)
+    try:
+        protocol.handle_message(message)
+    except Exception:  # a bug in a handler: one message fails, the server goes on
+        log.exception("failed to handle a %s message", clip(str(raw.get("method", "response"))))
 
 
 def _reject(protocol: JsonRPCProtocol, raw: dict[str, Any], exc: Exception) -> None:

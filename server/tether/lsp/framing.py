@@ -10,8 +10,8 @@ Policy (see docs/protocol.md, "Transport limits"):
 * A body whose ``Content-Length`` was too long is cut where the next frame's header starts
   inside it (a raw ``Content-Length: N`` line cannot occur in JSON), and when the client
   stops sending mid-body, what came is delivered if it is a complete JSON value.
-* Only a stream that carries nothing but garbage for more than the message cap is given
-  up on: ``UnframeableStream`` is raised and the server exits non-zero.
+* Only a stream that carries nothing but garbage for more than twice the message cap is
+  given up on: ``UnframeableStream`` is raised and the server exits non-zero.
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ _EMBEDDED_HEADER = re.compile(
     rb"(?:content-type[ \t]*:[^\r\n]*\r?\n)?content-length[ \t]*:[ \t]*(\d{1,20})[ \t]*\r?\n",
     re.IGNORECASE,
 )
+# A header line cut at its start (the bytes before it ended a body whose length was too
+# long): "ent-Length: 12".
+_CUT_HEADER = re.compile(rb"^([A-Za-z-]{1,14})[ \t]*:[ \t]*(\d{1,20})[ \t]*\r?\n$")
 _OVERLAP = 256  # bytes of the previous chunk searched again for a header split across reads
 
 
@@ -90,7 +93,8 @@ class FrameReader:
 
     def _skip_garbage(self, count: int) -> None:
         self._garbage += count
-        if self._garbage > self._max_bytes():
+        # Twice the cap: the body of one frame whose header was lost is not enough.
+        if self._garbage > 2 * self._max_bytes() + MAX_HEADER_LINE:
             raise UnframeableStream(f"{self._garbage} bytes of input without an LSP frame header")
 
     def _readline(self) -> bytes | None:
@@ -146,16 +150,18 @@ class FrameReader:
                 seen = True
                 if header is not None and name == b"content-length":
                     value = header.group(2)
-                    if not _LENGTH_VALUE.match(value) or (
-                        length is not None and length != int(value)
-                    ):
-                        valid = False  # negative, not a number, or two different lengths
+                    if _LENGTH_VALUE.match(value):
+                        # The last one wins: an earlier one is a header cut short.
+                        length, valid = int(value), True
                     else:
-                        length = int(value)
+                        valid = False  # negative or not a number
                 continue
             # Not a header line: garbage, unless a header starts inside it (resync).
             embedded = _EMBEDDED_HEADER.search(line, max(0, len(line) - 128))
-            if embedded is not None:
+            cut = _CUT_HEADER.match(line)
+            if cut is not None and b"content-length".endswith(cut.group(1).lower()):
+                length, valid, seen = int(cut.group(2)), True, True
+            elif embedded is not None:
                 self._skip_garbage(embedded.start())
                 length, valid, seen = int(embedded.group(1)), True, True
             else:

@@ -65,6 +65,10 @@ REQUESTS = frozenset(CLIENT_TO_SERVER)
 """Tether's requests: one sent without an id (as a notification) is dropped, not run."""
 
 
+def _is_msg_id(value: object) -> bool:
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
 def validate_params(model: type[M], params: Any, method: str) -> M:
     """Wire params → model, or JSON-RPC -32602 naming the first bad field."""
     if params is None:
@@ -123,6 +127,9 @@ class TetherProtocol(LanguageServerProtocol):
             error = JsonRpcInvalidRequest(f"{clip(method)}: the server is shutting down")
         elif method == types.INITIALIZE and self._initialize_received:
             error = JsonRpcInvalidRequest("initialize was already received")
+        elif method == types.CANCEL_REQUEST and not _is_msg_id(getattr(message.params, "id", None)):
+            log.warning("dropped a $/cancelRequest whose id is not a number or a string")
+            return
         elif not is_request and method in REQUESTS:
             log.warning("dropped %s sent as a notification: requests need an id", method)
             return
@@ -132,6 +139,17 @@ class TetherProtocol(LanguageServerProtocol):
             self._send_response(message.id, error=error.to_response_error())
         else:
             log.debug("dropped a %s notification: %s", clip(str(method)), error.message)
+
+    def _run_generator(self, future: Any, *, gen: Any, result_future: Any) -> None:
+        # pygls resumes a built-in handler (``workspace/executeCommand``) with the result of
+        # the user handler's task; a task cancelled by shutdown or at exit raised
+        # CancelledError inside an event-loop callback (a traceback on stderr). Cancel on.
+        if future is not None and future.cancelled():
+            gen.close()
+            if not result_future.done():
+                result_future.cancel()
+            return
+        super()._run_generator(future, gen=gen, result_future=result_future)
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         # The last guard against echoing a huge value: error texts are cut (a traceback
