@@ -337,3 +337,22 @@ def test_configured_timeout_must_be_finite_and_positive(
     server.send(frame(body % value))
     error = server.answer(1)["error"]
     assert error["code"] == -32602 and "timeoutSeconds" in error["message"]
+    server.initialize(root)  # a refused initialize may be sent again
+
+
+def test_a_request_sent_without_an_id_is_not_run(server: RawServer, root: Path) -> None:
+    server.initialize(root)
+    server.notify("agent/run", {"prompt": "nobody would see the result", "runId": "ghost"})
+    server.request(2, "agent/sessions", {})
+    assert server.answer(2)["result"] == {"sessions": []}
+    assert "agent/run sent as a notification" in server.stderr()
+
+
+def test_an_unusable_environment_variable_stops_the_server_in_one_line(tmp_path: Path) -> None:
+    raw = RawServer(tmp_path, {"TETHER_MAX_MESSAGE_BYTES": "lots"})
+    try:
+        assert raw.proc.wait(30) == 2
+        stderr = raw.stderr()
+        assert "TETHER_MAX_MESSAGE_BYTES" in stderr and "Traceback" not in stderr
+    finally:
+        raw.kill()

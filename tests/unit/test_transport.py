@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from tether.lsp.dispatch import MAX_ECHO, clip, dispatch, recover_id
+from tether.lsp.dispatch import MAX_ECHO, answer_oversized, clip, dispatch, recover_id
 from tether.lsp.framing import Oversized, UnframeableStream
 from tether.lsp.transport import FLUSH_BYTES, FLUSH_SECONDS, FrameReader, StdoutWriter, frame
 
@@ -307,6 +307,22 @@ def test_an_unreadable_answer_fails_the_request_waiting_for_it() -> None:
     dispatch(protocol, b'{"jsonrpc":"2.0","id":"srv-1","result":"Allow"}')  # type: ignore[arg-type]
     assert waiting.done() and isinstance(waiting.exception(), JsonRpcException)
     assert protocol.sent == []
+
+
+def test_an_oversized_request_is_refused_and_an_oversized_answer_fails_its_request() -> None:
+    protocol = FakeProtocol()
+    answer_oversized(protocol, Oversized(10**8, b'{"jsonrpc":"2.0","id":3,"method":"m"', b""), 99)  # type: ignore[arg-type]
+    [refusal] = protocol.sent
+    assert refusal["id"] == 3 and "maxMessageBytes" in refusal["error"]["message"]
+    waiting: asyncio.Future[Any] = asyncio.new_event_loop().create_future()
+    protocol._request_futures["srv-2"] = waiting
+    protocol._result_types["srv-2"] = None
+    answer_oversized(
+        protocol, Oversized(10**8, b'{"jsonrpc":"2.0","id":"srv-2","result":', b""), 99
+    )  # type: ignore[arg-type]
+    assert isinstance(waiting.exception(), JsonRpcException) and len(protocol.sent) == 1
+    answer_oversized(protocol, Oversized(10**8, b'{"params":', b"}"), 99)  # type: ignore[arg-type]
+    assert len(protocol.sent) == 1  # no id to answer: a log line only
 
 
 @pytest.mark.parametrize(
