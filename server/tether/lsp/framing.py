@@ -35,7 +35,6 @@ MAX_HEADER_LINE = 64 * 1024
 PEEK_BYTES = 64 * 1024
 """How much of the start and the end of a skipped body is kept to find its id."""
 
-_HEADER_LINE = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*:[ \t]*(.*?)[ \t]*$")
 _LENGTH_VALUE = re.compile(rb"^\d{1,20}$")
 # A frame header starting inside other bytes: a raw header line (real CR/LF) is never JSON.
 _EMBEDDED_HEADER = re.compile(
@@ -144,12 +143,12 @@ class FrameReader:
                     log.warning("a frame header without a valid Content-Length was skipped")
                 length, valid, seen = None, True, False
                 continue
-            header = _HEADER_LINE.match(stripped)
-            name = b"" if header is None else header.group(1).lower()
-            if name in (b"content-length", b"content-type"):  # the only headers LSP has
+            name, colon, value = stripped.partition(b":")
+            name = name.rstrip().lower()
+            if colon and name in (b"content-length", b"content-type"):  # LSP has no other
                 seen = True
-                if header is not None and name == b"content-length":
-                    value = header.group(2)
+                if name == b"content-length":
+                    value = value.strip()
                     if _LENGTH_VALUE.match(value):
                         # The last one wins: an earlier one is a header cut short.
                         length, valid = int(value), True
