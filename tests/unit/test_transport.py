@@ -209,6 +209,37 @@ def test_a_body_over_the_cap_is_skipped_keeping_only_its_ends() -> None:
     assert after == b"{}"
 
 
+def test_an_oversized_body_that_stalls_is_reported_and_its_rest_still_skipped() -> None:
+    body = b'{"jsonrpc":"2.0","id":4,"method":"m","params":"' + b"y" * 300_000 + b'"}'
+    # the first part fits the pipe's buffer (64 KiB): the writer then pauses
+    reader, write_fd = reader_of(frame(body)[:60_000], max_bytes=65536, stall_seconds=0.05)
+    skipped = reader.read_frame()  # the writer paused mid-body: answered without waiting
+    assert isinstance(skipped, Oversized) and recover_id(skipped.head, skipped.tail) == 4
+    result: list[Any] = []
+    thread = threading.Thread(target=lambda: result.append(reader.read_frame()))
+    thread.start()
+    # the rest is dropped as part of that body, not read as garbage (past the garbage limit)
+    os.write(write_fd, frame(body)[60_000:] + frame(b"{}"))
+    thread.join(5)
+    assert result == [b"{}"]
+    os.close(write_fd)
+
+
+def test_a_lying_oversized_length_stops_at_the_next_header_even_split_across_reads() -> None:
+    read_fd, write_fd = os.pipe()
+    reader = FrameReader(read_fd, max_bytes=65536)
+    os.write(write_fd, b"Content-Length: 999999999\r\n\r\n" + GOOD + b"Content-Len")
+    result: list[Any] = []
+    thread = threading.Thread(target=lambda: result.append(reader.read_frame()))
+    thread.start()
+    os.write(write_fd, b"gth: 2\r\n\r\n{}")
+    thread.join(5)
+    assert isinstance(result[0], Oversized)
+    assert reader.read_frame() == b"{}"
+    os.close(write_fd)
+    os.close(read_fd)
+
+
 def test_the_cap_is_read_for_every_frame() -> None:
     cap = [1000]
     data = frame(b"[" + b"1," * 600 + b"1]") * 2

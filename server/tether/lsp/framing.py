@@ -78,6 +78,7 @@ class FrameReader:
         self._max_bytes = max_bytes if callable(max_bytes) else (lambda: max_bytes)
         self._stall = stall_seconds
         self._garbage = 0  # bytes skipped since the last good header
+        self._skipping = 0  # bytes of an oversized body still to drop
 
     # --- reading -------------------------------------------------------------------------
     def _readable(self) -> bool:
@@ -169,6 +170,8 @@ class FrameReader:
 
     def read_frame(self) -> bytearray | Oversized | None:
         """One message body, a skipped oversized body, or None at end of input."""
+        if self._skipping:
+            self._discard()  # the rest of an oversized body that was answered early
         length = self._read_header()
         if length is None:
             return None
@@ -237,28 +240,44 @@ class FrameReader:
         return True
 
     def _skip_body(self, length: int) -> Oversized:
-        """Read past an oversized body, keeping only its first and last bytes."""
+        """Read past an oversized body, keeping only its first and last bytes.
+
+        When the body stops arriving it is reported at once (a client that lied about the
+        length gets its answer) and the rest is skipped before the next frame is read.
+        """
+        self._skipping = length
+        head, tail = self._discard(report_on_stall=True)
+        return Oversized(length, head, tail)
+
+    def _discard(self, report_on_stall: bool = False) -> tuple[bytes, bytes]:
+        """Drop up to ``_skipping`` bytes, stopping where a frame header starts in them."""
         head = bytearray()
-        tail = bytearray()
-        remaining = length
-        while remaining > 0:
+        tail = b""
+        carry = b""  # the end of the previous chunk: a header may straddle two
+        while self._skipping > 0:
             if not self._buffer:
-                if not self._readable():
-                    log.warning("an oversized frame stopped arriving; skipping the rest")
+                if report_on_stall and not self._readable():
+                    log.warning("an oversized frame stopped arriving: answered now")
                     break
                 if not self._fill():
+                    self._skipping = 0
                     break
-            chunk = self._buffer[:remaining]
-            cut = self._embedded_at(chunk, 0) if chunk.find(b"\n") >= 0 else None
-            if cut is not None:
-                chunk = chunk[:cut]
-                remaining = len(chunk)
+            chunk = bytes(self._buffer[: self._skipping])
             del self._buffer[: len(chunk)]
-            remaining -= len(chunk)
+            if b"\n" in chunk:
+                data = carry + chunk
+                match = _EMBEDDED_HEADER.search(data)
+                if match is not None:  # the length was a lie: the next frame starts here
+                    self._buffer[0:0] = data[match.start() :]
+                    chunk = data[len(carry) : max(len(carry), match.start())]
+                    self._skipping = len(chunk)
+                    log.warning("an oversized frame's Content-Length was too long; resynchronised")
+            self._skipping -= len(chunk)
             if len(head) < PEEK_BYTES:
                 head += chunk[: PEEK_BYTES - len(head)]
             tail = (tail + chunk)[-PEEK_BYTES:]
-        return Oversized(length, bytes(head), bytes(tail))
+            carry = chunk[-_OVERLAP:]
+        return bytes(head), tail
 
 
 def _is_json(data: memoryview) -> bool:
