@@ -112,6 +112,24 @@ def test_a_length_too_long_on_the_last_message_is_still_answered(
     assert server.ping(3)["result"] == {"cancelled": False}
 
 
+@pytest.mark.parametrize(
+    "broken",
+    [
+        pytest.param(PING, id="no header"),
+        pytest.param(b"Content-Length: 9", id="header without its line end"),
+        pytest.param(b"Content-Length: -1\r\n\r\n", id="negative length"),
+    ],
+)
+def test_the_last_message_without_a_usable_header_is_still_answered(
+    server: RawServer, root: Path, broken: bytes
+) -> None:
+    """The client waits for its answer and sends nothing more: no deadlock."""
+    server.initialize(root)
+    server.send(broken if broken == PING else broken + b"0" + PING)
+    assert server.answer(2)["result"] == {"cancelled": False}
+    assert server.ping(3)["result"] == {"cancelled": False}
+
+
 def test_input_that_never_carries_a_frame_ends_the_server_non_zero(tmp_path: Path) -> None:
     """Past twice the message cap of garbage, the server says so in one line and exits 2."""
     raw = RawServer(tmp_path, {"TETHER_MAX_MESSAGE_BYTES": "65536"})

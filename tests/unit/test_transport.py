@@ -149,10 +149,14 @@ def test_a_length_too_long_is_cut_where_the_next_frame_starts() -> None:
     assert read_all(data) == [GOOD, b"[1]"]
 
 
-def test_a_header_cut_by_a_body_whose_length_was_too_long_still_resynchronises() -> None:
-    data = b"Content-Length: %d\r\n\r\n" % (len(GOOD) + 4) + GOOD + frame(b"[2]")
+@pytest.mark.parametrize("extra", range(1, 24))
+def test_a_header_cut_anywhere_by_a_body_whose_length_was_too_long_loses_neither(
+    extra: int,
+) -> None:
+    """The body took ``extra`` bytes of the next frame's header ("Content-Length: 3\\r\\n")."""
+    data = b"Content-Length: %d\r\n\r\n" % (len(GOOD) + extra) + GOOD + frame(b"[2]")
     frames = read_all(data)
-    assert frames == [GOOD + b"Cont", b"[2]"]
+    assert frames == [GOOD, b"[2]"]
 
 
 def test_a_header_split_across_reads_inside_a_long_body_is_found() -> None:
@@ -188,6 +192,14 @@ def test_a_stalled_frame_that_is_not_yet_json_waits_for_the_rest() -> None:
     os.write(write_fd, b"2]")
     thread.join(5)
     assert result == [b"[12]"]
+    os.close(write_fd)
+
+
+def test_a_message_without_a_header_is_read_when_the_stream_stalls_after_it() -> None:
+    reader, write_fd = reader_of(b"junk {" + GOOD, stall_seconds=0.05)
+    assert reader.read_frame() == GOOD
+    os.write(write_fd, frame(b"{}"))
+    assert reader.read_frame() == b"{}"
     os.close(write_fd)
 
 

@@ -44,7 +44,23 @@ _EMBEDDED_HEADER = re.compile(
 # A header line cut at its start (the bytes before it ended a body whose length was too
 # long): "ent-Length: 12".
 _CUT_HEADER = re.compile(rb"^([A-Za-z-]{1,14})[ \t]*:[ \t]*(\d{1,20})[ \t]*\r?\n$")
+# The start of a header at the very end of a body that ends a JSON object: the length was
+# too long and the body took the first bytes of the next frame ("…}Content-Len").
+_PARTIAL_HEADER = re.compile(
+    rb"\}\s*(c(?:o(?:n(?:t(?:e(?:n(?:t(?:-(?:l(?:e(?:n(?:g(?:t(?:h"
+    rb"(?:[ \t]*:[ \t]*(?:\d{1,20}[ \t]*\r?)?)?"
+    rb")?)?)?)?)?)?)?)?)?)?)?)?)?)$",
+    re.IGNORECASE,
+)
 _OVERLAP = 256  # bytes of the previous chunk searched again for a header split across reads
+
+
+class _HeaderlessBody(Exception):
+    """A message found without a header while waiting for one (see ``_headerless_message``)."""
+
+    def __init__(self, body: bytearray) -> None:
+        super().__init__()
+        self.body = body
 
 
 class UnframeableStream(Exception):
@@ -109,6 +125,9 @@ class FrameReader:
                 del self._buffer[:dropped]
             searched = len(self._buffer)
             if self._buffer and not logged and not self._readable():
+                body = self._headerless_message()
+                if body is not None:
+                    raise _HeaderlessBody(body)
                 logged = True  # said once; then simply wait, the client may send more
                 log.warning(
                     "%d bytes came without a frame header; waiting for a Content-Length header",
@@ -119,6 +138,24 @@ class FrameReader:
         line = bytes(self._buffer[: end + 1])
         del self._buffer[: end + 1]
         return line
+
+    def _headerless_message(self) -> bytearray | None:
+        """The stream stalled on bytes without a header (the last message's header was
+        lost or never sent, and the client waits for its answer): the JSON object they end
+        with, if any, is taken as that message."""
+        start = self._buffer.find(b"{")
+        for _ in range(16):  # a few candidates: garbage may hold braces too
+            if start < 0:
+                return None
+            if _is_json(memoryview(self._buffer)[start:]):
+                body = self._buffer[start:]
+                self._skip_garbage(start)
+                self._buffer = bytearray()
+                self._garbage = 0
+                log.warning("read a message of %d bytes that came without a header", len(body))
+                return body
+            start = self._buffer.find(b"{", start + 1)
+        return None
 
     def _read_header(self) -> int | None:
         """The Content-Length of the next well-formed header block, or None at end of input."""
@@ -172,7 +209,10 @@ class FrameReader:
         """One message body, a skipped oversized body, or None at end of input."""
         if self._skipping:
             self._discard()  # the rest of an oversized body that was answered early
-        length = self._read_header()
+        try:
+            length = self._read_header()
+        except _HeaderlessBody as recovered:
+            return recovered.body
         if length is None:
             return None
         if length > self._max_bytes():
@@ -183,7 +223,8 @@ class FrameReader:
         if len(self._buffer) >= length:
             body = self._buffer[:length]
             del self._buffer[:length]
-            self._cut_at_embedded_header(body, 0)
+            if not self._cut_at_embedded_header(body, 0):
+                self._give_back_partial_header(body)
             return body
         # Read the rest straight into a buffer of the final size: no growing, no copies.
         body = bytearray(length)
@@ -220,11 +261,23 @@ class FrameReader:
                         break
         if filled < length:
             del body[filled:]
+        else:
+            self._give_back_partial_header(body)
         return body
 
     def _embedded_at(self, data: memoryview | bytearray, start: int) -> int | None:
         match = _EMBEDDED_HEADER.search(data, start)
         return None if match is None else match.start()
+
+    def _give_back_partial_header(self, body: bytearray) -> None:
+        """Hand the start of a header that ends ``body`` back to the header reader."""
+        if body.endswith(b"}") or body.rfind(b"}", max(0, len(body) - 64)) < 0:
+            return  # the usual case: a body that ends its object
+        match = _PARTIAL_HEADER.search(body, max(0, len(body) - 64))
+        if match is not None:
+            self._buffer[0:0] = body[match.start(1) :]
+            del body[match.start(1) :]
+            log.warning("a frame's Content-Length was too long; resynchronised")
 
     def _cut_at_embedded_header(self, body: bytearray, start: int, end: int | None = None) -> bool:
         """Cut ``body`` where a frame header starts in it (putting the rest back); True if so."""
