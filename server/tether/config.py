@@ -61,7 +61,9 @@ def settings_from_environment(environ: Mapping[str, str]) -> TetherSettings:
             try:
                 values[name] = int(value)
             except ValueError:
-                raise ConfigError(f"{variable}: not a whole number: {value[:200]!r}") from None
+                raise ConfigError(
+                    f"{variable}: expected a whole number, got {value[:200]!r}"
+                ) from None
         else:
             values[name] = value
     try:
