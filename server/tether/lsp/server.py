@@ -69,6 +69,11 @@ def _is_msg_id(value: object) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
+def _read_outcome(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
 def validate_params(model: type[M], params: Any, method: str) -> M:
     """Wire params → model, or JSON-RPC -32602 naming the first bad field."""
     if params is None:
@@ -272,7 +277,11 @@ class TetherServer(LanguageServer):
                 return None
             token = f"tether-{run.run_id}"
             try:
-                await asyncio.shield(self.work_done_progress.create_async(token))
+                creating = asyncio.ensure_future(self.work_done_progress.create_async(token))
+                # A run cancelled meanwhile leaves the answer to nobody: read it, so that an
+                # error answer is not logged as an unretrieved task exception.
+                creating.add_done_callback(_read_outcome)
+                await asyncio.shield(creating)
             except Exception:
                 log.warning("the client refused progress token %s", token)
                 return None
