@@ -9,6 +9,15 @@ from pydantic import ConfigDict, Field
 from .base import WireModel
 from .script import Script
 
+MAX_STEPS_LIMIT = 10_000
+"""The most model calls a run may be given."""
+MAX_TIMEOUT_SECONDS = 7 * 24 * 3600.0
+"""The longest wall-clock limit a run may be given (a week)."""
+MIN_MESSAGE_BYTES = 64 * 1024
+"""The smallest message cap (an ``initialize`` must fit)."""
+MAX_MESSAGE_BYTES_LIMIT = 1024 * 1024 * 1024
+"""The largest message cap (1 GiB)."""
+
 
 class ClientTetherCapabilities(WireModel):
     """What the client declares in ``capabilities.experimental.tether``."""
@@ -34,13 +43,13 @@ class ServerTetherCapabilities(WireModel):
 class ModelPrice(WireModel):
     """What one model costs, in US dollars per million tokens."""
 
-    input_per_m_tok: Annotated[float, Field(ge=0)]
+    input_per_m_tok: Annotated[float, Field(ge=0, allow_inf_nan=False)]
     """Input (prompt) tokens."""
-    output_per_m_tok: Annotated[float, Field(ge=0)]
+    output_per_m_tok: Annotated[float, Field(ge=0, allow_inf_nan=False)]
     """Output (completion) tokens."""
-    cache_read_per_m_tok: Annotated[float, Field(ge=0)] | None = None
+    cache_read_per_m_tok: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     """Input tokens read from the provider's prompt cache (default: the input price)."""
-    cache_write_per_m_tok: Annotated[float, Field(ge=0)] | None = None
+    cache_write_per_m_tok: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     """Input tokens written to the prompt cache (Anthropic; default: the input price)."""
 
 
@@ -59,10 +68,12 @@ class TetherSettings(WireModel):
     """Base URL of an OpenAI-compatible or Anthropic endpoint."""
     script: str | Script | None = None
     """Scripted provider: a path to a script file, or the script object itself."""
-    max_steps: Annotated[int, Field(ge=1)] | None = None
-    """Model calls per run (default 40)."""
-    timeout_seconds: Annotated[float, Field(gt=0)] | None = None
-    """Wall-clock limit per run in seconds (default 900)."""
+    max_steps: Annotated[int, Field(ge=1, le=MAX_STEPS_LIMIT)] | None = None
+    """Model calls per run (default 40, at most 10,000)."""
+    timeout_seconds: (
+        Annotated[float, Field(gt=0, le=MAX_TIMEOUT_SECONDS, allow_inf_nan=False)] | None
+    ) = None
+    """Wall-clock limit per run in seconds (default 900, at most a week); finite."""
     context_budget_tokens: Annotated[int, Field(ge=1)] | None = None
     """Size the conversation may reach before older turns are compacted."""
     context_window_tokens: Annotated[int, Field(ge=1024)] | None = None
@@ -75,6 +86,11 @@ class TetherSettings(WireModel):
     (default 300); the client is told to close it (``$/cancelRequest``)."""
     state_dir: str | None = None
     """Where session logs are kept (default ``$XDG_STATE_HOME/tether``)."""
+    max_message_bytes: (
+        Annotated[int, Field(ge=MIN_MESSAGE_BYTES, le=MAX_MESSAGE_BYTES_LIMIT)] | None
+    ) = None
+    """Largest JSON-RPC message body the server reads (default 64 MiB); larger ones are
+    skipped unread and refused."""
     prices: dict[str, ModelPrice] | None = None
     """Prices by model name, added to (and overriding) the built-in table; cost is unknown
     for a model in neither."""

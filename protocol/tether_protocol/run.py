@@ -7,8 +7,12 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from .base import Range, WireModel
+from .config import MAX_STEPS_LIMIT, MAX_TIMEOUT_SECONDS
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
+MAX_ID_LENGTH = 128
+"""Run and session ids are names (of log files too), not payloads."""
+Id = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_LENGTH)]
 Outcome = Literal["done", "max-steps", "timeout", "no-progress", "cancelled", "budget", "error"]
 OUTCOMES: tuple[Outcome, ...] = (
     "done",
@@ -31,18 +35,20 @@ class RunContext(WireModel):
 class RunLimits(WireModel):
     """Per-run limits; each overrides the configured default."""
 
-    max_steps: Annotated[int, Field(ge=1)] | None = None
-    timeout_seconds: Annotated[float, Field(gt=0)] | None = None
+    max_steps: Annotated[int, Field(ge=1, le=MAX_STEPS_LIMIT)] | None = None
+    timeout_seconds: (
+        Annotated[float, Field(gt=0, le=MAX_TIMEOUT_SECONDS, allow_inf_nan=False)] | None
+    ) = None
     max_tokens: Annotated[int, Field(ge=1)] | None = None
-    max_cost_usd: Annotated[float, Field(ge=0)] | None = None
+    max_cost_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
 
 
 class RunParams(WireModel):
     """Params of ``agent/run`` (and the argument of the ``tether.run`` command)."""
 
     prompt: NonEmpty
-    run_id: NonEmpty | None = None
-    session_id: NonEmpty | None = None
+    run_id: Id | None = None
+    session_id: Id | None = None
     work_done_token: str | int | None = None
     context: RunContext | None = None
     limits: RunLimits | None = None
@@ -74,7 +80,7 @@ class RunResult(WireModel):
 class CancelParams(WireModel):
     """Params of ``agent/cancel`` (and the argument of the ``tether.cancel`` command)."""
 
-    run_id: NonEmpty
+    run_id: Id
 
 
 class CancelResult(WireModel):
@@ -86,7 +92,7 @@ class CancelResult(WireModel):
 class SteerParams(WireModel):
     """Params of ``agent/steer``: a user message for a running run."""
 
-    run_id: NonEmpty
+    run_id: Id
     message: NonEmpty
 
 
@@ -125,7 +131,7 @@ class SessionsResult(WireModel):
 class HistoryParams(WireModel):
     """Params of ``agent/history``."""
 
-    session_id: NonEmpty
+    session_id: Id
 
 
 class HistoryResult(WireModel):
@@ -138,7 +144,7 @@ class HistoryResult(WireModel):
 class UndoParams(WireModel):
     """Params of ``agent/undo``."""
 
-    run_id: NonEmpty
+    run_id: Id
 
 
 class UndoResult(WireModel):

@@ -29,5 +29,5 @@ class Script(WireModel):
     turns: list[ScriptTurn] = Field(default_factory=list)
     repeat_last: bool = False
     """After the last turn, play it again (for loop tests)."""
-    delay_seconds: Annotated[float, Field(ge=0)] = 0.0
+    delay_seconds: Annotated[float, Field(ge=0, le=3600, allow_inf_nan=False)] = 0.0
     """Wait before each turn (for cancel and timeout tests)."""

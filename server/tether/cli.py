@@ -28,18 +28,32 @@ def build_tools() -> Any:
 
 def serve() -> int:
     """Serve one client over stdio until it goes away."""
+    from .config import ConfigError
     from .lsp.handlers import create_server
     from .lsp.server import ClientErrorFilter
     from .lsp.transport import serve as serve_stdio
 
-    server = create_server(build_tools())
+    try:
+        server = create_server(build_tools())
+    except ConfigError as exc:  # a TETHER_* variable that cannot be used: say which, once
+        print(f"tether: {exc}", file=sys.stderr)
+        return 2
     logging.getLogger("pygls.protocol.json_rpc").addFilter(ClientErrorFilter())
     # Everything imported so far lives as long as the server: keep it out of the cyclic
     # collector's way, whose full passes over it stalled a streamed reply for ~30 ms.
     gc.freeze()
+    status = 0
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_stdio(server.protocol, sys.stdin.buffer, sys.stdout.buffer, server.close))
-    return 0
+        status = asyncio.run(
+            serve_stdio(
+                server.protocol,
+                sys.stdin.buffer,
+                sys.stdout.buffer,
+                server.close,
+                lambda: server.config.max_message_bytes,
+            )
+        )
+    return status
 
 
 def demo(keep: str | None, interactive: bool) -> int:

@@ -21,6 +21,8 @@ from tether_protocol.config import ModelPrice
 DEFAULT_MAX_STEPS = 40
 DEFAULT_TIMEOUT_SECONDS = 900.0
 DEFAULT_APPROVAL_TIMEOUT_SECONDS = 300.0
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""A 10 MB buffer in ``didOpen`` fits with room for JSON escaping."""
 
 ENVIRONMENT = {
     "TETHER_PROVIDER": "provider",
@@ -30,8 +32,10 @@ ENVIRONMENT = {
     "TETHER_STATE_DIR": "state_dir",
     "TETHER_CONTEXT_WINDOW_TOKENS": "context_window_tokens",
     "TETHER_APPROVAL_TIMEOUT_SECONDS": "approval_timeout_seconds",
+    "TETHER_MAX_MESSAGE_BYTES": "max_message_bytes",
 }
-INTEGER_SETTINGS = frozenset({"context_window_tokens"})
+INTEGER_SETTINGS = frozenset({"context_window_tokens", "max_message_bytes"})
+NUMBER_SETTINGS = frozenset({"approval_timeout_seconds"})
 
 
 class ConfigError(ValueError):
@@ -61,7 +65,14 @@ def settings_from_environment(environ: Mapping[str, str]) -> TetherSettings:
             try:
                 values[name] = int(value)
             except ValueError:
-                raise ConfigError(f"{variable}: expected a whole number, got {value!r}") from None
+                raise ConfigError(
+                    f"{variable}: expected a whole number, got {value[:200]!r}"
+                ) from None
+        elif name in NUMBER_SETTINGS:
+            try:
+                values[name] = float(value)
+            except ValueError:
+                raise ConfigError(f"{variable}: expected a number, got {value[:200]!r}") from None
         else:
             values[name] = value
     try:
@@ -83,8 +94,11 @@ def parse_settings(data: object, source: str) -> TetherSettings:
         return TetherSettings.model_validate_json(json.dumps(data))
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+        # Keys come from the client: quote at most a line of each.
+        where = ".".join(str(p)[:200] for p in first["loc"])
         raise ConfigError(f"{source}.{where}: {first['msg']}") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{source}: nested too deeply") from exc
 
 
 def merge(*layers: TetherSettings) -> TetherSettings:
@@ -115,6 +129,8 @@ class Config:
     state_dir: Path
     approval_timeout_seconds: float = DEFAULT_APPROVAL_TIMEOUT_SECONDS
     """An approval unanswered this long is denied (and withdrawn from the client)."""
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    """Largest message body the transport reads."""
     prices: Mapping[str, ModelPrice] = field(default_factory=dict)
     """Configured prices by model; the providers add them to their built-in table."""
 
@@ -140,5 +156,6 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
         approval_timeout_seconds=(
             settings.approval_timeout_seconds or DEFAULT_APPROVAL_TIMEOUT_SECONDS
         ),
+        max_message_bytes=settings.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES,
         prices=dict(settings.prices or {}),
     )

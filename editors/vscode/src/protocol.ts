@@ -139,6 +139,7 @@ export type Settings = {
   autoApprove?: string[] | null;
   approvalTimeoutSeconds?: number | null;
   stateDir?: string | null;
+  maxMessageBytes?: number | null;
   prices?: { [key: string]: unknown } | null;
 };
 

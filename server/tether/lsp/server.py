@@ -13,11 +13,18 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
+import attrs
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pydantic import BaseModel, ValidationError
 from pygls.capabilities import get_capability
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import (
+    FeatureRequestError,
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcServerNotInitialized,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
@@ -33,6 +40,7 @@ from tether_protocol import (
     TetherSettings,
     UndoParams,
 )
+from tether_protocol.methods import CLIENT_TO_SERVER
 
 from ..config import Config, ConfigError, merge, parse_settings, resolve, settings_from_environment
 from ..host import EventSink
@@ -41,6 +49,7 @@ from ..runs import InvalidRun, Run, RunManager
 from ..session.writer import SessionLogWriter
 from ..tools.registry import ToolRegistry
 from ..workspace import Workspace, path_from_uri
+from .dispatch import clip
 from .documents import LineWorkspace
 from .editor import RAW_ANSWER_METHODS, LspEditor
 from .host import LspBuffers, NotifySink, ProgressSink
@@ -49,35 +58,116 @@ log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 
+NOTIFICATIONS = frozenset(
+    method
+    for method, (message_type, *_) in types.METHOD_TO_TYPES.items()
+    if "id" not in attrs.fields_dict(message_type)
+)
+"""LSP methods that are notifications: a message of one of them carrying an id is refused."""
+REQUESTS = frozenset(CLIENT_TO_SERVER)
+"""Tether's requests: one sent without an id (as a notification) is dropped, not run."""
+
+
+def _is_msg_id(value: object) -> bool:
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+def _read_outcome(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
 
 def validate_params(model: type[M], params: Any, method: str) -> M:
     """Wire params → model, or JSON-RPC -32602 naming the first bad field."""
     if params is None:
         params = {}
     try:
+        # NaN and Infinity (Python's json reads them) reach the model, which refuses them.
         return model.model_validate_json(json.dumps(params))
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         if isinstance(exc, ValidationError):
             first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "params"
-            raise JsonRpcInvalidParams(f"{method}: {where}: {first['msg']}") from exc
+            where = ".".join(clip(str(p)) for p in first["loc"]) or "params"
+            raise JsonRpcInvalidParams(f"{method}: {where}: {clip(first['msg'])}") from exc
         raise JsonRpcInvalidParams(f"{method}: params must be a JSON object") from exc
 
 
 class ClientErrorFilter(logging.Filter):
-    """Drops pygls' tracebacks for ``-32602`` answers: they are the client's mistake, already
-    explained in the answer, and a traceback on stderr per typo buries real errors."""
+    """Drops pygls' tracebacks for client mistakes (``-32602`` answers, messages of the wrong
+    shape): they are explained in the answer or a one-line log, and a traceback on stderr
+    per typo buries real errors."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        return not isinstance(error, JsonRpcInvalidParams)
+        if isinstance(error, (JsonRpcInvalidParams, JsonRpcInvalidRequest)):
+            return False
+        return not str(record.msg).startswith("Unable to deserialize message")
 
 
 class TetherProtocol(LanguageServerProtocol):
     """pygls' protocol plus Tether's capabilities and client declaration at ``initialize``."""
 
     _server: TetherServer
+    _initialize_received = False
     _warned_stale_change = False
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """pygls' decoding, refusing a notification method sent with an id (pygls would
+        drop the id and leave the client waiting for an answer)."""
+        if "id" in data and data.get("method") in NOTIFICATIONS:
+            raise JsonRpcInvalidRequest(
+                f"{data['method']} is a notification: send it without an id"
+            )
+        if "method" in data and "params" not in data:
+            data = {**data, "params": None}  # JSON-RPC lets params out; pygls' types want it
+        return super().structure_message(data)
+
+    def handle_message(self, message: Any) -> None:
+        """The LSP lifecycle around pygls' dispatch: nothing but ``initialize`` (and
+        ``exit``) before ``initialize``, nothing but ``exit`` after ``shutdown``."""
+        method: str | None = getattr(message, "method", None)
+        is_request = method is not None and hasattr(message, "id")
+        error: JsonRpcException | None = None
+        if method is None or method == types.EXIT:
+            pass  # answers to our requests, and exit, are taken at any time
+        elif not self._initialize_received and method != types.INITIALIZE:
+            error = JsonRpcServerNotInitialized(f"{clip(method)}: send initialize first")
+        elif self._shutdown:
+            error = JsonRpcInvalidRequest(f"{clip(method)}: the server is shutting down")
+        elif method == types.INITIALIZE and self._initialize_received:
+            error = JsonRpcInvalidRequest("initialize was already received")
+        elif method == types.CANCEL_REQUEST and not _is_msg_id(getattr(message.params, "id", None)):
+            log.warning("dropped a $/cancelRequest whose id is not a number or a string")
+            return
+        elif not is_request and method in REQUESTS:
+            log.warning("dropped %s sent as a notification: requests need an id", method)
+            return
+        if error is None:
+            super().handle_message(message)
+        elif is_request:
+            self._send_response(message.id, error=error.to_response_error())
+        else:
+            log.debug("dropped a %s notification: %s", clip(str(method)), error.message)
+
+    def _run_generator(self, future: Any, *, gen: Any, result_future: Any) -> None:
+        # pygls resumes a built-in handler (``workspace/executeCommand``) with the result of
+        # the user handler's task; a task cancelled by shutdown or at exit raised
+        # CancelledError inside an event-loop callback (a traceback on stderr). Cancel on.
+        if future is not None and future.cancelled():
+            gen.close()
+            if not result_future.done():
+                result_future.cancel()
+            return
+        super()._run_generator(future, gen=gen, result_future=result_future)
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        # The last guard against echoing a huge value: error texts are cut (a traceback
+        # in ``data`` keeps its end, where the cause is).
+        if error is not None:
+            error.message = clip(str(error.message), 1000)
+            if isinstance(error.data, str):
+                error.data = error.data[-4000:]
+        super()._send_response(msg_id, result, error)
 
     @lru_cache  # noqa: B019 - as pygls' own: one protocol per process
     def get_result_type(self, method: str) -> type[Any] | None:
@@ -113,8 +203,9 @@ class TetherProtocol(LanguageServerProtocol):
         try:
             server.configure_from_initialize(params)
         except ConfigError as exc:
-            raise JsonRpcInvalidParams(str(exc)) from exc
+            raise JsonRpcInvalidParams(clip(str(exc), 1000)) from exc
         result: types.InitializeResult = yield from super().lsp_initialize(params)
+        self._initialize_received = True  # a refused initialize may be sent again
         # Open documents live in line lists: pygls' store rebuilds the text per keystroke.
         self._workspace = LineWorkspace.like(self.workspace)
         result.capabilities.experimental = {
@@ -155,6 +246,17 @@ class TetherServer(LanguageServer):
         self.log_writer = SessionLogWriter(self.config.state_dir, self._state_dir_failed)
         self.runs = RunManager(tools, self.log_writer)
 
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls' report of a failed notification handler (``window/showMessage``), cut
+        short: the error may quote a client's value."""
+        if source is FeatureRequestError:
+            return  # the request's error answer says it
+        self.window_show_message(
+            types.ShowMessageParams(
+                message=f"Error in server: {clip(str(error), 500)}", type=types.MessageType.Error
+            )
+        )
+
     # --- configuration -------------------------------------------------------------------
     def configure_from_initialize(self, params: types.InitializeParams) -> None:
         """Read the client's Tether declaration and initializationOptions."""
@@ -166,7 +268,9 @@ class TetherServer(LanguageServer):
             try:
                 self.client_tether = ClientTetherCapabilities.model_validate(declared)
             except ValidationError:
-                log.warning("ignoring a malformed experimental.tether declaration: %s", declared)
+                log.warning(
+                    "ignoring a malformed experimental.tether declaration: %s", clip(repr(declared))
+                )
         self._init_settings = parse_settings(params.initialization_options, "initializationOptions")
         self._reconfigure()
 
@@ -216,7 +320,11 @@ class TetherServer(LanguageServer):
                 return
             token = f"tether-{run.run_id}"
             try:
-                await asyncio.shield(self.work_done_progress.create_async(token))
+                creating = asyncio.ensure_future(self.work_done_progress.create_async(token))
+                # A run cancelled meanwhile leaves the answer to nobody: read it, so that an
+                # error answer is not logged as an unretrieved task exception.
+                creating.add_done_callback(_read_outcome)
+                await asyncio.shield(creating)
             except Exception:
                 log.warning("the client refused progress token %s", token)
                 return
@@ -233,7 +341,7 @@ class TetherServer(LanguageServer):
                 params, self.config, self.workspace_model(), sinks, self.editor
             )
         except InvalidRun as exc:
-            raise JsonRpcInvalidParams(f"agent/run: {exc}") from exc
+            raise JsonRpcInvalidParams(f"agent/run: {clip(str(exc))}") from exc
         # From here the run is the manager's: ``execute`` releases it whatever happens.
         task = asyncio.ensure_future(self.runs.execute(run, self.start_progress))
         try:
@@ -253,7 +361,7 @@ class TetherServer(LanguageServer):
         try:
             result = await self.runs.undo(params.run_id, self.workspace_model(), self.editor)
         except InvalidRun as exc:
-            raise JsonRpcInvalidParams(f"agent/undo: {exc}") from exc
+            raise JsonRpcInvalidParams(f"agent/undo: {clip(str(exc))}") from exc
         return result.to_wire()
 
     async def list_sessions(self, raw: Any) -> dict[str, Any]:
@@ -267,7 +375,7 @@ class TetherServer(LanguageServer):
         try:
             result = await self.runs.history(params.session_id)
         except InvalidRun as exc:
-            raise JsonRpcInvalidParams(f"agent/history: {exc}") from exc
+            raise JsonRpcInvalidParams(f"agent/history: {clip(str(exc))}") from exc
         return result.to_wire()
 
     def cancel_run(self, raw: Any) -> dict[str, Any]:

@@ -13,22 +13,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import os
-import re
 import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
-from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
+
+from .dispatch import answer_oversized, dispatch
+from .framing import DEFAULT_MAX_MESSAGE_BYTES, FrameReader, Oversized, UnframeableStream
+
+__all__ = ["FrameReader", "StdoutWriter", "frame", "serve"]
 
 log = logging.getLogger(__name__)
 
-_CONTENT_LENGTH = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE)
+BACKLOG_BYTES = 16 * 1024 * 1024
+"""Bodies read ahead of the event loop; past this the reader waits (the pipe pushes back)."""
 
 FLUSH_BYTES = 256 * 1024
 """Write at once when this much is waiting."""
@@ -43,52 +45,6 @@ def frame(body: bytes) -> bytes:
         % len(body)
         + body
     )
-
-
-class FrameReader:
-    """Reads LSP frames straight from a file descriptor.
-
-    Raw ``os.read`` rather than a buffered stream: a daemon thread blocked inside a
-    ``BufferedReader`` holds its lock, and the interpreter aborts when it exits meanwhile.
-    """
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._buffer = bytearray()
-
-    def _fill(self) -> bool:
-        chunk = os.read(self._fd, 65536)
-        self._buffer += chunk
-        return bool(chunk)
-
-    def _readline(self) -> bytes | None:
-        while (end := self._buffer.find(b"\n")) < 0:
-            if not self._fill():
-                return None
-        line = bytes(self._buffer[: end + 1])
-        del self._buffer[: end + 1]
-        return line
-
-    def read_frame(self) -> bytes | None:
-        """One message body, or None at end of input."""
-        length: int | None = None
-        while True:
-            line = self._readline()
-            if line is None:
-                return None
-            if line in (b"\r\n", b"\n"):
-                if length is None:
-                    continue  # a stray blank line: keep looking for headers
-                break
-            match = _CONTENT_LENGTH.match(line.strip())
-            if match:
-                length = int(match.group(1))
-        while len(self._buffer) < length:
-            if not self._fill():
-                return None
-        body = bytes(self._buffer[:length])
-        del self._buffer[:length]
-        return body
 
 
 class StdoutWriter:
@@ -164,28 +120,26 @@ class StdoutWriter:
             self._stream.close()
 
 
-def _error_response(msg_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+class Backlog:
+    """Bytes read but not yet handled: the reader thread waits while there are too many."""
 
+    def __init__(self, limit: int = BACKLOG_BYTES) -> None:
+        self._limit = limit
+        self._size = 0
+        self._changed = threading.Condition()
 
-def _reject(protocol: JsonRPCProtocol, body: bytes, exc: Exception) -> None:
-    """Answer a message that could not be decoded, as JSON-RPC says."""
-    try:
-        raw = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as parse_error:
-        protocol._send_data(_error_response(None, -32700, f"Parse error: {parse_error}"))
-        return
-    if not isinstance(raw, dict) or "method" not in raw and "id" not in raw:
-        protocol._send_data(_error_response(None, -32600, "Invalid Request: not a JSON-RPC object"))
-        return
-    if "id" not in raw or "method" not in raw:
-        log.warning("dropping a malformed notification or response: %s", exc)
-        return
-    if isinstance(exc, JsonRpcException):
-        code, text = exc.code, f"invalid params for {raw['method']}: {exc.message or exc}"
-    else:
-        code, text = -32600, f"Invalid Request: {exc}"
-    protocol._send_data(_error_response(raw["id"], code, text))
+    def reserve(self, size: int) -> None:
+        """Wait until ``size`` more bytes fit (one message always fits an empty backlog)."""
+        with self._changed:
+            while self._size and self._size + size > self._limit:
+                self._changed.wait()
+            self._size += size
+
+    def release(self, size: int) -> None:
+        """The loop is done with ``size`` bytes."""
+        with self._changed:
+            self._size -= size
+            self._changed.notify()
 
 
 async def serve(
@@ -193,21 +147,31 @@ async def serve(
     stdin: BinaryIO,
     stdout: BinaryIO,
     on_close: Callable[[], Awaitable[None]],
-) -> None:
-    """Serve until end of input or SIGTERM, then await ``on_close`` (stop runs, flush logs)."""
-    loop = asyncio.get_running_loop()
-    inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+    max_message_bytes: Callable[[], int] | int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> int:
+    """Serve until end of input or SIGTERM, then await ``on_close`` (stop runs, flush logs).
 
-    reader = FrameReader(stdin.fileno())
+    Returns the exit status: 0, or 2 when the input stopped carrying LSP frames at all.
+    """
+    loop = asyncio.get_running_loop()
+    inbox: asyncio.Queue[bytearray | Oversized | UnframeableStream | None] = asyncio.Queue()
+    backlog = Backlog()
+    cap = max_message_bytes if callable(max_message_bytes) else (lambda: max_message_bytes)
+    reader = FrameReader(stdin.fileno(), cap)
 
     def pump() -> None:
         while True:
+            item: bytearray | Oversized | UnframeableStream | None
             try:
-                body = reader.read_frame()
+                item = reader.read_frame()
+            except UnframeableStream as exc:
+                item = exc
             except (OSError, ValueError):
-                body = None
-            loop.call_soon_threadsafe(inbox.put_nowait, body)
-            if body is None:
+                item = None
+            if isinstance(item, bytearray):
+                backlog.reserve(len(item))
+            loop.call_soon_threadsafe(inbox.put_nowait, item)
+            if item is None or isinstance(item, UnframeableStream):
                 return
 
     threading.Thread(target=pump, name="tether-stdin", daemon=True).start()
@@ -216,19 +180,25 @@ async def serve(
     # Editors send SIGTERM on a forced stop: end as at end of input, with the cleanup.
     with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals here
         loop.add_signal_handler(signal.SIGTERM, inbox.put_nowait, None)
+    status = 0
     try:
-        while (body := await inbox.get()) is not None:
-            try:
-                message = json.loads(body, object_hook=protocol.structure_message)
-                if not hasattr(message, "jsonrpc"):
-                    raise ValueError("not a JSON-RPC message")
-            except Exception as exc:
-                _reject(protocol, body, exc)
+        while (item := await inbox.get()) is not None:
+            if isinstance(item, UnframeableStream):
+                log.error(
+                    "the input is not LSP-framed (%s): exiting so the editor can restart", item
+                )
+                status = 2
+                break
+            if isinstance(item, Oversized):
+                answer_oversized(protocol, item, cap())
                 continue
+            size = len(item)
             try:
-                protocol.handle_message(message)
-            except Exception:
-                log.exception("failed to handle a message")
+                dispatch(protocol, item)
+            finally:
+                del item  # a large body is not kept alive while waiting for the next
+                backlog.release(size)
     finally:
         await on_close()
         writer.flush()
+    return status
