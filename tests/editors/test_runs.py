@@ -129,7 +129,7 @@ def test_cancel_stops_a_slow_run(nvim: Nvim) -> None:
 def test_cancel_while_an_approval_is_shown_removes_it(nvim: Nvim) -> None:
     app(nvim)
     r = nvim.run("cancel", script({"toolCalls": [EDIT]}), {"MODE": "approval"})
-    assert r["marks_shown"] == 3 and r["maps_shown"] == 4  # shown inline, with its keys
+    assert r["marks_shown"] == 3 and r["maps_shown"] == 0  # shown inline, no key in the buffer
     assert r["run"]["result"]["outcome"] == "cancelled"
     assert r["marks_after"] == [] and r["maps_after"] == 0 and r["floats_after"] == 0
     assert r["buffer_after"] == APP
