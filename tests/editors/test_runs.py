@@ -83,6 +83,8 @@ def test_the_transcript_streams_text_folds_tool_calls_and_ends_with_the_outcome(
         [0, -1],
     ]
     assert r["foldtext"] == '✓ read_file {"path": "notes.txt"}  [2 lines]'
+    # the window that showed the run live has the same folds, without a :TetherLog
+    assert r["live_folds"] == r["folds"]
 
 
 def test_progress_reaches_neovims_lsp_progress(read_run: tuple[Path, Outcome]) -> None:

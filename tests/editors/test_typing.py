@@ -116,3 +116,24 @@ def test_an_approval_the_server_withdraws_closes_at_once(nvim: Nvim) -> None:
     assert seen["marks_at_close"] == 0 and seen["floats_at_close"] == 0
     assert r["run"]["result"]["outcome"] == "done"
     assert r["marks_after"] == [] and r["pending_after"] is False
+
+
+def test_configure_right_after_start_reaches_the_server(nvim: Nvim) -> None:
+    workspace(nvim)
+    r = nvim.run("configure", script({"toolCalls": [EDIT]}))
+    assert r["clients_listed"] == 0  # the client was still starting
+    assert r["shown"] == []  # autoApprove from configure() applied: nothing asked
+    assert r["buffer_after"] == ["def greet(name):", "    return 'hi ' + name"]
+
+
+def test_an_inline_approval_follows_the_user_to_another_buffer(nvim: Nvim) -> None:
+    app = workspace(nvim)
+    r = nvim.run("typing", script({"toolCalls": [EDIT]}), env(MODE="switch"))
+    [seen] = r["shown"]
+    assert seen["view"] == "inline"
+    # src/app.py left the screen: the approval shows in a float the cursor does not enter
+    assert seen["float_after_switch"] == 1 and seen["in_float"] is False
+    assert seen["statusline"] == "Tether: approve Edit src/app.py"
+    assert [e["ok"] for e in tool_results(r["run"])] == [True]  # :TetherAllow allowed it
+    assert app.read_text() == "def greet(name):\n    return 'hi ' + name\n"
+    assert r["marks_after"] == [] and r["floats_after"] == 0

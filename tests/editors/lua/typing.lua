@@ -6,6 +6,7 @@
 --   keys:     `A`, `dd`, `e` in the user's buffer while an inline approval waits
 --   disk:     the file changes on disk (a shell appends) before the edit is allowed
 --   withdraw: nobody answers; the server withdraws the approval (approvalTimeoutSeconds)
+--   switch:   the user goes to another buffer, then allows with :TetherAllow
 local H = dofile(vim.env.HARNESS)
 local env = vim.env
 local mode = env.MODE
@@ -72,6 +73,16 @@ H.on('TetherApprove', function(data)
   elseif mode == 'disk' then
     vim.fn.system({ 'sh', '-c', 'echo "# appended from a shell" >> "$0"', path })
     H.feed(ALLOW)
+  elseif mode == 'switch' then
+    H.input(':edit README.md<CR>') -- typed: outside this autocmd (autocmds do not nest)
+    H.when(function()
+      return #H.floats() > 0
+    end, function()
+      seen.float_after_switch = #H.floats()
+      seen.in_float = vim.api.nvim_win_get_config(0).relative ~= ''
+      seen.statusline = require('tether').statusline()
+      H.feed(':TetherAllow<CR>')
+    end)
   elseif mode == 'withdraw' then
     H.when(function()
       return approve.pending() == nil
