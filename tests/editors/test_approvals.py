@@ -217,7 +217,9 @@ def test_closing_the_float_denies(nvim: Nvim) -> None:
 
 def test_abandoning_edit_before_allow_shows_the_approval_again(nvim: Nvim) -> None:
     app = workspace(nvim)
-    r = nvim.run("approve", script({"toolCalls": [EDIT]}), env(OPEN="src/app.py", KEYS=[GO + "e", GO + "a"]))
+    r = nvim.run(
+        "approve", script({"toolCalls": [EDIT]}), env(OPEN="src/app.py", KEYS=[GO + "e", GO + "a"])
+    )
     assert [s["view"] for s in r["shown"]] == ["inline", "inline"]
     assert r["shown"][1]["marks"] == r["shown"][0]["marks"]
     assert decisions(r["run"]) == ["allow"]

@@ -36,15 +36,38 @@ end, { nargs = 0, desc = 'Tether: continue a session' })
 local function approve()
   return require('tether.approve')
 end
+
 local decide = {
-  TetherApprove = { 'go to the approval waiting (its float)', function() return approve().focus() end },
-  TetherAllow = { 'allow the call waiting', function() return approve().decide({ decision = 'allow' }) end },
+  TetherApprove = {
+    'go to the approval waiting (its float)',
+    function()
+      approve().focus()
+    end,
+  },
+  TetherAllow = {
+    'allow the call waiting',
+    function()
+      approve().decide({ decision = 'allow' })
+    end,
+  },
   TetherAllowAlways = {
     'allow the call waiting, and such calls for the rest of the session',
-    function() return approve().decide({ decision = 'allow-always' }) end,
+    function()
+      approve().decide({ decision = 'allow-always' })
+    end,
   },
-  TetherDeny = { 'deny the call waiting', function() return approve().decide({ decision = 'deny' }) end },
-  TetherEdit = { 'edit the call waiting before allowing it', function() return approve().edit() end },
+  TetherDeny = {
+    'deny the call waiting (no feedback)',
+    function()
+      approve().decide({ decision = 'deny' })
+    end,
+  },
+  TetherEdit = {
+    'edit the call waiting before allowing it',
+    function()
+      approve().edit()
+    end,
+  },
 }
 for name, spec in pairs(decide) do
   vim.api.nvim_create_user_command(name, function()

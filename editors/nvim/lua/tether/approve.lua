@@ -87,7 +87,8 @@ local ACTIONS = {
 ---@param buf integer the float's buffer
 local function map_keys(buf)
   for action, fn in pairs(ACTIONS) do
-    vim.keymap.set('n', keys()[action], fn, { buffer = buf, nowait = true, desc = 'Tether: ' .. action })
+    local opts = { buffer = buf, nowait = true, desc = 'Tether: ' .. action }
+    vim.keymap.set('n', keys()[action], fn, opts)
   end
   vim.keymap.set('n', 'q', function()
     M.decide({ decision = 'deny' })

@@ -146,7 +146,8 @@ function M.setup(opts)
   set_keymaps()
   vim.api.nvim_clear_autocmds({ group = group })
   -- what each file's buffer was read from: a save for the agent never overwrites newer text
-  vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'BufWritePost', 'FileChangedShellPost' }, {
+  local read_or_written = { 'BufReadPost', 'BufNewFile', 'BufWritePost', 'FileChangedShellPost' }
+  vim.api.nvim_create_autocmd(read_or_written, {
     group = group,
     callback = function(args)
       require('tether.save').remember(args.buf, true)
