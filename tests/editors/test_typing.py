@@ -137,3 +137,14 @@ def test_an_inline_approval_follows_the_user_to_another_buffer(nvim: Nvim) -> No
     assert [e["ok"] for e in tool_results(r["run"])] == [True]  # :TetherAllow allowed it
     assert app.read_text() == "def greet(name):\n    return 'hi ' + name\n"
     assert r["marks_after"] == [] and r["floats_after"] == 0
+
+
+def test_closing_the_float_with_q_colon_keeps_the_approval_waiting(nvim: Nvim) -> None:
+    app = workspace(nvim)
+    r = nvim.run("typing", script({"toolCalls": [EDIT]}), env(MODE="close", OPEN="README.md"))
+    [seen] = r["shown"]
+    assert seen["view"] == "float" and seen["entered_float"] is True
+    assert seen["pending_after_close"] is True and seen["back_in_window"] is True
+    assert [e["decision"] for e in r["run"]["events"] if e["kind"] == "approval"] == ["deny"]
+    assert app.read_text() == APP
+    assert r["marks_after"] == [] and r["floats_after"] == 0 and r["pending_after"] is False

@@ -7,6 +7,7 @@
 --   disk:     the file changes on disk (a shell appends) before the edit is allowed
 --   withdraw: nobody answers; the server withdraws the approval (approvalTimeoutSeconds)
 --   switch:   the user goes to another buffer, then allows with :TetherAllow
+--   close:    the user enters the float (:TetherApprove) and closes it with :q
 local H = dofile(vim.env.HARNESS)
 local env = vim.env
 local mode = env.MODE
@@ -82,6 +83,21 @@ H.on('TetherApprove', function(data)
       seen.in_float = vim.api.nvim_win_get_config(0).relative ~= ''
       seen.statusline = require('tether').statusline()
       H.feed(':TetherAllow<CR>')
+    end)
+  elseif mode == 'close' then
+    H.input(':TetherApprove<CR>')
+    H.when(function()
+      return vim.api.nvim_win_get_config(0).relative ~= ''
+    end, function()
+      seen.entered_float = true
+      H.input(':q<CR>')
+      H.when(function()
+        return #H.floats() == 0
+      end, function()
+        seen.pending_after_close = approve.pending() ~= nil
+        seen.back_in_window = vim.api.nvim_get_current_win() == win
+        H.input(':TetherDeny<CR>')
+      end)
     end)
   elseif mode == 'withdraw' then
     H.when(function()
