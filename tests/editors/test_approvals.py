@@ -9,7 +9,9 @@ from typing import Any
 from .conftest import Nvim, call, script
 
 APP = "def greet(name):\n    return 'hello ' + name\n"
-HINT = " Tether: Edit src/app.py   a allow · A always · d deny · e edit "
+HINT = " Tether: Edit src/app.py   <leader>ta or :TetherApprove to decide "
+FOOTER = " a allow · A always · d deny · e edit · q deny "
+GO = "<leader>ta"  # the default key of :TetherApprove: enters the approval's float
 EDIT = call("edit_file", path="src/app.py", old_text="'hello '", new_text="'hi '")
 
 
@@ -45,11 +47,13 @@ def test_inline_allow_lands_as_one_undoable_change(nvim: Nvim) -> None:
     r = nvim.run(
         "approve",
         script({"text": "Shorter.", "toolCalls": [EDIT]}),
-        env(OPEN="src/app.py", MODIFY=TYPED, KEYS=["a"], UNDO="1"),
+        env(OPEN="src/app.py", MODIFY=TYPED, KEYS=[GO + "a"], UNDO="1"),
     )
     [shown] = r["shown"]
     assert shown["view"] == "inline" and shown["in_view"] is True
-    assert shown["cursor"] == [2, 0]  # on the changed line
+    assert shown["cursor"] == [1, 0]  # where the user left it: the approval moves nothing
+    assert shown["user_maps"] == []  # no decision key in the user's buffer
+    assert shown["statusline"] == "Tether: approve Edit src/app.py"
     assert shown["marks"] == [
         {"row": 1, "line_hl_group": "TetherRemoved", "above": False},
         {"row": 1, "virt_lines": [[[HINT, "TetherHint"]]], "above": True},
@@ -71,12 +75,13 @@ def test_float_deny_with_feedback_changes_nothing(nvim: Nvim) -> None:
     r = nvim.run(
         "approve",
         script({"toolCalls": [EDIT]}),
-        env(OPEN="README.md", KEYS=["d"], INPUTS=["keep hello"]),
+        env(OPEN="README.md", KEYS=[GO + "d"], INPUTS=["keep hello"]),
     )
     [shown] = r["shown"]  # src/app.py is not on screen: a float with the diff
-    assert shown["view"] == "float" and shown["in_view"] is True and shown["marks"] == []
+    assert shown["view"] == "float" and shown["marks"] == []
+    assert shown["in_view"] is False and shown["current_is_float"] is False  # focus stays
     assert shown["title"] == [[" Tether: Edit src/app.py "]]
-    assert shown["footer"] == [[" a allow · A always · d deny · e edit "]]
+    assert shown["footer"] == [[FOOTER]]
     assert shown["float_lines"] == [
         "--- a/src/app.py",
         "+++ b/src/app.py",
@@ -104,7 +109,7 @@ def test_allow_always_asks_once_per_session(nvim: Nvim) -> None:
     r = nvim.run(
         "approve",
         script({"toolCalls": [write("one\n")]}, {"toolCalls": [write("two\n")]}),
-        env(OPEN="README.md", KEYS=["A"]),
+        env(OPEN="README.md", KEYS=[GO + "A"]),
     )
     assert [(s["tool"], s["view"]) for s in r["shown"]] == [("write_file", "float")]
     assert r["shown"][0]["title"] == [[" Tether: Create notes/a.txt "]]
@@ -120,7 +125,7 @@ def test_edit_before_allow_sends_the_saved_text(nvim: Nvim) -> None:
     r = nvim.run(
         "approve",
         script({"toolCalls": [EDIT]}),
-        env(OPEN="src/app.py", KEYS=["e"], EDIT_LINES=["    return 'good day ' + name"]),
+        env(OPEN="src/app.py", KEYS=[GO + "e"], EDIT_LINES=["    return 'good day ' + name"]),
     )
     [shown] = r["shown"]
     assert shown["view"] == "inline"
@@ -141,7 +146,7 @@ def test_edit_before_allow_of_a_command(nvim: Nvim) -> None:
     r = nvim.run(
         "approve",
         script({"toolCalls": [call("bash", command="echo proposed")]}),
-        env(KEYS=["e"], EDIT_LINES=["echo edited"]),
+        env(KEYS=[GO + "e"], EDIT_LINES=["echo edited"]),
     )
     [shown] = r["shown"]
     assert shown["view"] == "float"
@@ -158,7 +163,7 @@ def test_edit_before_allow_of_a_new_file_keeps_its_final_newline(nvim: Nvim) -> 
     r = nvim.run(
         "approve",
         script({"toolCalls": [call("write_file", path="new.txt", content="one\ntwo\n")]}),
-        env(KEYS=["e"], EDIT_LINES=["uno", "dos"]),
+        env(KEYS=[GO + "e"], EDIT_LINES=["uno", "dos"]),
     )
     [shown] = r["shown"]
     assert shown["edit_name"] == "tether://edit/call_1_1/proposed"
@@ -202,7 +207,7 @@ def test_closing_the_float_denies(nvim: Nvim) -> None:
     r = nvim.run(
         "approve",
         script({"toolCalls": [call("bash", command=f"touch {marker}")]}),
-        env(KEYS=["q"]),
+        env(KEYS=[GO + "q"]),
     )
     assert [s["view"] for s in r["shown"]] == ["float"]
     assert decisions(r["run"]) == ["deny"] and r["inputs"] == []  # no feedback asked
@@ -212,7 +217,9 @@ def test_closing_the_float_denies(nvim: Nvim) -> None:
 
 def test_abandoning_edit_before_allow_shows_the_approval_again(nvim: Nvim) -> None:
     app = workspace(nvim)
-    r = nvim.run("approve", script({"toolCalls": [EDIT]}), env(OPEN="src/app.py", KEYS=["e", "a"]))
+    r = nvim.run(
+        "approve", script({"toolCalls": [EDIT]}), env(OPEN="src/app.py", KEYS=[GO + "e", GO + "a"])
+    )
     assert [s["view"] for s in r["shown"]] == ["inline", "inline"]
     assert r["shown"][1]["marks"] == r["shown"][0]["marks"]
     assert decisions(r["run"]) == ["allow"]

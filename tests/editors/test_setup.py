@@ -36,6 +36,10 @@ TAGS = {
     "tether-keymaps": "tether.txt",
     "tether-api": "tether.txt",
     "tether.configure()": "tether.txt",
+    ":TetherApprove": "tether.txt",
+    ":TetherAllow": "tether.txt",
+    ":TetherDeny": "tether.txt",
+    "tether-saving": "tether.txt",
 }
 
 

@@ -30,3 +30,51 @@ end, { nargs = 0, desc = 'Tether: open the transcript' })
 vim.api.nvim_create_user_command('TetherSessions', function()
   commands().sessions()
 end, { nargs = 0, desc = 'Tether: continue a session' })
+
+-- Deciding the approval that waits, from any buffer (the keys a/A/d/e/q work only inside
+-- the approval's float, which :TetherApprove enters).
+local function approve()
+  return require('tether.approve')
+end
+
+local decide = {
+  TetherApprove = {
+    'go to the approval waiting (its float)',
+    function()
+      approve().focus()
+    end,
+  },
+  TetherAllow = {
+    'allow the call waiting',
+    function()
+      approve().decide({ decision = 'allow' })
+    end,
+  },
+  TetherAllowAlways = {
+    'allow the call waiting, and such calls for the rest of the session',
+    function()
+      approve().decide({ decision = 'allow-always' })
+    end,
+  },
+  TetherDeny = {
+    'deny the call waiting (no feedback)',
+    function()
+      approve().decide({ decision = 'deny' })
+    end,
+  },
+  TetherEdit = {
+    'edit the call waiting before allowing it',
+    function()
+      approve().edit()
+    end,
+  },
+}
+for name, spec in pairs(decide) do
+  vim.api.nvim_create_user_command(name, function()
+    if not approve().pending() then
+      vim.notify('Tether: no approval is waiting', vim.log.levels.INFO)
+      return
+    end
+    spec[2]()
+  end, { nargs = 0, desc = 'Tether: ' .. spec[1] })
+end

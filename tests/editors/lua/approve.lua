@@ -1,6 +1,6 @@
 -- Approvals answered with the keys of the inline view or the float.
 -- Env: OPEN (file to show, relative to WORKSPACE), MODIFY (JSON lines: unsaved text),
--- KEYS (JSON: one key per approval shown), EDIT_LINES (JSON: the text saved after `e`;
+-- KEYS (JSON: the keys typed for each approval shown, e.g. "<leader>taa": go to it, allow), EDIT_LINES (JSON: the text saved after `e`;
 -- without it the edit buffer is wiped unsaved),
 -- INPUTS (JSON: vim.ui.input answers), UNDO ('1': press u after the run),
 -- SETTINGS (JSON: merged into the settings).
@@ -27,7 +27,11 @@ H.on('TetherApprove', function(data)
     tool = data.tool,
     view = view.kind,
     in_view = vim.api.nvim_get_current_buf() == view.buf,
+    current_is_float = vim.api.nvim_win_get_config(0).relative ~= '',
     marks = H.approval_marks(),
+    user_maps = buf and vim.tbl_map(function(m)
+      return m.lhs
+    end, vim.api.nvim_buf_get_keymap(buf, 'n')) or {},
   }
   if view.kind == 'float' then
     local config = vim.api.nvim_win_get_config(view.win)
@@ -36,12 +40,13 @@ H.on('TetherApprove', function(data)
     seen.footer = config.footer
   else
     seen.cursor = vim.api.nvim_win_get_cursor(0)
+    seen.statusline = require('tether').statusline()
   end
   table.insert(H.result.shown, seen)
   local key = table.remove(keys, 1)
   H.later(function()
     H.feed(key)
-    if key == 'e' then
+    if key:sub(-1) == 'e' then
       seen.edit_name = vim.api.nvim_buf_get_name(0)
       seen.edit_lines = H.lines(0)
       seen.marks_while_editing = #H.approval_marks()

@@ -105,6 +105,26 @@ function H.later(fn, ms)
   vim.defer_fn(H.step(fn), ms or 0)
 end
 
+--- Runs `fn` once `cond()` holds, checking every 10 ms (the watchdog bounds the wait).
+---@param cond fun(): boolean
+---@param fn function
+function H.when(cond, fn)
+  local step = H.step(function()
+    if cond() then
+      fn()
+    else
+      H.when(cond, fn)
+    end
+  end)
+  vim.defer_fn(step, 10)
+end
+
+--- Types keys through Neovim's input queue (`nvim_input`: the path of a user's keys).
+---@param keys string
+function H.input(keys)
+  vim.api.nvim_input(keys)
+end
+
 --- Floating windows open now.
 function H.floats()
   return vim.tbl_filter(function(win)

@@ -1,5 +1,5 @@
 -- The story: `:Tether fix the failing test` on the demo project, from its test file;
--- every proposed call is allowed with `a` in its float; the fix is in the buffer.
+-- every proposed call is allowed with `<leader>ta` then `a` in its float; the fix is in the buffer.
 local H = dofile(vim.env.HARNESS)
 H.setup()
 vim.cmd.edit(vim.env.WORKSPACE .. '/tests/test_stock.py')
@@ -11,7 +11,7 @@ H.on('TetherApprove', function(data)
   end
   table.insert(H.result.shown, seen)
   H.later(function()
-    H.feed('a')
+    H.feed('<leader>taa') -- go to the approval (:TetherApprove), allow
   end, 10)
 end)
 H.on('TetherRunFinished', function(data)

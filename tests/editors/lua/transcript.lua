@@ -28,6 +28,16 @@ H.on('TetherRunFinished', function(data)
   H.result.run = H.capture(data)
   H.result.modified = vim.bo[buf].modified
   H.result.disk = vim.fn.readfile(vim.env.WORKSPACE .. '/notes.txt')
+  -- the folds of the window that showed the run live, before :TetherLog redoes them
+  local live = vim.fn.win_findbuf(transcript.buffer())[1]
+  H.result.live_folds = live
+    and vim.api.nvim_win_call(live, function()
+      local folds = {}
+      for lnum = 1, vim.api.nvim_buf_line_count(0) do
+        table.insert(folds, { vim.fn.foldlevel(lnum), vim.fn.foldclosed(lnum) })
+      end
+      return folds
+    end)
   vim.cmd('TetherLog')
   local win = vim.api.nvim_get_current_win()
   H.result.log_buffer = vim.api.nvim_buf_get_name(0)

@@ -13,8 +13,10 @@ local preview = require('tether.preview')
 ---@field params table the agent/approve params
 ---@field callback fun(answer: table)
 ---@field view? tether.View
----@field prev_win? integer
----@field saved_maps? table[] buffer-local mappings shadowed by the keys
+---@field prev_win? integer the window the user left for the float
+---@field float? tether.View the float (its buffer holds the decision keys)
+---@field client_id? integer
+---@field request_id? integer|string the id of the agent/approve request, when known
 ---@field edit_buf? integer the edit-before-allow buffer
 
 ---@type tether.Approval[]
@@ -45,11 +47,25 @@ end
 ---@return string
 local function hint(params)
   local k = keys()
-  local parts = { k.allow .. ' allow', k.allow_always .. ' always', k.deny .. ' deny' }
+  local command = type(params.preview) == 'table' and params.preview.kind == 'command'
+  local parts = {
+    k.allow .. ' allow',
+    k.allow_always .. (command and ' always (this exact command)' or ' always'),
+    k.deny .. ' deny',
+  }
   if editable(params) then
     table.insert(parts, k.edit .. ' edit')
   end
+  table.insert(parts, 'q deny')
   return table.concat(parts, ' · ')
+end
+
+--- What an approval says where its keys do not work (the user's buffer, a notification).
+---@return string
+local function go_hint()
+  local key = require('tether').config.keymaps
+  key = key and key.approve
+  return key and (key .. ' or :TetherApprove to decide') or ':TetherApprove to decide'
 end
 
 local ACTIONS = {
@@ -67,79 +83,78 @@ local ACTIONS = {
   end,
 }
 
----@param req tether.Approval
-local function map_keys(req)
-  local buf = req.view.buf
-  req.saved_maps = {}
+--- The decision keys, in the approval's own float only (never in the user's buffer).
+---@param buf integer the float's buffer
+local function map_keys(buf)
   for action, fn in pairs(ACTIONS) do
-    local lhs = keys()[action]
-    local saved = vim.fn.maparg(lhs, 'n', false, true)
-    if saved.buffer == 1 then
-      table.insert(req.saved_maps, saved)
-    end
-    vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, desc = 'Tether: ' .. action })
+    local opts = { buffer = buf, nowait = true, desc = 'Tether: ' .. action }
+    vim.keymap.set('n', keys()[action], fn, opts)
   end
+  vim.keymap.set('n', 'q', function()
+    M.decide({ decision = 'deny' })
+  end, { buffer = buf, nowait = true, desc = 'Tether: deny' })
 end
 
----@param req tether.Approval
-local function unmap_keys(req)
-  local buf = req.view and req.view.buf
-  if not buf or not vim.api.nvim_buf_is_valid(buf) then
-    return
-  end
-  for action in pairs(ACTIONS) do
-    pcall(vim.keymap.del, 'n', keys()[action], { buffer = buf })
-  end
-  for _, saved in ipairs(req.saved_maps or {}) do
-    vim.api.nvim_buf_call(buf, function()
-      vim.fn.mapset('n', false, saved)
-    end)
-  end
-end
-
---- Removes the marks, float and keys of a request (it may be shown again).
+--- Removes the marks and the float of a request (it may be shown again).
 ---@param req tether.Approval
 local function hide(req)
-  local view = req.view
-  if view then
-    unmap_keys(req)
-    req.view = nil
+  local view, float = req.view, req.float
+  req.view, req.float = nil, nil
+  if float then
+    preview.close(float)
+  end
+  if view and view ~= float then
     preview.close(view)
   end
 end
 
---- Shows a request: inline when the edited file is on screen, else in a float.
+--- Opens the float of a request: entered only when the user asked for it (`enter`).
+---@param req tether.Approval
+---@param enter boolean
+---@return tether.View
+local function open_float(req, enter)
+  local float = preview.float(req.params, hint(req.params), enter)
+  req.float = float
+  map_keys(float.buf)
+  vim.api.nvim_create_autocmd('WinClosed', {
+    pattern = tostring(float.win),
+    once = true,
+    callback = function()
+      if req.float == float then -- closed by the user (`:q`, `<C-w>c`): the float is gone
+        req.float = nil
+        if req.view == float then
+          req.view = nil
+        end
+      end
+    end,
+  })
+  return float
+end
+
+--- Shows a request without touching the cursor, the mode or the focus: inline marks when
+--- the edited file is on screen, else a float the cursor does not enter.
 ---@param req tether.Approval
 local function show(req)
   local params = req.params
-  req.prev_win = req.prev_win or vim.api.nvim_get_current_win()
   local view
   if type(params.preview) == 'table' and params.preview.kind == 'diff' then
     local buf, win = require('tether.buffers').visible(params.preview.uri)
     if buf and win then
-      view = preview.inline(buf, params, hint(params))
-      if view then
-        vim.api.nvim_set_current_win(win)
-        vim.api.nvim_win_set_cursor(win, { view.line, 0 })
-      end
+      view = preview.inline(buf, params, go_hint())
     end
   end
-  req.view = view or preview.float(params, hint(params))
-  map_keys(req)
-  local float = req.view.win
-  if float then -- closing the float (`q`, `:q`) denies
-    vim.keymap.set('n', 'q', function()
-      M.decide({ decision = 'deny' })
-    end, { buffer = req.view.buf, nowait = true, desc = 'Tether: deny' })
-    vim.api.nvim_create_autocmd('WinClosed', {
-      pattern = tostring(float),
-      once = true,
+  req.view = view or open_float(req, false)
+  if view then -- seen from another buffer: the float, still without taking focus
+    vim.api.nvim_create_autocmd('BufEnter', {
+      group = vim.api.nvim_create_augroup('tether.approve', { clear = true }),
       callback = function()
-        if current == req and req.view and req.view.win == float then
-          req.view = nil
+        if current ~= req or req.view ~= view then
+          return true -- this approval is over: drop the autocmd
+        end
+        if not req.float and vim.fn.bufwinid(view.buf) == -1 then
           vim.schedule(function()
-            if current == req then
-              M.decide({ decision = 'deny' })
+            if current == req and not req.float then
+              open_float(req, false)
             end
           end)
         end
@@ -151,6 +166,36 @@ local function show(req)
     modeline = false,
     data = { runId = params.runId, callId = params.callId, tool = params.tool, view = req.view },
   })
+  vim.cmd.redrawstatus({ bang = true })
+end
+
+--- `:TetherApprove`: goes to the approval waiting (its float, opened if needed) so that its
+--- keys decide. Returns false when none waits.
+---@return boolean
+function M.focus()
+  local req = current
+  if not req or req.edit_buf then
+    if req and req.edit_buf and vim.api.nvim_buf_is_valid(req.edit_buf) then
+      local win = vim.fn.bufwinid(req.edit_buf)
+      if win ~= -1 then
+        vim.api.nvim_set_current_win(win)
+      end
+    end
+    return req ~= nil
+  end
+  local win = vim.api.nvim_get_current_win()
+  if not (req.float and win == req.float.win) then
+    req.prev_win = win
+  end
+  if vim.fn.mode() ~= 'n' then
+    vim.cmd.stopinsert() -- the user asked to decide: the float's keys are Normal-mode keys
+  end
+  if req.float and vim.api.nvim_win_is_valid(req.float.win) then
+    vim.api.nvim_set_current_win(req.float.win)
+  else
+    open_float(req, true)
+  end
+  return true
 end
 
 local function next_request()
@@ -168,28 +213,88 @@ end
 --- Queues a request; `callback` gets the answer once the user decides.
 ---@param params table agent/approve params
 ---@param callback fun(answer: table)
-function M.ask(params, callback)
-  table.insert(queue, { params = params, callback = callback })
+---@param extra? { client_id?: integer, request_id?: integer|string }
+function M.ask(params, callback, extra)
+  extra = extra or {}
+  table.insert(queue, {
+    params = params,
+    callback = callback,
+    client_id = extra.client_id,
+    request_id = extra.request_id,
+  })
   next_request()
 end
 
---- The `agent/approve` handler: its return value is the response.
+--- The id of the server request being handled, found in Neovim's RPC loop (0.11 does not
+--- pass it to handlers; `$/cancelRequest` names it). Nil where Neovim keeps it elsewhere.
+---@param params table the params the handler got (the same table as the message's)
+---@return integer|string?
+local function request_id(params)
+  for level = 2, 12 do
+    local info = debug.getinfo(level, 'f')
+    if not info then
+      return nil
+    end
+    for i = 1, 64 do
+      local name, value = debug.getupvalue(info.func, i)
+      if not name then
+        break
+      end
+      if name == 'decoded' and type(value) == 'table' and value.params == params then
+        return value.id
+      end
+    end
+  end
+  return nil
+end
+
+--- The `agent/approve` handler: its return value is the response. Pending changes are sent
+--- before the answer, so the server reads the answer against the text the user sees.
 ---@param params table
+---@param ctx? table
 ---@return table answer
-function M.handle(_, params, _)
+function M.handle(_, params, ctx)
+  local client_id = ctx and ctx.client_id
   local co, is_main = coroutine.running()
   if co and not is_main then
     M.ask(params, function(answer)
       vim.schedule(function() -- never resume before the yield below
+        require('tether.sync').flush(client_id)
         local ok, err = coroutine.resume(co, answer)
         if not ok then
           vim.notify('Tether: ' .. tostring(err), vim.log.levels.ERROR)
         end
       end)
-    end)
+    end, { client_id = client_id, request_id = request_id(params) })
     return coroutine.yield()
   end
-  return M.ask_blocking(params)
+  local answer = M.ask_blocking(params)
+  require('tether.sync').flush(client_id)
+  return answer
+end
+
+--- `$/cancelRequest` from the server: it stopped waiting for an approval (run cancelled or
+--- ended, approval timeout). Its UI closes; the answer Neovim sends is ignored.
+---@param params { id: integer|string }
+---@param ctx? table
+function M.on_cancel(_, params, ctx)
+  local id = type(params) == 'table' and params.id
+  if id == nil then
+    return
+  end
+  local client_id = ctx and ctx.client_id
+  local function matches(req)
+    return req.request_id == id and (client_id == nil or req.client_id == client_id)
+  end
+  for i = #queue, 1, -1 do
+    if matches(queue[i]) then
+      table.remove(queue, i).callback({ decision = 'deny', feedback = 'withdrawn' })
+    end
+  end
+  if current and matches(current) then
+    M.decide({ decision = 'deny', feedback = 'withdrawn' })
+    vim.notify('Tether: the approval was withdrawn', vim.log.levels.INFO)
+  end
 end
 
 --- Without a coroutine to suspend: a blocking dialog.
@@ -217,7 +322,6 @@ function M.decide(answer)
     return
   end
   current = nil
-  hide(req)
   local edit_buf = req.edit_buf
   req.edit_buf = nil
   if edit_buf then -- later: this may run in the buffer's own BufWriteCmd
@@ -227,8 +331,10 @@ function M.decide(answer)
       end
     end)
   end
-  if req.prev_win and vim.api.nvim_win_is_valid(req.prev_win) then
-    vim.api.nvim_set_current_win(req.prev_win)
+  local in_float = req.float and vim.api.nvim_get_current_win() == req.float.win
+  hide(req)
+  if in_float and req.prev_win and vim.api.nvim_win_is_valid(req.prev_win) then
+    vim.api.nvim_set_current_win(req.prev_win) -- back where the user came from
   end
   req.callback(answer)
   next_request()
@@ -320,6 +426,16 @@ end
 ---@return table? params
 function M.pending()
   return current and current.params
+end
+
+--- A statusline component: "Tether: approve <title> (+n)" while approvals wait, else "".
+---@return string
+function M.statusline()
+  if not current then
+    return ''
+  end
+  local more = #queue > 0 and string.format(' (+%d)', #queue) or ''
+  return 'Tether: approve ' .. (current.params.title or current.params.tool or '?') .. more
 end
 
 return M

@@ -17,7 +17,21 @@ local handlers = {
   ['workspace/applyEdit'] = function(...)
     return require('tether.edits').handle(...)
   end,
+  ['$/cancelRequest'] = function(...)
+    require('tether.approve').on_cancel(...)
+  end,
 }
+
+--- Sends the current settings when they differ from what the client last sent.
+---@param client vim.lsp.Client
+function M.send_settings(client)
+  local settings = require('tether').config.settings
+  if vim.deep_equal(client.config.init_options, settings) then
+    return
+  end
+  client.config.init_options = vim.deepcopy(settings)
+  M.notify(client, 'workspace/didChangeConfiguration', { settings = { tether = settings } })
+end
 
 --- The `vim.lsp.start` configuration for a buffer's workspace.
 ---@param buf integer
@@ -39,9 +53,13 @@ function M.config(buf)
     cmd = cmd,
     cmd_env = tether.config.cmd_env,
     root_dir = tether.root(buf),
-    init_options = next(settings) and settings or vim.empty_dict(),
+    init_options = next(settings) and vim.deepcopy(settings) or vim.empty_dict(),
     capabilities = capabilities,
     handlers = handlers,
+    -- `configure()` while the client started (get_clients() skips starting clients)
+    on_init = function(client)
+      M.send_settings(client)
+    end,
   }
 end
 

@@ -44,7 +44,8 @@ local function finished(run, err, result)
   if run.error then
     notify(run.error, vim.log.levels.ERROR)
   elseif result then
-    notify(string.format('%s · %d steps', result.outcome, result.steps or 0))
+    local steps = result.steps or 0
+    notify(string.format('%s · %d step%s', result.outcome, steps, steps == 1 and '' or 's'))
   end
   vim.api.nvim_exec_autocmds('User', {
     pattern = 'TetherRunFinished',

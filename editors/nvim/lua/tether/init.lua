@@ -12,6 +12,7 @@ local M = {}
 ---@field cancel? string|false cancel the latest run
 ---@field log? string|false open the transcript
 ---@field sessions? string|false pick a session and continue it
+---@field approve? string|false go to the approval waiting (`:TetherApprove`)
 
 ---@class tether.ApproveKeys
 ---@field allow string
@@ -41,6 +42,7 @@ local defaults = {
     cancel = '<leader>tc',
     log = '<leader>tl',
     sessions = '<leader>ts',
+    approve = '<leader>ta',
   },
   approve_keys = { allow = 'a', allow_always = 'A', deny = 'd', edit = 'e' },
   transcript = { open = true, position = 'right', size = 70 },
@@ -81,15 +83,23 @@ function M.root(buf)
   return vim.fs.normalize(root or vim.fn.getcwd())
 end
 
---- Changes the settings for later runs (`workspace/didChangeConfiguration`).
+--- Changes the settings for later runs (`workspace/didChangeConfiguration`). A client
+--- still starting gets them once initialized (`tether.client` sends them from `on_init`).
 ---@param settings table<string, any>
 function M.configure(settings)
   M.config.settings = vim.tbl_extend('force', M.config.settings, settings)
   for _, client in ipairs(vim.lsp.get_clients({ name = M.name })) do
-    client.config.init_options = M.config.settings
-    local params = { settings = { tether = M.config.settings } }
-    require('tether.client').notify(client, 'workspace/didChangeConfiguration', params)
+    if client.initialized then
+      require('tether.client').send_settings(client)
+    end
   end
+end
+
+--- A statusline component: what approval waits (empty when none), e.g.
+--- `vim.o.statusline = "%f %{v:lua.require'tether'.statusline()}"`.
+---@return string
+function M.statusline()
+  return package.loaded['tether.approve'] and require('tether.approve').statusline() or ''
 end
 
 local function set_keymaps()
@@ -110,6 +120,13 @@ local function set_keymaps()
       end, { desc = 'Tether: ' .. map[4] })
     end
   end
+  if keys.approve then
+    vim.keymap.set('n', keys.approve, function()
+      if not require('tether.approve').focus() then
+        vim.notify('Tether: no approval is waiting', vim.log.levels.INFO)
+      end
+    end, { desc = 'Tether: go to the approval waiting' })
+  end
 end
 
 --- Configures Tether. Lists (`cmd`, `root_markers`) and `settings` replace the defaults.
@@ -128,6 +145,19 @@ function M.setup(opts)
   M.did_setup = true
   set_keymaps()
   vim.api.nvim_clear_autocmds({ group = group })
+  -- what each file's buffer was read from: a save for the agent never overwrites newer text
+  local read_or_written = { 'BufReadPost', 'BufNewFile', 'BufWritePost', 'FileChangedShellPost' }
+  vim.api.nvim_create_autocmd(read_or_written, {
+    group = group,
+    callback = function(args)
+      require('tether.save').remember(args.buf, true)
+    end,
+  })
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) then
+      require('tether.save').remember(buf)
+    end
+  end
   if not config.autostart then
     return
   end

@@ -107,11 +107,13 @@ local function float_lines(params)
   return lines, 'diff'
 end
 
---- Shows a call in a floating window (entered, so that its keys work).
+--- Shows a call in a floating window, at the top right; entered only when `enter` (the user
+--- asked to decide): a float that takes focus would swallow the keys of a user typing.
 ---@param params table
 ---@param hint string
+---@param enter? boolean
 ---@return tether.View
-function M.float(params, hint)
+function M.float(params, hint, enter)
   local lines, filetype = float_lines(params)
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
@@ -126,10 +128,12 @@ function M.float(params, hint)
   end
   width = math.min(width + 2, math.max(vim.o.columns - 4, 20))
   local height = math.min(#lines, math.max(vim.o.lines - 6, 3))
-  local win = vim.api.nvim_open_win(buf, true, {
+  local win = vim.api.nvim_open_win(buf, enter == true, {
     relative = 'editor',
-    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
-    col = math.floor((vim.o.columns - width) / 2),
+    row = 1,
+    col = math.max(0, vim.o.columns - width - 2),
+    focusable = true,
+    zindex = 60,
     width = width,
     height = height,
     style = 'minimal',

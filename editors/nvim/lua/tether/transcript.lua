@@ -33,7 +33,14 @@ end
 ---@return string
 function M.foldtext()
   local first = vim.fn.getline(vim.v.foldstart)
-  return string.format('%s  [%d lines]', first, vim.v.foldend - vim.v.foldstart)
+  local decision = ''
+  for _, line in ipairs(vim.fn.getline(vim.v.foldstart + 1, vim.v.foldend)) do
+    if vim.startswith(line, '  approval: ') then -- the decision stays visible when closed
+      decision = '  · ' .. vim.trim(line)
+      break
+    end
+  end
+  return string.format('%s%s  [%d lines]', first, decision, vim.v.foldend - vim.v.foldstart)
 end
 
 ---@param win integer
@@ -124,7 +131,7 @@ end
 local function append(lines, fold)
   write(function(buf)
     local first = state.fresh and 0 or vim.api.nvim_buf_line_count(buf)
-    vim.api.nvim_buf_set_lines(buf, first, -1, false, lines)
+    -- levels first: Neovim evaluates 'foldexpr' of the new lines during nvim_buf_set_lines
     for i = 1, #lines do
       local level = '0'
       if fold == 'start' then
@@ -134,6 +141,7 @@ local function append(lines, fold)
       end
       state.levels[first + i] = level
     end
+    vim.api.nvim_buf_set_lines(buf, first, -1, false, lines)
     state.fresh = false
   end)
   state.open_line = false
@@ -150,10 +158,10 @@ local function stream(text)
     local last = vim.api.nvim_buf_line_count(buf)
     local line = vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1]
     parts[1] = line .. parts[1]
-    vim.api.nvim_buf_set_lines(buf, last - 1, last, false, parts)
-    for i = 1, #parts do
+    for i = 1, #parts do -- before the change, as in append()
       state.levels[last - 1 + i] = '0'
     end
+    vim.api.nvim_buf_set_lines(buf, last - 1, last, false, parts)
   end)
   state.open_line = true
 end
