@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "editors" / "emacs"
 STORY = Path(__file__).parent / "emacs" / "story.el"
 EGLOT_STORY = Path(__file__).parent / "emacs" / "eglot-story.el"
+CANCEL_STORY = Path(__file__).parent / "emacs" / "cancel-story.el"
 INSTALL = ["apt-get", "install", "-y", "--no-install-recommends", "emacs-nox", "elpa-eglot"]
 ELPA = Path("/usr/share/emacs/site-lisp/elpa")
 
@@ -134,3 +135,17 @@ def test_plain_eglot_runs_with_a_string_and_sees_the_outcome(tmp_path: Path) -> 
     assert "Tether done · 2 steps · Now it says hi." in report["messages"]
     assert "Tether wants to: Edit src/app.py" in report["events"]  # the approval asked
     assert "[tether]   ✓ edit_file" in report["events"]
+
+
+def test_tether_cancel_stops_the_run(tmp_path: Path) -> None:
+    require_emacs()
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("x = 1\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=30)
+    turns = {"turns": [{"text": "slow"}], "delaySeconds": 30}
+    emacs_batch(CANCEL_STORY, story_env(tmp_path, root, turns), "")
+    report = json.loads((tmp_path / "result.json").read_text())
+    assert report["outcome"] == "cancelled", report
+    assert "■ cancelled" in report["transcript"]
+    assert report["seconds"] < 10  # the model would have taken 30 s
