@@ -5,10 +5,11 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMethodNotFound
 
 from tether_protocol import (
     ApprovalEvent,
@@ -71,6 +72,14 @@ def run_params_from_arguments(arguments: list[Any], recent_uri: str | None) -> d
     if params.get("context") is None and recent_uri is not None:
         params["context"] = {"uri": recent_uri}
     return params
+
+
+def answered_method_not_found(answer: Future[Any]) -> bool:
+    """The client answered a request with ``-32601``: it does not have that method."""
+    if answer.cancelled():
+        return False
+    error = answer.exception()
+    return isinstance(error, JsonRpcException) and error.code == JsonRpcMethodNotFound.CODE
 
 
 def clip(text: str, limit: int) -> str:

@@ -18,7 +18,7 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pydantic import BaseModel, ValidationError
 from pygls.capabilities import get_capability
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMethodNotFound
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
@@ -45,7 +45,13 @@ from ..workspace import Workspace, path_from_uri
 from .documents import LineWorkspace
 from .editor import RAW_ANSWER_METHODS, LspEditor
 from .host import LspBuffers, NotifySink, ProgressSink
-from .plain import APPROVALS_UNSUPPORTED, TranscriptSink, outcome_message, run_params_from_arguments
+from .plain import (
+    APPROVALS_UNSUPPORTED,
+    TranscriptSink,
+    answered_method_not_found,
+    outcome_message,
+    run_params_from_arguments,
+)
 
 log = logging.getLogger(__name__)
 
@@ -287,10 +293,7 @@ class TetherServer(LanguageServer):
     def message_request_answered(self, answer: Future[Any]) -> None:
         """An approval prompt's answer: MethodNotFound means this client can never be asked
         (Helix 25.07); say so once, with the options, instead of denying in silence."""
-        if answer.cancelled() or self._told_approvals_unsupported:
-            return
-        error = answer.exception()
-        if isinstance(error, JsonRpcException) and error.code == JsonRpcMethodNotFound.CODE:
+        if not self._told_approvals_unsupported and answered_method_not_found(answer):
             self._told_approvals_unsupported = True
             log.warning("the client has no window/showMessageRequest: approvals are denied")
             self.window_show_message(
