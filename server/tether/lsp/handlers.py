@@ -57,7 +57,7 @@ def create_server(tools: ToolRegistry, environ: Mapping[str, str] | None = None)
 
     @server.command(COMMAND_RUN)
     async def command_run(ls: TetherServer, *args: Any) -> dict[str, Any]:
-        return await ls.run_agent(args[0] if args else None)
+        return await ls.run_command(list(args))
 
     @server.command(COMMAND_CANCEL)
     def command_cancel(ls: TetherServer, *args: Any) -> dict[str, Any]:

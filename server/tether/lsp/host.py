@@ -47,12 +47,15 @@ class LspBuffers:
         self._approved: dict[Path, ApprovedText] = {}
         self._agent_edited: dict[Path, str] = {}
         self._drift: dict[str, list[BufferDrift]] = {}
+        self._recent: dict[str, None] = {}
+        """Open documents' URIs, the most recently opened or changed last."""
 
     # --- notifications from the client ---------------------------------------------------
     def opened(self, uri: str) -> None:
         """Remember the resolved path of a document the client opened."""
         path = path_from_uri(uri)
         if path is not None:
+            self._touch(uri)
             path = self._paths[uri] = path.resolve()
             self._stale.pop(path, None)
             record = self._approved.get(path)
@@ -64,6 +67,7 @@ class LspBuffers:
         """A document changed: its buffer is current again; an applied edit is reconciled."""
         path = self._paths.get(uri)
         if path is not None:
+            self._touch(uri)
             self._stale.pop(path, None)
             record = self._approved.get(path)
             if record is not None and record.answered:
@@ -72,10 +76,19 @@ class LspBuffers:
     def closed(self, uri: str) -> None:
         """Forget a closed document (and what it was expected to hold)."""
         path = self._paths.pop(uri, None)
+        self._recent.pop(uri, None)
         if path is not None:
             self._stale.pop(path, None)
             self._agent_edited.pop(path, None)
             self._approved.pop(path, None)
+
+    def _touch(self, uri: str) -> None:
+        self._recent.pop(uri, None)
+        self._recent[uri] = None
+
+    def most_recent_uri(self) -> str | None:
+        """The open document the user opened or changed last (a plain client's run context)."""
+        return next(reversed(self._recent), None)
 
     def saved(self, path: Path) -> None:
         """The editor saved ``path``: the disk has what the agent wrote."""
@@ -215,24 +228,36 @@ def progress_message(event: StepEvent | ToolCallEvent, step: int) -> str:
 class ProgressSink:
     """Turns a run's events into ``$/progress`` begin/report/end on one token."""
 
-    def __init__(self, server: TetherServer, token: str | int, prompt: str) -> None:
+    def __init__(self, server: TetherServer, token: str | int, prompt: str, max_steps: int) -> None:
         self._server = server
         self._token = token
         self._step = 0
+        self._max_steps = max(1, max_steps)
         excerpt = prompt if len(prompt) <= 60 else prompt[:57] + "…"
+        # A percentage at begin makes clients draw a bar that the reports then move.
         server.work_done_progress.begin(
-            token, types.WorkDoneProgressBegin(title="Tether", cancellable=True, message=excerpt)
+            token,
+            types.WorkDoneProgressBegin(
+                title="Tether", cancellable=True, message=excerpt, percentage=0
+            ),
         )
+
+    def _percentage(self) -> int:
+        """Steps made of ``maxSteps``, 0-100 (a run may end well before 100)."""
+        return min(100, self._step * 100 // self._max_steps)
 
     def publish(self, event: RunEvent) -> None:
         progress = self._server.work_done_progress
         if isinstance(event, StepEvent):
             self._step = event.step
-            progress.report(
-                self._token, types.WorkDoneProgressReport(message=progress_message(event, 0))
+            report = types.WorkDoneProgressReport(
+                message=progress_message(event, 0), percentage=self._percentage()
             )
+            progress.report(self._token, report)
         elif isinstance(event, ToolCallEvent):
-            message = progress_message(event, self._step)
-            progress.report(self._token, types.WorkDoneProgressReport(message=message))
+            report = types.WorkDoneProgressReport(
+                message=progress_message(event, self._step), percentage=self._percentage()
+            )
+            progress.report(self._token, report)
         elif isinstance(event, RunFinishedEvent):
             progress.end(self._token, types.WorkDoneProgressEnd(message=event.outcome))

@@ -52,6 +52,31 @@ def message_detail(preview: Preview) -> str:
     return preview.diff
 
 
+TITLE_CHARS = 160
+"""The longest title in a prompt's first and last line (a long command is cut there)."""
+
+
+def change_summary(preview: Preview) -> str:
+    """A few words on the size of a change: ``+3 −1 lines``; ``""`` for a command."""
+    if isinstance(preview, CommandPreview):
+        return ""
+    lines = preview.diff.splitlines()
+    added = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
+    removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
+    return f"+{added} −{removed} lines"
+
+
+def prompt_message(title: str, preview: Preview, shown: str, whole: bool) -> str:
+    """The prompt's text: a short summary first and the title again last, so that UIs
+    that show one line (or the last one: a message area, a minibuffer) still say what is
+    asked, whichever end they keep."""
+    short = title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+    summary = change_summary(preview)
+    first = f"Tether wants to: {short}" + (f" ({summary})" if summary else "")
+    last = f"Allow? {short}" if whole else f"Cannot be allowed here: {short}"
+    return f"{first}\n\n{shown}\n\n{last}"
+
+
 def fits_in_message(detail: str) -> bool:
     """A preview short enough to be shown whole in a message prompt."""
     return len(detail) <= MESSAGE_PREVIEW_CHARS and detail.count("\n") < MESSAGE_PREVIEW_LINES
@@ -102,7 +127,7 @@ class MessagePrompt:
         whole = shown_in is not None or fits_in_message(detail)
         actions = COMMAND_ACTIONS if isinstance(request.preview, CommandPreview) else ACTIONS
         titles = list(actions) if whole else ["Deny"]
-        message = f"Tether wants to: {request.title}\n\n{shown}"
+        message = prompt_message(request.title, request.preview, shown, whole)
         try:
             raw = await self._send(
                 types.WINDOW_SHOW_MESSAGE_REQUEST,

@@ -7,7 +7,8 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
+from concurrent.futures import Future
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -53,6 +54,13 @@ from .dispatch import clip
 from .documents import LineWorkspace
 from .editor import RAW_ANSWER_METHODS, LspEditor
 from .host import LspBuffers, NotifySink, ProgressSink
+from .plain import (
+    APPROVALS_UNSUPPORTED,
+    TranscriptSink,
+    answered_method_not_found,
+    outcome_message,
+    run_params_from_arguments,
+)
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +183,20 @@ class TetherProtocol(LanguageServerProtocol):
         ``RAW_ANSWER_METHODS``): a malformed one must be read, not dropped."""
         return None if method in RAW_ANSWER_METHODS else super().get_result_type(method)
 
+    def send_request(
+        self,
+        method: str,
+        params: Any | None = None,
+        callback: Callable[[Any], None] | None = None,
+        msg_id: Any = None,
+    ) -> Future[Any]:
+        """pygls' request, watching approval prompts: a client without
+        ``window/showMessageRequest`` (Helix 25.07) is told once what its options are."""
+        future = super().send_request(method, params, callback, msg_id)
+        if method == types.WINDOW_SHOW_MESSAGE_REQUEST:
+            future.add_done_callback(self._server.message_request_answered)
+        return future
+
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(
         self, params: types.DidChangeTextDocumentParams
@@ -245,6 +267,7 @@ class TetherServer(LanguageServer):
         self._loop: asyncio.AbstractEventLoop | None = None
         self.log_writer = SessionLogWriter(self.config.state_dir, self._state_dir_failed)
         self.runs = RunManager(tools, self.log_writer)
+        self._told_approvals_unsupported = False
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls' report of a failed notification handler (``window/showMessage``), cut
@@ -330,12 +353,16 @@ class TetherServer(LanguageServer):
                 return
             run.progress_token = token
         if run.loop is not None:
-            run.loop.events.add_sink(ProgressSink(self, run.progress_token, run.prompt))
+            sink = ProgressSink(self, run.progress_token, run.prompt, run.loop.limits.max_steps)
+            run.loop.events.add_sink(sink)
 
     async def run_agent(self, raw: Any) -> dict[str, Any]:
         """``agent/run``: validate, run to the outcome, and return the result."""
         params = validate_params(RunParams, raw, "agent/run")
-        sinks: list[EventSink] = [NotifySink(self)] if self.client_tether.events else []
+        # A client without events has no plugin to show them: it gets the transcript as log
+        # lines and the outcome as a message instead.
+        events = self.client_tether.events
+        sinks: list[EventSink] = [NotifySink(self) if events else TranscriptSink(self)]
         try:
             run = await self.runs.create(
                 params, self.config, self.workspace_model(), sinks, self.editor
@@ -353,7 +380,33 @@ class TetherServer(LanguageServer):
             result = await task
             if current is not None:
                 current.uncancel()
+        if not events:
+            self.window_show_message(outcome_message(result))
         return result.to_wire()
+
+    async def run_command(self, arguments: list[Any]) -> dict[str, Any]:
+        """``workspace/executeCommand tether.run``: the arguments editors send (a string,
+        several, or the object); a refusal is also shown, since Helix only logs it."""
+        try:
+            params = run_params_from_arguments(arguments, self.buffers.most_recent_uri())
+            return await self.run_agent(params)
+        except JsonRpcInvalidParams as exc:
+            self.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Error, message=f"Tether: {exc.message}"
+                )
+            )
+            raise
+
+    def message_request_answered(self, answer: Future[Any]) -> None:
+        """An approval prompt's answer: MethodNotFound means this client can never be asked
+        (Helix 25.07); say so once, with the options, instead of denying in silence."""
+        if not self._told_approvals_unsupported and answered_method_not_found(answer):
+            self._told_approvals_unsupported = True
+            log.warning("the client has no window/showMessageRequest: approvals are denied")
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Error, message=APPROVALS_UNSUPPORTED)
+            )
 
     async def undo_run(self, raw: Any) -> dict[str, Any]:
         """``agent/undo``."""

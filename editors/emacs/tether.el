@@ -1,0 +1,374 @@
+;;; tether.el --- Run the Tether coding agent from Emacs  -*- lexical-binding: t; -*-
+
+;; Version: 0.1
+;; Package-Requires: ((emacs "28.1") (jsonrpc "1.0.14"))
+;; Keywords: tools, convenience
+;; URL: https://github.com/ (this repository: editors/emacs)
+
+;;; Commentary:
+
+;; `tether serve' speaks LSP.  Eglot (up to and including 1.x) runs one
+;; language server per major mode, so Tether started by Eglot would replace
+;; the user's Python or Rust server.  This package therefore talks to
+;; `tether serve' with `jsonrpc' directly (the library Eglot itself is built
+;; on), next to whatever Eglot runs:
+;;
+;;   M-x tether-run      ask the agent (asynchronous; unsaved buffers are sent first)
+;;   M-x tether-cancel   stop the last run
+;;
+;; Approvals are asked in the minibuffer with the change shown in
+;; `*tether-approval*'; the run's transcript goes to `*tether*'.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'jsonrpc)
+(require 'project)
+(require 'subr-x)
+(require 'url-util)
+
+(defgroup tether nil
+  "The Tether coding agent."
+  :group 'tools)
+
+(defcustom tether-server-command '("tether" "serve")
+  "The command that starts the Tether server."
+  :type '(repeat string))
+
+(defcustom tether-initialization-options nil
+  "A plist sent as LSP `initializationOptions' (provider, model, autoApprove...)."
+  :type 'sexp)
+
+(defvar tether--connections (make-hash-table :test #'equal)
+  "Running Tether connections by project root.")
+
+(defvar tether-last-result nil
+  "The result plist of the last finished run (outcome, answer, steps...).")
+
+(defvar tether--last-run nil
+  "(CONNECTION . RUN-ID) of the last run started.")
+
+(defvar-local tether--version nil
+  "The version of this buffer the server knows; nil when not opened there.")
+
+(defvar-local tether--synced-tick nil
+  "`buffer-chars-modified-tick' when the server last got this buffer's text.")
+
+(defvar-local tether--connection nil
+  "The connection this buffer was opened on.")
+
+;;; Paths and positions
+
+(defun tether--root ()
+  "The root of the current project, else `default-directory'."
+  (expand-file-name
+   (if-let ((project (project-current))) (project-root project) default-directory)))
+
+(defun tether--uri (file)
+  "The file URI of FILE."
+  (concat "file://"
+          (url-hexify-string (expand-file-name file) (cons ?/ url-unreserved-chars))))
+
+(defun tether--file (uri)
+  "The file name of a file URI."
+  (url-unhex-string (string-remove-prefix "file://" uri)))
+
+(defun tether--point (position)
+  "The point of an LSP POSITION (utf-32: characters are Emacs characters)."
+  (save-excursion
+    (goto-char (point-min))
+    (forward-line (plist-get position :line))
+    (min (+ (point) (plist-get position :character)) (line-end-position))))
+
+(defun tether--position (point)
+  "The LSP position of POINT."
+  (save-excursion
+    (goto-char point)
+    (list :line (1- (line-number-at-pos)) :character (- point (line-beginning-position)))))
+
+;;; Documents
+
+(defun tether--buffers (root)
+  "Live buffers visiting files under ROOT."
+  (cl-remove-if-not
+   (lambda (buffer)
+     (when-let ((file (buffer-file-name buffer)))
+       (file-in-directory-p file root)))
+   (buffer-list)))
+
+(defun tether--sync (connection buffer)
+  "Send BUFFER's text to CONNECTION if the server has not seen it yet."
+  (with-current-buffer buffer
+    (let ((text (save-restriction (widen) (buffer-substring-no-properties (point-min) (point-max))))
+          (uri (tether--uri buffer-file-name)))
+      (cond
+       ((not (and tether--version (eq tether--connection connection)))
+        (setq tether--version 1 tether--connection connection)
+        (add-hook 'kill-buffer-hook #'tether--closed nil t)
+        (add-hook 'after-save-hook #'tether--saved nil t)
+        (jsonrpc-notify connection 'textDocument/didOpen
+                        (list :textDocument
+                              (list :uri uri :languageId (tether--language)
+                                    :version tether--version :text text))))
+       ((not (eql tether--synced-tick (buffer-chars-modified-tick)))
+        (setq tether--version (1+ tether--version))
+        (jsonrpc-notify connection 'textDocument/didChange
+                        (list :textDocument (list :uri uri :version tether--version)
+                              :contentChanges (vector (list :text text))))))
+      (setq tether--synced-tick (buffer-chars-modified-tick)))))
+
+(defun tether--language ()
+  "A language id for the current buffer."
+  (string-remove-suffix "-mode" (symbol-name major-mode)))
+
+(defun tether--sync-all (connection)
+  "Send every changed buffer of CONNECTION's project (pending changes first)."
+  (dolist (buffer (tether--buffers (process-get (jsonrpc--process connection) 'tether-root)))
+    (tether--sync connection buffer)))
+
+(defun tether--closed ()
+  "`kill-buffer-hook': tell the server the document is closed."
+  (when (and tether--version (jsonrpc-running-p tether--connection))
+    (jsonrpc-notify tether--connection 'textDocument/didClose
+                    (list :textDocument (list :uri (tether--uri buffer-file-name))))))
+
+(defun tether--saved ()
+  "`after-save-hook': the disk has the buffer's text."
+  (when (and tether--version (jsonrpc-running-p tether--connection))
+    (tether--sync tether--connection (current-buffer))
+    (jsonrpc-notify tether--connection 'textDocument/didSave
+                    (list :textDocument (list :uri (tether--uri buffer-file-name))))))
+
+;;; Edits
+
+(defun tether--apply-edit (connection params)
+  "`workspace/applyEdit': apply PARAMS' edit to buffers; `applied' only when done."
+  (condition-case err
+      (progn
+        (seq-doseq (change (plist-get (plist-get params :edit) :documentChanges))
+          (if (equal (plist-get change :kind) "create")
+              (let ((file (tether--file (plist-get change :uri))))
+                (unless (file-exists-p file)
+                  (make-directory (file-name-directory file) t)
+                  (write-region "" nil file nil 'silent)))
+            (tether--apply-document-edit connection change)))
+        (list :applied t))
+    (error (list :applied :json-false :failureReason (error-message-string err)))))
+
+(defun tether--apply-document-edit (connection change)
+  "Apply one TextDocumentEdit CHANGE, refusing a stale version."
+  (let* ((document (plist-get change :textDocument))
+         (buffer (find-file-noselect (tether--file (plist-get document :uri))))
+         (version (plist-get document :version)))
+    (with-current-buffer buffer
+      (when tether--version  ; typing the server has not seen makes the edit stale
+        (tether--sync connection buffer))
+      (when (and version (not (eql version tether--version)))
+        (error "Version %s is not the buffer's (%s)" version tether--version))
+      (let ((edits (mapcar (lambda (edit)
+                             (let ((range (plist-get edit :range)))
+                               (list (copy-marker (tether--point (plist-get range :start)))
+                                     (copy-marker (tether--point (plist-get range :end)) t)
+                                     (plist-get edit :newText))))
+                           (plist-get change :edits))))
+        (save-excursion
+          (save-restriction
+            (widen)
+            (pcase-dolist (`(,start ,end ,text) edits)
+              (goto-char start)
+              (delete-region start end)
+              (insert text)))))
+      ;; Report the change before answering, as VS Code does.
+      (tether--sync connection buffer))))
+
+(defun tether--save-documents (params)
+  "`agent/saveDocuments': save the buffers of PARAMS' URIs."
+  (let (saved)
+    (seq-doseq (uri (plist-get params :uris))
+      (when-let ((buffer (find-buffer-visiting (tether--file uri))))
+        (with-current-buffer buffer
+          (save-buffer)
+          (push uri saved))))
+    (list :saved (vconcat (nreverse saved)))))
+
+;;; Approvals
+
+(defvar tether-approval-choices
+  '(("allow" . "allow") ("allow-always" . "allow-always") ("deny" . "deny"))
+  "Minibuffer answers to an approval and the decisions they mean.")
+
+(defun tether--approve (params)
+  "`agent/approve': show the change and ask in the minibuffer."
+  (let* ((preview (plist-get params :preview))
+         (title (plist-get params :title))
+         (buffer (get-buffer-create "*tether-approval*")))
+    (with-current-buffer buffer
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert (if (equal (plist-get preview :kind) "command")
+                    (format "$ %s\n(in %s)\n" (plist-get preview :command)
+                            (plist-get preview :cwd))
+                  (plist-get preview :diff)))
+        (when (fboundp 'diff-mode) (diff-mode))
+        (goto-char (point-min))))
+    (display-buffer buffer)
+    (let* ((answer (completing-read (format "Tether wants to: %s — allow? " title)
+                                    tether-approval-choices nil t))
+           (decision (or (cdr (assoc answer tether-approval-choices)) "deny")))
+      (tether--log "  %s: %s" decision title)
+      (list :decision decision))))
+
+(defun tether--ask (params)
+  "`window/showMessageRequest': pick one of PARAMS' actions in the minibuffer."
+  (let* ((titles (mapcar (lambda (action) (plist-get action :title))
+                         (plist-get params :actions)))
+         (answer (completing-read (concat (plist-get params :message) " ") titles nil t)))
+    (and (member answer titles) (list :title answer))))
+
+;;; The transcript
+
+(defun tether--log (format-string &rest args)
+  "Append a line to `*tether*'."
+  (with-current-buffer (get-buffer-create "*tether*")
+    (let ((inhibit-read-only t))
+      (goto-char (point-max))
+      (insert (apply #'format format-string args) "\n"))))
+
+(defun tether--first-line (text)
+  "The first non-blank line of TEXT."
+  (or (seq-find (lambda (line) (not (string-blank-p line)))
+                (split-string (or text "") "\n"))
+      ""))
+
+(defun tether--event (event)
+  "An `agent/event' as transcript lines."
+  (pcase (plist-get event :kind)
+    ("run-started" (tether--log "▶ %s" (plist-get event :prompt)))
+    ("assistant" (let ((text (string-trim (or (plist-get event :text) ""))))
+                   (unless (string-empty-p text) (tether--log "%s" text))))
+    ("tool-call"
+     (let ((arguments (plist-get event :arguments)))
+       (tether--log "→ %s %s" (plist-get event :tool)
+                    (or (plist-get arguments :path) (plist-get arguments :pattern)
+                        (plist-get arguments :command) ""))))
+    ("tool-result"
+     (tether--log "  %s %s: %s" (if (eq (plist-get event :ok) t) "✓" "✗")
+                  (plist-get event :tool)
+                  (tether--first-line (or (plist-get event :error) (plist-get event :output)))))
+    ("run-finished"
+     (tether--log "■ %s · %s steps" (plist-get event :outcome) (plist-get event :steps)))))
+
+;;; The connection
+
+(defun tether--dispatch-request (connection method params)
+  "Answer the server's request METHOD."
+  (pcase method
+    ('agent/approve (tether--approve params))
+    ('workspace/applyEdit (tether--apply-edit connection params))
+    ('agent/saveDocuments (tether--save-documents params))
+    ('window/showMessageRequest (tether--ask params))
+    ('window/workDoneProgress/create nil)
+    ('workspace/configuration
+     (make-vector (length (plist-get params :items)) nil))
+    (_ (jsonrpc-error :code -32601 :message (format "%s is not supported" method)))))
+
+(defun tether--dispatch-notification (_connection method params)
+  "Handle the server's notification METHOD."
+  (pcase method
+    ('agent/event (tether--event params))
+    ('window/showMessage (message "%s" (plist-get params :message)))
+    ('window/logMessage (tether--log "%s" (plist-get params :message)))))
+
+(defun tether--connect (root)
+  "Start `tether serve' for ROOT and initialize it."
+  (let* ((default-directory root)
+         (process (make-process
+                   :name "tether" :command tether-server-command
+                   :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t
+                   :stderr (get-buffer-create "*tether stderr*")))
+         (connection (make-instance 'jsonrpc-process-connection
+                                    :name "tether" :process process
+                                    :request-dispatcher #'tether--dispatch-request
+                                    :notification-dispatcher #'tether--dispatch-notification)))
+    (process-put process 'tether-root root)
+    (jsonrpc-request
+     connection 'initialize
+     (list :processId (emacs-pid)
+           :rootUri (tether--uri root)
+           :workspaceFolders (vector (list :uri (tether--uri root)
+                                           :name (file-name-nondirectory
+                                                  (directory-file-name root))))
+           :initializationOptions (or tether-initialization-options (make-hash-table))
+           :capabilities
+           (list :general (list :positionEncodings ["utf-32"])
+                 :workspace (list :applyEdit t
+                                  :workspaceEdit (list :documentChanges t
+                                                       :resourceOperations ["create"]))
+                 :textDocument (list :synchronization (list :didSave t))
+                 :experimental (list :tether (list :events t :approvals t
+                                                   :saveDocuments t)))))
+    (jsonrpc-notify connection 'initialized (make-hash-table))
+    (puthash root connection tether--connections)
+    connection))
+
+(defun tether-connection ()
+  "The Tether connection of the current project, started when needed."
+  (let* ((root (tether--root))
+         (connection (gethash root tether--connections)))
+    (if (and connection (jsonrpc-running-p connection))
+        connection
+      (tether--connect root))))
+
+;;; Commands
+
+(defun tether--context ()
+  "The current buffer and region as a run's context, or nil."
+  (when buffer-file-name
+    (append (list :uri (tether--uri buffer-file-name))
+            (when (use-region-p)
+              (list :selection (list :start (tether--position (region-beginning))
+                                     :end (tether--position (region-end))))))))
+
+(defun tether--finished (result)
+  "Show a finished run's RESULT."
+  (setq tether-last-result result)
+  (let ((line (format "Tether %s · %s steps · %s" (plist-get result :outcome)
+                      (plist-get result :steps)
+                      (tether--first-line (or (plist-get result :error)
+                                              (plist-get result :answer))))))
+    (tether--log "%s" line)
+    (message "%s" line)))
+
+;;;###autoload
+(defun tether-run (prompt)
+  "Ask the Tether agent to do PROMPT (asynchronously).
+The current buffer and region are its context; unsaved buffers are sent first."
+  (interactive "sTether: ")
+  (let* ((connection (tether-connection))
+         (run-id (format "emacs-%s" (format-time-string "%s%N")))
+         (context (tether--context)))
+    (tether--sync-all connection)
+    (setq tether--last-run (cons connection run-id) tether-last-result nil)
+    (display-buffer (get-buffer-create "*tether*"))
+    (jsonrpc-async-request
+     connection 'agent/run
+     (append (list :prompt prompt :runId run-id) (and context (list :context context)))
+     :timeout nil
+     :success-fn #'tether--finished
+     :error-fn (lambda (error)
+                 (setq tether-last-result (list :outcome "error"
+                                                :error (plist-get error :message)))
+                 (message "Tether: %s" (plist-get error :message))))
+    run-id))
+
+;;;###autoload
+(defun tether-cancel ()
+  "Stop the last run."
+  (interactive)
+  (when tether--last-run
+    (jsonrpc-async-request (car tether--last-run) 'agent/cancel
+                           (list :runId (cdr tether--last-run))
+                           :success-fn #'ignore)))
+
+(provide 'tether)
+;;; tether.el ends here
