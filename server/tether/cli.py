@@ -1,4 +1,4 @@
-"""``tether serve | demo | run``."""
+"""``tether serve | demo | run | replay``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import contextlib
 import gc
-import json
 import logging
 import os
 import sys
@@ -28,11 +27,16 @@ def build_tools() -> Any:
 
 def serve() -> int:
     """Serve one client over stdio until it goes away."""
+    from .config import ConfigError
     from .lsp.handlers import create_server
     from .lsp.server import ClientErrorFilter
     from .lsp.transport import serve as serve_stdio
 
-    server = create_server(build_tools())
+    try:
+        server = create_server(build_tools())
+    except ConfigError as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return 2
     logging.getLogger("pygls.protocol.json_rpc").addFilter(ClientErrorFilter())
     # Everything imported so far lives as long as the server: keep it out of the cyclic
     # collector's way, whose full passes over it stalled a streamed reply for ~30 ms.
@@ -43,38 +47,75 @@ def serve() -> int:
 
 
 def demo(keep: str | None, interactive: bool) -> int:
-    """Run the bundled demo; exit 0 when the run ends ``done``."""
+    """Run the bundled demo; exit 0 when the run ends ``done`` with the fix on disk."""
     import anyio
 
-    from .client.render import TerminalRenderer
     from .demo import run_demo
 
     target = Path(keep).resolve() if keep else None
-    result = anyio.run(run_demo, TerminalRenderer(), target, interactive)
-    return 0 if result["outcome"] == "done" else 1
+    return anyio.run(run_demo, target, interactive)
 
 
-async def run_prompt(prompt: str, cwd: Path, yes: bool, as_json: bool) -> dict[str, Any]:
-    """One prompt through a fresh server, with the configured provider."""
-    from .client.approver import TerminalApprover
-    from .client.render import TerminalRenderer
-    from .client.session import connect
+RUN_FLAGS = {
+    "provider": "provider",
+    "model": "model",
+    "base_url": "baseUrl",
+    "max_steps": "maxSteps",
+    "timeout": "timeoutSeconds",
+}
+"""``tether run`` flags and the ``initializationOptions`` key each one sets."""
 
-    if as_json:
-        out = sys.stdout
-        approver = TerminalApprover(yes=yes, out=sys.stderr)
-        async with connect(cwd, {}, approver=approver) as client:
-            client.on_event = lambda e: print(e.model_dump_json(by_alias=True), file=out)
-            result = await client.run(prompt)
-        print(json.dumps({"result": result}), file=out)
-        return result
-    renderer = TerminalRenderer()
-    approver = TerminalApprover(yes=yes, out=renderer.out, color=renderer.color)
-    async with connect(cwd, {}, approver=approver) as client:
-        client.on_event = renderer
-        result = await client.run(prompt)
-    renderer.summary(result)
-    return result
+
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings given as flags, as ``initializationOptions`` (they beat the environment)."""
+    return {key: getattr(args, flag) for flag, key in RUN_FLAGS.items() if getattr(args, flag)}
+
+
+def check_settings(options: dict[str, Any]) -> str | None:
+    """What is wrong with the settings before a server is started (None: nothing)."""
+    from .config import ConfigError, settings_from_environment
+    from .providers import AVAILABLE_PROVIDERS
+
+    try:
+        env = settings_from_environment(os.environ)
+    except ConfigError as exc:
+        return str(exc)
+    provider = options.get("provider") or env.provider
+    if provider is None:
+        return (
+            "no model provider is configured: pass --provider or set TETHER_PROVIDER "
+            f"(one of: {', '.join(AVAILABLE_PROVIDERS)})"
+        )
+    if provider not in AVAILABLE_PROVIDERS:
+        return f"unknown provider {provider!r}; known: {', '.join(AVAILABLE_PROVIDERS)}"
+    return None
+
+
+def read_prompt(prompt: str) -> str:
+    """The prompt; ``-`` reads it from standard input."""
+    return sys.stdin.read() if prompt == "-" else prompt
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tether run``: one prompt in a folder, shown in the terminal."""
+    import anyio
+
+    from .client.terminal_run import EXIT_USAGE, TerminalRun, run_in_terminal
+
+    cwd = Path(args.cwd).resolve()
+    if not cwd.is_dir():
+        print(f"tether: --cwd {args.cwd}: not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    prompt = read_prompt(args.prompt).strip()
+    if not prompt:
+        print("tether: the prompt is empty", file=sys.stderr)
+        return EXIT_USAGE
+    options = run_options(args)
+    if (problem := check_settings(options)) is not None:
+        print(f"tether: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    job = TerminalRun(root=cwd, prompt=prompt, options=options, yes=args.yes, as_json=args.json)
+    return anyio.run(run_in_terminal, job)
 
 
 def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool) -> int:
@@ -104,17 +145,34 @@ def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool)
     return 1 if found else 0
 
 
-def _server_error(exc: BaseException) -> Any:
-    """The server's error answer inside ``exc`` (possibly a task group's exception group)."""
-    from .client import ServerError
+RUN_EPILOG = """\
+settings (a flag beats its environment variable):
+  TETHER_PROVIDER        openai, anthropic or scripted        (--provider)
+  TETHER_MODEL           the model name                       (--model)
+  TETHER_BASE_URL        an OpenAI/Anthropic-compatible URL   (--base-url)
+  OPENAI_API_KEY, ANTHROPIC_API_KEY   the provider's key (none needed with --base-url)
+  TETHER_SCRIPT          the scripted provider's script (a path or inline JSON)
+  TETHER_STATE_DIR       where session logs go (default ~/.local/state/tether)
 
-    if isinstance(exc, ServerError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            if (found := _server_error(inner)) is not None:
-                return found
-    return None
+exit status: 0 done, 1 another outcome, 2 a usage or settings error,
+  130 cancelled with Ctrl-C, 141 the output was closed (e.g. | head)
+"""
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number above 0."""
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,13 +193,23 @@ def main(argv: list[str] | None = None) -> int:
     demo_parser.add_argument(
         "--interactive", action="store_true", help="decide each edit and command yourself"
     )
-    run_parser = commands.add_parser("run", help="run one prompt in a folder, in the terminal")
-    run_parser.add_argument("prompt")
+    run_parser = commands.add_parser(
+        "run",
+        help="run one prompt in a folder, in the terminal",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=RUN_EPILOG,
+    )
+    run_parser.add_argument("prompt", help="what to do; - reads it from standard input")
     run_parser.add_argument("--cwd", default=".", help="the workspace folder (default: here)")
     run_parser.add_argument("--yes", action="store_true", help="approve every edit and command")
     run_parser.add_argument(
         "--json", action="store_true", help="events and the result as JSON lines (for scripts)"
     )
+    run_parser.add_argument("--provider", help="the model provider (TETHER_PROVIDER)")
+    run_parser.add_argument("--model", help="the model (TETHER_MODEL)")
+    run_parser.add_argument("--base-url", help="the provider's endpoint (TETHER_BASE_URL)")
+    run_parser.add_argument("--max-steps", type=positive_int, help="most model calls in the run")
+    run_parser.add_argument("--timeout", type=positive_float, help="seconds before the run stops")
     replay_parser = commands.add_parser(
         "replay", help="show a stored session, or re-run it through the current harness"
     )
@@ -151,30 +219,28 @@ def main(argv: list[str] | None = None) -> int:
         "--rerun", metavar="DIR", help="play the model's logged replies again on folder DIR"
     )
     replay_parser.add_argument("--yes", action="store_true", help="approve every edit and command")
+    parser.add_argument(
+        "--debug", action="store_true", help="show Python tracebacks of unexpected errors"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     if args.command == "serve":
         return serve()
+    try:
+        return command(args)
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"tether: unexpected error: {exc!r} (--debug shows where)", file=sys.stderr)
+        return 1
+
+
+def command(args: argparse.Namespace) -> int:
+    """Run a terminal command (everything but ``serve``)."""
     if args.command == "demo":
         return demo(args.keep, args.interactive)
     if args.command == "replay":
         return replay(args.session, args.state_dir, args.rerun, args.yes)
     if args.command == "run":
-        import anyio
-
-        cwd = Path(args.cwd).resolve()
-        if not cwd.is_dir():
-            parser.error(f"--cwd {args.cwd}: not a folder")
-        from .client import ServerError
-
-        try:
-            result = anyio.run(run_prompt, args.prompt, cwd, args.yes, args.json)
-        except (ServerError, BaseExceptionGroup) as exc:
-            refused = _server_error(exc)
-            if refused is None:
-                raise
-            print(f"tether: {refused.message}", file=sys.stderr)
-            return 2
-        return 0 if result["outcome"] == "done" else 1
-    parser.error(f"unknown command {args.command}")
-    return 2
+        return run(args)
+    raise AssertionError(f"unknown command {args.command}")

@@ -54,7 +54,7 @@ def settings_from_environment(environ: Mapping[str, str]) -> TetherSettings:
             try:
                 values[name] = Script.model_validate_json(value)
             except ValidationError as exc:
-                raise ConfigError(f"{variable}: invalid script: {exc}") from exc
+                raise ConfigError(f"{variable}: not a valid script: {first_error(exc)}") from None
         elif name in INTEGER_SETTINGS:
             try:
                 values[name] = int(value)
@@ -68,6 +68,13 @@ def settings_from_environment(environ: Mapping[str, str]) -> TetherSettings:
         first = exc.errors()[0]
         variable = next(v for v, n in ENVIRONMENT.items() if n == first["loc"][0])
         raise ConfigError(f"{variable}: {first['msg']}") from exc
+
+
+def first_error(exc: ValidationError) -> str:
+    """The first problem pydantic found, in one line (where it is, then what)."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
 
 
 def parse_settings(data: object, source: str) -> TetherSettings:

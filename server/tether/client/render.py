@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, TextIO
+from typing import Any
 
 from tether_protocol import (
     ApprovalEvent,
@@ -20,6 +20,7 @@ from tether_protocol import (
 )
 
 from ..textmodel import split_lines
+from .terminal import TextOut
 
 HEAD_LINES = 4
 TAIL_LINES = 6
@@ -28,8 +29,8 @@ TAIL_LINES = 6
 class TerminalRenderer:
     """Writes events as they arrive; colours only when the output is a terminal."""
 
-    def __init__(self, out: TextIO | None = None, color: bool | None = None) -> None:
-        self.out = out or sys.stdout
+    def __init__(self, out: TextOut | None = None, color: bool | None = None) -> None:
+        self.out: TextOut = out or sys.stdout
         self.color = self.out.isatty() if color is None else color
         self._mid_line = False
         self.usage: UsageEvent | None = None
@@ -92,6 +93,10 @@ class TerminalRenderer:
             f"outcome {result['outcome']} · {result['steps']} steps · "
             f"{usage.get('inputTokens', 0)} in / {usage.get('outputTokens', 0)} out tokens"
         )
+        if usage.get("costUsd") is not None:
+            detail += f" · ${usage['costUsd']:.4f}"
+        if result.get("sessionId"):
+            detail += f" · session {result['sessionId']}"
         if result.get("error"):
             detail += f" · error: {result['error']}"
         self._line(self._style(detail, "2" if result["outcome"] == "done" else "31"))
