@@ -114,8 +114,66 @@ def run(args: argparse.Namespace) -> int:
     if (problem := check_settings(options)) is not None:
         print(f"tether: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    job = TerminalRun(root=cwd, prompt=prompt, options=options, yes=args.yes, as_json=args.json)
+    params: dict[str, Any] = {}
+    if args.session:
+        params["sessionId"] = args.session
+    elif args.continue_:
+        latest = latest_session(cwd, options)
+        if latest is None:
+            print(f"tether: no earlier session in {cwd} to continue", file=sys.stderr)
+            return EXIT_USAGE
+        params["sessionId"] = latest.session_id
+    job = TerminalRun(
+        root=cwd, prompt=prompt, options=options, yes=args.yes, as_json=args.json, run_params=params
+    )
     return anyio.run(run_in_terminal, job)
+
+
+def latest_session(cwd: Path, options: dict[str, Any]) -> Any:
+    """The most recently updated session that ran in ``cwd`` (None: none known)."""
+    from .client.history import sessions, state_dir_for
+
+    found = sessions(state_dir_for(options), cwd, limit=1)
+    return found[0] if found else None
+
+
+def list_sessions(args: argparse.Namespace) -> int:
+    """``tether sessions``: the stored sessions, newest first."""
+    from .client.history import sessions, state_dir_for, table
+
+    options = {"stateDir": args.state_dir} if args.state_dir else {}
+    folder = Path(args.cwd).resolve() if args.here else None
+    rows = sessions(state_dir_for(options), folder, limit=args.limit)
+    if not rows:
+        print("no sessions yet" + (f" in {folder}" if folder else ""), file=sys.stderr)
+        return 0
+    print(table(rows))
+    return 0
+
+
+def undo(args: argparse.Namespace) -> int:
+    """``tether undo [RUN]``: revert a run's edits (by default the last run in this folder)."""
+    import anyio
+
+    from .client.history import folders, last_edit_run, state_dir_for
+    from .client.undo import undo_in_terminal
+    from .session.store import find_run
+
+    cwd = Path(args.cwd).resolve()
+    options = {"stateDir": args.state_dir} if args.state_dir else {}
+    state_dir = state_dir_for(options)
+    run_id = args.run
+    if run_id is None:
+        latest = latest_session(cwd, options)
+        run_id = last_edit_run(state_dir, latest.session_id) if latest else None
+        if run_id is None:
+            print(f"tether: no run with edits to undo in {cwd}", file=sys.stderr)
+            return 2
+    session_id = find_run(state_dir, run_id)
+    # The run's own folder, so its files are inside the server's workspace.
+    root = Path(folders(state_dir).get(session_id or "", str(cwd)))
+    print(f"undoing run {run_id} in {root}")
+    return anyio.run(undo_in_terminal, root, run_id, options)
 
 
 def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool) -> int:
@@ -124,7 +182,7 @@ def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool)
 
     from .client.render import TerminalRenderer
     from .config import default_state_dir
-    from .replay import rerun, show
+    from .replay import rerun, show, uses_absolute_paths
     from .session.index import session_log_path
     from .session.records import read_session
 
@@ -140,7 +198,17 @@ def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool)
     if rerun_in is None:
         show(data, renderer)
         return 0
-    found = anyio.run(rerun, data, Path(rerun_in).resolve(), yes, renderer)
+    from .client.history import folders
+
+    origin = folders(path.parent.parent).get(data.session_id)  # <state>/sessions/<id>.jsonl
+    if origin is None and uses_absolute_paths(data):
+        print(
+            "tether: the folder this session ran in is not known, so absolute paths in the "
+            "model's calls are replayed unchanged (they point at the original folder)",
+            file=sys.stderr,
+        )
+    target = Path(rerun_in).resolve()
+    found = anyio.run(rerun, data, target, yes, renderer, Path(origin) if origin else None)
     print(f"{found} difference(s)" if found else "no differences")
     return 1 if found else 0
 
@@ -205,6 +273,13 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument(
         "--json", action="store_true", help="events and the result as JSON lines (for scripts)"
     )
+    run_parser.add_argument(
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="continue the latest session in this folder",
+    )
+    run_parser.add_argument("--session", metavar="ID", help="continue session ID")
     run_parser.add_argument("--provider", help="the model provider (TETHER_PROVIDER)")
     run_parser.add_argument("--model", help="the model (TETHER_MODEL)")
     run_parser.add_argument("--base-url", help="the provider's endpoint (TETHER_BASE_URL)")
@@ -222,6 +297,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--debug", action="store_true", help="show Python tracebacks of unexpected errors"
     )
+    sessions_parser = commands.add_parser("sessions", help="list the stored sessions")
+    sessions_parser.add_argument("--here", action="store_true", help="only this folder's")
+    sessions_parser.add_argument("--cwd", default=".", help="the folder --here means")
+    sessions_parser.add_argument("--limit", type=positive_int, default=20)
+    sessions_parser.add_argument("--state-dir", help="where session logs are kept")
+    undo_parser = commands.add_parser(
+        "undo", help="put back the files a run edited (default: the last run in this folder)"
+    )
+    undo_parser.add_argument("run", nargs="?", help="the run id (shown by tether run --json)")
+    undo_parser.add_argument("--cwd", default=".", help="the workspace folder (default: here)")
+    undo_parser.add_argument("--state-dir", help="where session logs are kept")
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     if args.command == "serve":
@@ -243,4 +329,8 @@ def command(args: argparse.Namespace) -> int:
         return replay(args.session, args.state_dir, args.rerun, args.yes)
     if args.command == "run":
         return run(args)
+    if args.command == "sessions":
+        return list_sessions(args)
+    if args.command == "undo":
+        return undo(args)
     raise AssertionError(f"unknown command {args.command}")

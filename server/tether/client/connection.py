@@ -16,7 +16,13 @@ from anyio.abc import Process, TaskGroup
 from anyio.streams.buffered import BufferedByteReceiveStream
 from anyio.streams.memory import MemoryObjectSendStream
 
-from tether_protocol import AGENT_CANCEL_METHOD, AGENT_EVENT_METHOD, AGENT_RUN_METHOD, RunEvent, parse_event
+from tether_protocol import (
+    AGENT_CANCEL_METHOD,
+    AGENT_EVENT_METHOD,
+    AGENT_RUN_METHOD,
+    RunEvent,
+    parse_event,
+)
 
 log = logging.getLogger(__name__)
 

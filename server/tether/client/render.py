@@ -96,7 +96,7 @@ class TerminalRenderer:
         if usage.get("costUsd") is not None:
             detail += f" · ${usage['costUsd']:.4f}"
         if result.get("sessionId"):
-            detail += f" · session {result['sessionId']}"
+            detail += f" · session {result['sessionId']} · run {result.get('runId')}"
         if result.get("error"):
             detail += f" · error: {result['error']}"
         self._line(self._style(detail, "2" if result["outcome"] == "done" else "31"))

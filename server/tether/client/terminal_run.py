@@ -16,6 +16,7 @@ from tether_protocol import RunEvent
 
 from .approver import TerminalApprover
 from .connection import ServerError, TetherClient
+from .history import remember, state_dir_for
 from .render import TerminalRenderer
 from .session import connect
 from .terminal import GuardedOutput, on_interrupt
@@ -99,6 +100,7 @@ def terminal_message(error: ServerError) -> str:
         ("initializationOptions.", ""),
         ("set initializationOptions.provider (or TETHER_PROVIDER)", "pass --provider"),
         ("agent/run: ", ""),
+        ("runId: ", ""),
     ):
         text = text.replace(wire, plain)
     if error.message == "the server exited":
@@ -153,6 +155,9 @@ async def run_in_terminal(job: TerminalRun) -> int:
     if result is None:
         err.write("tether: stopped\n")
         return EXIT_INTERRUPTED
+    await anyio.to_thread.run_sync(
+        remember, state_dir_for(job.options), result["sessionId"], job.root
+    )
     if job.as_json:
         out.write(json.dumps({"result": result}) + "\n")
         out.flush()

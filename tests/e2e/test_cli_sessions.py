@@ -1,0 +1,96 @@
+"""Sessions from the terminal: run → continue → sessions → undo, and replay, through real
+`tether` subprocesses on a scripted provider."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+TETHER = [sys.executable, "-m", "tether"]
+EDIT = {"name": "edit_file", "arguments": {"path": "a.txt", "old_text": "one", "new_text": "two"}}
+
+
+def tether(argv: list[str], cwd: Path, env: dict[str, str], script: dict[str, Any]) -> Any:
+    env = env | {"TETHER_SCRIPT": json.dumps(script)}
+    return subprocess.run(
+        [*TETHER, *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def environment(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "XDG_"))}
+    return env | {
+        "HOME": str(tmp_path),
+        "TETHER_PROVIDER": "scripted",
+        "TETHER_STATE_DIR": str(tmp_path / "state"),
+    }
+
+
+def session_of(stdout: str) -> str:
+    return stdout.split(" · session ")[1].split()[0]
+
+
+def test_run_continue_sessions_undo(tmp_path: Path) -> None:
+    env = environment(tmp_path)
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "a.txt").write_text("one\n")
+    first = tether(
+        ["run", "make it two", "--yes"], project, env, {"turns": [{"toolCalls": [EDIT]}]}
+    )
+    assert first.returncode == 0, first.stderr
+    assert (project / "a.txt").read_text() == "two\n"
+    session = session_of(first.stdout)
+
+    again = tether(["run", "--continue", "and now?"], project, env, {"turns": [{"text": "two"}]})
+    assert again.returncode == 0, again.stderr
+    assert session_of(again.stdout) == session  # the same conversation, continued
+
+    listed = tether(["sessions"], project, env, {})
+    assert listed.returncode == 0, listed.stderr
+    row = next(line for line in listed.stdout.splitlines() if line.startswith(session))
+    assert row.split()[3:6] == ["2", "done", "~/p"] and row.endswith("and now?")  # HOME=tmp
+
+    undone = tether(["undo"], project, env, {})  # the last run that edited something
+    assert undone.returncode == 0, undone.stderr
+    assert "put back: a.txt" in undone.stdout
+    assert (project / "a.txt").read_text() == "one\n"
+    nothing = tether(["undo"], project, env, {})
+    assert nothing.returncode == 2 and "no run with edits to undo" in nothing.stderr
+
+
+def test_continue_without_an_earlier_session_says_so(tmp_path: Path) -> None:
+    out = tether(["run", "--continue", "hi"], tmp_path, environment(tmp_path), {"turns": []})
+    assert out.returncode == 2 and "no earlier session" in out.stderr
+
+
+def test_replay_shows_each_outcome_and_reruns_absolute_paths_elsewhere(tmp_path: Path) -> None:
+    env = environment(tmp_path)
+    project, other = tmp_path / "p", tmp_path / "q"
+    for folder in (project, other):
+        folder.mkdir()
+        (folder / "a.txt").write_text("one\n")
+    read = {"name": "read_file", "arguments": {"path": str(project / "a.txt")}}
+    script = {"turns": [{"toolCalls": [read]}, {"text": "read it"}]}
+    first = tether(["run", "read a.txt", "--yes"], project, env, script)
+    assert first.returncode == 0, first.stderr
+    session = session_of(first.stdout)
+
+    shown = tether(["replay", session], project, env, {})
+    assert shown.returncode == 0, shown.stderr
+    assert "outcome done · 2 steps" in shown.stdout
+
+    (project / "a.txt").unlink()  # a re-run that still read the original folder would fail
+    rerun = tether(["replay", session, "--rerun", str(other), "--yes"], other, env, {})
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert "same tool calls and outcome" in rerun.stdout
