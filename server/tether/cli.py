@@ -71,6 +71,41 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
     return {key: getattr(args, flag) for flag, key in RUN_FLAGS.items() if getattr(args, flag)}
 
 
+def settings_for(cwd: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The ``initializationOptions`` of a run in ``cwd``: project file and flags (warning
+    about what an untrusted project file may not set)."""
+    from .client.settings import gather, ignored_warning
+
+    gathered = gather(cwd, run_options(args), os.environ)
+    if gathered.ignored:
+        print(f"tether: {ignored_warning(gathered.ignored, cwd, os.environ)}", file=sys.stderr)
+    return gathered.options
+
+
+def show_config(args: argparse.Namespace) -> int:
+    """``tether config``: the effective settings here and where each came from."""
+    from .client.settings import describe, gather
+    from .config import ConfigError
+
+    cwd = Path(args.cwd).resolve()
+    try:
+        print(describe(gather(cwd, run_options(args), os.environ)))
+    except ConfigError as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags that override the configuration."""
+    parser.add_argument("--cwd", default=".", help="the workspace folder (default: here)")
+    parser.add_argument("--provider", help="the model provider (TETHER_PROVIDER)")
+    parser.add_argument("--model", help="the model (TETHER_MODEL)")
+    parser.add_argument("--base-url", help="the provider's endpoint (TETHER_BASE_URL)")
+    parser.add_argument("--max-steps", type=positive_int, help="most model calls in the run")
+    parser.add_argument("--timeout", type=positive_float, help="seconds before the run stops")
+
+
 def check_settings(options: dict[str, Any]) -> str | None:
     """What is wrong with the settings before a server is started (None: nothing)."""
     from .config import ConfigError, settings_from_environment
@@ -101,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     from .client.terminal_run import EXIT_USAGE, TerminalRun, run_in_terminal
+    from .config import ConfigError
 
     cwd = Path(args.cwd).resolve()
     if not cwd.is_dir():
@@ -110,7 +146,11 @@ def run(args: argparse.Namespace) -> int:
     if not prompt:
         print("tether: the prompt is empty", file=sys.stderr)
         return EXIT_USAGE
-    options = run_options(args)
+    try:
+        options = settings_for(cwd, args)
+    except ConfigError as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if (problem := check_settings(options)) is not None:
         print(f"tether: {problem}", file=sys.stderr)
         return EXIT_USAGE
@@ -214,7 +254,8 @@ def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool)
 
 
 RUN_EPILOG = """\
-settings (a flag beats its environment variable):
+settings (flags > environment > .tether/config.toml > ~/.config/tether/config.toml;
+`tether config` shows the result and where each value came from):
   TETHER_PROVIDER        openai, anthropic or scripted        (--provider)
   TETHER_MODEL           the model name                       (--model)
   TETHER_BASE_URL        an OpenAI/Anthropic-compatible URL   (--base-url)
@@ -268,7 +309,6 @@ def main(argv: list[str] | None = None) -> int:
         epilog=RUN_EPILOG,
     )
     run_parser.add_argument("prompt", help="what to do; - reads it from standard input")
-    run_parser.add_argument("--cwd", default=".", help="the workspace folder (default: here)")
     run_parser.add_argument("--yes", action="store_true", help="approve every edit and command")
     run_parser.add_argument(
         "--json", action="store_true", help="events and the result as JSON lines (for scripts)"
@@ -280,11 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         help="continue the latest session in this folder",
     )
     run_parser.add_argument("--session", metavar="ID", help="continue session ID")
-    run_parser.add_argument("--provider", help="the model provider (TETHER_PROVIDER)")
-    run_parser.add_argument("--model", help="the model (TETHER_MODEL)")
-    run_parser.add_argument("--base-url", help="the provider's endpoint (TETHER_BASE_URL)")
-    run_parser.add_argument("--max-steps", type=positive_int, help="most model calls in the run")
-    run_parser.add_argument("--timeout", type=positive_float, help="seconds before the run stops")
+    add_setting_flags(run_parser)
     replay_parser = commands.add_parser(
         "replay", help="show a stored session, or re-run it through the current harness"
     )
@@ -297,6 +333,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--debug", action="store_true", help="show Python tracebacks of unexpected errors"
     )
+    config_parser = commands.add_parser(
+        "config", help="show the effective settings and where each one comes from"
+    )
+    add_setting_flags(config_parser)
     sessions_parser = commands.add_parser("sessions", help="list the stored sessions")
     sessions_parser.add_argument("--here", action="store_true", help="only this folder's")
     sessions_parser.add_argument("--cwd", default=".", help="the folder --here means")
@@ -329,6 +369,8 @@ def command(args: argparse.Namespace) -> int:
         return replay(args.session, args.state_dir, args.rerun, args.yes)
     if args.command == "run":
         return run(args)
+    if args.command == "config":
+        return show_config(args)
     if args.command == "sessions":
         return list_sessions(args)
     if args.command == "undo":
