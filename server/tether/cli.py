@@ -123,6 +123,10 @@ def check_settings(options: dict[str, Any]) -> str | None:
         )
     if provider not in AVAILABLE_PROVIDERS:
         return f"unknown provider {provider!r}; known: {', '.join(AVAILABLE_PROVIDERS)}"
+    tools = list(build_tools().names)
+    unknown = [t for t in options.get("autoApprove") or env.auto_approve or [] if t not in tools]
+    if unknown:
+        return f"autoApprove: no tool named {', '.join(unknown)}; the tools: {', '.join(tools)}"
     return None
 
 

@@ -104,3 +104,13 @@ def test_the_server_reads_the_user_file_under_the_environment(tmp_path: Path) ->
     env = {"XDG_CONFIG_HOME": str(tmp_path), "TETHER_MODEL": "m-env"}
     settings = settings_from_environment(env)
     assert (settings.provider, settings.model, settings.max_steps) == ("openai", "m-env", 4)
+
+
+def test_auto_approving_a_tool_that_does_not_exist_is_refused(tmp_path: Path) -> None:
+    root, env = setup(tmp_path, f'provider = "scripted"\nscript = {inline("x")}\n')
+    (tmp_path / "home" / ".config" / "tether" / "config.toml").write_text(
+        f'provider = "scripted"\nscript = {inline("x")}\nautoApprove = ["edit"]\n'
+    )
+    out = tether(["run", "hi"], root, env)
+    assert out.returncode == 2
+    assert "autoApprove: no tool named edit" in out.stderr and "edit_file" in out.stderr
