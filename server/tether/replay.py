@@ -103,6 +103,8 @@ def show(data: SessionData, renderer: TerminalRenderer) -> None:
         renderer.render(event)
         if isinstance(event, RunFinishedEvent):
             line = f"[{event.run_id}] outcome {event.outcome} · {event.steps} steps"
+            if error := data.errors.get(event.run_id):
+                line += f" · error: {error}"
             renderer._line(renderer._style(line, "2" if event.outcome == "done" else "31"))
 
 

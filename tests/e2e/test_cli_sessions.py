@@ -94,3 +94,21 @@ def test_replay_shows_each_outcome_and_reruns_absolute_paths_elsewhere(tmp_path:
     rerun = tether(["replay", session, "--rerun", str(other), "--yes"], other, env, {})
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert "same tool calls and outcome" in rerun.stdout
+
+
+def test_a_run_that_failed_replays_with_its_error(tmp_path: Path) -> None:
+    from tests.providers.fakes import FakeApi, Status
+
+    env = environment(tmp_path) | {"TETHER_PROVIDER": "openai"}
+    with FakeApi() as fake:
+        fake.queue(
+            *[Status(500, {"error": {"message": "model crashed"}}, {"retry-after": "0"})] * 4
+        )
+        argv = ["run", "hi", "--base-url", fake.url + "/v1", "--model", "m"]
+        failed = tether(argv, tmp_path, env, {})
+    assert failed.returncode == 1, failed.stderr
+    assert "answered 500: model crashed" in failed.stdout
+    shown = tether(["replay", session_of(failed.stdout)], tmp_path, env, {})
+    assert shown.returncode == 0, shown.stderr
+    assert "outcome error · 1 steps · error: " in shown.stdout
+    assert "answered 500: model crashed (gave up after 4 attempts)" in shown.stdout
