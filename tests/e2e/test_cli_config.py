@@ -114,3 +114,13 @@ def test_auto_approving_a_tool_that_does_not_exist_is_refused(tmp_path: Path) ->
     out = tether(["run", "hi"], root, env)
     assert out.returncode == 2
     assert "autoApprove: no tool named edit" in out.stderr and "edit_file" in out.stderr
+
+
+def test_errors_speak_of_flags_not_protocol_fields(tmp_path: Path) -> None:
+    root, env = setup(tmp_path, "")
+    out = tether(["run", "hi", "--provider", "openai"], root, env)
+    assert out.returncode == 2
+    assert "OPENAI_API_KEY" in out.stderr and "--base-url" in out.stderr
+    assert "tether serve" not in out.stderr and "baseUrl" not in out.stderr
+    out = tether(["run", "hi", "--provider", "scripted", "--session", "s-gone"], root, env)
+    assert out.returncode == 2 and "--session: unknown session 's-gone'" in out.stderr

@@ -101,6 +101,9 @@ def terminal_message(error: ServerError) -> str:
         ("set initializationOptions.provider (or TETHER_PROVIDER)", "pass --provider"),
         ("agent/run: ", ""),
         ("runId: ", ""),
+        ("sessionId: ", "--session: "),
+        (" in the environment of `tether serve`", ""),
+        ("set baseUrl (TETHER_BASE_URL)", "pass --base-url (or set TETHER_BASE_URL)"),
     ):
         text = text.replace(wire, plain)
     if error.message == "the server exited":
