@@ -358,6 +358,12 @@ def main(argv: list[str] | None = None) -> int:
         return serve()
     try:
         return command(args)
+    except BrokenPipeError:  # `tether replay … | head`: the reader has what it wanted
+        from .client.terminal import silence
+        from .client.terminal_run import EXIT_PIPE_CLOSED
+
+        silence(sys.stdout)
+        return EXIT_PIPE_CLOSED
     except Exception as exc:
         if args.debug:
             raise

@@ -112,3 +112,34 @@ def test_a_run_that_failed_replays_with_its_error(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert "outcome error · 1 steps · error: " in shown.stdout
     assert "answered 500: model crashed (gave up after 4 attempts)" in shown.stdout
+
+
+def test_replay_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    long_answer = "line of the answer\n" * 20_000  # more than a pipe holds
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"text": long_answer}]}))
+    env = environment(tmp_path) | {"TETHER_SCRIPT": str(script)}
+    first = subprocess.run(
+        [*TETHER, "run", "talk"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert first.returncode == 0, first.stderr[-2000:]
+    session = first.stdout.rsplit(" · session ", 1)[1].split()[0]
+    proc = subprocess.Popen(
+        [*TETHER, "replay", session],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline()
+        proc.stdout.close()
+        status = proc.wait(timeout=30)
+        errors = proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert status == 141 and "Traceback" not in errors, errors
