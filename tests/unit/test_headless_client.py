@@ -160,3 +160,25 @@ async def test_an_interrupt_ends_the_open_question(typed: int) -> None:
             ask.interrupt()
     assert answers[0]["decision"] == "deny" and "denied (cancelled)" in out.getvalue()
     assert (await ask(DIFF_PARAMS))["decision"] == "deny"  # later questions are not asked
+
+
+def test_a_spinner_turns_while_the_model_thinks_and_goes_when_it_answers() -> None:
+    from tether.client.render import TerminalRenderer
+    from tether_protocol import StepEvent, TextDeltaEvent
+
+    out = io.StringIO()
+    renderer = TerminalRenderer(out, color=True)
+    renderer.tick()
+    assert "thinking" not in out.getvalue()  # nobody asked the model yet
+    renderer.render(StepEvent(run_id="r", seq=1, step=1))
+    renderer.tick()
+    assert "thinking" in out.getvalue()
+    renderer.render(TextDeltaEvent(run_id="r", seq=2, text="Hello"))
+    assert out.getvalue().endswith("\r\x1b[KHello")  # the spinner line is cleared first
+    renderer.tick()
+    assert out.getvalue().endswith("Hello")  # and stays away while the answer streams
+    plain = io.StringIO()
+    quiet = TerminalRenderer(plain, color=False)
+    quiet.render(StepEvent(run_id="r", seq=1, step=1))
+    quiet.tick()
+    assert "thinking" not in plain.getvalue()  # no spinner in a pipe or a log

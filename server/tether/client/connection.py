@@ -93,9 +93,12 @@ class TetherClient:
         msg_id = next(self._ids)
         send, receive = anyio.create_memory_object_stream[dict[str, Any]](1)
         self._pending[msg_id] = send
-        await self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        with receive:
-            answer = await receive.receive()
+        try:
+            await self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+            with receive:
+                answer = await receive.receive()
+        finally:  # answered, or given up (cancelled): a late answer goes nowhere
+            self._pending.pop(msg_id, None)
         if "error" in answer:
             raise ServerError(answer["error"].get("code", 0), answer["error"].get("message", ""))
         return answer.get("result")
@@ -119,8 +122,10 @@ class TetherClient:
             pass
         finally:
             self._closed = True
+            exited = {"error": {"code": SERVER_EXITED, "message": "the server exited"}}
             for send in self._pending.values():
-                send.send_nowait({"error": {"code": SERVER_EXITED, "message": "the server exited"}})
+                with contextlib.suppress(anyio.BrokenResourceError):
+                    send.send_nowait(exited)
             self._pending.clear()
 
     async def _dispatch(self, message: dict[str, Any]) -> None:
@@ -128,7 +133,8 @@ class TetherClient:
         if method is None:
             send = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
             if send is not None:
-                send.send_nowait(message)
+                with contextlib.suppress(anyio.BrokenResourceError):  # its asker gave up
+                    send.send_nowait(message)
         elif method == AGENT_EVENT_METHOD:
             if self.on_event is not None:
                 self.on_event(parse_event(message["params"]))
@@ -211,13 +217,18 @@ class TetherClient:
         result = await self.request(AGENT_RUN_METHOD, {"prompt": prompt, **params})
         return dict(result)
 
-    def cancel_soon(self, run_id: str) -> None:
-        """Ask the server to cancel run ``run_id`` (``agent/cancel``) without waiting."""
-        self._tg.start_soon(self._cancel, run_id)
+    def cancel_soon(self, run_id: str, then: Callable[[], None] | None = None) -> None:
+        """Ask the server to cancel run ``run_id`` (``agent/cancel``) without waiting;
+        ``then`` is called once the server has answered (or is gone)."""
+        self._tg.start_soon(self._cancel, run_id, then)
 
-    async def _cancel(self, run_id: str) -> None:
-        with contextlib.suppress(ServerError):
-            await self.request(AGENT_CANCEL_METHOD, {"runId": run_id})
+    async def _cancel(self, run_id: str, then: Callable[[], None] | None) -> None:
+        try:
+            with contextlib.suppress(ServerError):
+                await self.request(AGENT_CANCEL_METHOD, {"runId": run_id})
+        finally:
+            if then is not None:
+                then()
 
     async def shutdown(self, grace: float = 3.0) -> None:
         """``shutdown`` + ``exit``, then wait (at most ``grace`` seconds) for the process."""

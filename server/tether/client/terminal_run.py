@@ -58,12 +58,18 @@ class _Stopper:
         self.output_closed = False
 
     def _stop_run(self) -> None:
+        if self.client is not None:
+            # The open question is denied only once the server knows the run is cancelled:
+            # a denial that came first would let the run go on to its next step.
+            self.client.cancel_soon(self.run_id, then=self._stop_asking)
+        else:
+            self._stop_asking()
+            if self.everything is not None:
+                self.everything.cancel()  # nothing started yet: just leave
+
+    def _stop_asking(self) -> None:
         if self.approver is not None:
             self.approver.interrupt()
-        if self.client is not None:
-            self.client.cancel_soon(self.run_id)
-        elif self.everything is not None:
-            self.everything.cancel()  # nothing started yet: just leave
 
     def interrupt(self) -> None:
         """Ctrl-C: the first cancels the run, the second leaves at once."""
@@ -142,9 +148,11 @@ async def run_in_terminal(job: TerminalRun) -> int:
             async with connect(job.root, job.options, approver=approver) as client:
                 stopper.client = client
                 client.on_event = show
-                if stopper.output_closed or stopper.interrupts:
-                    client.cancel_soon(run_id)  # it came while the server was starting
-                result = await client.run(job.prompt, runId=run_id, **job.run_params)
+                async with anyio.create_task_group() as spinner:
+                    if not job.as_json and renderer.color:
+                        spinner.start_soon(renderer.animate)
+                    result = await client.run(job.prompt, runId=run_id, **job.run_params)
+                    spinner.cancel_scope.cancel()
     except (ServerError, BaseExceptionGroup) as exc:
         error = _server_error(exc)
         if error is None:
