@@ -1,4 +1,4 @@
-"""``tether serve | demo | run``."""
+"""``tether serve | demo | run | replay``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import contextlib
 import gc
-import json
 import logging
 import os
 import sys
@@ -57,38 +56,177 @@ def serve() -> int:
 
 
 def demo(keep: str | None, interactive: bool) -> int:
-    """Run the bundled demo; exit 0 when the run ends ``done``."""
+    """Run the bundled demo; exit 0 when the run ends ``done`` with the fix on disk."""
     import anyio
 
-    from .client.render import TerminalRenderer
     from .demo import run_demo
 
     target = Path(keep).resolve() if keep else None
-    result = anyio.run(run_demo, TerminalRenderer(), target, interactive)
-    return 0 if result["outcome"] == "done" else 1
+    return anyio.run(run_demo, target, interactive)
 
 
-async def run_prompt(prompt: str, cwd: Path, yes: bool, as_json: bool) -> dict[str, Any]:
-    """One prompt through a fresh server, with the configured provider."""
-    from .client.approver import TerminalApprover
-    from .client.render import TerminalRenderer
-    from .client.session import connect
+RUN_FLAGS = {
+    "provider": "provider",
+    "model": "model",
+    "base_url": "baseUrl",
+    "max_steps": "maxSteps",
+    "timeout": "timeoutSeconds",
+}
+"""``tether run`` flags and the ``initializationOptions`` key each one sets."""
 
-    if as_json:
-        out = sys.stdout
-        approver = TerminalApprover(yes=yes, out=sys.stderr)
-        async with connect(cwd, {}, approver=approver) as client:
-            client.on_event = lambda e: print(e.model_dump_json(by_alias=True), file=out)
-            result = await client.run(prompt)
-        print(json.dumps({"result": result}), file=out)
-        return result
-    renderer = TerminalRenderer()
-    approver = TerminalApprover(yes=yes, out=renderer.out, color=renderer.color)
-    async with connect(cwd, {}, approver=approver) as client:
-        client.on_event = renderer
-        result = await client.run(prompt)
-    renderer.summary(result)
-    return result
+
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings given as flags, as ``initializationOptions`` (they beat the environment)."""
+    return {key: getattr(args, flag) for flag, key in RUN_FLAGS.items() if getattr(args, flag)}
+
+
+def settings_for(cwd: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The ``initializationOptions`` of a run in ``cwd``: project file and flags (warning
+    about what an untrusted project file may not set)."""
+    from .client.settings import gather, ignored_warning
+
+    gathered = gather(cwd, run_options(args), os.environ)
+    if gathered.ignored:
+        print(f"tether: {ignored_warning(gathered.ignored, cwd, os.environ)}", file=sys.stderr)
+    return gathered.options
+
+
+def show_config(args: argparse.Namespace) -> int:
+    """``tether config``: the effective settings here and where each came from."""
+    from .client.settings import describe, gather
+    from .config import ConfigError
+
+    cwd = Path(args.cwd).resolve()
+    try:
+        print(describe(gather(cwd, run_options(args), os.environ)))
+    except ConfigError as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags that override the configuration."""
+    parser.add_argument("--cwd", default=".", help="the workspace folder (default: here)")
+    parser.add_argument("--provider", help="the model provider (TETHER_PROVIDER)")
+    parser.add_argument("--model", help="the model (TETHER_MODEL)")
+    parser.add_argument("--base-url", help="the provider's endpoint (TETHER_BASE_URL)")
+    parser.add_argument("--max-steps", type=positive_int, help="most model calls in the run")
+    parser.add_argument("--timeout", type=positive_float, help="seconds before the run stops")
+
+
+def check_settings(options: dict[str, Any]) -> str | None:
+    """What is wrong with the settings before a server is started (None: nothing)."""
+    from .config import ConfigError, settings_from_environment
+    from .providers import AVAILABLE_PROVIDERS
+
+    try:
+        env = settings_from_environment(os.environ)
+    except ConfigError as exc:
+        return str(exc)
+    provider = options.get("provider") or env.provider
+    if provider is None:
+        return (
+            "no model provider is configured: pass --provider or set TETHER_PROVIDER "
+            f"(one of: {', '.join(AVAILABLE_PROVIDERS)})"
+        )
+    if provider not in AVAILABLE_PROVIDERS:
+        return f"unknown provider {provider!r}; known: {', '.join(AVAILABLE_PROVIDERS)}"
+    tools = list(build_tools().names)
+    unknown = [t for t in options.get("autoApprove") or env.auto_approve or [] if t not in tools]
+    if unknown:
+        return f"autoApprove: no tool named {', '.join(unknown)}; the tools: {', '.join(tools)}"
+    return None
+
+
+def read_prompt(prompt: str) -> str:
+    """The prompt; ``-`` reads it from standard input."""
+    return sys.stdin.read() if prompt == "-" else prompt
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tether run``: one prompt in a folder, shown in the terminal."""
+    import anyio
+
+    from .client.terminal_run import EXIT_USAGE, TerminalRun, run_in_terminal
+    from .config import ConfigError
+
+    cwd = Path(args.cwd).resolve()
+    if not cwd.is_dir():
+        print(f"tether: --cwd {args.cwd}: not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    prompt = read_prompt(args.prompt).strip()
+    if not prompt:
+        print("tether: the prompt is empty", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        options = settings_for(cwd, args)
+    except ConfigError as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if (problem := check_settings(options)) is not None:
+        print(f"tether: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    params: dict[str, Any] = {}
+    if args.session:
+        params["sessionId"] = args.session
+    elif args.continue_:
+        latest = latest_session(cwd, options)
+        if latest is None:
+            print(f"tether: no earlier session in {cwd} to continue", file=sys.stderr)
+            return EXIT_USAGE
+        params["sessionId"] = latest.session_id
+    job = TerminalRun(
+        root=cwd, prompt=prompt, options=options, yes=args.yes, as_json=args.json, run_params=params
+    )
+    return anyio.run(run_in_terminal, job)
+
+
+def latest_session(cwd: Path, options: dict[str, Any]) -> Any:
+    """The most recently updated session that ran in ``cwd`` (None: none known)."""
+    from .client.history import sessions, state_dir_for
+
+    found = sessions(state_dir_for(options), cwd, limit=1)
+    return found[0] if found else None
+
+
+def list_sessions(args: argparse.Namespace) -> int:
+    """``tether sessions``: the stored sessions, newest first."""
+    from .client.history import sessions, state_dir_for, table
+
+    options = {"stateDir": args.state_dir} if args.state_dir else {}
+    folder = Path(args.cwd).resolve() if args.here else None
+    rows = sessions(state_dir_for(options), folder, limit=args.limit)
+    if not rows:
+        print("no sessions yet" + (f" in {folder}" if folder else ""), file=sys.stderr)
+        return 0
+    print(table(rows))
+    return 0
+
+
+def undo(args: argparse.Namespace) -> int:
+    """``tether undo [RUN]``: revert a run's edits (by default the last run in this folder)."""
+    import anyio
+
+    from .client.history import folders, last_edit_run, state_dir_for
+    from .client.undo import undo_in_terminal
+    from .session.store import find_run
+
+    cwd = Path(args.cwd).resolve()
+    options = {"stateDir": args.state_dir} if args.state_dir else {}
+    state_dir = state_dir_for(options)
+    run_id = args.run
+    if run_id is None:
+        latest = latest_session(cwd, options)
+        run_id = last_edit_run(state_dir, latest.session_id) if latest else None
+        if run_id is None:
+            print(f"tether: no run with edits to undo in {cwd}", file=sys.stderr)
+            return 2
+    session_id = find_run(state_dir, run_id)
+    # The run's own folder, so its files are inside the server's workspace.
+    root = Path(folders(state_dir).get(session_id or "", str(cwd)))
+    print(f"undoing run {run_id} in {root}")
+    return anyio.run(undo_in_terminal, root, run_id, options)
 
 
 def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool) -> int:
@@ -97,7 +235,7 @@ def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool)
 
     from .client.render import TerminalRenderer
     from .config import default_state_dir
-    from .replay import rerun, show
+    from .replay import rerun, show, uses_absolute_paths
     from .session.index import session_log_path
     from .session.records import read_session
 
@@ -113,22 +251,50 @@ def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool)
     if rerun_in is None:
         show(data, renderer)
         return 0
-    found = anyio.run(rerun, data, Path(rerun_in).resolve(), yes, renderer)
+    from .client.history import folders
+
+    origin = folders(path.parent.parent).get(data.session_id)  # <state>/sessions/<id>.jsonl
+    if origin is None and uses_absolute_paths(data):
+        print(
+            "tether: the folder this session ran in is not known, so absolute paths in the "
+            "model's calls are replayed unchanged (they point at the original folder)",
+            file=sys.stderr,
+        )
+    target = Path(rerun_in).resolve()
+    found = anyio.run(rerun, data, target, yes, renderer, Path(origin) if origin else None)
     print(f"{found} difference(s)" if found else "no differences")
     return 1 if found else 0
 
 
-def _server_error(exc: BaseException) -> Any:
-    """The server's error answer inside ``exc`` (possibly a task group's exception group)."""
-    from .client import ServerError
+RUN_EPILOG = """\
+settings (flags > environment > .tether/config.toml > ~/.config/tether/config.toml;
+`tether config` shows the result and where each value came from):
+  TETHER_PROVIDER        openai, anthropic or scripted        (--provider)
+  TETHER_MODEL           the model name                       (--model)
+  TETHER_BASE_URL        an OpenAI/Anthropic-compatible URL   (--base-url)
+  OPENAI_API_KEY, ANTHROPIC_API_KEY   the provider's key (none needed with --base-url)
+  TETHER_SCRIPT          the scripted provider's script (a path or inline JSON)
+  TETHER_STATE_DIR       where session logs go (default ~/.local/state/tether)
 
-    if isinstance(exc, ServerError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            if (found := _server_error(inner)) is not None:
-                return found
-    return None
+exit status: 0 done, 1 another outcome, 2 a usage or settings error,
+  130 cancelled with Ctrl-C, 141 the output was closed (e.g. | head)
+"""
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number above 0."""
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,13 +315,25 @@ def main(argv: list[str] | None = None) -> int:
     demo_parser.add_argument(
         "--interactive", action="store_true", help="decide each edit and command yourself"
     )
-    run_parser = commands.add_parser("run", help="run one prompt in a folder, in the terminal")
-    run_parser.add_argument("prompt")
-    run_parser.add_argument("--cwd", default=".", help="the workspace folder (default: here)")
+    run_parser = commands.add_parser(
+        "run",
+        help="run one prompt in a folder, in the terminal",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=RUN_EPILOG,
+    )
+    run_parser.add_argument("prompt", help="what to do; - reads it from standard input")
     run_parser.add_argument("--yes", action="store_true", help="approve every edit and command")
     run_parser.add_argument(
         "--json", action="store_true", help="events and the result as JSON lines (for scripts)"
     )
+    run_parser.add_argument(
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="continue the latest session in this folder",
+    )
+    run_parser.add_argument("--session", metavar="ID", help="continue session ID")
+    add_setting_flags(run_parser)
     replay_parser = commands.add_parser(
         "replay", help="show a stored session, or re-run it through the current harness"
     )
@@ -165,30 +343,55 @@ def main(argv: list[str] | None = None) -> int:
         "--rerun", metavar="DIR", help="play the model's logged replies again on folder DIR"
     )
     replay_parser.add_argument("--yes", action="store_true", help="approve every edit and command")
+    parser.add_argument(
+        "--debug", action="store_true", help="show Python tracebacks of unexpected errors"
+    )
+    config_parser = commands.add_parser(
+        "config", help="show the effective settings and where each one comes from"
+    )
+    add_setting_flags(config_parser)
+    sessions_parser = commands.add_parser("sessions", help="list the stored sessions")
+    sessions_parser.add_argument("--here", action="store_true", help="only this folder's")
+    sessions_parser.add_argument("--cwd", default=".", help="the folder --here means")
+    sessions_parser.add_argument("--limit", type=positive_int, default=20)
+    sessions_parser.add_argument("--state-dir", help="where session logs are kept")
+    undo_parser = commands.add_parser(
+        "undo", help="put back the files a run edited (default: the last run in this folder)"
+    )
+    undo_parser.add_argument("run", nargs="?", help="the run id (shown by tether run --json)")
+    undo_parser.add_argument("--cwd", default=".", help="the workspace folder (default: here)")
+    undo_parser.add_argument("--state-dir", help="where session logs are kept")
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     if args.command == "serve":
         return serve()
+    try:
+        return command(args)
+    except BrokenPipeError:  # `tether replay … | head`: the reader has what it wanted
+        from .client.terminal import silence
+        from .client.terminal_run import EXIT_PIPE_CLOSED
+
+        silence(sys.stdout)
+        return EXIT_PIPE_CLOSED
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"tether: unexpected error: {exc!r} (--debug shows where)", file=sys.stderr)
+        return 1
+
+
+def command(args: argparse.Namespace) -> int:
+    """Run a terminal command (everything but ``serve``)."""
     if args.command == "demo":
         return demo(args.keep, args.interactive)
     if args.command == "replay":
         return replay(args.session, args.state_dir, args.rerun, args.yes)
     if args.command == "run":
-        import anyio
-
-        cwd = Path(args.cwd).resolve()
-        if not cwd.is_dir():
-            parser.error(f"--cwd {args.cwd}: not a folder")
-        from .client import ServerError
-
-        try:
-            result = anyio.run(run_prompt, args.prompt, cwd, args.yes, args.json)
-        except (ServerError, BaseExceptionGroup) as exc:
-            refused = _server_error(exc)
-            if refused is None:
-                raise
-            print(f"tether: {refused.message}", file=sys.stderr)
-            return 2
-        return 0 if result["outcome"] == "done" else 1
-    parser.error(f"unknown command {args.command}")
-    return 2
+        return run(args)
+    if args.command == "config":
+        return show_config(args)
+    if args.command == "sessions":
+        return list_sessions(args)
+    if args.command == "undo":
+        return undo(args)
+    raise AssertionError(f"unknown command {args.command}")

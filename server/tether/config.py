@@ -1,13 +1,18 @@
-"""Configuration: defaults < environment < initializationOptions < settings < per-run.
+"""Configuration: defaults < user config file < environment < initializationOptions <
+settings < per-run.
 
 Every source is a ``TetherSettings`` (all fields optional); ``resolve`` merges them and
-fills in the defaults.
+fills in the defaults. The user's config file (``$XDG_CONFIG_HOME/tether/config.toml``)
+uses the keys of ``initializationOptions``; a project's ``.tether/config.toml`` is read by
+the CLI only, and may not choose where code is sent or what runs unasked unless the user's
+file trusts that project (``project_settings``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +54,71 @@ def default_state_dir(environ: dict[str, str] | None = None) -> Path:
     return Path(base) / "tether"
 
 
+USER_CONFIG = "tether/config.toml"
+PROJECT_CONFIG = ".tether/config.toml"
+TRUST_KEY = "trustedProjects"
+"""A user-config list of folders whose project config may set every key."""
+UNTRUSTED_KEYS = frozenset({"provider", "model", "baseUrl", "script", "autoApprove", "stateDir"})
+"""What a cloned repository must not choose: where code and keys go, what runs unasked,
+where logs are written."""
+
+
+def user_config_path(environ: Mapping[str, str]) -> Path:
+    """``$XDG_CONFIG_HOME/tether/config.toml``, else ``~/.config/tether/config.toml``."""
+    base = environ.get("XDG_CONFIG_HOME") or str(
+        Path(environ.get("HOME") or Path.home()) / ".config"
+    )
+    return Path(base) / USER_CONFIG
+
+
+def read_toml(path: Path) -> dict[str, Any] | None:
+    """A TOML file's table; None when there is no such file; ``ConfigError`` when bad."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def user_file(environ: Mapping[str, str]) -> tuple[TetherSettings, list[Path]]:
+    """The user's config-file settings and the projects it trusts."""
+    path = user_config_path(environ)
+    data = read_toml(path)
+    if data is None:
+        return TetherSettings(), []
+    trusted = data.pop(TRUST_KEY, [])
+    if not isinstance(trusted, list) or not all(isinstance(t, str) for t in trusted):
+        raise ConfigError(f"{path}: {TRUST_KEY}: expected a list of folders")
+    folders = [Path(t).expanduser().resolve() for t in trusted]
+    return parse_settings(data, str(path)), folders
+
+
+def project_settings(root: Path, environ: Mapping[str, str]) -> tuple[TetherSettings, list[str]]:
+    """A project's ``.tether/config.toml`` and the keys ignored because it is not trusted."""
+    path = root / PROJECT_CONFIG
+    data = read_toml(path)
+    if data is None:
+        return TetherSettings(), []
+    _, trusted = user_file(environ)
+    ignored: list[str] = []
+    if root.resolve() not in trusted:
+        ignored = sorted(k for k in data if k in UNTRUSTED_KEYS)
+        data = {k: v for k, v in data.items() if k not in UNTRUSTED_KEYS}
+    return parse_settings(data, str(path)), ignored
+
+
 def settings_from_environment(environ: Mapping[str, str]) -> TetherSettings:
+    """The user's config file under the ``TETHER_*`` variables (which win)."""
+    user, _ = user_file(environ)
+    return merge(user, variables_settings(environ))
+
+
+def variables_settings(environ: Mapping[str, str]) -> TetherSettings:
     """The settings given by ``TETHER_*`` variables (a script may be a path or inline JSON)."""
     values: dict[str, Any] = {}
     for variable, name in ENVIRONMENT.items():
@@ -60,7 +129,7 @@ def settings_from_environment(environ: Mapping[str, str]) -> TetherSettings:
             try:
                 values[name] = Script.model_validate_json(value)
             except ValidationError as exc:
-                raise ConfigError(f"{variable}: invalid script: {exc}") from exc
+                raise ConfigError(f"{variable}: not a valid script: {first_error(exc)}") from None
         elif name in INTEGER_SETTINGS:
             try:
                 values[name] = int(value)
@@ -81,6 +150,13 @@ def settings_from_environment(environ: Mapping[str, str]) -> TetherSettings:
         first = exc.errors()[0]
         variable = next(v for v, n in ENVIRONMENT.items() if n == first["loc"][0])
         raise ConfigError(f"{variable}: {first['msg']}") from exc
+
+
+def first_error(exc: ValidationError) -> str:
+    """The first problem pydantic found, in one line (where it is, then what)."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
 
 
 def parse_settings(data: object, source: str) -> TetherSettings:

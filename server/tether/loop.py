@@ -86,6 +86,8 @@ class Recorder(EditJournal, Protocol):
 
     def history(self, messages: Sequence[Message]) -> None: ...
 
+    def error(self, text: str) -> None: ...
+
 
 class AgentLoop:
     """One run of the agent over a conversation (``history`` is extended in place)."""
@@ -156,6 +158,8 @@ class AgentLoop:
         finally:
             self._close_open_calls()
             self._finish("cancelled")  # only takes effect when nothing else ended the run
+            if self.state.error is not None and self.recorder is not None:
+                self.recorder.error(self.state.error)  # before run-finished: the run's last line
             self.events.run_finished(self.state.outcome or "cancelled", self.state.steps)
         return self.state
 

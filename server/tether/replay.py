@@ -9,8 +9,9 @@ how two versions of the harness are compared on a real trace.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -96,9 +97,54 @@ def script_for(run: LoggedRun) -> dict[str, Any]:
 
 
 def show(data: SessionData, renderer: TerminalRenderer) -> None:
-    """Render the stored events in the terminal."""
+    """Render the stored events in the terminal, each run closed by its outcome."""
     for raw in data.events:
-        renderer.render(parse_event(raw))
+        event = parse_event(raw)
+        renderer.render(event)
+        if isinstance(event, RunFinishedEvent):
+            line = f"[{event.run_id}] outcome {event.outcome} · {event.steps} steps"
+            if error := data.errors.get(event.run_id):
+                line += f" · error: {error}"
+            renderer._line(renderer._style(line, "2" if event.outcome == "done" else "31"))
+
+
+def uses_absolute_paths(data: SessionData) -> bool:
+    """Whether any logged tool call names an absolute path."""
+    return any('"/' in arguments for run in runs_of(data) for _, arguments in run.calls)
+
+
+def relocate(value: Any, origin: Path, target: Path) -> Any:
+    """``value`` with absolute paths inside ``origin`` moved to the same place in ``target``
+    (a model that used absolute paths would otherwise reach the original folder)."""
+    if isinstance(value, str):
+        prefix = str(origin)
+        if value == prefix or value.startswith(prefix + "/"):
+            return str(target) + value[len(prefix) :]
+        return value
+    if isinstance(value, list):
+        return [relocate(v, origin, target) for v in value]
+    if isinstance(value, dict):
+        return {k: relocate(v, origin, target) for k, v in value.items()}
+    return value
+
+
+def relocated(run: LoggedRun, origin: Path, target: Path) -> LoggedRun:
+    """A logged run as if it had happened in ``target`` instead of ``origin``."""
+    replies = [
+        AssistantMessage(
+            reply.text,
+            tuple(
+                replace(c, arguments=relocate(c.arguments, origin, target))
+                for c in reply.tool_calls
+            ),
+        )
+        for reply in run.replies
+    ]
+    # The logged calls are canonical JSON: move the quoted paths that start in ``origin``.
+    was = re.compile(re.escape(json.dumps(str(origin))[:-1]) + r'(?=[/"])')
+    now = json.dumps(str(target))[:-1]
+    calls = [(tool, was.sub(lambda _: now, arguments)) for tool, arguments in run.calls]
+    return LoggedRun(run.run_id, run.prompt, replies, calls, run.outcome)
 
 
 def differences(logged: LoggedRun, calls: list[tuple[str, str]], outcome: str) -> list[str]:
@@ -118,9 +164,21 @@ def _fmt(call: tuple[str, str] | None) -> str:
     return "nothing" if call is None else f"{call[0]} {call[1]}"
 
 
-async def rerun(data: SessionData, cwd: Path, yes: bool, renderer: TerminalRenderer) -> int:
-    """Play the session's runs again; the number of differences found."""
+async def rerun(
+    data: SessionData,
+    cwd: Path,
+    yes: bool,
+    renderer: TerminalRenderer,
+    origin: Path | None = None,
+) -> int:
+    """Play the session's runs again; the number of differences found.
+
+    With ``origin`` (the folder the session ran in), absolute paths into it are mapped to
+    ``cwd``; without it, absolute paths in the model's calls still point where they did.
+    """
     runs = runs_of(data)
+    if origin is not None and origin != cwd:
+        runs = [relocated(run, origin, cwd) for run in runs]
     total = 0
     approver = TerminalApprover(yes=yes, out=renderer.out, color=renderer.color)
     options = {"provider": "scripted", "script": script_for(runs[0]) if runs else {"turns": []}}

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tether.client.approver import TerminalApprover, colour_diff
+from tether.client.approver import PROMPT, TerminalApprover, colour_diff
 from tether.client.workspace_edit import EditRefused, apply_workspace_edit
 
 DIFF_PARAMS = {
@@ -102,3 +103,82 @@ def test_refused_edits(tmp_path: Path) -> None:
     with pytest.raises(EditRefused, match="does not delete"):
         apply_workspace_edit({"documentChanges": [{"kind": "delete", "uri": existing.as_uri()}]})
     assert existing.read_text() == "x"
+
+
+class FakeTty:
+    """Standard input that says it is a terminal, read from a pipe the test writes to."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def isatty(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.fd
+
+
+@pytest.fixture
+def typed(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The write end of a pipe that stands in for the keyboard."""
+    import os
+    import sys
+
+    read_end, write_end = os.pipe()
+    monkeypatch.setattr(sys, "stdin", FakeTty(read_end))
+    yield write_end
+    for fd in (read_end, write_end):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+async def test_end_of_input_at_the_prompt_denies(typed: int) -> None:
+    import os
+
+    out = io.StringIO()
+    ask = TerminalApprover(yes=False, out=out, color=False)
+    os.close(typed)  # Ctrl-D on an empty line: the read returns nothing
+    assert (await ask(DIFF_PARAMS))["decision"] == "deny"
+    assert "denied (ended the input)" in out.getvalue()
+
+
+async def test_an_interrupt_ends_the_open_question(typed: int) -> None:
+    import anyio
+
+    out = io.StringIO()
+    ask = TerminalApprover(yes=False, out=out, color=False)
+    answers: list[dict[str, Any]] = []
+
+    async def answer() -> None:
+        answers.append(await ask(DIFF_PARAMS))
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(answer)
+            while PROMPT not in out.getvalue():  # the question is on screen, nobody typed
+                await anyio.wait_all_tasks_blocked()
+            ask.interrupt()
+    assert answers[0]["decision"] == "deny" and "denied (cancelled)" in out.getvalue()
+    assert (await ask(DIFF_PARAMS))["decision"] == "deny"  # later questions are not asked
+
+
+def test_a_spinner_turns_while_the_model_thinks_and_goes_when_it_answers() -> None:
+    from tether.client.render import TerminalRenderer
+    from tether_protocol import StepEvent, TextDeltaEvent
+
+    out = io.StringIO()
+    renderer = TerminalRenderer(out, color=True)
+    renderer.tick()
+    assert "thinking" not in out.getvalue()  # nobody asked the model yet
+    renderer.render(StepEvent(run_id="r", seq=1, step=1))
+    renderer.tick()
+    assert "thinking" in out.getvalue()
+    renderer.render(TextDeltaEvent(run_id="r", seq=2, text="Hello"))
+    assert out.getvalue().endswith("\r\x1b[KHello")  # the spinner line is cleared first
+    renderer.tick()
+    assert out.getvalue().endswith("Hello")  # and stays away while the answer streams
+    plain = io.StringIO()
+    quiet = TerminalRenderer(plain, color=False)
+    quiet.render(StepEvent(run_id="r", seq=1, step=1))
+    quiet.tick()
+    assert "thinking" not in plain.getvalue()  # no spinner in a pipe or a log

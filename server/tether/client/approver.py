@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any
 
 import anyio.to_thread
 
 from tether_protocol import ApproveParams, CommandPreview
 
 from ..textmodel import split_lines
+from .terminal import TextOut, read_line
 
 PROMPT = "[a] allow  [A] allow always  [d] deny > "
 
@@ -35,22 +36,35 @@ def colour_diff(diff: str, color: bool) -> str:
 
 
 class TerminalApprover:
-    """Answers ``agent/approve``: shows the change, asks (or approves it all with ``yes``)."""
+    """Answers ``agent/approve``: shows the change, asks (or approves it all with ``yes``).
+
+    The question waits on the event loop, so Ctrl-C (``interrupt``) ends it at once, and
+    Ctrl-D (end of input) is a denial.
+    """
 
     def __init__(
         self,
         *,
         yes: bool,
-        out: TextIO | None = None,
+        out: TextOut | None = None,
         ask: Callable[[str], str] | None = None,
         color: bool | None = None,
         yes_reason: str = "--yes",
     ) -> None:
         self.yes = yes
         self.yes_reason = yes_reason
-        self.out = out or sys.stdout
+        self.out: TextOut = out or sys.stdout
         self.color = self.out.isatty() if color is None else color
-        self._ask = ask or input
+        self._ask = ask
+        self._asking: anyio.CancelScope | None = None
+        self.interrupted = False
+        """After a Ctrl-C (or a closed output) every further question is denied unasked."""
+
+    def interrupt(self) -> None:
+        """Stop asking: the open question (if any) and every later one are denied."""
+        self.interrupted = True
+        if self._asking is not None:
+            self._asking.cancel()
 
     def show(self, params: ApproveParams) -> None:
         """Print what the call would do."""
@@ -62,21 +76,43 @@ class TerminalApprover:
             self.out.write(colour_diff(preview.diff, self.color))
         self.out.flush()
 
+    async def _read(self, prompt: str) -> str | None:
+        """The user's answer; None when they ended the input or interrupted."""
+        if self.interrupted:
+            return None
+        with anyio.CancelScope() as scope:
+            self._asking = scope
+            try:
+                if self._ask is not None:
+                    return (await anyio.to_thread.run_sync(self._ask, prompt)).strip()
+                answer = await read_line(prompt, self.out)
+                return None if answer is None else answer.strip()
+            finally:
+                self._asking = None
+        return None  # cancelled by ``interrupt``
+
+    def _denied(self, why: str) -> dict[str, Any]:
+        self.out.write(f"\n  → denied ({why})\n")
+        self.out.flush()
+        return {"decision": "deny", "feedback": f"the user {why}"}
+
     async def __call__(self, raw: Any) -> dict[str, Any]:
         params = ApproveParams.model_validate(raw, strict=False)
         self.show(params)
         if self.yes:
             self.out.write(f"  → allowed ({self.yes_reason})\n")
             return {"decision": "allow"}
-        if not sys.stdin.isatty() and self._ask is input:
+        if self._ask is None and not sys.stdin.isatty():
             self.out.write("  → denied (no terminal to ask; use --yes to allow)\n")
             return {"decision": "deny", "feedback": "no one was there to approve it"}
         while True:
-            answer = (await anyio.to_thread.run_sync(self._ask, PROMPT)).strip()
+            answer = await self._read(PROMPT)
+            if answer is None:
+                return self._denied("cancelled" if self.interrupted else "ended the input")
             if answer == "a":
                 return {"decision": "allow"}
             if answer == "A":
                 return {"decision": "allow-always"}
             if answer == "d":
-                feedback = (await anyio.to_thread.run_sync(self._ask, "why (optional) > ")).strip()
+                feedback = await self._read("why (optional) > ")
                 return {"decision": "deny", **({"feedback": feedback} if feedback else {})}

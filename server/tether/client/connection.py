@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import logging
@@ -15,7 +16,13 @@ from anyio.abc import Process, TaskGroup
 from anyio.streams.buffered import BufferedByteReceiveStream
 from anyio.streams.memory import MemoryObjectSendStream
 
-from tether_protocol import AGENT_EVENT_METHOD, AGENT_RUN_METHOD, RunEvent, parse_event
+from tether_protocol import (
+    AGENT_CANCEL_METHOD,
+    AGENT_EVENT_METHOD,
+    AGENT_RUN_METHOD,
+    RunEvent,
+    parse_event,
+)
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +32,10 @@ EventHandler = Callable[[RunEvent], None]
 
 MESSAGE_TYPES: dict[Any, str] = {1: "error: ", 2: "warning: "}
 """How a ``window/showMessage`` type is labelled in the terminal (info and log: none)."""
+
+
+SERVER_EXITED = -32099
+"""The code of the error a request gets when the server has gone."""
 
 
 class ServerError(Exception):
@@ -55,6 +66,8 @@ class TetherClient:
         self.on_event: EventHandler | None = None
         self._shown: set[str] = set()
         self.capabilities: dict[str, Any] = {}
+        self._closed = False
+        """The server closed its output: no answer can come any more."""
 
     @classmethod
     def command(cls) -> Sequence[str]:
@@ -68,16 +81,24 @@ class TetherClient:
     async def _send(self, message: dict[str, Any]) -> None:
         body = json.dumps(message).encode()
         assert self._process.stdin is not None
-        await self._process.stdin.send(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        try:
+            await self._process.stdin.send(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            raise ServerError(SERVER_EXITED, "the server exited") from None
 
     async def request(self, method: str, params: Any) -> Any:
         """Send a request and wait for its answer; ``ServerError`` on an error answer."""
+        if self._closed:
+            raise ServerError(SERVER_EXITED, "the server exited")
         msg_id = next(self._ids)
         send, receive = anyio.create_memory_object_stream[dict[str, Any]](1)
         self._pending[msg_id] = send
-        await self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        with receive:
-            answer = await receive.receive()
+        try:
+            await self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+            with receive:
+                answer = await receive.receive()
+        finally:  # answered, or given up (cancelled): a late answer goes nowhere
+            self._pending.pop(msg_id, None)
         if "error" in answer:
             raise ServerError(answer["error"].get("code", 0), answer["error"].get("message", ""))
         return answer.get("result")
@@ -100,8 +121,11 @@ class TetherClient:
         except (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError):
             pass
         finally:
+            self._closed = True
+            exited = {"error": {"code": SERVER_EXITED, "message": "the server exited"}}
             for send in self._pending.values():
-                send.send_nowait({"error": {"code": -32099, "message": "server exited"}})
+                with contextlib.suppress(anyio.BrokenResourceError):
+                    send.send_nowait(exited)
             self._pending.clear()
 
     async def _dispatch(self, message: dict[str, Any]) -> None:
@@ -109,7 +133,8 @@ class TetherClient:
         if method is None:
             send = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
             if send is not None:
-                send.send_nowait(message)
+                with contextlib.suppress(anyio.BrokenResourceError):  # its asker gave up
+                    send.send_nowait(message)
         elif method == AGENT_EVENT_METHOD:
             if self.on_event is not None:
                 self.on_event(parse_event(message["params"]))
@@ -140,9 +165,11 @@ class TetherClient:
         except Exception as exc:
             log.exception("handler for %s failed", message["method"])
             error = {"code": -32603, "message": str(exc)}
-            await self._send({"jsonrpc": "2.0", "id": message["id"], "error": error})
-            return
-        await self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            answer: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "error": error}
+        else:
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        with contextlib.suppress(ServerError):  # the server went away meanwhile
+            await self._send(answer)
 
     async def initialize(
         self,
@@ -190,17 +217,32 @@ class TetherClient:
         result = await self.request(AGENT_RUN_METHOD, {"prompt": prompt, **params})
         return dict(result)
 
-    async def shutdown(self) -> None:
-        """``shutdown`` + ``exit``, then wait (briefly) for the process."""
+    def cancel_soon(self, run_id: str, then: Callable[[], None] | None = None) -> None:
+        """Ask the server to cancel run ``run_id`` (``agent/cancel``) without waiting;
+        ``then`` is called once the server has answered (or is gone)."""
+        self._tg.start_soon(self._cancel, run_id, then)
+
+    async def _cancel(self, run_id: str, then: Callable[[], None] | None) -> None:
         try:
-            await self.request("shutdown", None)
-            await self.notify("exit", None)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, ServerError):
-            pass
-        with anyio.move_on_after(3):
+            with contextlib.suppress(ServerError):
+                await self.request(AGENT_CANCEL_METHOD, {"runId": run_id})
+        finally:
+            if then is not None:
+                then()
+
+    async def shutdown(self, grace: float = 3.0) -> None:
+        """``shutdown`` + ``exit``, then wait (at most ``grace`` seconds) for the process."""
+        with anyio.move_on_after(grace):
+            try:
+                await self.request("shutdown", None)
+                await self.notify("exit", None)
+            except ServerError:
+                pass
             await self._process.wait()
         if self._process.returncode is None:
             self._process.kill()
+            with anyio.move_on_after(grace):
+                await self._process.wait()
 
 
 async def _null(params: Any) -> None:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import Any, TextIO
+import time
+from typing import Any
+
+import anyio
 
 from tether_protocol import (
     ApprovalEvent,
@@ -20,7 +24,9 @@ from tether_protocol import (
 )
 
 from ..textmodel import split_lines
+from .terminal import TextOut
 
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 HEAD_LINES = 4
 TAIL_LINES = 6
 
@@ -28,11 +34,37 @@ TAIL_LINES = 6
 class TerminalRenderer:
     """Writes events as they arrive; colours only when the output is a terminal."""
 
-    def __init__(self, out: TextIO | None = None, color: bool | None = None) -> None:
-        self.out = out or sys.stdout
-        self.color = self.out.isatty() if color is None else color
+    def __init__(self, out: TextOut | None = None, color: bool | None = None) -> None:
+        self.out: TextOut = out or sys.stdout
+        if color is None:  # https://no-color.org
+            color = self.out.isatty() and not os.environ.get("NO_COLOR")
+        self.color = color
         self._mid_line = False
         self.usage: UsageEvent | None = None
+        self._thinking_since: float | None = None
+        """When the model was asked and has not answered yet (the spinner shows then)."""
+        self._spinner_shown = False
+
+    def _clear_spinner(self) -> None:
+        if self._spinner_shown:
+            self.out.write("\r\x1b[K")
+            self._spinner_shown = False
+
+    def tick(self) -> None:
+        """Redraw the spinner while the model thinks (only on a colour terminal)."""
+        if self._thinking_since is None or self._mid_line or not self.color:
+            return
+        elapsed = time.monotonic() - self._thinking_since
+        frame = SPINNER[int(elapsed * 10) % len(SPINNER)]
+        self.out.write(f"\r\x1b[K{self._style(f'{frame} thinking {elapsed:.1f}s', '2')}")
+        self.out.flush()
+        self._spinner_shown = True
+
+    async def animate(self) -> None:
+        """Keep the spinner turning until cancelled."""
+        while True:
+            await anyio.sleep(0.1)
+            self.tick()
 
     def _style(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
@@ -49,6 +81,11 @@ class TerminalRenderer:
 
     def render(self, event: RunEvent) -> None:
         """Show one event."""
+        self._clear_spinner()
+        if isinstance(event, StepEvent):
+            self._thinking_since = time.monotonic()
+        elif not isinstance(event, UsageEvent):
+            self._thinking_since = None
         if isinstance(event, RunStartedEvent):
             self._line(self._style(f"▶ {event.prompt}", "1"))
         elif isinstance(event, StepEvent):
@@ -85,6 +122,8 @@ class TerminalRenderer:
 
     def summary(self, result: dict[str, Any]) -> None:
         """The final answer and outcome of a run."""
+        self._clear_spinner()
+        self._thinking_since = None
         usage = result.get("usage", {})
         self._line(self._style("Answer:", "1"))
         self._line(result.get("answer") or "(no answer)")
@@ -92,6 +131,10 @@ class TerminalRenderer:
             f"outcome {result['outcome']} · {result['steps']} steps · "
             f"{usage.get('inputTokens', 0)} in / {usage.get('outputTokens', 0)} out tokens"
         )
+        if usage.get("costUsd") is not None:
+            detail += f" · ${usage['costUsd']:.4f}"
+        if result.get("sessionId"):
+            detail += f" · session {result['sessionId']} · run {result.get('runId')}"
         if result.get("error"):
             detail += f" · error: {result['error']}"
         self._line(self._style(detail, "2" if result["outcome"] == "done" else "31"))

@@ -46,8 +46,14 @@ async def connect(
     root = Path(await anyio.Path(root).resolve())
     env = serve_environment(dict(os.environ if environ is None else environ))
     async with anyio.create_task_group() as tg:
+        # Its own session: Ctrl-C in the terminal reaches the client, which cancels the run
+        # and shuts the server down in order, instead of killing the server mid-reply.
         process = await anyio.open_process(
-            list(TetherClient.command()), env=env, cwd=str(root), stderr=None
+            list(TetherClient.command()),
+            env=env,
+            cwd=str(root),
+            stderr=None,
+            start_new_session=True,
         )
         async with process:
             client = TetherClient(process, tg)

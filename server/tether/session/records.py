@@ -264,8 +264,22 @@ class UndoneRecord(_Record):
     run_id: str
 
 
+class RunErrorRecord(_Record):
+    """Why a run ended ``error`` (the text its result carried), so a replay can say it."""
+
+    record: Literal["run-error"] = "run-error"
+    run_id: str
+    error: str
+
+
 LogRecord = (
-    MessageRecord | HistoryRecord | EditRecord | EditIntentRecord | EditOutcomeRecord | UndoneRecord
+    MessageRecord
+    | HistoryRecord
+    | EditRecord
+    | EditIntentRecord
+    | EditOutcomeRecord
+    | UndoneRecord
+    | RunErrorRecord
 )
 
 
@@ -283,6 +297,8 @@ class SessionData:
     run_messages: dict[str, list[Message]] = field(default_factory=dict)
     """Each run's own messages, in order (as logged, before any compaction)."""
     undone: set[str] = field(default_factory=set)
+    errors: dict[str, str] = field(default_factory=dict)
+    """Each failed run's error text, by run id."""
     skipped_lines: int = 0
     skipped: list[str] = field(default_factory=list)
     """The first few skipped lines: their number and why (``"line 3: not an object"``)."""
@@ -386,6 +402,9 @@ def _apply(data: SessionData, item: dict[str, Any]) -> None:
             data.edits = [e for e in data.edits if e is not intended]
     elif kind == "undone":
         data.undone.add(UndoneRecord.model_validate(item).run_id)
+    elif kind == "run-error":
+        failed = RunErrorRecord.model_validate(item)
+        data.errors[failed.run_id] = failed.error
     else:
         raise BadLine(f"unknown record kind {_short(kind)}")
 

@@ -40,6 +40,7 @@ from .records import (
     HistoryRecord,
     LoggedMessage,
     MessageRecord,
+    RunErrorRecord,
 )
 
 log = logging.getLogger(__name__)
@@ -355,6 +356,10 @@ class SessionRecorder:
         """The conversation was replaced as a whole (compaction)."""
         logged = [LoggedMessage.of(m) for m in messages]
         self._writer.append(self._session_id, HistoryRecord(run_id=self._run_id, messages=logged))
+
+    def error(self, text: str) -> None:
+        """The run ended with this error."""
+        self._writer.append(self._session_id, RunErrorRecord(run_id=self._run_id, error=text))
 
     async def intended(self, edit: FileEdit) -> str:
         """Log an edit about to be sent and wait until the line is written (a kill -9

@@ -1,0 +1,116 @@
+"""The terminal's memory of its sessions: which folder each one ran in.
+
+The server's session index knows prompts, runs and outcomes but not the folder, which
+``tether run --continue`` and ``tether undo`` need; the CLI keeps that map itself in
+``<state dir>/terminal-folders.json`` (a lost update only forgets one folder).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import default_state_dir
+from ..diskedit import write_text_atomic
+from ..session.index import current_index, session_log_path
+from ..session.store import list_sessions, load
+
+FOLDERS_FILE = "terminal-folders.json"
+
+
+def state_dir_for(options: dict[str, Any]) -> Path:
+    """The state dir a server started with ``options`` uses (as ``config.resolve`` does)."""
+    configured = options.get("stateDir") or os.environ.get("TETHER_STATE_DIR")
+    return Path(configured).expanduser() if configured else default_state_dir()
+
+
+def folders(state_dir: Path) -> dict[str, str]:
+    """Session id → the folder it ran in, as far as the terminal knows."""
+    try:
+        data = json.loads((state_dir / FOLDERS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def remember(state_dir: Path, session_id: str, folder: Path) -> None:
+    """Note that ``session_id`` ran in ``folder`` (best effort: the log is what matters)."""
+    known = folders(state_dir)
+    if known.get(session_id) == str(folder):
+        return
+    known[session_id] = str(folder)
+    with contextlib.suppress(OSError):
+        write_text_atomic(state_dir / FOLDERS_FILE, json.dumps(known, indent=1) + "\n")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """One line of ``tether sessions``."""
+
+    session_id: str
+    folder: str
+    updated: str
+    runs: int
+    outcome: str
+    last_prompt: str
+
+
+def sessions(state_dir: Path, folder: Path | None = None, limit: int = 20) -> list[SessionRow]:
+    """Stored sessions, newest first; only those of ``folder`` when given."""
+    where = folders(state_dir)
+    rows = []
+    for info in list_sessions(state_dir):
+        ran_in = where.get(info.session_id, "")
+        if folder is not None and ran_in != str(folder):
+            continue
+        index = current_index(session_log_path(state_dir, info.session_id))
+        rows.append(
+            SessionRow(
+                session_id=info.session_id,
+                folder=ran_in,
+                updated=info.updated_at.replace("T", " ").removesuffix("+00:00"),
+                runs=info.runs,
+                outcome=info.last_outcome or "-",
+                last_prompt=(index.last_prompt if index else "") or info.title,
+            )
+        )
+        if len(rows) >= limit:
+            break
+    return rows
+
+
+def table(rows: list[SessionRow]) -> str:
+    """``rows`` as an aligned text table."""
+    head = ("SESSION", "UPDATED (UTC)", "RUNS", "OUTCOME", "FOLDER", "LAST PROMPT")
+    cells = [head] + [
+        (r.session_id, r.updated, str(r.runs), r.outcome, _home(r.folder), _cut(r.last_prompt))
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(head) - 1)]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=True)) + "  " + row[-1]
+        for row in cells
+    )
+
+
+def _home(folder: str) -> str:
+    home = str(Path.home())
+    return "~" + folder[len(home) :] if folder.startswith(home + os.sep) else folder or "?"
+
+
+def _cut(text: str, width: int = 50) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def last_edit_run(state_dir: Path, session_id: str) -> str | None:
+    """The latest run of a session that edited files and is not undone yet."""
+    data = load(state_dir, session_id)
+    if data is None:
+        return None
+    edited = [e.run_id for e in data.edits if e.run_id not in data.undone]
+    return edited[-1] if edited else None
