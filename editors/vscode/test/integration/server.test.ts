@@ -258,6 +258,7 @@ describe("integration: the protocol layer against the real tether serve", functi
       title: "Tether",
       cancellable: true,
       message: "fix the sum",
+      percentage: 0,
     });
     assert.ok(
       progress.some((p) => p.kind === "report" && p.message === "step 1 · edit_file app.py"),
