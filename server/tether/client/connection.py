@@ -17,6 +17,8 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from tether_protocol import AGENT_EVENT_METHOD, AGENT_RUN_METHOD, RunEvent, parse_event
 
+from ..framing import HEADER_END, MAX_HEADER_LINE, content_length, frame
+
 log = logging.getLogger(__name__)
 
 RequestHandler = Callable[[Any], Awaitable[Any]]
@@ -68,7 +70,7 @@ class TetherClient:
     async def _send(self, message: dict[str, Any]) -> None:
         body = json.dumps(message).encode()
         assert self._process.stdin is not None
-        await self._process.stdin.send(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        await self._process.stdin.send(frame(body))
 
     async def request(self, method: str, params: Any) -> Any:
         """Send a request and wait for its answer; ``ServerError`` on an error answer."""
@@ -90,12 +92,9 @@ class TetherClient:
         """Dispatch the server's messages until it closes its output."""
         try:
             while True:
-                headers = await self._reader.receive_until(b"\r\n\r\n", 65536)
-                length = 0
-                for line in headers.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":", 1)[1])
-                message = json.loads(await self._reader.receive_exactly(length))
+                headers = await self._reader.receive_until(HEADER_END, MAX_HEADER_LINE)
+                body = await self._reader.receive_exactly(content_length(headers))
+                message = json.loads(body)
                 await self._dispatch(message)
         except (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError):
             pass
