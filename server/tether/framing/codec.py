@@ -97,9 +97,7 @@ class FrameDecoder:
                 end = start + content_length(bytes(buffer[taken:head_end]))
                 if len(buffer) < end:
                     return
-                with memoryview(buffer) as view:
-                    body = view[start:end].tobytes()
                 taken = end
-                yield body
+                yield bytes(buffer[start:end])
         finally:
             del buffer[:taken]
