@@ -1,8 +1,9 @@
 """A lean JSON-RPC client over a subprocess's stdio (LSP framing), for measuring.
 
-Deliberately thin: raw framing, ``json`` and nothing else, so that what is measured is the
-server and not the client. Every message is stamped with ``time.monotonic_ns()`` when its
-bytes were read, and ``agent/event`` notifications are kept with that stamp.
+Deliberately thin: the server's own framing codec (``tether.framing``), ``json`` and
+nothing else, so that what is measured is the server and not the client. Every message is
+stamped with ``time.monotonic_ns()`` when its bytes were read, and ``agent/event``
+notifications are kept with that stamp.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tether.framing import FrameDecoder, frame
 
 Handler = Callable[[Any], Any]
 """Answers a server→client request (plain function or coroutine function)."""
@@ -92,7 +95,7 @@ class Server:
     def _write(self, message: dict[str, Any]) -> None:
         body = json.dumps(message, ensure_ascii=False).encode()
         assert self.process.stdin is not None
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        self.process.stdin.write(frame(body))
 
     async def request_timed(self, method: str, params: Any) -> tuple[int, Any]:
         """Send a request; (arrival ns of the answer, result). ``RpcError`` on an error."""
@@ -124,22 +127,13 @@ class Server:
     async def _read(self) -> None:
         stream = self.process.stdout
         assert stream is not None
-        buffer = bytearray()
+        decoder = FrameDecoder()
         try:
             while chunk := await stream.read(1 << 20):
                 at = time.monotonic_ns()
-                buffer += chunk
-                while True:
-                    head_end = buffer.find(b"\r\n\r\n")
-                    if head_end < 0:
-                        break
-                    length = _content_length(bytes(buffer[:head_end]))
-                    start = head_end + 4
-                    if len(buffer) < start + length:
-                        break
-                    message = json.loads(buffer[start : start + length])
-                    del buffer[: start + length]
-                    self._dispatch(at, message)
+                decoder.feed(chunk)
+                for body in decoder:
+                    self._dispatch(at, json.loads(body))
         finally:
             for answer in self._pending.values():
                 if not answer.done():
@@ -235,11 +229,3 @@ class Server:
                 await asyncio.wait_for(self._reader, 2)
         for task in list(self._tasks):
             task.cancel()
-
-
-def _content_length(head: bytes) -> int:
-    for line in head.split(b"\r\n"):
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            return int(value)
-    raise ValueError(f"no Content-Length in {head!r}")

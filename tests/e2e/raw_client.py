@@ -11,7 +11,9 @@ import queue
 import subprocess
 import threading
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+from tether.framing import content_length, frame
 
 from .conftest import SERVER, server_env
 
@@ -20,14 +22,17 @@ ANSWER_SECONDS = 5.0
 1 s, and 5 s keeps a loaded 2-core machine from failing a healthy server."""
 
 
-def frame(body: bytes) -> bytes:
-    """A well-formed LSP frame."""
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
 def encode(message: dict[str, Any]) -> bytes:
     """A JSON-RPC message as compact JSON bytes."""
     return json.dumps({"jsonrpc": "2.0", **message}, separators=(",", ":")).encode()
+
+
+def read_body(stream: IO[bytes]) -> bytes | None:
+    """The next body the server wrote (blocking), None at the end of its output."""
+    head = bytearray()
+    while (line := stream.readline()) not in (b"\r\n", b""):
+        head += line
+    return stream.read(content_length(bytes(head))) if line else None
 
 
 def rss_kib(pid: int, field: str = "VmRSS") -> int:
@@ -60,15 +65,11 @@ class RawServer:
     def _read(self) -> None:
         stream = self.proc.stdout
         assert stream is not None
-        while True:
-            length = None
-            while (line := stream.readline()) not in (b"\r\n", b""):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            if not line or length is None:
-                self.messages.put(None)
-                return
-            self.messages.put(json.loads(stream.read(length)))
+        try:
+            while (body := read_body(stream)) is not None:
+                self.messages.put(json.loads(body))
+        finally:
+            self.messages.put(None)  # also when the output was not framed: the test says so
 
     @property
     def pid(self) -> int:

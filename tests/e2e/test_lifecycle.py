@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from tether.framing import frame
+
 from ..waiting import pid_written, wait_until_sync
 from .conftest import SERVER, Editor, alive, script, server_env
+from .raw_client import read_body
 
 
 async def test_capabilities_follow_the_contract(editor: Editor, workspace: Path) -> None:
@@ -30,16 +33,10 @@ async def test_capabilities_follow_the_contract(editor: Editor, workspace: Path)
     assert "scripted" in tether["providers"]
 
 
-def frame(body: bytes) -> bytes:
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
 def read_message(stream) -> dict:  # type: ignore[no-untyped-def]
-    length = 0
-    while (line := stream.readline()) not in (b"\r\n", b""):
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    return json.loads(stream.read(length))
+    body = read_body(stream)
+    assert body is not None, "the server's output ended"
+    return json.loads(body)
 
 
 def read_response(stream, msg_id) -> dict:  # type: ignore[no-untyped-def]

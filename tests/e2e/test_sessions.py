@@ -17,12 +17,14 @@ from pygls.exceptions import JsonRpcException
 
 from tether.client.session import connect
 from tether.demo import SAMPLE, SCRIPT
+from tether.framing import frame
 from tether.session.index import session_log_path
 from tether.session.records import read_session
 from tether_protocol import InjectionFlaggedEvent
 
 from ..waiting import wait_for_run_logged
 from .conftest import Editor, script
+from .raw_client import read_body
 
 READ_APP = {"name": "read_file", "arguments": {"path": "src/app.py"}}
 
@@ -100,14 +102,12 @@ def raw_session(
     ]
     for message in messages:
         body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-        proc.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        proc.stdin.write(frame(body))
     proc.stdin.flush()
     while True:
-        length = 0
-        while (line := proc.stdout.readline()) not in (b"\r\n", b""):
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-        reply = json.loads(proc.stdout.read(length))
+        body = read_body(proc.stdout)
+        assert body is not None, "the server's output ended"
+        reply = json.loads(body)
         if reply.get("id") == 2:
             return dict(reply["result"])
 

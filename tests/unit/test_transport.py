@@ -1,4 +1,4 @@
-"""LSP framing read from a file descriptor."""
+"""LSP framing (``tether.framing``, both directions) and the stdio transport around it."""
 
 from __future__ import annotations
 
@@ -13,9 +13,17 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from tether.framing import (
+    FrameDecoder,
+    FrameError,
+    FrameReader,
+    Oversized,
+    UnframeableStream,
+    content_length,
+    frame,
+)
 from tether.lsp.dispatch import MAX_ECHO, answer_oversized, clip, dispatch, recover_id
-from tether.lsp.framing import Oversized, UnframeableStream
-from tether.lsp.transport import FLUSH_BYTES, FLUSH_SECONDS, FrameReader, StdoutWriter, frame
+from tether.lsp.transport import FLUSH_BYTES, FLUSH_SECONDS, StdoutWriter
 
 from ..waiting import wait_until
 
@@ -58,36 +66,36 @@ class Sink(io.BytesIO):
 async def test_frames_of_one_loop_turn_go_out_in_one_write_and_in_order() -> None:
     sink = Sink()
     writer = StdoutWriter(sink, asyncio.get_running_loop())
-    frames = [frame(b'{"n": %d}' % n) for n in range(100)]
-    for data in frames:
-        writer.write(data)
+    bodies = [b'{"n": %d}' % n for n in range(100)]
+    for body in bodies:
+        writer.write(body)
     assert sink.writes == []  # held until the loop's turn ends
     await asyncio.sleep(0)  # models: the loop's turn ends (a yield, not a wait for time)
-    assert sink.writes == [b"".join(frames)]
+    assert sink.writes == [b"".join(frame(body) for body in bodies)]
 
 
 async def test_a_long_burst_is_written_without_waiting_for_the_loop() -> None:
     sink = Sink()
     writer = StdoutWriter(sink, asyncio.get_running_loop())
-    writer.write(frame(b"{}"))
+    writer.write(b"{}")
     time.sleep(FLUSH_SECONDS * 2)  # models a loop turn kept busy (blocks, on purpose)
-    writer.write(frame(b"[]"))
+    writer.write(b"[]")
     assert sink.getvalue() == frame(b"{}") + frame(b"[]")
-    writer.write(frame(b"x" * FLUSH_BYTES))
+    writer.write(b"x" * FLUSH_BYTES)
     assert sink.getvalue().endswith(b"x" * FLUSH_BYTES)
 
 
 async def test_frames_from_other_threads_reach_the_loop_and_close_flushes() -> None:
     sink = Sink()
     writer = StdoutWriter(sink, asyncio.get_running_loop())
-    thread = threading.Thread(target=writer.write, args=(frame(b"{}"),))
+    thread = threading.Thread(target=writer.write, args=(b"{}",))
     thread.start()
     thread.join()
     await wait_until(lambda: sink.getvalue() == frame(b"{}"), "the thread's frame on the sink")
-    writer.write(frame(b"[]"))
+    writer.write(b"[]")
     writer.close()
     assert sink.closed and sink.writes[-1] == frame(b"[]")
-    writer.write(frame(b"late"))  # after close: dropped, not raised
+    writer.write(b"late")  # after close: dropped, not raised
     writer.flush()
 
 
@@ -95,9 +103,48 @@ def test_without_a_loop_every_frame_is_written_at_once() -> None:
     sink = Sink()
     writer = StdoutWriter(sink)
     body = '{"é": 1}'.encode()  # 8 characters, 9 bytes: the length counts bytes
-    writer.write(frame(body))
+    writer.write(body)
     assert sink.getvalue().startswith(b"Content-Length: 9\r\n")
     assert sink.getvalue().endswith(b"\r\n\r\n" + body)
+
+
+def test_what_the_writer_sends_a_client_decodes_even_byte_by_byte() -> None:
+    sink = Sink()
+    writer = StdoutWriter(sink)
+    bodies = [b'{"a": 1}', '{"é": "🌍"}'.encode(), b"{}", b"[" + b"1," * 5000 + b"1]"]
+    for body in bodies:
+        writer.write(body)
+    decoder = FrameDecoder()
+    received = []
+    for byte in sink.getvalue():
+        decoder.feed(bytes([byte]))
+        received += list(decoder)
+    assert received == bodies
+
+
+def test_the_decoder_reads_headers_in_any_case_and_order() -> None:
+    decoder = FrameDecoder()
+    decoder.feed(b"content-type: x\r\nCONTENT-LENGTH : 2\r\n\r\n{}Content-Length: 2\r\n\r\n[]")
+    assert list(decoder) == [b"{}", b"[]"]
+    assert list(decoder) == []
+
+
+def test_a_header_block_is_read_as_the_server_reader_reads_it() -> None:
+    # The last valid length wins (an earlier one is a header cut short), as in FrameReader.
+    assert content_length(b"Content-Length: 5\r\nContent-Length: 7") == 7
+    with pytest.raises(FrameError):
+        content_length(b"Content-Length: -5\r\nContent-Type: x")
+    decoder = FrameDecoder()
+    decoder.feed(b"Content-Length: ten\r\n\r\n{}")
+    with pytest.raises(FrameError):
+        list(decoder)
+
+
+def test_the_decoder_refuses_an_endless_header() -> None:
+    decoder = FrameDecoder()
+    decoder.feed(b"Content-Length: 2" + b" " * 70_000)
+    with pytest.raises(FrameError):
+        list(decoder)
 
 
 # --- hostile framing (issue 12, item 3) ---------------------------------------------------

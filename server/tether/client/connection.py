@@ -24,6 +24,8 @@ from tether_protocol import (
     parse_event,
 )
 
+from ..framing import HEADER_END, MAX_HEADER_LINE, content_length, frame
+
 log = logging.getLogger(__name__)
 
 RequestHandler = Callable[[Any], Awaitable[Any]]
@@ -82,7 +84,7 @@ class TetherClient:
         body = json.dumps(message).encode()
         assert self._process.stdin is not None
         try:
-            await self._process.stdin.send(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            await self._process.stdin.send(frame(body))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             raise ServerError(SERVER_EXITED, "the server exited") from None
 
@@ -111,12 +113,9 @@ class TetherClient:
         """Dispatch the server's messages until it closes its output."""
         try:
             while True:
-                headers = await self._reader.receive_until(b"\r\n\r\n", 65536)
-                length = 0
-                for line in headers.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":", 1)[1])
-                message = json.loads(await self._reader.receive_exactly(length))
+                headers = await self._reader.receive_until(HEADER_END, MAX_HEADER_LINE)
+                body = await self._reader.receive_exactly(content_length(headers))
+                message = json.loads(body)
                 await self._dispatch(message)
         except (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError):
             pass

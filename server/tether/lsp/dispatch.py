@@ -16,7 +16,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.protocol import JsonRPCProtocol
 
-from .framing import PEEK_BYTES, Oversized
+from ..framing import PEEK_BYTES, Oversized
 
 log = logging.getLogger(__name__)
 

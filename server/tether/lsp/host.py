@@ -21,7 +21,6 @@ from ..events import event_json
 from ..host import Buffer, BufferDrift, FileEdit
 from ..workspace import path_from_uri
 from .overlay import ApprovedText, drift
-from .transport import frame
 
 if TYPE_CHECKING:
     from .server import TetherServer
@@ -197,7 +196,7 @@ class LspBuffers:
 class NotifySink:
     """Sends every event as an ``agent/event`` notification.
 
-    The frame is built from the event's JSON (shared with the session log) and handed to
+    The body is built from the event's JSON (shared with the session log) and handed to
     the transport's writer directly: pygls' ``notify`` would turn the event into a dict,
     wrap it in an attrs message and serialize that again, several times the cost on the
     path every streamed token takes.
@@ -213,7 +212,7 @@ class NotifySink:
                 AGENT_EVENT_METHOD, event.model_dump(mode="json", by_alias=True, exclude_none=True)
             )
             return
-        writer.write(frame(_EVENT_HEAD + event_json(event) + b"}"))
+        writer.write(_EVENT_HEAD + event_json(event) + b"}")
 
 
 def progress_message(event: StepEvent | ToolCallEvent, step: int) -> str:

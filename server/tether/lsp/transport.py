@@ -1,4 +1,6 @@
-"""Stdio transport: LSP framing read on a daemon thread, messages handled on the event loop.
+"""Stdio transport: frames read on a daemon thread, messages handled on the event loop.
+
+The framing itself (both directions) is ``tether.framing``.
 
 pygls' own ``start_io`` reads stdin from a thread pool that blocks interpreter exit and
 answers neither malformed JSON nor invalid messages; this loop does both, and it ends
@@ -22,10 +24,16 @@ from typing import BinaryIO
 
 from pygls.protocol import JsonRPCProtocol
 
+from ..framing import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    FrameReader,
+    Oversized,
+    UnframeableStream,
+    frame_head,
+)
 from .dispatch import answer_oversized, dispatch
-from .framing import DEFAULT_MAX_MESSAGE_BYTES, FrameReader, Oversized, UnframeableStream
 
-__all__ = ["FrameReader", "StdoutWriter", "frame", "serve"]
+__all__ = ["StdoutWriter", "serve"]
 
 log = logging.getLogger(__name__)
 
@@ -38,17 +46,12 @@ FLUSH_SECONDS = 0.004
 """Write at once when the oldest waiting frame is this old (a burst that never yields)."""
 
 
-def frame(body: bytes) -> bytes:
-    """An LSP frame around a JSON body (the headers pygls writes)."""
-    return (
-        b"Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
-        % len(body)
-        + body
-    )
-
-
 class StdoutWriter:
-    """The writer every message goes through: whole frames, in order, batched.
+    """The writer every message goes through: bodies framed, in order, batched.
+
+    pygls hands it bodies (``include_headers=False``) so that the frame headers are written
+    in one place (``tether.framing``); header and body are queued apart, never copied
+    together.
 
     Frames written on the event loop's thread wait for the end of the loop's current turn
     (``call_soon``), unless ``FLUSH_BYTES`` are waiting or the oldest has waited
@@ -67,13 +70,14 @@ class StdoutWriter:
         self._scheduled = False
         self._broken = False
 
-    def write(self, data: bytes) -> None:
-        """Queue one whole frame."""
+    def write(self, body: bytes) -> None:
+        """Queue one message body, framed."""
+        head = frame_head(len(body))
         with self._lock:
             if not self._frames:
                 self._since = time.monotonic()
-            self._frames.append(data)
-            self._size += len(data)
+            self._frames += (head, body)
+            self._size += len(head) + len(body)
             if (
                 self._loop is None
                 or self._size >= FLUSH_BYTES
@@ -99,7 +103,7 @@ class StdoutWriter:
         self._scheduled = False
         if not self._frames:
             return
-        data = self._frames[0] if len(self._frames) == 1 else b"".join(self._frames)
+        data = b"".join(self._frames)
         self._frames.clear()
         self._size = 0
         if self._broken:
@@ -176,7 +180,7 @@ async def serve(
 
     threading.Thread(target=pump, name="tether-stdin", daemon=True).start()
     writer = StdoutWriter(stdout, loop)
-    protocol.set_writer(writer)
+    protocol.set_writer(writer, include_headers=False)
     # Editors send SIGTERM on a forced stop: end as at end of input, with the cleanup.
     with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals here
         loop.add_signal_handler(signal.SIGTERM, inbox.put_nowait, None)

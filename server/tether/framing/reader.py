@@ -1,4 +1,5 @@
-"""LSP framing read from a file descriptor, robust to clients that get the framing wrong.
+"""LSP frames read by the server from a file descriptor, robust to clients that get the framing
+wrong.
 
 Policy (see docs/protocol.md, "Transport limits"):
 
@@ -24,14 +25,14 @@ import select
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .codec import CONTENT_LENGTH, MAX_HEADER_LINE, header_field, parse_length
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """The default message cap: a 10 MB buffer sent in ``didOpen`` fits with room to spare."""
 STALL_SECONDS = 1.0
 """How long a frame may stop arriving before the reader looks at what it has."""
-MAX_HEADER_LINE = 64 * 1024
-"""A header line longer than this is garbage: buffered no further."""
 PEEK_BYTES = 64 * 1024
 """How much of the start and the end of a skipped body is kept to find its id."""
 
@@ -180,22 +181,21 @@ class FrameReader:
                     log.warning("a frame header without a valid Content-Length was skipped")
                 length, valid, seen = None, True, False
                 continue
-            name, colon, value = stripped.partition(b":")
-            name = name.rstrip().lower()
-            if colon and name in (b"content-length", b"content-type"):  # LSP has no other
+            field = header_field(stripped)
+            if field is not None:
                 seen = True
-                if name == b"content-length":
-                    value = value.strip()
-                    if value.isdigit() and len(value) <= 20:
+                if field[0] == CONTENT_LENGTH:
+                    parsed = parse_length(field[1])
+                    if parsed is not None:
                         # The last one wins: an earlier one is a header cut short.
-                        length, valid = int(value), True
+                        length, valid = parsed, True
                     else:
                         valid = False  # negative or not a number
                 continue
             # Not a header line: garbage, unless a header starts inside it (resync).
             embedded = _EMBEDDED_HEADER.search(line, max(0, len(line) - 128))
             cut = _CUT_HEADER.match(line)
-            if cut is not None and b"content-length".endswith(cut.group(1).lower()):
+            if cut is not None and CONTENT_LENGTH.endswith(cut.group(1).lower()):
                 length, valid, seen = int(cut.group(2)), True, True
             elif embedded is not None:
                 self._skip_garbage(embedded.start())
