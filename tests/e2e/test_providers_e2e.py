@@ -233,7 +233,10 @@ async def logged_lines(log: Path, needle: bytes) -> list[bytes]:
     """The log's lines once one contains ``needle`` (the writer thread flushes in batches)."""
 
     def holding() -> bytes | None:
-        data = log.read_bytes()
+        try:
+            data = log.read_bytes()
+        except FileNotFoundError:  # the writer thread has not created it yet
+            return None
         return data if needle in data else None
 
     return (await wait_until(holding, f"{needle!r} in {log}")).splitlines()
