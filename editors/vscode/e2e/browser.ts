@@ -14,7 +14,7 @@ export interface Locator {
 export interface Page {
   goto(url: string): Promise<unknown>;
   locator(selector: string, options?: { hasText?: string | RegExp }): Locator;
-  keyboard: { press(key: string): Promise<void> };
+  keyboard: { press(key: string): Promise<void>; type(text: string): Promise<void> };
   screenshot(options: { path: string }): Promise<unknown>;
   evaluate<T>(expression: string): Promise<T>;
 }

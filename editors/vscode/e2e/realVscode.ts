@@ -79,14 +79,26 @@ class Workbench {
     this.screenshots.push(file);
   }
 
-  /** Runs a palette command by its title. */
+  /**
+   * Runs a palette command by its title. The palette lists what was known when it opened, and
+   * the extension's commands arrive a little after the workbench: closed and opened again
+   * until the command is listed.
+   */
   async command(title: string): Promise<void> {
-    await this.page.keyboard.press("F1");
     const input = this.page.locator(".quick-input-widget input");
-    await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
-    await input.fill(`>${title}`);
     const item = this.page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
-    await item.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+    await waitFor(`"${title}" in the command palette`, async () => {
+      await this.page.keyboard.press("F1");
+      await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+      await input.fill(`>${title}`);
+      try {
+        await item.waitFor({ state: "visible", timeout: 3000 });
+        return true;
+      } catch {
+        await this.page.keyboard.press("Escape");
+        return false;
+      }
+    });
     await this.page.keyboard.press("Enter");
   }
 
@@ -121,7 +133,34 @@ class Workbench {
   }
 }
 
-async function flows(bench: Workbench, root: string): Promise<string[]> {
+/** The "Tether" output channel as VS Code logs it under the user-data folder. */
+function transcript(userData: string): string {
+  const logs = path.join(userData, "logs");
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        walk(full);
+      } else if (/output_logging_/.test(dir) && /^\d+-Tether\.log$/.test(entry.name)) {
+        found.push(full);
+      }
+    }
+  };
+  if (fs.existsSync(logs)) {
+    walk(logs);
+  }
+  return found.map((file) => fs.readFileSync(file, "utf8")).join("");
+}
+
+/** Waits until the transcript shows `count` finished runs. */
+async function runsFinished(userData: string, count: number): Promise<void> {
+  await waitFor(`${count} finished runs in the transcript`, () => {
+    return (transcript(userData).match(/^■ /gm) ?? []).length >= count;
+  });
+}
+
+async function flows(bench: Workbench, root: string, userData: string): Promise<string[]> {
   const app = (): string => fs.readFileSync(path.join(root, "app.py"), "utf8");
   const script = (value: object): void =>
     fs.writeFileSync(path.join(root, "flow.json"), JSON.stringify(value));
@@ -185,6 +224,57 @@ async function flows(bench: Workbench, root: string): Promise<string[]> {
   await waitFor("the command to run", () => fs.existsSync(path.join(root, "ran.txt")));
   await bench.screenshot("command-allowed");
   passed.push("command approval in the modal (Allow, Allow Always, Edit Command…, Deny; no Cancel) runs it");
+
+  // 4. Edit Command…: the dialog comes back titled with the new command; Deny (asking for
+  //    optional feedback, Enter sends none) runs nothing.
+  script(commandScript("echo first > first.txt"));
+  await bench.run("another command");
+  await dialog.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  await dialog.locator(".dialog-buttons .monaco-button", { hasText: "Edit Command…" }).click();
+  const input = page.locator(".quick-input-widget input");
+  await page.locator(".quick-input-widget", { hasText: "Command to run in" }).waitFor({
+    state: "visible",
+    timeout: STEP_TIMEOUT_MS,
+  });
+  await input.fill("echo edited > edited.txt");
+  await page.keyboard.press("Enter");
+  await page.locator(".monaco-dialog-box", { hasText: "Tether: Run echo edited > edited.txt" }).waitFor({
+    state: "visible",
+    timeout: STEP_TIMEOUT_MS,
+  });
+  await bench.screenshot("command-edited");
+  await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Deny$/ }).click();
+  await page.locator(".quick-input-widget", { hasText: "Optional: tell the agent why" }).waitFor({
+    state: "visible",
+    timeout: STEP_TIMEOUT_MS,
+  });
+  await page.keyboard.press("Enter");
+  await runsFinished(userData, 4);
+  assert.ok(!fs.existsSync(path.join(root, "edited.txt")) && !fs.existsSync(path.join(root, "first.txt")));
+  passed.push("Edit Command… retitles the dialog with the new command; Deny runs nothing");
+
+  // 5. Allowing an edit of a file with the user's unsaved typing leaves that typing unsaved.
+  await page.locator(".editor-instance .view-lines").first().click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type("# mine\n");
+  await waitFor(
+    "the tab to be dirty",
+    async () => (await page.locator(".tabs-container .tab.dirty").count()) === 1,
+  );
+  script(editScript("a + b", "a * b"));
+  await bench.run("multiply, with my typing unsaved");
+  await bench.titleButton("Allow").waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  await bench.titleButton("Allow").click();
+  await runsFinished(userData, 5);
+  await waitFor("the edit in the buffer", async () => {
+    const text = await bench.editorText();
+    return text.includes("a * b") && text.includes("# mine");
+  });
+  assert.strictEqual(app(), APP, "the user's unsaved typing was saved with the agent's edit");
+  assert.strictEqual(await page.locator(".tabs-container .tab.dirty").count(), 1);
+  assert.match(transcript(userData), /Tether changed app\.py; not saved, as it holds your unsaved changes/);
+  await bench.screenshot("edit-allowed-typing-unsaved");
+  passed.push("allowing an edit keeps the user's unsaved typing in that file unsaved");
   return passed;
 }
 
@@ -242,11 +332,26 @@ async function main(): Promise<void> {
     ],
     { env: childEnv, detached: true, stdio: ["ignore", log, log] }, // its own process group
   );
-  const stopCodeServer = (): void => {
-    try {
-      process.kill(-(codeServer.pid ?? 0), "SIGTERM");
-    } catch {
-      // already gone
+  /** Ends code-server's process group (extension host and `tether serve` included). */
+  const stopCodeServer = async (): Promise<void> => {
+    const group = -(codeServer.pid ?? 0);
+    const alive = (): boolean => {
+      try {
+        process.kill(group, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    if (alive()) {
+      process.kill(group, "SIGTERM");
+    }
+    const deadline = Date.now() + 10_000;
+    while (alive() && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    if (alive()) {
+      process.kill(group, "SIGKILL");
     }
   };
   let bench: Workbench | undefined;
@@ -267,7 +372,7 @@ async function main(): Promise<void> {
       .locator(".monaco-workbench .part.editor")
       .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
     await bench.screenshot("workbench");
-    const passed = await flows(bench, root);
+    const passed = await flows(bench, root, userData);
     for (const flow of passed) {
       console.log(`ok - ${flow}`);
     }
@@ -284,7 +389,7 @@ async function main(): Promise<void> {
     console.error(`code-server log: ${path.join(env.out, "code-server.log")}`);
   } finally {
     await browser.close().catch(() => undefined);
-    stopCodeServer();
+    await stopCodeServer();
     fs.rmSync(scratch, { recursive: true, force: true });
   }
   process.exit(failed ? 1 : 0);

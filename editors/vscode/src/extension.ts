@@ -41,7 +41,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const files = new ProposalFiles();
   const saves = new SaveGuard(
     () => vscode.workspace.textDocuments.filter((doc) => doc.isDirty).map((doc) => doc.uri.toString()),
-    (message) => vscode.window.setStatusBarMessage(`$(info) ${message}`, 10000),
+    (message) => transcript.note(`  ${message}`), // the status bar gets the run's outcome next
     (uri) => vscode.Uri.parse(uri).toString(),
   );
   const approvals = new Approvals(files, saves);
