@@ -8,9 +8,9 @@ import * as fs from "fs";
 import * as net from "net";
 import * as os from "os";
 import * as path from "path";
-import { Page, launchChromium } from "./browser";
-
-const STEP_TIMEOUT_MS = 60_000;
+import { launchChromium } from "./browser";
+import { APP, flows } from "./flows";
+import { STEP_TIMEOUT_MS, Workbench, waitFor } from "./workbench";
 
 function required(name: string): string {
   const value = process.env[name];
@@ -28,8 +28,6 @@ const env = {
   out: required("TETHER_VSCODE_E2E_OUT"),
 };
 
-const APP = "def add(a, b):\n    return a + b\n";
-
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
@@ -39,243 +37,6 @@ function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
-}
-
-function editScript(oldText: string, newText: string): object {
-  const call = { name: "edit_file", arguments: { path: "app.py", old_text: oldText, new_text: newText } };
-  return { turns: [{ text: "Changing the sum.", toolCalls: [call] }, { text: "Done." }] };
-}
-
-function commandScript(command: string): object {
-  return {
-    turns: [
-      { text: "Running it.", toolCalls: [{ name: "bash", arguments: { command } }] },
-      { text: "Done." },
-    ],
-  };
-}
-
-/** Waits for `condition` (polled), failing with `what` after the step timeout. */
-async function waitFor(what: string, condition: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + STEP_TIMEOUT_MS;
-  while (!(await condition())) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-class Workbench {
-  private shots = 0;
-  readonly screenshots: string[] = [];
-
-  constructor(readonly page: Page) {}
-
-  async screenshot(name: string): Promise<void> {
-    this.shots += 1;
-    const file = path.join(env.out, `${String(this.shots).padStart(2, "0")}-${name}.png`);
-    await this.page.screenshot({ path: file });
-    this.screenshots.push(file);
-  }
-
-  /**
-   * Runs a palette command by its title. The palette lists what was known when it opened, and
-   * the extension's commands arrive a little after the workbench: closed and opened again
-   * until the command is listed.
-   */
-  async command(title: string): Promise<void> {
-    const input = this.page.locator(".quick-input-widget input");
-    const item = this.page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
-    await waitFor(`"${title}" in the command palette`, async () => {
-      await this.page.keyboard.press("F1");
-      await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
-      await input.fill(`>${title}`);
-      try {
-        await item.waitFor({ state: "visible", timeout: 3000 });
-        return true;
-      } catch {
-        await this.page.keyboard.press("Escape");
-        return false;
-      }
-    });
-    await this.page.keyboard.press("Enter");
-  }
-
-  /** Tether: Run with `prompt`. */
-  async run(prompt: string): Promise<void> {
-    await this.command("Tether: Run");
-    const input = this.page.locator(".quick-input-widget input");
-    await this.page.locator(".quick-input-widget", { hasText: "What should Tether do?" }).waitFor({
-      state: "visible",
-      timeout: STEP_TIMEOUT_MS,
-    });
-    await input.fill(prompt);
-    await this.page.keyboard.press("Enter");
-  }
-
-  titleButton(label: string): ReturnType<Page["locator"]> {
-    return this.page.locator(".editor-actions .action-label", { hasText: new RegExp(`^${label}$`) });
-  }
-
-  async proposalTabs(): Promise<number> {
-    return this.page.locator('.tabs-container .tab[aria-label*="proposed by Tether"]').count();
-  }
-
-  /** The text of the focused editor, lines in order. */
-  async editorText(): Promise<string> {
-    // Runs in the page (no DOM types here): lines sorted by their position, nbsp as space.
-    return this.page.evaluate<string>(`
-      [...document.querySelectorAll(".editor-instance .view-line")]
-        .sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
-        .map((line) => (line.textContent || "").replace(/\\u00a0/g, " "))
-        .join("\\n")`);
-  }
-}
-
-/** The "Tether" output channel as VS Code logs it under the user-data folder. */
-function transcript(userData: string): string {
-  const logs = path.join(userData, "logs");
-  const found: string[] = [];
-  const walk = (dir: string): void => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) {
-        walk(full);
-      } else if (/output_logging_/.test(dir) && /^\d+-Tether\.log$/.test(entry.name)) {
-        found.push(full);
-      }
-    }
-  };
-  if (fs.existsSync(logs)) {
-    walk(logs);
-  }
-  return found.map((file) => fs.readFileSync(file, "utf8")).join("");
-}
-
-/** Waits until the transcript shows `count` finished runs. */
-async function runsFinished(userData: string, count: number): Promise<void> {
-  await waitFor(`${count} finished runs in the transcript`, () => {
-    return (transcript(userData).match(/^■ /gm) ?? []).length >= count;
-  });
-}
-
-async function flows(bench: Workbench, root: string, userData: string): Promise<string[]> {
-  const app = (): string => fs.readFileSync(path.join(root, "app.py"), "utf8");
-  const script = (value: object): void =>
-    fs.writeFileSync(path.join(root, "flow.json"), JSON.stringify(value));
-  const passed: string[] = [];
-  const page = bench.page;
-
-  // 1. An edit approval in the diff editor, allowed with the labelled title button; one
-  //    Ctrl+Z undoes the agent's edit.
-  script(editScript("a + b", "a * b"));
-  await bench.run("multiply instead");
-  await bench.titleButton("Allow").waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
-  assert.strictEqual(await bench.titleButton("Deny").count(), 1);
-  await bench.screenshot("edit-approval");
-  await bench.titleButton("Allow").click();
-  await waitFor("app.py to be changed on disk", () => app().includes("a * b"));
-  await waitFor("the proposal tab to close", async () => (await bench.proposalTabs()) === 0);
-  await bench.screenshot("edit-allowed");
-  await page.keyboard.press("Control+P");
-  await page.locator(".quick-input-widget input").fill("app.py");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: "app.py" }).first().waitFor({
-    state: "visible",
-    timeout: STEP_TIMEOUT_MS,
-  });
-  await page.keyboard.press("Enter");
-  await waitFor("app.py in the editor", async () => (await bench.editorText()).includes("a * b"));
-  await page.locator(".editor-instance .view-lines").first().click();
-  await page.keyboard.press("Control+Z");
-  await waitFor("one Ctrl+Z to undo the edit", async () => (await bench.editorText()).includes("a + b"));
-  await bench.screenshot("edit-undone");
-  passed.push("edit approval allowed from the diff editor's title; one Ctrl+Z undoes it");
-
-  // 2. Tether: Cancel while an approval is open closes the diff tab and its buttons.
-  await page.keyboard.press("Control+S"); // the undo, saved: the next edit starts from it
-  await waitFor("app.py saved", () => app() === APP);
-  script(editScript("a + b", "a - b"));
-  await bench.run("subtract instead");
-  await bench.titleButton("Allow").waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
-  await bench.screenshot("approval-before-cancel");
-  await bench.command("Tether: Cancel");
-  await waitFor("the approval to close", async () => (await bench.proposalTabs()) === 0);
-  await waitFor("the title buttons to go", async () => (await bench.titleButton("Allow").count()) === 0);
-  assert.strictEqual(app(), APP);
-  await bench.screenshot("approval-closed-by-cancel");
-  passed.push("cancel during an approval closes its diff tab and title buttons; nothing changes");
-
-  // 3. A command approval in the modal: its buttons, no separate Cancel, Allow runs it.
-  script(commandScript("echo ran > ran.txt"));
-  await bench.run("run a command");
-  const dialog = page.locator(".monaco-dialog-box");
-  await dialog.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
-  const labels = (await dialog.locator(".dialog-buttons .monaco-button").allTextContents()).map((t) =>
-    t.trim(),
-  );
-  assert.deepStrictEqual(
-    [...labels].sort(),
-    ["Allow", "Allow Always", "Deny", "Edit Command…"],
-    labels.join(),
-  );
-  await bench.screenshot("command-approval");
-  await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Allow$/ }).click();
-  await waitFor("the command to run", () => fs.existsSync(path.join(root, "ran.txt")));
-  await bench.screenshot("command-allowed");
-  passed.push("command approval in the modal (Allow, Allow Always, Edit Command…, Deny; no Cancel) runs it");
-
-  // 4. Edit Command…: the dialog comes back titled with the new command; Deny (asking for
-  //    optional feedback, Enter sends none) runs nothing.
-  script(commandScript("echo first > first.txt"));
-  await bench.run("another command");
-  await dialog.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
-  await dialog.locator(".dialog-buttons .monaco-button", { hasText: "Edit Command…" }).click();
-  const input = page.locator(".quick-input-widget input");
-  await page.locator(".quick-input-widget", { hasText: "Command to run in" }).waitFor({
-    state: "visible",
-    timeout: STEP_TIMEOUT_MS,
-  });
-  await input.fill("echo edited > edited.txt");
-  await page.keyboard.press("Enter");
-  await page.locator(".monaco-dialog-box", { hasText: "Tether: Run echo edited > edited.txt" }).waitFor({
-    state: "visible",
-    timeout: STEP_TIMEOUT_MS,
-  });
-  await bench.screenshot("command-edited");
-  await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Deny$/ }).click();
-  await page.locator(".quick-input-widget", { hasText: "Optional: tell the agent why" }).waitFor({
-    state: "visible",
-    timeout: STEP_TIMEOUT_MS,
-  });
-  await page.keyboard.press("Enter");
-  await runsFinished(userData, 4);
-  assert.ok(!fs.existsSync(path.join(root, "edited.txt")) && !fs.existsSync(path.join(root, "first.txt")));
-  passed.push("Edit Command… retitles the dialog with the new command; Deny runs nothing");
-
-  // 5. Allowing an edit of a file with the user's unsaved typing leaves that typing unsaved.
-  await page.locator(".editor-instance .view-lines").first().click();
-  await page.keyboard.press("Control+End");
-  await page.keyboard.type("# mine\n");
-  await waitFor(
-    "the tab to be dirty",
-    async () => (await page.locator(".tabs-container .tab.dirty").count()) === 1,
-  );
-  script(editScript("a + b", "a * b"));
-  await bench.run("multiply, with my typing unsaved");
-  await bench.titleButton("Allow").waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
-  await bench.titleButton("Allow").click();
-  await runsFinished(userData, 5);
-  await waitFor("the edit in the buffer", async () => {
-    const text = await bench.editorText();
-    return text.includes("a * b") && text.includes("# mine");
-  });
-  assert.strictEqual(app(), APP, "the user's unsaved typing was saved with the agent's edit");
-  assert.strictEqual(await page.locator(".tabs-container .tab.dirty").count(), 1);
-  assert.match(transcript(userData), /Tether changed app\.py; not saved, as it holds your unsaved changes/);
-  await bench.screenshot("edit-allowed-typing-unsaved");
-  passed.push("allowing an edit keeps the user's unsaved typing in that file unsaved");
-  return passed;
 }
 
 async function main(): Promise<void> {
@@ -366,7 +127,7 @@ async function main(): Promise<void> {
       }
     });
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    bench = new Workbench(page);
+    bench = new Workbench(page, env.out);
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(root)}`);
     await page
       .locator(".monaco-workbench .part.editor")
