@@ -1,17 +1,22 @@
 // `agent/approve` in VS Code: a proposed edit opens in the diff editor (current text on the
-// left, the editable proposal on the right) with Allow / Allow Always / Deny in the editor
-// title and in a notification; a command is shown with its folder in a modal dialog.
+// left, the editable proposal on the right) with labelled Allow / Allow Always / Deny in the
+// editor title and a status bar item; a command is shown with its folder in a modal dialog.
+// Everything shown for an approval goes away when it is decided, withdrawn by the server
+// (`$/cancelRequest`) or its run ends.
 import * as path from "path";
 import * as vscode from "vscode";
 import { Choice, CHOICE_LABELS, buildAnswer, choiceOf, commandAnswer, diffAnswer } from "./answers";
 import type { AgentApproveParams, AgentApproveResult, CommandPreview, DiffPreview } from "./protocol";
 import { ProposalTexts, editedWindow, proposalTexts } from "./proposal";
 import { ProposalFiles } from "./proposalFiles";
+import type { SaveGuard } from "./saveGuard";
 
 const EMPTY_RANGE = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
 
 export const PENDING_CONTEXT_KEY = "tether.approvalPending";
 export const EDIT_COMMAND_LABEL = "Edit Command…";
+export const PICK_COMMAND = "tether.approval.pick";
+const WITHDRAWN_NOTE = "that approval was withdrawn (the run was cancelled or ended); nothing ran";
 
 interface Proposal {
   readonly left: vscode.Uri;
@@ -25,9 +30,30 @@ export const OUTSIDE_WINDOW_FEEDBACK =
   "the user changed lines outside the proposed change, which cannot be sent; nothing was applied";
 
 interface Pending {
-  readonly proposal: vscode.Uri;
-  /** Undefined: nobody decided (cancelled, or the extension is going away). */
+  readonly runId: string;
+  readonly title: string;
+  /** The proposal shown in the diff editor; undefined for a command (a modal dialog). */
+  readonly proposal: vscode.Uri | undefined;
+  /** Undefined: nobody decided (withdrawn, the run ended, or the extension is going away). */
   choose(choice: Choice | undefined): void;
+}
+
+export const WITHDRAWN_FEEDBACK = "the approval was cancelled";
+
+/** The modal's buttons; Deny is its close affordance, so Esc and the dialog's X deny too. */
+const COMMAND_ITEMS: readonly vscode.MessageItem[] = [
+  { title: CHOICE_LABELS.allow },
+  { title: CHOICE_LABELS["allow-always"] },
+  { title: EDIT_COMMAND_LABEL },
+  { title: CHOICE_LABELS.deny, isCloseAffordance: true },
+];
+
+/** The dialog's title once the user changed the command: it names what will run. */
+export function commandTitle(title: string, original: string, command: string): string {
+  if (command === original) {
+    return title;
+  }
+  return title.includes(original) ? title.replace(original, command) : `Run ${command}`;
 }
 
 function isCommandPreview(preview: DiffPreview | CommandPreview): preview is CommandPreview {
@@ -48,8 +74,12 @@ async function askFeedback(title: string): Promise<string | undefined> {
 
 export class Approvals implements vscode.Disposable {
   private readonly pending: Pending[] = [];
+  private statusItem: vscode.StatusBarItem | undefined;
 
-  constructor(private readonly files: ProposalFiles) {}
+  constructor(
+    private readonly files: ProposalFiles,
+    private readonly saves?: SaveGuard,
+  ) {}
 
   /** The handler of `agent/approve`. */
   approve(params: AgentApproveParams, token: vscode.CancellationToken): Promise<AgentApproveResult> {
@@ -61,11 +91,30 @@ export class Approvals implements vscode.Disposable {
 
   /** The editor-title buttons: decide the approval shown in `uri`'s editor, else the oldest. */
   decide(choice: Choice, uri?: vscode.Uri): boolean {
-    const shown = uri ?? vscode.window.activeTextEditor?.document.uri;
-    const entry =
-      this.pending.find((p) => shown !== undefined && sameUri(p.proposal, shown)) ?? this.pending[0];
+    const entry = this.shownOrOldest(uri);
     entry?.choose(choice);
     return entry !== undefined;
+  }
+
+  /** The status bar item: Allow / Allow Always / Deny for the approval in view, else the oldest. */
+  async pick(): Promise<void> {
+    const entry = this.shownOrOldest(undefined);
+    if (entry === undefined) {
+      return;
+    }
+    const labels = [CHOICE_LABELS.allow, CHOICE_LABELS["allow-always"], CHOICE_LABELS.deny];
+    const label = await vscode.window.showQuickPick(labels, { title: `Tether: ${entry.title}` });
+    const choice = choiceOf(label);
+    if (choice !== undefined && this.pending.includes(entry)) {
+      entry.choose(choice);
+    }
+  }
+
+  /** The run ended (`run-finished`): nothing it asked is waited for any more. */
+  runEnded(runId: string): void {
+    for (const entry of this.pending.filter((p) => p.runId === runId)) {
+      entry.choose(undefined);
+    }
   }
 
   get pendingCount(): number {
@@ -76,6 +125,14 @@ export class Approvals implements vscode.Disposable {
     for (const entry of [...this.pending]) {
       entry.choose(undefined);
     }
+    this.statusItem?.dispose();
+    this.statusItem = undefined;
+  }
+
+  private shownOrOldest(uri: vscode.Uri | undefined): Pending | undefined {
+    const shown = uri ?? vscode.window.activeTextEditor?.document.uri;
+    const diffs = this.pending.filter((p) => p.proposal !== undefined);
+    return diffs.find((p) => shown !== undefined && sameUri(p.proposal!, shown)) ?? diffs[0];
   }
 
   private async approveDiff(
@@ -87,7 +144,7 @@ export class Approvals implements vscode.Disposable {
     try {
       const choice = await this.ask(params, shown.right, token);
       if (choice === undefined) {
-        return buildAnswer("deny", { feedback: "the approval was cancelled" });
+        return buildAnswer("deny", { feedback: WITHDRAWN_FEEDBACK });
       }
       if (choice === "deny") {
         return buildAnswer("deny", { feedback: await askFeedback(params.title) });
@@ -97,6 +154,8 @@ export class Approvals implements vscode.Disposable {
         void vscode.window.showWarningMessage(`Tether: ${OUTSIDE_WINDOW_FEEDBACK}.`);
         return buildAnswer("deny", { feedback: OUTSIDE_WINDOW_FEEDBACK });
       }
+      // The user's own unsaved typing in that file must stay unsaved after the agent's edit.
+      this.saves?.protect(params.callId, vscode.Uri.parse(preview.uri).toString());
       return diffAnswer(choice, edited);
     } finally {
       await this.close(shown.right);
@@ -135,37 +194,56 @@ export class Approvals implements vscode.Disposable {
     preview: CommandPreview,
     token: vscode.CancellationToken,
   ): Promise<AgentApproveResult> {
-    let command = preview.command;
-    for (;;) {
-      const label = await vscode.window.showWarningMessage(
-        `Tether: ${params.title}`,
-        { modal: true, detail: `$ ${command}\n\nin ${preview.cwd}` },
-        CHOICE_LABELS.allow,
-        CHOICE_LABELS["allow-always"],
-        EDIT_COMMAND_LABEL,
-        CHOICE_LABELS.deny,
-      );
-      if (token.isCancellationRequested) {
-        return buildAnswer("deny", { feedback: "the approval was cancelled" });
-      }
-      if (label === EDIT_COMMAND_LABEL) {
-        const edited = await vscode.window.showInputBox({
-          title: `Command to run in ${preview.cwd}`,
-          value: command,
-          ignoreFocusOut: true,
-        });
-        if (edited !== undefined && edited.trim() !== "") {
-          command = edited; // shown again, so the user confirms what will run
+    // A modal cannot be closed from here: a withdrawn one answers deny whatever is clicked.
+    let withdrawn = false;
+    const entry: Pending = {
+      runId: params.runId,
+      title: params.title,
+      proposal: undefined,
+      choose: (choice) => {
+        if (choice === undefined) {
+          withdrawn = true;
+          this.forget(entry);
         }
-        continue;
+      },
+    };
+    const cancellation = token.onCancellationRequested(() => entry.choose(undefined));
+    this.remember(entry);
+    try {
+      let command = preview.command;
+      for (;;) {
+        const picked = await vscode.window.showWarningMessage(
+          `Tether: ${commandTitle(params.title, preview.command, command)}`,
+          { modal: true, detail: `$ ${command}\n\nin ${preview.cwd}` },
+          ...COMMAND_ITEMS,
+        );
+        if (withdrawn || token.isCancellationRequested) {
+          vscode.window.setStatusBarMessage(`Tether: ${WITHDRAWN_NOTE}`, 5000);
+          return buildAnswer("deny", { feedback: WITHDRAWN_FEEDBACK });
+        }
+        if (picked?.title === EDIT_COMMAND_LABEL) {
+          const edited = await vscode.window.showInputBox({
+            title: `Command to run in ${preview.cwd}`,
+            value: command,
+            ignoreFocusOut: true,
+          });
+          if (edited !== undefined && edited.trim() !== "") {
+            command = edited; // shown again, so the user confirms what will run
+          }
+          continue;
+        }
+        // Deny is the close affordance: a dismissed dialog (undefined) is a deny as well.
+        const choice = choiceOf(picked?.title) ?? "deny";
+        const feedback = choice === "deny" ? await askFeedback(params.title) : undefined;
+        return commandAnswer(choice, params, command, feedback);
       }
-      const choice = choiceOf(label) ?? "deny"; // Esc / Cancel on the dialog denies
-      const feedback = label === CHOICE_LABELS.deny ? await askFeedback(params.title) : undefined;
-      return commandAnswer(choice, params, command, feedback);
+    } finally {
+      cancellation.dispose();
+      this.forget(entry);
     }
   }
 
-  /** Waits for the notification, an editor-title button or the server's cancellation. */
+  /** Waits for an editor-title button, the status bar's pick, the server's withdrawal or the run's end. */
   private ask(
     params: AgentApproveParams,
     proposal: vscode.Uri,
@@ -179,38 +257,44 @@ export class Approvals implements vscode.Disposable {
         }
         settled = true;
         cancellation.dispose();
-        this.pending.splice(this.pending.indexOf(entry), 1);
-        void this.updateContext();
+        this.forget(entry);
         resolve(choice);
       };
-      const entry: Pending = { proposal, choose: finish };
+      const entry: Pending = { runId: params.runId, title: params.title, proposal, choose: finish };
       const cancellation = token.onCancellationRequested(() => finish(undefined));
-      this.pending.push(entry);
-      void this.updateContext();
-      void vscode.window
-        .showInformationMessage(
-          `Tether: ${params.title}`,
-          CHOICE_LABELS.allow,
-          CHOICE_LABELS["allow-always"],
-          CHOICE_LABELS.deny,
-        )
-        .then(
-          (label) => {
-            const choice = choiceOf(label);
-            if (choice !== undefined) {
-              finish(choice); // a closed notification leaves the title buttons to decide
-            }
-          },
-          () => undefined, // likewise a failed one
-        );
+      this.remember(entry);
       if (token.isCancellationRequested) {
         finish(undefined);
       }
     });
   }
 
-  private updateContext(): Thenable<unknown> {
-    return vscode.commands.executeCommand("setContext", PENDING_CONTEXT_KEY, this.pending.length > 0);
+  private remember(entry: Pending): void {
+    this.pending.push(entry);
+    this.showState();
+  }
+
+  private forget(entry: Pending): void {
+    const index = this.pending.indexOf(entry);
+    if (index >= 0) {
+      this.pending.splice(index, 1);
+      this.showState();
+    }
+  }
+
+  /** The title buttons' context key and the status bar item follow the diff approvals pending. */
+  private showState(): void {
+    const diffs = this.pending.filter((p) => p.proposal !== undefined).length;
+    void vscode.commands.executeCommand("setContext", PENDING_CONTEXT_KEY, diffs > 0);
+    if (diffs === 0) {
+      this.statusItem?.hide();
+      return;
+    }
+    this.statusItem ??= vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 1000);
+    this.statusItem.text = `$(report) Tether: ${diffs === 1 ? "1 edit" : `${diffs} edits`} to approve`;
+    this.statusItem.tooltip = "Allow or deny in the diff editor's title, or click here";
+    this.statusItem.command = PICK_COMMAND;
+    this.statusItem.show();
   }
 
   /** What the server computed the edit on: the open buffer, else the disk; undefined: new file. */

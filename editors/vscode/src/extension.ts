@@ -1,11 +1,12 @@
 // Tether for VS Code. activate builds the pieces and registers the commands (the server
 // starts with the first command, as activation happens on one); deactivate stops it.
 import * as vscode from "vscode";
-import { Approvals } from "./approvals";
+import { Approvals, PICK_COMMAND } from "./approvals";
 import { Choice } from "./answers";
 import { setApiKey } from "./keys";
 import { errorMessage } from "./protocolClient";
 import { ProposalFiles } from "./proposalFiles";
+import { SaveGuard } from "./saveGuard";
 import { Runs } from "./run";
 import { ServerNotFoundError, TetherServer } from "./server";
 import { Transcript } from "./transcript";
@@ -22,7 +23,11 @@ async function reportStartFailure(tether: TetherServer, error: unknown): Promise
   const action = error instanceof ServerNotFoundError ? "Open Settings" : "Show Server Log";
   const picked = await vscode.window.showErrorMessage(`Tether: ${errorMessage(error)}`, action);
   if (picked === "Open Settings") {
-    await vscode.commands.executeCommand("workbench.action.openSettings", "tether.serverPath");
+    // In a remote window the settings editor opens on its Remote tab for a machine setting.
+    const settingsCommand = vscode.env.remoteName
+      ? "workbench.action.openRemoteSettings"
+      : "workbench.action.openSettings";
+    await vscode.commands.executeCommand(settingsCommand, "tether.serverPath");
   } else if (picked === "Show Server Log") {
     tether.showLog();
   }
@@ -30,10 +35,17 @@ async function reportStartFailure(tether: TetherServer, error: unknown): Promise
 
 export function activate(context: vscode.ExtensionContext): void {
   const channel = vscode.window.createOutputChannel("Tether");
-  const transcript = new Transcript(channel);
+  const transcript = new Transcript(channel, (uri) =>
+    vscode.workspace.asRelativePath(vscode.Uri.parse(uri), false),
+  );
   const files = new ProposalFiles();
-  const approvals = new Approvals(files);
-  const tether = new TetherServer(context.secrets, transcript, approvals);
+  const saves = new SaveGuard(
+    () => vscode.workspace.textDocuments.filter((doc) => doc.isDirty).map((doc) => doc.uri.toString()),
+    (message) => transcript.note(`  ${message}`), // the status bar gets the run's outcome next
+    (uri) => vscode.Uri.parse(uri).toString(),
+  );
+  const approvals = new Approvals(files, saves);
+  const tether = new TetherServer(context.secrets, transcript, approvals, saves);
   server = tether;
   const runs = new Runs(() => tether.ensureStarted(), transcript, channel);
   const startFailed = (error: unknown): Promise<void> => reportStartFailure(tether, error);
@@ -62,6 +74,7 @@ export function activate(context: vscode.ExtensionContext): void {
         }
       }
     }),
+    command(PICK_COMMAND, () => approvals.pick()),
     ...APPROVAL_COMMANDS.map(([id, choice]) =>
       command(id, (resource) =>
         approvals.decide(choice, resource instanceof vscode.Uri ? resource : undefined),

@@ -5,9 +5,15 @@ import * as vscode from "vscode";
 export const PROPOSAL_SCHEME = "tether-proposal";
 
 interface Entry {
+  /** The file's path without the query that tells proposals of the same name apart. */
+  path: string;
   data: Uint8Array;
   ctime: number;
   mtime: number;
+}
+
+function keyOf(uri: vscode.Uri): string {
+  return uri.query === "" ? uri.path : `${uri.path}?${uri.query}`;
 }
 
 export class ProposalFiles implements vscode.FileSystemProvider {
@@ -20,12 +26,16 @@ export class ProposalFiles implements vscode.FileSystemProvider {
     return vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, files, { isCaseSensitive: true });
   }
 
-  /** A proposal's URI: unique per call, ending in the file's name so the language fits. */
+  /**
+   * A proposal's URI: the file's name as its path (the breadcrumb shows that alone, and the
+   * language fits), unique per call through its query.
+   */
   static uriFor(runId: string, callId: string, fileName: string): vscode.Uri {
     const segment = (value: string): string => value.replace(/[^\w.-]/g, "_");
     return vscode.Uri.from({
       scheme: PROPOSAL_SCHEME,
-      path: `/${segment(runId)}/${segment(callId)}/${fileName}`,
+      path: `/${fileName}`,
+      query: `${segment(runId)}.${segment(callId)}`,
     });
   }
 
@@ -34,12 +44,12 @@ export class ProposalFiles implements vscode.FileSystemProvider {
   }
 
   text(uri: vscode.Uri): string | undefined {
-    const entry = this.files.get(uri.path);
+    const entry = this.files.get(keyOf(uri));
     return entry === undefined ? undefined : new TextDecoder().decode(entry.data);
   }
 
   remove(uri: vscode.Uri): void {
-    if (this.files.delete(uri.path)) {
+    if (this.files.delete(keyOf(uri))) {
       this.changes.fire([{ type: vscode.FileChangeType.Deleted, uri }]);
     }
   }
@@ -49,7 +59,7 @@ export class ProposalFiles implements vscode.FileSystemProvider {
   }
 
   stat(uri: vscode.Uri): vscode.FileStat {
-    const entry = this.files.get(uri.path);
+    const entry = this.files.get(keyOf(uri));
     if (entry !== undefined) {
       return { type: vscode.FileType.File, ctime: entry.ctime, mtime: entry.mtime, size: entry.data.length };
     }
@@ -62,7 +72,7 @@ export class ProposalFiles implements vscode.FileSystemProvider {
   readDirectory(uri: vscode.Uri): Array<[string, vscode.FileType]> {
     const prefix = uri.path.endsWith("/") ? uri.path : `${uri.path}/`;
     const entries = new Map<string, vscode.FileType>();
-    for (const file of this.files.keys()) {
+    for (const { path: file } of this.files.values()) {
       if (file.startsWith(prefix)) {
         const [name, ...rest] = file.slice(prefix.length).split("/");
         entries.set(name, rest.length > 0 ? vscode.FileType.Directory : vscode.FileType.File);
@@ -76,7 +86,7 @@ export class ProposalFiles implements vscode.FileSystemProvider {
   }
 
   readFile(uri: vscode.Uri): Uint8Array {
-    const entry = this.files.get(uri.path);
+    const entry = this.files.get(keyOf(uri));
     if (entry === undefined) {
       throw vscode.FileSystemError.FileNotFound(uri);
     }
@@ -85,8 +95,8 @@ export class ProposalFiles implements vscode.FileSystemProvider {
 
   writeFile(uri: vscode.Uri, content: Uint8Array): void {
     const now = Date.now();
-    const existing = this.files.get(uri.path);
-    this.files.set(uri.path, { data: content, ctime: existing?.ctime ?? now, mtime: now });
+    const existing = this.files.get(keyOf(uri));
+    this.files.set(keyOf(uri), { path: uri.path, data: content, ctime: existing?.ctime ?? now, mtime: now });
     const type = existing === undefined ? vscode.FileChangeType.Created : vscode.FileChangeType.Changed;
     this.changes.fire([{ type, uri }]);
   }
@@ -106,6 +116,6 @@ export class ProposalFiles implements vscode.FileSystemProvider {
 
   private isDirectory(path: string): boolean {
     const prefix = path.endsWith("/") ? path : `${path}/`;
-    return [...this.files.keys()].some((file) => file.startsWith(prefix));
+    return [...this.files.values()].some((entry) => entry.path.startsWith(prefix));
   }
 }

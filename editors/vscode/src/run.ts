@@ -4,7 +4,7 @@ import { randomUUID } from "crypto";
 import * as vscode from "vscode";
 import type { AgentRunResult, RunContext } from "./protocol";
 import { TetherProtocol, errorMessage } from "./protocolClient";
-import { Transcript } from "./transcript";
+import { Transcript, steps } from "./transcript";
 
 /** Documents whose URI means something to the server (not output panes, proposals, …). */
 const CONTEXT_SCHEMES = new Set(["file", "untitled"]);
@@ -180,7 +180,7 @@ export class Runs {
   private showOutcome(result: AgentRunResult): void {
     if (result.outcome === "done" || result.outcome === "cancelled") {
       // The user saw it coming (or asked for it); the transcript has the details.
-      vscode.window.setStatusBarMessage(`Tether: ${result.outcome} · ${result.steps} steps`, 5000);
+      vscode.window.setStatusBarMessage(`Tether: ${result.outcome} · ${steps(result.steps)}`, 5000);
       return;
     }
     const reason = result.error ? `: ${result.error}` : "";

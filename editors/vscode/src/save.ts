@@ -2,6 +2,7 @@
 // next sees on disk what the editor shows.
 import * as vscode from "vscode";
 import type { AgentSaveDocumentsParams, AgentSaveDocumentsResult } from "./protocol";
+import type { SaveGuard } from "./saveGuard";
 
 /** What saving needs of a document (vscode.TextDocument has it). */
 export interface SavableDocument {
@@ -36,12 +37,15 @@ export async function saveDocuments(
   return { saved };
 }
 
-/** The handler of `agent/saveDocuments` over VS Code's open documents. */
-export function saveOpenDocuments(params: AgentSaveDocumentsParams): Promise<AgentSaveDocumentsResult> {
+/** The handler of `agent/saveDocuments` over VS Code's open documents; `guard` keeps the user's typing unsaved. */
+export function saveOpenDocuments(
+  params: AgentSaveDocumentsParams,
+  guard?: SaveGuard,
+): Promise<AgentSaveDocumentsResult> {
   const find = (uri: string): vscode.TextDocument | undefined => {
     // Compare parsed forms: the server and VS Code may escape the same path differently.
     const wanted = vscode.Uri.parse(uri).toString();
     return vscode.workspace.textDocuments.find((doc) => doc.uri.toString() === wanted);
   };
-  return saveDocuments(params.uris, find);
+  return saveDocuments(guard === undefined ? params.uris : guard.filter(params.uris), find);
 }

@@ -8,7 +8,8 @@ import { TetherCapabilitiesFeature } from "./capabilities";
 import { storedKeys } from "./keys";
 import { TetherProtocol } from "./protocolClient";
 import { saveOpenDocuments } from "./save";
-import { resolveServerPath, serverEnvironment, tetherSettings } from "./settings";
+import { SaveGuard } from "./saveGuard";
+import { resolveServerPath, serverEnvironment, serverNotFoundMessage, tetherSettings } from "./settings";
 import { Transcript } from "./transcript";
 
 export class ServerNotFoundError extends Error {}
@@ -34,6 +35,7 @@ export class TetherServer implements vscode.Disposable {
     private readonly secrets: vscode.SecretStorage,
     private readonly transcript: Transcript,
     private readonly approvals: Approvals,
+    private readonly saves: SaveGuard,
   ) {}
 
   get running(): boolean {
@@ -89,10 +91,7 @@ export class TetherServer implements vscode.Disposable {
     const folders = workspacePaths();
     const command = resolveServerPath(configuration.get<string>("serverPath", ""), folders);
     if (command === undefined) {
-      throw new ServerNotFoundError(
-        "the Tether server was not found: no `tether` on PATH and no .venv/bin/tether in the workspace. " +
-          "Install Tether or set tether.serverPath.",
-      );
+      throw new ServerNotFoundError(serverNotFoundMessage(vscode.env.remoteName));
     }
     const server: Executable = {
       command,
@@ -108,9 +107,15 @@ export class TetherServer implements vscode.Disposable {
     const client = new LanguageClient("tether", "Tether", server, clientOptions);
     client.registerFeature(new TetherCapabilitiesFeature());
     const protocol = new TetherProtocol(client, {
-      onEvent: (event) => this.transcript.handle(event),
+      onEvent: (event) => {
+        this.transcript.handle(event);
+        this.saves.handle(event);
+        if (event.kind === "run-finished") {
+          this.approvals.runEnded(event.runId); // what it still asked is not waited for
+        }
+      },
       approve: (params, token) => this.approvals.approve(params, token),
-      saveDocuments: saveOpenDocuments,
+      saveDocuments: (params) => saveOpenDocuments(params, this.saves),
     });
     try {
       await client.start();

@@ -139,3 +139,20 @@ export function resolveServerPath(
       : path.join(".venv", "bin", "tether");
   return folders.map((folder) => path.join(folder, venvBinary)).find((file) => lookup.isExecutable(file));
 }
+
+/**
+ * Why no server started, and where to set `tether.serverPath`: a machine setting, which a
+ * remote window (Remote-SSH, WSL, containers, code-server; `remoteName` set) takes from its
+ * Remote settings, never from the User settings.
+ */
+export function serverNotFoundMessage(remoteName: string | undefined): string {
+  const where =
+    remoteName === undefined || remoteName === ""
+      ? "set tether.serverPath in your User settings"
+      : `set tether.serverPath in the Remote settings of this ${remoteName} window ` +
+        "(Preferences: Open Remote Settings); User settings do not apply to it here";
+  return (
+    "the Tether server was not found: no `tether` on PATH and no .venv/bin/tether in the workspace. " +
+    `Install Tether, or ${where}.`
+  );
+}

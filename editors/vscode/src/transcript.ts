@@ -26,14 +26,25 @@ export function indentOutput(output: string, maxLines = MAX_OUTPUT_LINES): strin
   return shown;
 }
 
-export function summary(result: AgentRunResult): string {
+/** "1 step", "3 steps". */
+export function steps(count: number): string {
+  return `${count} step${count === 1 ? "" : "s"}`;
+}
+
+/** The run's totals; its outcome and steps unless the `run-finished` line already said them. */
+export function summary(result: AgentRunResult, outcomeShown = false): string {
   const usage = result.usage;
-  const parts = [`outcome ${result.outcome}`, `${result.steps} step${result.steps === 1 ? "" : "s"}`];
+  const parts = outcomeShown ? [] : [`outcome ${result.outcome}`, steps(result.steps)];
   parts.push(`${usage.inputTokens ?? 0} in / ${usage.outputTokens ?? 0} out tokens`);
   if (typeof usage.costUsd === "number") {
     parts.push(`$${usage.costUsd.toFixed(4)}`);
   }
   return parts.join(" · ");
+}
+
+/** A `file:` URI as its path; any other URI as it is. */
+export function filePath(uri: string): string {
+  return uri.startsWith("file://") ? decodeURIComponent(uri.replace(/^file:\/\/[^/]*/, "")) : uri;
 }
 
 /**
@@ -45,8 +56,14 @@ export class Transcript {
   private lineOpen = false;
   private lastRunId: string | undefined;
   private readonly streamed = new Set<string>();
+  /** Runs whose `run-finished` line is written: their summary leaves the outcome out. */
+  private readonly finished = new Set<string>();
 
-  constructor(private readonly sink: OutputSink) {}
+  /** @param displayPath how a changed file is named (the extension: relative to the workspace) */
+  constructor(
+    private readonly sink: OutputSink,
+    private readonly displayPath: (uri: string) => string = filePath,
+  ) {}
 
   handle(event: AgentEventParams): void {
     if (this.lastRunId !== undefined && event.runId !== this.lastRunId && event.kind !== "run-started") {
@@ -89,7 +106,8 @@ export class Transcript {
         break;
       case "run-finished":
         this.streamed.delete(event.runId);
-        this.line(`■ ${event.outcome} after ${event.steps} step${event.steps === 1 ? "" : "s"}`);
+        this.finished.add(event.runId);
+        this.line(`■ ${event.outcome} after ${steps(event.steps)}`);
         break;
       default:
         break; // usage: the summary at the end carries the totals
@@ -102,9 +120,9 @@ export class Transcript {
       this.line(`── run ${result.runId} ──`);
       this.lastRunId = result.runId;
     }
-    this.line(summary(result));
+    this.line(`  ${summary(result, this.finished.delete(result.runId))}`);
     for (const uri of result.changedFiles ?? []) {
-      this.line(`  changed ${uri}`);
+      this.line(`  changed ${this.displayPath(uri)}`);
     }
     if (result.error) {
       this.line(`  error: ${result.error}`);

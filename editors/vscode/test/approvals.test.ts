@@ -1,6 +1,7 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
+import type { Choice } from "../src/answers";
 import { Approvals, OUTSIDE_WINDOW_FEEDBACK, PENDING_CONTEXT_KEY } from "../src/approvals";
 import type { AgentApproveParams } from "../src/protocol";
 import { ProposalFiles } from "../src/proposalFiles";
@@ -43,23 +44,37 @@ describe("approvals in the editor", () => {
 
   const approve = (params: AgentApproveParams) =>
     approvals.approve(params, token.token as unknown as Parameters<Approvals["approve"]>[1]);
+  /** Once the approval is pending (diff shown, status item up), `act` decides it from the title. */
+  const whenPending = (act: () => Choice | Promise<Choice>): void => {
+    void vscode
+      .until(() => approvals.pendingCount > 0)
+      .then(async () => {
+        approvals.decide(await act(), diffCall().right as never);
+      });
+  };
 
   it("opens current vs proposed text in the diff editor and sends the user's edit with Allow", async () => {
-    vscode.answers.showInformationMessage = async (...args) => {
+    whenPending(() => {
       const { left, right, title } = diffCall();
       assert.strictEqual(left.toString(), "file:///work/app/src/app.py");
-      assert.strictEqual(right.toString(), "tether-proposal:/r-1/call_2_1/app.py");
+      assert.strictEqual(right.toString(), "tether-proposal:/app.py?r-1.call_2_1");
+      assert.strictEqual(right.path, "/app.py"); // the breadcrumb shows the file's name alone
       assert.strictEqual(title, "Edit src/app.py (proposed by Tether)");
       assert.strictEqual(files.text(right as never), "a * b\n");
-      assert.deepStrictEqual(args, ["Tether: Edit src/app.py", "Allow", "Allow Always", "Deny"]);
+      assert.deepStrictEqual(
+        vscode.statusItems.map((i) => [i.text, i.command, i.visible]),
+        [["$(report) Tether: 1 edit to approve", "tether.approval.pick", true]],
+      );
       // The user edits the right side, leaves it unsaved, and clicks Allow.
       vscode.workspace.textDocuments.push(vscode.document(right, "a ** b\n", true));
       vscode.window.tabGroups.all = [{ tabs: [{ input: new vscode.TabInputTextDiff(left, right) }] }];
-      return "Allow";
-    };
+      return "allow";
+    });
     const answer = await approve(EDIT);
     assert.deepStrictEqual(answer, { decision: "allow", editedText: "a ** b\n" });
-    assert.deepStrictEqual(callsOf("document.save"), [["tether-proposal:/r-1/call_2_1/app.py"]]);
+    assert.deepStrictEqual(callsOf("document.save"), [["tether-proposal:/app.py?r-1.call_2_1"]]);
+    assert.deepStrictEqual(callsOf("showInformationMessage"), []); // no toast to outlive it
+    assert.strictEqual(vscode.statusItems[0].visible, false);
     assert.strictEqual(callsOf("tabGroups.close").length, 1);
     assert.strictEqual(files.text(diffCall().right as never), undefined);
     assert.deepStrictEqual(contextValues(), [true, false]);
@@ -67,10 +82,7 @@ describe("approvals in the editor", () => {
   });
 
   it("denies from the editor-title button with the feedback typed", async () => {
-    vscode.answers.showInformationMessage = () => {
-      setImmediate(() => assert.ok(approvals.decide("deny", diffCall().right as never)));
-      return vscode.never();
-    };
+    whenPending(() => "deny");
     vscode.answers.showInputBox = async () => "  keep the sum ";
     assert.deepStrictEqual(await approve(EDIT), { decision: "deny", feedback: "keep the sum" });
     assert.strictEqual(approvals.decide("allow"), false); // nothing left to decide
@@ -78,20 +90,20 @@ describe("approvals in the editor", () => {
 
   it("sends only the window when the user edited around it, and denies an edit outside it", async () => {
     vscode.workspace.textDocuments = [vscode.document(TARGET, "a + b\nkeep\n")];
-    vscode.answers.showInformationMessage = async () => {
+    whenPending(() => {
       const { right } = diffCall();
       assert.strictEqual(files.text(right as never), "a * b\nkeep\n");
       vscode.workspace.textDocuments.push(vscode.document(right, "a * b\r\nmore\r\nkeep\r\n", true));
-      return "Allow";
-    };
+      return "allow";
+    });
     assert.deepStrictEqual(await approve(EDIT), { decision: "allow", editedText: "a * b\nmore\n" });
 
     vscode.reset();
     vscode.workspace.textDocuments = [vscode.document(TARGET, "a + b\nkeep\n")];
-    vscode.answers.showInformationMessage = async () => {
+    whenPending(() => {
       vscode.workspace.textDocuments.push(vscode.document(diffCall().right, "a * b\nKEEP\n", true));
-      return "Allow";
-    };
+      return "allow";
+    });
     assert.deepStrictEqual(await approve(EDIT), { decision: "deny", feedback: OUTSIDE_WINDOW_FEEDBACK });
   });
 
@@ -113,56 +125,105 @@ describe("approvals in the editor", () => {
         },
       },
     };
-    vscode.answers.showInformationMessage = async () => {
+    whenPending(() => {
       const { left, right } = diffCall();
-      assert.strictEqual(left.toString(), "tether-proposal:/r-1/call_2_1-before/new.py");
+      assert.strictEqual(left.toString(), "tether-proposal:/new.py?r-1.call_2_1-before");
       assert.strictEqual(files.text(left as never), "");
       assert.strictEqual(files.text(right as never), "x = 1\n");
-      return "Allow Always";
-    };
+      return "allow-always";
+    });
     assert.deepStrictEqual(await approve(create), { decision: "allow-always" });
     assert.strictEqual(files.text(diffCall().left as never), undefined);
   });
 
   it("shows the window alone when the file here no longer holds it, and sends its edit", async () => {
     vscode.workspace.textDocuments = [vscode.document(TARGET, "something else\n")];
-    vscode.answers.showInformationMessage = async () => {
+    whenPending(() => {
       const { left, right } = diffCall();
-      assert.strictEqual(left.toString(), "tether-proposal:/r-1/call_2_1-before/app.py");
+      assert.strictEqual(left.toString(), "tether-proposal:/app.py?r-1.call_2_1-before");
       assert.strictEqual(files.text(left as never), "a + b\n");
       assert.strictEqual(files.text(right as never), "a * b\n");
       vscode.workspace.textDocuments.push(vscode.document(right, "a - b\n", true));
-      return "Allow";
-    };
+      return "allow";
+    });
     assert.deepStrictEqual(await approve(EDIT), { decision: "allow", editedText: "a - b\n" });
     assert.strictEqual(files.text(diffCall().left as never), undefined);
   });
 
-  it("denies when the server cancels the request, and clears the pending state", async () => {
-    vscode.answers.showInformationMessage = () => {
-      setImmediate(() => token.cancel());
-      return vscode.never();
-    };
+  /** What is left of a diff approval once it is over: no tab, button, status item or toast. */
+  const assertAllClosed = (): void => {
+    assert.deepStrictEqual(contextValues(), [true, false]); // the title buttons are gone
+    assert.deepStrictEqual(
+      callsOf("tabGroups.close").map(([tabs]) => (tabs as Array<{ input: unknown }>).length),
+      [1],
+    );
+    assert.ok(vscode.statusItems.every((item) => !item.visible));
+    assert.deepStrictEqual(callsOf("showInformationMessage"), []);
+    assert.strictEqual(approvals.pendingCount, 0);
+  };
+
+  it("closes the diff tab, title buttons and status item when the server withdraws the request", async () => {
+    void vscode
+      .until(() => approvals.pendingCount > 0)
+      .then(() => {
+        const { left, right } = diffCall();
+        vscode.window.tabGroups.all = [{ tabs: [{ input: new vscode.TabInputTextDiff(left, right) }] }];
+        token.cancel(); // `$/cancelRequest` reaches the handler's CancellationToken
+      });
     assert.deepStrictEqual(await approve(EDIT), { decision: "deny", feedback: "the approval was cancelled" });
-    assert.deepStrictEqual(contextValues(), [true, false]);
+    assertAllClosed();
     assert.strictEqual(callsOf("showInputBox").length, 0);
+  });
+
+  it("closes everything when the run ends while its approval is open, and only that run's", async () => {
+    const other: AgentApproveParams = { ...EDIT, runId: "r-2", callId: "c-9" };
+    const first = approve(EDIT);
+    const second = approve(other);
+    await vscode.until(() => approvals.pendingCount === 2);
+    const [, right] = callsOf("executeCommand").filter((a) => a[0] === "vscode.diff")[0];
+    vscode.window.tabGroups.all = [
+      { tabs: [{ input: new vscode.TabInputTextDiff(TARGET, right as never) }] },
+    ];
+    approvals.runEnded("r-1");
+    assert.deepStrictEqual(await first, { decision: "deny", feedback: "the approval was cancelled" });
+    assert.strictEqual(approvals.pendingCount, 1);
+    assert.strictEqual(vscode.statusItems[0].text, "$(report) Tether: 1 edit to approve");
+    approvals.runEnded("r-2");
+    assert.deepStrictEqual(await second, { decision: "deny", feedback: "the approval was cancelled" });
+    assert.strictEqual(vscode.statusItems[0].visible, false);
+    assert.deepStrictEqual(contextValues().at(-1), false);
+  });
+
+  it("the status bar item offers Allow / Allow Always / Deny in a quick pick", async () => {
+    vscode.answers.showQuickPick = async (items, options) => {
+      assert.deepStrictEqual(items, ["Allow", "Allow Always", "Deny"]);
+      assert.deepStrictEqual(options, { title: "Tether: Edit src/app.py" });
+      return "Allow Always";
+    };
+    void vscode.until(() => approvals.pendingCount > 0).then(() => approvals.pick());
+    assert.deepStrictEqual(await approve(EDIT), { decision: "allow-always" });
   });
 
   it("denies pending approvals without asking anything when the extension goes away", async () => {
-    vscode.answers.showInformationMessage = () => {
-      setImmediate(() => approvals.dispose());
-      return vscode.never();
-    };
+    void vscode.until(() => approvals.pendingCount > 0).then(() => approvals.dispose());
     assert.deepStrictEqual(await approve(EDIT), { decision: "deny", feedback: "the approval was cancelled" });
     assert.strictEqual(callsOf("showInputBox").length, 0);
   });
 
-  it("lets the user edit a command, confirms it with its folder, then allows it", async () => {
+  const ITEMS = [
+    { title: "Allow" },
+    { title: "Allow Always" },
+    { title: "Edit Command…" },
+    { title: "Deny", isCloseAffordance: true },
+  ];
+
+  it("lets the user edit a command, confirms it under a title naming the new command, then allows it", async () => {
     const modals: unknown[][] = [];
     const choices = ["Edit Command…", "Allow"];
     vscode.answers.showWarningMessage = async (...args) => {
       modals.push(args);
-      return choices.shift();
+      const next = choices.shift();
+      return ITEMS.find((item) => item.title === next);
     };
     vscode.answers.showInputBox = async () => "python -m pytest -q";
     assert.deepStrictEqual(await approve(BASH), {
@@ -172,12 +233,12 @@ describe("approvals in the editor", () => {
     assert.deepStrictEqual(modals[0], [
       "Tether: Run python -m unittest",
       { modal: true, detail: "$ python -m unittest\n\nin /work/app" },
-      "Allow",
-      "Allow Always",
-      "Edit Command…",
-      "Deny",
+      ...ITEMS,
     ]);
-    assert.deepStrictEqual(modals[1][1], { modal: true, detail: "$ python -m pytest -q\n\nin /work/app" });
+    assert.deepStrictEqual(modals[1].slice(0, 2), [
+      "Tether: Run python -m pytest -q",
+      { modal: true, detail: "$ python -m pytest -q\n\nin /work/app" },
+    ]);
     const [[inputOptions]] = callsOf("showInputBox");
     assert.deepStrictEqual(inputOptions, {
       title: "Command to run in /work/app",
@@ -186,11 +247,26 @@ describe("approvals in the editor", () => {
     });
   });
 
-  it("denies a command dismissed with Esc without asking for feedback; Deny asks", async () => {
-    assert.deepStrictEqual(await approve(BASH), { decision: "deny" });
-    assert.strictEqual(callsOf("showInputBox").length, 0);
-    vscode.answers.showWarningMessage = async () => "Deny";
+  it("has one deny path: Deny is the dialog's close affordance, and Esc asks the same feedback", async () => {
+    vscode.answers.showWarningMessage = async (...args) => {
+      assert.deepStrictEqual(args.slice(2), ITEMS); // no separate Cancel: Deny closes it
+      return undefined; // Esc
+    };
     vscode.answers.showInputBox = async () => "use pytest instead";
     assert.deepStrictEqual(await approve(BASH), { decision: "deny", feedback: "use pytest instead" });
+    vscode.answers.showWarningMessage = async () => ITEMS[3];
+    assert.deepStrictEqual(await approve(BASH), { decision: "deny", feedback: "use pytest instead" });
+    assert.strictEqual(callsOf("showInputBox").length, 2);
+  });
+
+  it("answers deny, runs nothing and says so when a command's approval was withdrawn meanwhile", async () => {
+    vscode.answers.showWarningMessage = async () => {
+      approvals.runEnded("r-1"); // the run ended while the modal was open
+      return ITEMS[0]; // then the user clicked Allow
+    };
+    assert.deepStrictEqual(await approve(BASH), { decision: "deny", feedback: "the approval was cancelled" });
+    const [[note]] = callsOf("setStatusBarMessage");
+    assert.match(String(note), /withdrawn .*nothing ran/);
+    assert.strictEqual(approvals.pendingCount, 0);
   });
 });

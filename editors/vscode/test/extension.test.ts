@@ -8,7 +8,7 @@ interface Manifest {
   main: string;
   activationEvents: string[];
   contributes: {
-    commands: Array<{ command: string }>;
+    commands: Array<{ command: string; title: string; icon?: string }>;
     menus: { "editor/title": Array<{ command: string; when: string }> };
     configuration: { properties: Record<string, unknown> };
   };
@@ -61,6 +61,28 @@ describe("activate / deactivate (fake VS Code)", () => {
         ["tether.approval.deny", "tether.approvalPending"],
       ],
     );
+  });
+
+  it("labels the approval buttons with words, not icons (an ✕ among the diff editor's icons reads as close)", () => {
+    const approval = MANIFEST.contributes.commands.filter((c) => c.command.startsWith("tether.approval."));
+    assert.deepStrictEqual(
+      approval.map((c) => [c.command, c.title, c.icon]),
+      [
+        ["tether.approval.allow", "Allow", undefined],
+        ["tether.approval.allowAlways", "Allow Always", undefined],
+        ["tether.approval.deny", "Deny", undefined],
+        ["tether.approval.pick", "Allow or Deny the Pending Edit…", undefined],
+      ],
+    );
+  });
+
+  it("makes tether.serverPath a machine setting a workspace cannot override, and says where to set it remotely", () => {
+    const serverPath = MANIFEST.contributes.configuration.properties["tether.serverPath"] as {
+      scope: string;
+      markdownDescription: string;
+    };
+    assert.strictEqual(serverPath.scope, "machine");
+    assert.match(serverPath.markdownDescription, /Remote\*\* settings/);
   });
 
   it("declares the settings the extension reads, and no API key setting", () => {

@@ -33,26 +33,33 @@ export class Uri {
     readonly scheme: string,
     readonly authority: string,
     readonly path: string,
+    readonly query = "",
   ) {}
   static parse(value: string): Uri {
-    const match = /^([a-zA-Z][\w+.-]*):(?:\/\/([^/]*))?(.*)$/.exec(value);
+    const match = /^([a-zA-Z][\w+.-]*):(?:\/\/([^/?]*))?([^?]*)(?:\?(.*))?$/.exec(value);
     if (match === null) {
       throw new Error(`not a URI: ${value}`);
     }
-    return new Uri(match[1], match[2] ?? "", decodeURIComponent(match[3]));
+    return new Uri(
+      match[1],
+      match[2] ?? "",
+      decodeURIComponent(match[3]),
+      decodeURIComponent(match[4] ?? ""),
+    );
   }
   static file(path: string): Uri {
     return new Uri("file", "", path);
   }
-  static from(parts: { scheme: string; authority?: string; path?: string }): Uri {
-    return new Uri(parts.scheme, parts.authority ?? "", parts.path ?? "");
+  static from(parts: { scheme: string; authority?: string; path?: string; query?: string }): Uri {
+    return new Uri(parts.scheme, parts.authority ?? "", parts.path ?? "", parts.query ?? "");
   }
   get fsPath(): string {
     return this.path;
   }
   toString(): string {
     const authority = this.authority !== "" || this.scheme === "file" ? `//${this.authority}` : "";
-    return `${this.scheme}:${authority}${encodeURI(this.path)}`;
+    const query = this.query === "" ? "" : `?${encodeURIComponent(this.query)}`;
+    return `${this.scheme}:${authority}${encodeURI(this.path)}${query}`;
   }
 }
 
@@ -66,6 +73,14 @@ export enum FileChangeType {
   Created = 2,
   Deleted = 3,
 }
+export enum StatusBarAlignment {
+  Left = 1,
+  Right = 2,
+}
+
+/** The status bar items created, newest last. */
+export const statusItems: Array<{ text: string; command?: string; visible: boolean; disposed: boolean }> = [];
+
 export enum ProgressLocation {
   SourceControl = 1,
   Window = 10,
@@ -176,7 +191,7 @@ const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
 /** The answers the fake UI gives; tests replace them, `reset` restores these. */
 export const answers = {
   showInformationMessage: (async () => undefined) as Answer<string | undefined>,
-  showWarningMessage: (async () => undefined) as Answer<string | undefined>,
+  showWarningMessage: (async () => undefined) as Answer<unknown>,
   showErrorMessage: (async () => undefined) as Answer<string | undefined>,
   showInputBox: (async () => undefined) as Answer<string | undefined>,
   showQuickPick: (async () => undefined) as Answer<unknown>,
@@ -207,6 +222,24 @@ export const window = {
     };
   },
 
+  createStatusBarItem: (...args: unknown[]) => {
+    calls.push(["createStatusBarItem", args]);
+    const item = {
+      text: "",
+      tooltip: "",
+      command: undefined as string | undefined,
+      visible: false,
+      disposed: false,
+      show: () => (item.visible = true),
+      hide: () => (item.visible = false),
+      dispose: () => {
+        item.visible = false;
+        item.disposed = true;
+      },
+    };
+    statusItems.push(item);
+    return item;
+  },
   setStatusBarMessage: (...args: unknown[]) => {
     calls.push(["setStatusBarMessage", args]);
     return new Disposable(() => undefined);
@@ -258,13 +291,19 @@ export const commands = {
   },
 };
 
-export const env = { appName: "Visual Studio Code", language: "en" };
+export const env = {
+  appName: "Visual Studio Code",
+  language: "en",
+  remoteName: undefined as string | undefined,
+};
 
 /** The `tether.*` settings `getConfiguration` answers with. */
 export const settings: Record<string, unknown> = {};
 
 export function reset(): void {
   calls.length = 0;
+  statusItems.length = 0;
+  env.remoteName = undefined;
   Object.assign(answers, defaults);
   workspace.textDocuments = [];
   window.activeTextEditor = undefined;
@@ -293,6 +332,13 @@ export function document(uri: Uri, text: string, isDirty = false): FakeDocument 
 }
 
 export { never };
+
+/** Resolves once `condition` holds, checked after each turn of the event loop. */
+export async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
 
 // vscode-languageclient extends VS Code classes at load time (CompletionItem, CodeLens, …)
 // and subscribes to many workspace events when it starts: a name this fake does not define

@@ -148,7 +148,7 @@ describe("Runs", () => {
       ["s1"],
     );
     assert.strictEqual(runs.book.inFlight.size, 0);
-    assert.match(sink.text, /\noutcome done · 2 steps · 1 in \/ 1 out tokens\n\n$/);
+    assert.match(sink.text, /\n {2}outcome done · 2 steps · 1 in \/ 1 out tokens\n\n$/);
   });
 
   it("maps the notification's Cancel to window/workDoneProgress/cancel for the run's token", async () => {

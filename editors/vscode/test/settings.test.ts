@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import * as os from "os";
 import * as path from "path";
-import { resolveServerPath, serverEnvironment, tetherSettings } from "../src/settings";
+import { resolveServerPath, serverEnvironment, serverNotFoundMessage, tetherSettings } from "../src/settings";
 
 function reader(values: Record<string, unknown>): (key: string) => unknown {
   return (key) => values[key];
@@ -92,5 +92,23 @@ describe("resolveServerPath", () => {
       "/ws/.venv/bin/tether",
     );
     assert.strictEqual(resolveServerPath("  ", ["/ws"], lookup([])), undefined);
+  });
+});
+
+describe("where to set tether.serverPath", () => {
+  it("says User settings in a local window", () => {
+    assert.match(
+      serverNotFoundMessage(undefined),
+      /Install Tether, or set tether\.serverPath in your User settings\.$/,
+    );
+  });
+
+  it("says the Remote settings in a remote window, where User settings do not apply", () => {
+    const message = serverNotFoundMessage("ssh-remote");
+    assert.match(
+      message,
+      /in the Remote settings of this ssh-remote window \(Preferences: Open Remote Settings\)/,
+    );
+    assert.match(message, /User settings do not apply to it here/);
   });
 });

@@ -2,7 +2,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import type { AgentEventParams, AgentRunResult } from "../src/protocol";
-import { OutputSink, Transcript, indentOutput, oneLine } from "../src/transcript";
+import { OutputSink, Transcript, indentOutput, oneLine, steps } from "../src/transcript";
 
 const GOLDEN = path.resolve(__dirname, "../../../../tests/golden");
 
@@ -39,7 +39,7 @@ describe("Transcript", () => {
         "✗ read_file",
         "  file not found: src/app.py",
         "■ done after 1 step",
-        "outcome done · 4 steps · 1200 in / 140 out tokens",
+        "  1200 in / 140 out tokens", // the run-finished line above gave the outcome
         "",
         "",
       ].join("\n"),
@@ -60,13 +60,20 @@ describe("Transcript", () => {
         "All at once.",
         "  approval: deny",
         "── run r-2 ──",
-        "outcome error · 1 step · 0 in / 0 out tokens · $0.0000",
-        "  changed file:///work/app/src/app.py",
+        "  outcome error · 1 step · 0 in / 0 out tokens · $0.0000",
+        "  changed /work/app/src/app.py",
         "  error: provider failed after 4 attempts: 503 Service Unavailable",
         "",
         "",
       ].join("\n"),
     );
+  });
+
+  it("names changed files as the extension shows them (relative to the workspace)", () => {
+    const sink = new Recorder();
+    const transcript = new Transcript(sink, (uri) => uri.replace("file:///work/app/", ""));
+    transcript.finish(golden<AgentRunResult>("agent-run.result.error.json"));
+    assert.match(sink.text, /\n {2}changed src\/app\.py\n/);
   });
 
   it("closes a streamed line and marks the run when two runs interleave", () => {
@@ -77,6 +84,10 @@ describe("Transcript", () => {
     transcript.handle({ runId: "a", seq: 2, kind: "text-delta", text: "world" });
     transcript.handle({ runId: "a", seq: 3, kind: "assistant", text: "Hello world" });
     assert.strictEqual(sink.text, "Hello \n── run b ──\nOther\n── run a ──\nworld\n");
+  });
+
+  it("counts steps in words: 1 step, 2 steps", () => {
+    assert.deepStrictEqual([steps(1), steps(2), steps(0)], ["1 step", "2 steps", "0 steps"]);
   });
 
   it("cuts long arguments and long output", () => {

@@ -49,6 +49,9 @@ describe("integration: the extension with the real LanguageClient and server (VS
     assert.ok(run, `command ${id} is not registered`);
     return run;
   };
+  /** Resolves once an edit approval is pending: the status bar item is up. */
+  const whenApprovalShown = (): Promise<void> =>
+    vscode.until(() => vscode.statusItems.some((item) => item.visible));
   const writeScript = (name: string, oldText: string, newText: string): void => {
     const call = { name: "edit_file", arguments: { path: "app.py", old_text: oldText, new_text: newText } };
     const script = { turns: [{ text: "Changing the sum.", toolCalls: [call] }, { text: "Done." }] };
@@ -92,19 +95,16 @@ describe("integration: the extension with the real LanguageClient and server (VS
 
   it("Tether: Run shows the proposal, applies the user's edited version and reports progress", async () => {
     vscode.answers.showInputBox = async () => "multiply instead";
-    vscode.answers.showInformationMessage = async (...args) => {
-      if (args[0] !== "Tether: Edit app.py") {
-        return undefined;
-      }
+    void whenApprovalShown().then(() => {
       const [diff] = vscode.calls.filter(([name, a]) => name === "executeCommand" && a[0] === "vscode.diff");
       const [, left, right] = diff[1] as [string, vscode.Uri, vscode.Uri];
       assert.strictEqual(left.toString(), pathToFileURL(path.join(root, "app.py")).toString());
-      // The user edits the proposed text on the right, then allows.
+      // The user edits the proposed text on the right, then clicks Allow in the editor title.
       vscode.workspace.textDocuments.push(
         vscode.document(right, "def add(a, b):\n    return a * b  # mine\n"),
       );
-      return "Allow";
-    };
+      command("tether.approval.allow")(right);
+    });
     const result = (await command("tether.runPrompt")()) as AgentRunResult | undefined;
     assert.ok(result, "the run did not return a result");
     assert.strictEqual(result.outcome, "done");
@@ -128,14 +128,8 @@ describe("integration: the extension with the real LanguageClient and server (VS
     });
     vscode.answers.showInputBox = async (options) =>
       (options as { title: string }).title.startsWith("Deny") ? "keep the sum" : "subtract";
-    vscode.answers.showInformationMessage = (...args) => {
-      if (args[0] === "Tether: Edit app.py") {
-        setImmediate(() => command("tether.approval.deny")());
-        return vscode.never();
-      }
-      return Promise.resolve(undefined);
-    };
     vscode.calls.length = 0;
+    void whenApprovalShown().then(() => command("tether.approval.deny")());
     const result = (await command("tether.runPrompt")()) as AgentRunResult | undefined;
     assert.strictEqual(result?.outcome, "done");
     assert.deepStrictEqual(result?.changedFiles, []);

@@ -1,0 +1,115 @@
+// The workbench as the real-VS-Code flows see it: palette commands, title buttons, tabs and
+// the editor's text through playwright-core, and the "Tether" output channel from its log file.
+import * as fs from "fs";
+import * as path from "path";
+import { Locator, Page } from "./browser";
+
+export const STEP_TIMEOUT_MS = 60_000;
+
+/** Waits for `condition` (polled), failing with `what` after the step timeout. */
+export async function waitFor(what: string, condition: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  while (!(await condition())) {
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+export class Workbench {
+  private shots = 0;
+  readonly screenshots: string[] = [];
+
+  constructor(
+    readonly page: Page,
+    private readonly outDir: string,
+  ) {}
+
+  async screenshot(name: string): Promise<void> {
+    this.shots += 1;
+    const file = path.join(this.outDir, `${String(this.shots).padStart(2, "0")}-${name}.png`);
+    await this.page.screenshot({ path: file });
+    this.screenshots.push(file);
+  }
+
+  /**
+   * Runs a palette command by its title. The palette lists what was known when it opened, and
+   * the extension's commands arrive a little after the workbench: closed and opened again
+   * until the command is listed.
+   */
+  async command(title: string): Promise<void> {
+    const input = this.page.locator(".quick-input-widget input");
+    const item = this.page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
+    await waitFor(`"${title}" in the command palette`, async () => {
+      await this.page.keyboard.press("F1");
+      await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+      await input.fill(`>${title}`);
+      try {
+        await item.waitFor({ state: "visible", timeout: 3000 });
+        return true;
+      } catch {
+        await this.page.keyboard.press("Escape");
+        return false;
+      }
+    });
+    await this.page.keyboard.press("Enter");
+  }
+
+  /** Tether: Run with `prompt`. */
+  async run(prompt: string): Promise<void> {
+    await this.command("Tether: Run");
+    const input = this.page.locator(".quick-input-widget input");
+    await this.page.locator(".quick-input-widget", { hasText: "What should Tether do?" }).waitFor({
+      state: "visible",
+      timeout: STEP_TIMEOUT_MS,
+    });
+    await input.fill(prompt);
+    await this.page.keyboard.press("Enter");
+  }
+
+  titleButton(label: string): Locator {
+    return this.page.locator(".editor-actions .action-label", { hasText: new RegExp(`^${label}$`) });
+  }
+
+  async proposalTabs(): Promise<number> {
+    return this.page.locator('.tabs-container .tab[aria-label*="proposed by Tether"]').count();
+  }
+
+  /** The text of the focused editor, lines in order. */
+  async editorText(): Promise<string> {
+    // Runs in the page (no DOM types here): lines sorted by their position, nbsp as space.
+    return this.page.evaluate<string>(`
+      [...document.querySelectorAll(".editor-instance .view-line")]
+        .sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
+        .map((line) => (line.textContent || "").replace(/\\u00a0/g, " "))
+        .join("\\n")`);
+  }
+}
+
+/** The "Tether" output channel as VS Code logs it under the user-data folder. */
+export function transcript(userData: string): string {
+  const logs = path.join(userData, "logs");
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        walk(full);
+      } else if (/output_logging_/.test(dir) && /^\d+-Tether\.log$/.test(entry.name)) {
+        found.push(full);
+      }
+    }
+  };
+  if (fs.existsSync(logs)) {
+    walk(logs);
+  }
+  return found.map((file) => fs.readFileSync(file, "utf8")).join("");
+}
+
+/** Waits until the transcript shows `count` finished runs. */
+export async function runsFinished(userData: string, count: number): Promise<void> {
+  await waitFor(`${count} finished runs in the transcript`, () => {
+    return (transcript(userData).match(/^■ /gm) ?? []).length >= count;
+  });
+}
