@@ -89,7 +89,12 @@ export class TetherServer implements vscode.Disposable {
   private async start(): Promise<TetherProtocol> {
     const configuration = vscode.workspace.getConfiguration("tether");
     const folders = workspacePaths();
-    const command = resolveServerPath(configuration.get<string>("serverPath", ""), folders);
+    const command = resolveServerPath(
+      configuration.get<string>("serverPath", ""),
+      folders,
+      undefined,
+      vscode.workspace.isTrusted,
+    );
     if (command === undefined) {
       throw new ServerNotFoundError(serverNotFoundMessage(vscode.env.remoteName));
     }

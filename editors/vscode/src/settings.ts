@@ -113,12 +113,15 @@ function onPath(name: string, lookup: ServerLookup): string | undefined {
 
 /**
  * The `tether` executable: the configured path (`~` expanded; a relative path with a
- * slash is taken from the first workspace folder), else `tether` on PATH, else a workspace's `.venv`. Undefined: none.
+ * slash is taken from the first workspace folder), else `tether` on PATH, else a workspace's `.venv`
+ * — only when the user trusts the workspace: it is a program a cloned repository could bring.
+ * Undefined: none.
  */
 export function resolveServerPath(
   configured: string,
   folders: readonly string[],
   lookup: ServerLookup = defaultLookup,
+  workspaceTrusted = false,
 ): string | undefined {
   const setting = configured.trim();
   if (setting !== "") {
@@ -130,7 +133,7 @@ export function resolveServerPath(
     return path.join(folders[0], expanded);
   }
   const found = onPath("tether", lookup);
-  if (found !== undefined) {
+  if (found !== undefined || !workspaceTrusted) {
     return found;
   }
   const venvBinary =
@@ -152,7 +155,8 @@ export function serverNotFoundMessage(remoteName: string | undefined): string {
       : `set tether.serverPath in the Remote settings of this ${remoteName} window ` +
         "(Preferences: Open Remote Settings); User settings do not apply to it here";
   return (
-    "the Tether server was not found: no `tether` on PATH and no .venv/bin/tether in the workspace. " +
+    "the Tether server was not found: no `tether` on PATH, and no .venv/bin/tether in the workspace " +
+    "(used only in a trusted workspace). " +
     `Install Tether, or ${where}.`
   );
 }

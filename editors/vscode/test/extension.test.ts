@@ -76,6 +76,12 @@ describe("activate / deactivate (fake VS Code)", () => {
     );
   });
 
+  it("keeps autoApprove and baseUrl out of a workspace's reach (User settings only)", () => {
+    const properties = MANIFEST.contributes.configuration.properties as Record<string, { scope?: string }>;
+    assert.strictEqual(properties["tether.autoApprove"].scope, "application");
+    assert.strictEqual(properties["tether.baseUrl"].scope, "application");
+  });
+
   it("makes tether.serverPath a machine setting a workspace cannot override, and says where to set it remotely", () => {
     const serverPath = MANIFEST.contributes.configuration.properties["tether.serverPath"] as {
       scope: string;

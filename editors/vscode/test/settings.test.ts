@@ -82,16 +82,21 @@ describe("resolveServerPath", () => {
     assert.strictEqual(resolveServerPath("tether-dev", ["/ws"], none), "tether-dev");
   });
 
-  it("finds tether on PATH first, then in a workspace's .venv", () => {
+  it("finds tether on PATH first, then in a trusted workspace's .venv", () => {
     assert.strictEqual(
-      resolveServerPath("", ["/ws"], lookup(["/opt/tether/bin/tether", "/ws/.venv/bin/tether"])),
+      resolveServerPath("", ["/ws"], lookup(["/opt/tether/bin/tether", "/ws/.venv/bin/tether"]), true),
       "/opt/tether/bin/tether",
     );
     assert.strictEqual(
-      resolveServerPath("", ["/a", "/ws"], lookup(["/ws/.venv/bin/tether"])),
+      resolveServerPath("", ["/a", "/ws"], lookup(["/ws/.venv/bin/tether"]), true),
       "/ws/.venv/bin/tether",
     );
-    assert.strictEqual(resolveServerPath("  ", ["/ws"], lookup([])), undefined);
+    assert.strictEqual(resolveServerPath("  ", ["/ws"], lookup([]), true), undefined);
+  });
+
+  it("never runs a workspace's own .venv/bin/tether unless the workspace is trusted", () => {
+    assert.strictEqual(resolveServerPath("", ["/ws"], lookup(["/ws/.venv/bin/tether"])), undefined);
+    assert.strictEqual(resolveServerPath("", ["/ws"], lookup(["/ws/.venv/bin/tether"]), false), undefined);
   });
 });
 
