@@ -260,7 +260,6 @@ describe("integration: the protocol layer against the real tether serve", functi
       title: "Tether",
       cancellable: true,
       message: "fix the sum",
-      percentage: 0,
     });
     assert.ok(percentage === undefined || percentage === 0, `begin percentage ${percentage}`);
     assert.ok(
