@@ -161,8 +161,8 @@ def _scan(raw: str) -> str:
                 quote = ""
         elif c in "'\"":
             quote = c
-        elif c in SHELL_SPECIALS:
-            result = "glob"
+        elif c in SHELL_SPECIALS and (c != "~" or i == 0 or raw[i - 1] in "=:"):
+            result = "glob"  # ``~`` expands only at a word's start or after = and :
         i += 1
     return result
 
