@@ -240,3 +240,14 @@ def test_a_malformed_user_file_is_not_overwritten(store: RuleStore, root: Path) 
     with pytest.raises(ValueError):
         store.add(rule("bash", "make"), [root])
     assert store.user_file.read_text() == "[[rules]\nbroken"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo ${X:-$(rm -rf y)}", 'echo "${X:-`rm -rf y`}"', "echo $(rm -rf y)", "echo a &"],
+)
+def test_a_command_hidden_in_a_word_is_asked_under_a_prefix_rule(
+    store: RuleStore, root: Path, command: str
+) -> None:
+    store.add(rule("bash", "echo *"), [root])
+    assert decide(ApprovalPolicy(store=store), "bash", bash(command, root), root)[2].asked

@@ -122,21 +122,31 @@ def _simple(node: Any, text: str, out: ParsedCommand) -> SimpleCommand:
 
 def _word(node: Any, text: str, out: ParsedCommand) -> Word:
     """The word's value, or ``WILD``; substitutions inside are read as commands too."""
-    wild = False
+    wild = substituted = False
     for part in getattr(node, "parts", []) or []:
         if part.kind in ("commandsubstitution", "processsubstitution"):
             out.uncovered.add("substitution")
             _walk(part.command, text, out)
-            wild = True
+            wild = substituted = True
         elif part.kind in ("parameter", "tilde"):
+            if _hides_command(text[part.pos[0] : part.pos[1]]):
+                raise Unsupported("a substitution inside a parameter expansion")
             wild = True
         else:
             raise Unsupported(f"{part.kind} in a word")
     raw = text[node.pos[0] : node.pos[1]]
+    if not substituted and _hides_command(raw):
+        raise Unsupported("a substitution bashlex did not report")
     state = _scan(raw)
     if state == "expansion" and not wild:
         raise Unsupported("an expansion bashlex did not report")
     return WILD if wild or state != "literal" else str(node.word)
+
+
+def _hides_command(raw: str) -> bool:
+    """``raw`` may run a command: ``$(``, a backquote, ``<(`` or ``>(`` (quotes aside,
+    over-counting is safe: it only makes the command asked)."""
+    return any(opener in raw for opener in ("$(", "`", "<(", ">("))
 
 
 def _scan(raw: str) -> str:
