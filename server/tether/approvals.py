@@ -191,7 +191,8 @@ class ApprovalGate:
         except Exception as exc:  # rules that cannot be read allow nothing; asking is safe
             log.warning("approval rules not read (asking): %s", exc)
             return Judgement("ask")
-        return judge(tool, preview, rules, roots)
+        # Parsing a long command takes a while (about 1 s for 250 KB): off the event loop.
+        return await anyio.to_thread.run_sync(judge, tool, preview, rules, roots)
 
     async def _ask(
         self, request: ApprovalRequest, roots: Sequence[Path], *, remember: bool

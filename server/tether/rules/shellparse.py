@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import bashlex
-import bashlex.errors
 
 log = logging.getLogger(__name__)
 
@@ -54,26 +53,15 @@ def parse_command(text: str) -> ParsedCommand | None:
     """The command line's simple commands, or None when it cannot be read safely."""
     if not text.strip() or "\x00" in text:
         return None
-    try:
-        trees = bashlex.parse(text)
-    except (
-        bashlex.errors.ParsingError,
-        NotImplementedError,
-        IndexError,
-        AttributeError,
-        TypeError,
-        ValueError,
-        AssertionError,
-        RecursionError,
-    ) as exc:
-        log.debug("unreadable command %r: %s", text[:200], exc)
-        return None
     parsed = ParsedCommand()
     try:
-        for tree in trees:
+        for tree in bashlex.parse(text):
             _walk(tree, text, parsed)
     except Unsupported as exc:
         log.debug("command %r not read by rules: %s", text[:200], exc)
+        return None
+    except Exception as exc:  # any failure of a third-party parser: unreadable, so asked
+        log.debug("unreadable command %r: %s: %s", text[:200], type(exc).__name__, exc)
         return None
     return parsed if parsed.commands else None
 
