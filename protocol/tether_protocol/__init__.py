@@ -42,6 +42,15 @@ from .methods import (
     AGENT_HISTORY as AGENT_HISTORY_METHOD,
 )
 from .methods import (
+    AGENT_RULES_ADD as AGENT_RULES_ADD_METHOD,
+)
+from .methods import (
+    AGENT_RULES_LIST as AGENT_RULES_LIST_METHOD,
+)
+from .methods import (
+    AGENT_RULES_REMOVE as AGENT_RULES_REMOVE_METHOD,
+)
+from .methods import (
     AGENT_RUN as AGENT_RUN_METHOD,
 )
 from .methods import (
@@ -60,6 +69,18 @@ from .methods import (
     COMMAND_CANCEL,
     COMMAND_RUN,
     PROTOCOL_VERSION,
+)
+from .rules import (
+    ProposedRule,
+    Rule,
+    RuleDecision,
+    RulesAddParams,
+    RulesAddResult,
+    RuleScope,
+    RulesListParams,
+    RulesListResult,
+    RulesRemoveParams,
+    RulesRemoveResult,
 )
 from .run import (
     OUTCOMES,
@@ -88,6 +109,9 @@ __all__ = [
     "AGENT_CANCEL_METHOD",
     "AGENT_EVENT_METHOD",
     "AGENT_HISTORY_METHOD",
+    "AGENT_RULES_ADD_METHOD",
+    "AGENT_RULES_LIST_METHOD",
+    "AGENT_RULES_REMOVE_METHOD",
     "AGENT_RUN_METHOD",
     "AGENT_SAVE_DOCUMENTS_METHOD",
     "AGENT_SESSIONS_METHOD",
@@ -115,7 +139,17 @@ __all__ = [
     "Outcome",
     "Position",
     "Preview",
+    "ProposedRule",
     "ProposedText",
+    "Rule",
+    "RuleDecision",
+    "RuleScope",
+    "RulesAddParams",
+    "RulesAddResult",
+    "RulesListParams",
+    "RulesListResult",
+    "RulesRemoveParams",
+    "RulesRemoveResult",
     "Range",
     "RunContext",
     "RunEvent",

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field
 
 from .base import Range, WireModel
+from .rules import ProposedRule
 
 
 class ProposedText(WireModel):
@@ -69,6 +70,9 @@ class ApproveResult(WireModel):
     edited_text: str | None = None
     """Since protocol 2, for a diff preview: the user's new text of the ``proposed`` window,
     replacing the call's change; not together with ``arguments``."""
+    rule: ProposedRule | None = None
+    """With ``allow-always``: the rule the user picked; stored only if it covers this call.
+    Without it, ``allow-always`` covers this exact command (or the tool) for the session."""
 
 
 class SaveDocumentsParams(WireModel):

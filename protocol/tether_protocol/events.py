@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter
 
 from .base import WireModel
+from .rules import Rule
 from .run import Outcome
 
 Decision = Literal["allow", "allow-always", "deny", "auto", "denied-by-default"]
@@ -65,6 +66,8 @@ class ApprovalEvent(_Event):
     kind: Literal["approval"] = "approval"
     call_id: str
     decision: Decision
+    rules: list[Rule] | None = None
+    """The rules that decided it (every simple command's allow, or the deny or ask)."""
 
 
 class ToolResultEvent(_Event):

@@ -10,6 +10,9 @@ AGENT_STEER: Final = "agent/steer"
 AGENT_UNDO: Final = "agent/undo"
 AGENT_SESSIONS: Final = "agent/sessions"
 AGENT_HISTORY: Final = "agent/history"
+AGENT_RULES_LIST: Final = "agent/rules/list"
+AGENT_RULES_ADD: Final = "agent/rules/add"
+AGENT_RULES_REMOVE: Final = "agent/rules/remove"
 AGENT_EVENT: Final = "agent/event"
 AGENT_APPROVE: Final = "agent/approve"
 AGENT_SAVE_DOCUMENTS: Final = "agent/saveDocuments"
@@ -26,6 +29,9 @@ CLIENT_TO_SERVER: Final = (
     AGENT_UNDO,
     AGENT_SESSIONS,
     AGENT_HISTORY,
+    AGENT_RULES_LIST,
+    AGENT_RULES_ADD,
+    AGENT_RULES_REMOVE,
 )
 SERVER_TO_CLIENT: Final = (AGENT_EVENT, AGENT_APPROVE, AGENT_SAVE_DOCUMENTS)
 COMMANDS: Final = (COMMAND_RUN, COMMAND_CANCEL)

@@ -6,9 +6,12 @@ registry runs read-only tools directly, without asking). Such a call passes only
 ``allow``. Anything else — a ``deny``, an error, no answer, a malformed answer — means the
 call does not happen.
 
-Two limits on what passes without asking: a change to a sensitive path (``sensitive.py``)
-is always asked, whatever ``autoApprove`` or "allow always" says, and "allow always" for a
-command covers that exact command only (until approval rules can say more).
+Approval rules (``rules/``) come first: a matching ``deny`` denies without asking, an
+``ask`` asks whatever else allows the call, and an ``allow`` (of this session, the user,
+the project or the built-in read-only commands) lets it pass. A change to a sensitive path
+(``sensitive.py``) is always asked, whatever ``autoApprove``, a rule or "allow always" says.
+An "allow always" answer stores the rule the user picked, once checked to cover the call;
+without one it covers that exact command (or, for edits, the tool) for the session.
 """
 
 from __future__ import annotations
@@ -21,10 +24,12 @@ from typing import Any
 
 import anyio
 
-from tether_protocol import CommandPreview, Decision, DiffPreview, Preview
+from tether_protocol import CommandPreview, Decision, DiffPreview, Preview, ProposedRule, Rule
 
 from .events import RunEvents
 from .host import ApprovalAnswer, ApprovalRequest, Editor
+from .rules.match import Judgement, judge
+from .rules.store import RuleStore
 from .sensitive import reason_for_preview
 
 log = logging.getLogger(__name__)
@@ -42,10 +47,30 @@ class ApprovalPolicy:
     auto_approve: frozenset[str] = frozenset()
     always: set[str] = field(default_factory=set)
     always_commands: set[tuple[str, str]] = field(default_factory=set)
+    session_rules: list[Rule] = field(default_factory=list)
+    store: RuleStore | None = None
+    """The user's and the projects' rules (None: session rules only)."""
 
-    def configure(self, auto_approve: Iterable[str]) -> None:
-        """Use the configured ``autoApprove`` list (for the next decisions)."""
+    def configure(self, auto_approve: Iterable[str], store: RuleStore | None = None) -> None:
+        """Use the configured ``autoApprove`` list and rules (for the next decisions)."""
         self.auto_approve = frozenset(auto_approve)
+        if store is not None:
+            self.store = store
+
+    async def rules(self, roots: Sequence[Path]) -> list[Rule]:
+        """Every rule in force: this session's, the user's, the projects', the built-ins."""
+        if self.store is None:
+            return list(self.session_rules)
+        stored = await anyio.to_thread.run_sync(self.store.rule_set, roots)
+        return [*self.session_rules, *stored.rules]
+
+    async def store_rule(self, rule: Rule, roots: Sequence[Path]) -> None:
+        """Keep a rule the user picked: in memory for the session, else in its file."""
+        if rule.scope == "session" or self.store is None:
+            if rule not in self.session_rules:
+                self.session_rules.append(rule.model_copy(update={"scope": "session"}))
+            return
+        await anyio.to_thread.run_sync(self.store.add, rule, roots)
 
     def covers(self, tool: str, preview: Preview | None) -> bool:
         """The call may happen without asking (the sensitive floor aside)."""
@@ -135,18 +160,43 @@ class ApprovalGate:
         ``roots`` are the workspace folders, to place a changed file for the sensitive floor.
         """
         floor = reason_for_preview(preview, roots)
-        if floor is None and self.policy.covers(tool, preview):
+        judged = await self._judge(tool, preview, roots)
+        decided_by = judged.rules
+        if judged.outcome == "deny":
+            [rule] = judged.rules
+            verdict = Verdict(
+                "denied-by-default",
+                note=f"A {rule.scope} rule denies it ({rule.tool}: {rule.pattern}).",
+            )
+        elif floor is None and (
+            judged.outcome == "allow"
+            or (judged.outcome == "none" and self.policy.covers(tool, preview))
+        ):
             verdict = Verdict("auto")
+            decided_by = judged.rules if judged.outcome == "allow" else ()
         elif preview is None:
             verdict = Verdict("denied-by-default", note="there was nothing to show the user")
         else:
+            # The user decides; an ``ask`` rule is named as what made the question.
+            decided_by = judged.rules if judged.outcome == "ask" else ()
             shown = title if floor is None else f"{title} — {floor}"
             request = ApprovalRequest(self.events.run_id, call_id, tool, shown, arguments, preview)
-            verdict = await self._ask(request, remember=floor is None)
-        self.events.approval(call_id, verdict.decision)
+            verdict = await self._ask(request, roots, remember=floor is None)
+        self.events.approval(call_id, verdict.decision, decided_by)
         return verdict
 
-    async def _ask(self, request: ApprovalRequest, *, remember: bool) -> Verdict:
+    async def _judge(self, tool: str, preview: Preview | None, roots: Sequence[Path]) -> Judgement:
+        try:
+            rules = await self.policy.rules(roots)
+        except Exception as exc:  # rules that cannot be read allow nothing; asking is safe
+            log.warning("approval rules not read (asking): %s", exc)
+            return Judgement("ask")
+        # Parsing a long command takes a while (about 1 s for 250 KB): off the event loop.
+        return await anyio.to_thread.run_sync(judge, tool, preview, rules, roots)
+
+    async def _ask(
+        self, request: ApprovalRequest, roots: Sequence[Path], *, remember: bool
+    ) -> Verdict:
         try:
             # Cancelling the ask withdraws the question from the client (LspEditor sends
             # $/cancelRequest), so the editor closes it instead of keeping a stale Allow.
@@ -173,5 +223,27 @@ class ApprovalGate:
             return Verdict("denied-by-default")
         if answer.decision == "allow-always" and remember:  # never for a sensitive path
             changed = answer.arguments is not None and answer.arguments != request.arguments
-            self.policy.remember(request.tool, request.preview, changed=changed)
+            if answer.rule is not None:
+                if not changed and answer.edited_text is None:
+                    await self._store_picked(request, answer.rule, roots)
+            else:
+                self.policy.remember(request.tool, request.preview, changed=changed)
         return Verdict(answer.decision, answer.feedback, answer.arguments, answer.edited_text)
+
+    async def _store_picked(
+        self, request: ApprovalRequest, picked: ProposedRule, roots: Sequence[Path]
+    ) -> None:
+        """Store the rule the user picked if it allows the very call shown; else nothing
+        (the call itself was allowed once)."""
+        try:
+            rule = Rule(
+                tool=request.tool, pattern=picked.pattern, decision="allow", scope=picked.scope
+            )
+            if judge(request.tool, request.preview, [rule], roots).outcome != "allow":
+                log.warning(
+                    "the picked rule %r does not cover the call: not stored", picked.pattern
+                )
+                return
+            await self.policy.store_rule(rule, roots)
+        except Exception as exc:  # a rule not stored must not turn the allow into a failure
+            log.warning("the picked rule %r was not stored: %s", picked.pattern, exc)

@@ -13,6 +13,7 @@ from tether_protocol import (
     Decision,
     InjectionFlaggedEvent,
     Outcome,
+    Rule,
     RunEvent,
     RunFinishedEvent,
     RunStartedEvent,
@@ -93,8 +94,17 @@ class RunEvents:
     def tool_call(self, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
         self._send(ToolCallEvent(**self._next(), call_id=call_id, tool=tool, arguments=arguments))
 
-    def approval(self, call_id: str, decision: Decision) -> None:
-        self._send(ApprovalEvent(**self._next(), call_id=call_id, decision=decision))
+    def approval(
+        self, call_id: str, decision: Decision, rules: Sequence[Rule] | None = None
+    ) -> None:
+        self._send(
+            ApprovalEvent(
+                **self._next(),
+                call_id=call_id,
+                decision=decision,
+                rules=list(rules) if rules else None,
+            )
+        )
 
     def tool_result(
         self, call_id: str, tool: str, ok: bool, output: str, error: str | None

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from tether_protocol import Preview, RunEvent
+from tether_protocol import Preview, ProposedRule, RunEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +176,8 @@ class ApprovalAnswer:
     """Changed call arguments."""
     edited_text: str | None = None
     """The user's new text for a diff preview's ``proposed`` window."""
+    rule: ProposedRule | None = None
+    """With ``allow-always``: the rule the user picked to store."""
 
 
 class Editor(Protocol):

@@ -32,6 +32,7 @@ from .loop import AgentLoop, Limits
 from .prompting import system_prompt
 from .providers import make_provider
 from .providers.base import Message
+from .rules.store import RuleStore
 from .session.records import UndoneRecord
 from .session.store import RunIndex, list_sessions, load
 from .session.writer import SessionLogWriter, SessionRecorder, SessionSink, new_session_id
@@ -87,9 +88,13 @@ class Run:
 class RunManager:
     """Owns every run of a server: ids, phases, session memory, cancel and steer."""
 
-    def __init__(self, tools: ToolRegistry, log_writer: SessionLogWriter) -> None:
+    def __init__(
+        self, tools: ToolRegistry, log_writer: SessionLogWriter, rules: RuleStore | None = None
+    ) -> None:
         self.tools = tools
         self.log_writer = log_writer
+        self.rules = rules
+        """The user's and the projects' approval rules (None: session rules only)."""
         self._runs: dict[str, Run] = {}
         """Runs created and not finished: their run and session ids are taken."""
         self._sessions: OrderedDict[str, SessionMemory] = OrderedDict()
@@ -136,6 +141,11 @@ class RunManager:
         idle = [s for s in self._sessions if s not in busy]
         for session_id in idle[: max(0, len(self._sessions) - SESSIONS_KEPT)]:
             del self._sessions[session_id]
+
+    def session_policy(self, session_id: str) -> ApprovalPolicy | None:
+        """The approval policy (session rules) of a session in memory, if it is."""
+        memory = self._sessions.get(session_id)
+        return None if memory is None else memory.policy
 
     async def _session(self, session_id: str, new: bool) -> SessionMemory:
         """The session to continue: in memory, else rebuilt from its log (the truth)."""
@@ -199,7 +209,7 @@ class RunManager:
             raise InvalidRun(str(exc)) from exc
         limits = params.limits
         events = RunEvents(run_id, [*sinks, SessionSink(self.log_writer, session_id)])
-        memory.policy.configure(config.auto_approve)
+        memory.policy.configure(config.auto_approve, self.rules)
         run.loop = AgentLoop(
             provider=provider,
             tools=self.tools,

@@ -292,9 +292,11 @@ class Editor:
 
 
 def server_env(state_dir: Path) -> dict[str, str]:
-    """The server's environment: no TETHER_* leaking in, state kept in the test's folder."""
+    """The server's environment: no TETHER_* leaking in, state and the user's rules file
+    kept in the test's folder."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
     env["TETHER_STATE_DIR"] = str(state_dir)
+    env["XDG_CONFIG_HOME"] = str(state_dir.parent / "config")
     return env
 
 

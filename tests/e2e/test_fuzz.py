@@ -126,6 +126,16 @@ class Fuzzer:
                 return {"limit": rng.randint(1, 5)}
             case "agent/history":
                 return {"sessionId": self.run_id()}
+            case "agent/rules/list":
+                return {"sessionId": self.run_id()} if rng.random() < 0.5 else {}
+            case "agent/rules/add" | "agent/rules/remove":
+                rule = {
+                    "tool": rng.choice(["bash", "edit_file", "write_file", "nope"]),
+                    "pattern": rng.choice(["ls *", "src/**", "a | b", ""]) + self.text(),
+                    "decision": rng.choice(["allow", "deny", "ask"]),
+                    "scope": rng.choice(["session", "project", "user", "builtin"]),
+                }
+                return {"rule": rule, "sessionId": self.run_id()}
             case "initialize":
                 return {"processId": None, "rootUri": self.root.as_uri(), "capabilities": {}}
             case "textDocument/didOpen":
@@ -364,6 +374,7 @@ def test_fuzzed_traffic_never_stops_the_server(tmp_path: Path) -> None:
         assert raw.close(15) == 0, f"seed {seed}"
         unexplained = tracebacks_of_crashes(raw.stderr())
         assert not unexplained, f"seed {seed}:\n" + "\n".join(unexplained)
-        assert {p.name for p in root.iterdir()} <= {"notes.txt", "out.txt"}
+        # .tether/rules.toml: a project rule that agent/rules/add was asked to keep.
+        assert {p.name for p in root.iterdir()} <= {"notes.txt", "out.txt", ".tether"}
     finally:
         raw.kill()

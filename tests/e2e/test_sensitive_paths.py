@@ -153,10 +153,10 @@ async def test_allow_always_on_a_command_covers_that_exact_command_only(
     await editor.open_session(
         workspace,
         script=script(
-            {"toolCalls": [bash("ls")]},
+            {"toolCalls": [bash("date")]},
             {"toolCalls": [bash("rm -rf x")]},
-            {"toolCalls": [bash("ls ")]},  # not the same string: asked
-            {"toolCalls": [bash("ls")]},
+            {"toolCalls": [bash("date ")]},  # not the same string: asked
+            {"toolCalls": [bash("date")]},
         ),
     )
     asked: list[str] = []
@@ -168,7 +168,7 @@ async def test_allow_always_on_a_command_covers_that_exact_command_only(
     editor.approve = answer
     result = await editor.run(prompt="go", runId="r1")
     assert result["outcome"] == "done"
-    assert asked == ["ls", "rm -rf x", "ls "]
+    assert asked == ["date", "rm -rf x", "date "]
     assert decisions(editor) == ["allow-always", "deny", "deny", "auto"]
     assert (workspace / "x" / "keep.txt").read_text() == "precious\n"
 
@@ -181,9 +181,9 @@ async def test_the_message_fallback_offers_allow_always_for_this_exact_command(
         workspace,
         approvals=False,
         script=script(
-            {"toolCalls": [bash("ls")]},
+            {"toolCalls": [bash("date")]},
             {"toolCalls": [bash("rm -rf x")]},
-            {"toolCalls": [bash("ls")]},
+            {"toolCalls": [bash("date")]},
         ),
     )
     editor.message_choice = "Allow always (this exact command)"
@@ -194,4 +194,4 @@ async def test_the_message_fallback_offers_allow_always_for_this_exact_command(
         "Allow always (this exact command)",
         "Deny",
     ]
-    assert "$ ls" in first.message and "$ rm -rf x" in second.message
+    assert "$ date" in first.message and "$ rm -rf x" in second.message

@@ -15,6 +15,9 @@ from pydantic import TypeAdapter, ValidationError
 from tether_protocol import (
     ApproveParams,
     ApproveResult,
+    RulesAddParams,
+    RulesListResult,
+    RulesRemoveParams,
     RunEvent,
     RunParams,
     RunResult,
@@ -35,6 +38,9 @@ MODELS: dict[str, Any] = {
     "agent-approve.result.json": ApproveResult,
     "settings.json": TetherSettings,
     "agent-undo.result.json": UndoResult,
+    "agent-rules-list.result.json": RulesListResult,
+    "agent-rules-add.params.json": RulesAddParams,
+    "agent-rules-remove.params.json": RulesRemoveParams,
 }
 
 

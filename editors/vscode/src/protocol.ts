@@ -8,6 +8,9 @@ export const Methods = {
   agentUndo: "agent/undo",
   agentSessions: "agent/sessions",
   agentHistory: "agent/history",
+  agentRulesList: "agent/rules/list",
+  agentRulesAdd: "agent/rules/add",
+  agentRulesRemove: "agent/rules/remove",
   agentEvent: "agent/event",
   agentApprove: "agent/approve",
   agentSaveDocuments: "agent/saveDocuments",
@@ -89,6 +92,33 @@ export type AgentHistoryResult = {
   events: { [key: string]: unknown }[];
 };
 
+export type AgentRulesListParams = {
+  sessionId?: string | null;
+};
+
+export type AgentRulesListResult = {
+  rules: Rule[];
+  readOnlyDefaults: boolean;
+};
+
+export type AgentRulesAddParams = {
+  rule: Rule;
+  sessionId?: string | null;
+};
+
+export type AgentRulesAddResult = {
+  rule: Rule;
+};
+
+export type AgentRulesRemoveParams = {
+  rule: Rule;
+  sessionId?: string | null;
+};
+
+export type AgentRulesRemoveResult = {
+  removed: boolean;
+};
+
 export type AgentEventParams = RunStartedEvent | StepEvent | TextDeltaEvent | AssistantEvent | ToolCallEvent | ApprovalEvent | ToolResultEvent | UsageEvent | RunFinishedEvent | CompactedEvent | InjectionFlaggedEvent;
 
 export type AgentApproveParams = {
@@ -105,6 +135,7 @@ export type AgentApproveResult = {
   feedback?: string | null;
   arguments?: { [key: string]: unknown } | null;
   editedText?: string | null;
+  rule?: ProposedRule | null;
 };
 
 export type AgentSaveDocumentsParams = {
@@ -155,6 +186,7 @@ export type ApprovalEvent = {
   kind?: "approval";
   callId: string;
   decision: "allow" | "allow-always" | "deny" | "auto" | "denied-by-default";
+  rules?: Rule[] | null;
 };
 
 export type AssistantEvent = {
@@ -206,6 +238,11 @@ export type Position = {
   character: number;
 };
 
+export type ProposedRule = {
+  pattern: string;
+  scope?: "session" | "project" | "user";
+};
+
 export type ProposedText = {
   range: Range;
   text: string;
@@ -215,6 +252,13 @@ export type ProposedText = {
 export type Range = {
   start: Position;
   end: Position;
+};
+
+export type Rule = {
+  tool: string;
+  pattern: string;
+  decision: "allow" | "deny" | "ask";
+  scope?: "session" | "project" | "user" | "builtin";
 };
 
 export type RunContext = {

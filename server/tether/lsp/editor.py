@@ -109,7 +109,7 @@ class LspEditor:
             log.warning("malformed agent/approve answer (denied): %.200r", raw)
             return None
         return ApprovalAnswer(
-            answer.decision, answer.feedback, answer.arguments, answer.edited_text
+            answer.decision, answer.feedback, answer.arguments, answer.edited_text, answer.rule
         )
 
     async def _ask_with_message(self, request: ApprovalRequest) -> ApprovalAnswer | None:

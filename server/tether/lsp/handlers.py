@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from lsprotocol import types
@@ -22,6 +22,7 @@ from tether_protocol import (
 
 from ..config import ConfigError
 from ..providers import warm_up
+from ..rules.service import RULES_PARAMS
 from ..tools.registry import ToolRegistry
 from .server import TetherServer, validate_params
 
@@ -54,6 +55,9 @@ def create_server(tools: ToolRegistry, environ: Mapping[str, str] | None = None)
     @server.feature(AGENT_HISTORY_METHOD)
     async def agent_history(ls: TetherServer, params: Any) -> dict[str, Any]:
         return await ls.session_history(params)
+
+    for method in RULES_PARAMS:  # agent/rules/list, agent/rules/add, agent/rules/remove
+        server.feature(method)(_rules_handler(method))
 
     @server.command(COMMAND_RUN)
     async def command_run(ls: TetherServer, *args: Any) -> dict[str, Any]:
@@ -100,3 +104,10 @@ def create_server(tools: ToolRegistry, environ: Mapping[str, str] | None = None)
         ls.cancel_progress(params.token)
 
     return server
+
+
+def _rules_handler(method: str) -> Callable[[TetherServer, Any], Awaitable[dict[str, Any]]]:
+    async def agent_rules(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return await ls.rules_request(method, params)
+
+    return agent_rules

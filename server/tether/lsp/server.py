@@ -46,6 +46,8 @@ from tether_protocol.methods import CLIENT_TO_SERVER
 from ..config import Config, ConfigError, merge, parse_settings, resolve, settings_from_environment
 from ..host import EventSink
 from ..providers import AVAILABLE_PROVIDERS
+from ..rules.service import RULES_PARAMS, RulesRequestError, RulesService
+from ..rules.store import RuleStore
 from ..runs import InvalidRun, Run, RunManager
 from ..session.writer import SessionLogWriter
 from ..tools.registry import ToolRegistry
@@ -266,7 +268,8 @@ class TetherServer(LanguageServer):
         self.editor = LspEditor(self)
         self._loop: asyncio.AbstractEventLoop | None = None
         self.log_writer = SessionLogWriter(self.config.state_dir, self._state_dir_failed)
-        self.runs = RunManager(tools, self.log_writer)
+        self.rules = RulesService(RuleStore.from_environment(self.environ))
+        self.runs = RunManager(tools, self.log_writer, self.rules.store)
         self._told_approvals_unsupported = False
 
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -429,6 +432,16 @@ class TetherServer(LanguageServer):
             result = await self.runs.history(params.session_id)
         except InvalidRun as exc:
             raise JsonRpcInvalidParams(f"agent/history: {clip(str(exc))}") from exc
+        return result.to_wire()
+
+    async def rules_request(self, method: str, raw: Any) -> dict[str, Any]:
+        """``agent/rules/list``, ``agent/rules/add``, ``agent/rules/remove``."""
+        params = validate_params(RULES_PARAMS[method], raw, method)
+        session = self.runs.session_policy(params.session_id) if params.session_id else None
+        try:
+            result = await self.rules.handle(params, self.workspace_model().roots, session)
+        except RulesRequestError as exc:
+            raise JsonRpcInvalidParams(f"{method}: {clip(str(exc))}") from exc
         return result.to_wire()
 
     def cancel_run(self, raw: Any) -> dict[str, Any]:

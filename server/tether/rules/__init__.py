@@ -1,0 +1,1 @@
+"""Approval rules: exact, persistent, revocable allows, denies and asks (docs/approvals.md)."""
