@@ -15,7 +15,6 @@ from ..config import (
     DEFAULT_MAX_STEPS,
     DEFAULT_TIMEOUT_SECONDS,
     PROJECT_CONFIG,
-    TRUST_KEY,
     default_state_dir,
     project_settings,
     user_config_path,
@@ -71,15 +70,6 @@ def _file_size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
-
-
-def ignored_warning(ignored: list[str], root: Path, environ: Mapping[str, str]) -> str:
-    """Why an untrusted project's keys were not applied, and how to trust it."""
-    return (
-        f"ignoring {', '.join(ignored)} in {root / PROJECT_CONFIG}: a project's config may "
-        f"not choose these unless you trust it (add {str(root)!r} to {TRUST_KEY} in "
-        f"{user_config_path(environ)})"
-    )
 
 
 def _shown(key: str, value: Any) -> str:
