@@ -324,12 +324,14 @@ class TetherServer(LanguageServer):
         self._project_settings, ignored = project_settings(root.resolve(), self.environ)
         if ignored:
             message = ignored_warning(ignored, root.resolve(), self.environ)
-            log.warning("%s", message)
-            if self._loop is not None:  # allowed during initialize (LSP 3.17)
-                show = types.ShowMessageParams(
-                    type=types.MessageType.Warning, message=f"Tether: {message}"
-                )
-                self._loop.call_soon(self.window_show_message, show)
+            if self._loop is None:  # no client to tell (a test calling this directly)
+                log.warning("%s", message)
+                return
+            # showMessage is allowed during initialize (LSP 3.17); it is the one copy.
+            show = types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"Tether: {message}"
+            )
+            self._loop.call_soon(self.window_show_message, show)
 
     def apply_client_settings(self, settings: object) -> None:
         """``workspace/didChangeConfiguration``: ``settings.tether`` for later runs."""
