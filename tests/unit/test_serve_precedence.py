@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 
 from tether.cli import build_tools
+from tether.config import ConfigError
 from tether.lsp.handlers import create_server
 
 
@@ -70,3 +72,11 @@ def test_an_untrusted_project_cannot_choose_the_provider_or_approvals(tmp_path: 
     server = create_server(build_tools(), env)
     server.configure_from_initialize(initialize(root))
     assert server.config.provider == "openai" and server.config.auto_approve == ("bash",)
+
+
+def test_a_bad_project_file_fails_initialize_naming_the_file(tmp_path: Path) -> None:
+    env = environment(tmp_path, "")
+    root = project(tmp_path, "maxSteps = 0\n")
+    server = create_server(build_tools(), env)
+    with pytest.raises(ConfigError, match=r"\.tether/config\.toml.*max_?[sS]teps"):
+        server.configure_from_initialize(initialize(root))
