@@ -80,15 +80,13 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
     return {key: getattr(args, flag) for flag, key in RUN_FLAGS.items() if getattr(args, flag)}
 
 
-def settings_for(cwd: Path, args: argparse.Namespace) -> dict[str, Any]:
-    """The ``initializationOptions`` of a run in ``cwd``: project file and flags (warning
-    about what an untrusted project file may not set)."""
-    from .client.settings import gather, ignored_warning
+def settings_for(cwd: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+    """The ``initializationOptions`` of a run in ``cwd`` (project file and flags) and the
+    keys of an untrusted project file that were ignored."""
+    from .client.settings import gather
 
     gathered = gather(cwd, run_options(args), os.environ)
-    if gathered.ignored:
-        print(f"tether: {ignored_warning(gathered.ignored, cwd, os.environ)}", file=sys.stderr)
-    return gathered.options
+    return gathered.options, gathered.ignored
 
 
 def show_config(args: argparse.Namespace) -> int:
@@ -149,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     from .client.terminal_run import EXIT_USAGE, TerminalRun, run_in_terminal
-    from .config import ConfigError
+    from .config import ConfigError, ignored_warning
 
     cwd = Path(args.cwd).resolve()
     if not cwd.is_dir():
@@ -160,11 +158,13 @@ def run(args: argparse.Namespace) -> int:
         print("tether: the prompt is empty", file=sys.stderr)
         return EXIT_USAGE
     try:
-        options = settings_for(cwd, args)
+        options, ignored = settings_for(cwd, args)
     except ConfigError as exc:
         print(f"tether: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if (problem := check_settings(options)) is not None:
+        if ignored:  # the server, not started, would have said it
+            print(f"tether: {ignored_warning(ignored, cwd, os.environ)}", file=sys.stderr)
         print(f"tether: {problem}", file=sys.stderr)
         return EXIT_USAGE
     params: dict[str, Any] = {}

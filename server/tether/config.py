@@ -112,6 +112,15 @@ def project_settings(root: Path, environ: Mapping[str, str]) -> tuple[TetherSett
     return parse_settings(data, str(path)), ignored
 
 
+def ignored_warning(ignored: list[str], root: Path, environ: Mapping[str, str]) -> str:
+    """Why an untrusted project's keys were not applied, and how to trust it."""
+    return (
+        f"ignoring {', '.join(ignored)} in {root / PROJECT_CONFIG}: a project's config may "
+        f"not choose these unless you trust it (add {str(root)!r} to {TRUST_KEY} in "
+        f"{user_config_path(environ)})"
+    )
+
+
 def settings_from_environment(environ: Mapping[str, str]) -> TetherSettings:
     """The user's config file under the ``TETHER_*`` variables (which win)."""
     user, _ = user_file(environ)

@@ -28,6 +28,8 @@ from .config import Config, ConfigError
 from .context import SessionWindows
 from .events import RunEvents
 from .host import Editor, EventSink
+from .instructions import home_folder
+from .instructions import load as load_instructions
 from .loop import AgentLoop, Limits
 from .prompting import system_prompt
 from .providers import make_provider
@@ -208,6 +210,7 @@ class RunManager:
         except ConfigError as exc:
             raise InvalidRun(str(exc)) from exc
         limits = params.limits
+        instructions = await load_instructions(workspace.root, workspace.buffers, home_folder())
         events = RunEvents(run_id, [*sinks, SessionSink(self.log_writer, session_id)])
         memory.policy.configure(config.auto_approve, self.rules)
         run.loop = AgentLoop(
@@ -226,7 +229,7 @@ class RunManager:
                 max_tokens=limits.max_tokens if limits else None,
                 max_cost_usd=limits.max_cost_usd if limits else None,
             ),
-            system=system_prompt(workspace, self.tools.names, params.context),
+            system=system_prompt(workspace, self.tools.names, params.context, instructions),
             history=memory.history,
             recorder=SessionRecorder(self.log_writer, session_id, run_id),
             context_budget=config.context_budget_tokens,

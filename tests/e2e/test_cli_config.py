@@ -62,6 +62,7 @@ def test_an_untrusted_project_cannot_choose_the_provider_or_script(tmp_path: Pat
     assert out.returncode == 0, out.stderr
     assert "user script" in out.stdout and "project script" not in out.stdout
     assert "ignoring baseUrl, provider, script" in out.stderr and "trustedProjects" in out.stderr
+    assert out.stderr.count("ignoring") == 1  # the server says it; the CLI does not repeat it
 
     trusted = user + f"trustedProjects = [{json.dumps(str(root))}]\n"
     trusted = trusted.replace('provider = "scripted"', 'provider = "anthropic"')

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +15,13 @@ from ..config import (
     DEFAULT_MAX_STEPS,
     DEFAULT_TIMEOUT_SECONDS,
     PROJECT_CONFIG,
-    TRUST_KEY,
     default_state_dir,
     project_settings,
     user_config_path,
     user_file,
     variables_settings,
 )
+from ..instructions import MAX_INSTRUCTIONS_BYTES, home_folder, instruction_paths
 
 SECRETS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
@@ -44,6 +44,8 @@ class CliSettings:
     user file and the environment itself, under these)."""
     ignored: list[str]
     """Keys of an untrusted project's config file that were not applied."""
+    instructions: list[tuple[Path, int]] = field(default_factory=list)
+    """The project's AGENTS.md files (outermost first) and their sizes in bytes."""
 
 
 def gather(root: Path, flags: dict[str, Any], environ: Mapping[str, str]) -> CliSettings:
@@ -59,16 +61,15 @@ def gather(root: Path, flags: dict[str, Any], environ: Mapping[str, str]) -> Cli
         Layer("environment", variables),
         Layer("flags", flags),
     ]
-    return CliSettings(layers, options, ignored)
+    found = [(p, _file_size(p)) for p in instruction_paths(root, home_folder(environ))]
+    return CliSettings(layers, options, ignored, found)
 
 
-def ignored_warning(ignored: list[str], root: Path, environ: Mapping[str, str]) -> str:
-    """Why an untrusted project's keys were not applied, and how to trust it."""
-    return (
-        f"ignoring {', '.join(ignored)} in {root / PROJECT_CONFIG}: a project's config may "
-        f"not choose these unless you trust it (add {str(root)!r} to {TRUST_KEY} in "
-        f"{user_config_path(environ)})"
-    )
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _shown(key: str, value: Any) -> str:
@@ -100,6 +101,15 @@ def describe(settings: CliSettings, environ: Mapping[str, str] | None = None) ->
             lines.append(f"{key:22} {_shown(key, value):40} {source}")
     for name in SECRETS:
         lines.append(f"{name:22} {_mask(env[name]) if env.get(name) else 'not set':40} environment")
+    lines.append("")
+    if settings.instructions:
+        total = sum(size for _, size in settings.instructions)
+        over = total > MAX_INSTRUCTIONS_BYTES
+        cut = f", cut to {MAX_INSTRUCTIONS_BYTES} in the prompt" if over else ""
+        lines.append(f"project instructions ({total} bytes{cut}):")
+        lines.extend(f"  {path}  {size} bytes" for path, size in settings.instructions)
+    else:
+        lines.append("project instructions: no AGENTS.md here or in the folders above")
     if settings.ignored:
         lines.append("")
         lines.append(f"ignored: {', '.join(settings.ignored)} (the project is not trusted)")

@@ -43,7 +43,17 @@ from tether_protocol import (
 )
 from tether_protocol.methods import CLIENT_TO_SERVER
 
-from ..config import Config, ConfigError, merge, parse_settings, resolve, settings_from_environment
+from ..config import (
+    Config,
+    ConfigError,
+    ignored_warning,
+    merge,
+    parse_settings,
+    project_settings,
+    resolve,
+    user_file,
+    variables_settings,
+)
 from ..host import EventSink
 from ..providers import AVAILABLE_PROVIDERS
 from ..rules.service import RULES_PARAMS, RulesRequestError, RulesService
@@ -260,10 +270,13 @@ class TetherServer(LanguageServer):
         self.environ = dict(os.environ if environ is None else environ)
         self.tools = tools
         self.client_tether = ClientTetherCapabilities()
-        self._env_settings = settings_from_environment(self.environ)
+        # Lowest first: user file < project file < environment < editor (or the CLI's flags).
+        self._user_settings, _ = user_file(self.environ)
+        self._project_settings = TetherSettings()
+        self._env_settings = variables_settings(self.environ)
         self._init_settings = TetherSettings()
         self._client_settings = TetherSettings()
-        self.config: Config = resolve(self._env_settings, self.environ)
+        self.config: Config = resolve(merge(self._user_settings, self._env_settings), self.environ)
         self.buffers = LspBuffers(self)
         self.editor = LspEditor(self)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -298,7 +311,30 @@ class TetherServer(LanguageServer):
                     "ignoring a malformed experimental.tether declaration: %s", clip(repr(declared))
                 )
         self._init_settings = parse_settings(params.initialization_options, "initializationOptions")
+        self._read_project_file(params)
         self._reconfigure()
+
+    def _read_project_file(self, params: types.InitializeParams) -> None:
+        """The first workspace folder's ``.tether/config.toml``, bound by the trust rule.
+
+        Read once, at ``initialize`` (a few hundred bytes, before anything else is served).
+        """
+        folders = params.workspace_folders or []
+        uri = folders[0].uri if folders else params.root_uri
+        root = path_from_uri(uri) if uri else None
+        if root is None:
+            return
+        self._project_settings, ignored = project_settings(root.resolve(), self.environ)
+        if ignored:
+            message = ignored_warning(ignored, root.resolve(), self.environ)
+            if self._loop is None:  # no client to tell (a test calling this directly)
+                log.warning("%s", message)
+                return
+            # showMessage is allowed during initialize (LSP 3.17); it is the one copy.
+            show = types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"Tether: {message}"
+            )
+            self._loop.call_soon(self.window_show_message, show)
 
     def apply_client_settings(self, settings: object) -> None:
         """``workspace/didChangeConfiguration``: ``settings.tether`` for later runs."""
@@ -307,7 +343,13 @@ class TetherServer(LanguageServer):
             self._reconfigure()
 
     def _reconfigure(self) -> None:
-        merged = merge(self._env_settings, self._init_settings, self._client_settings)
+        merged = merge(
+            self._user_settings,
+            self._project_settings,
+            self._env_settings,
+            self._init_settings,
+            self._client_settings,
+        )
         config = resolve(merged, self.environ)
         if config.state_dir != self.config.state_dir:
             self.log_writer.retire()  # runs in flight finish writing there; new ones go here

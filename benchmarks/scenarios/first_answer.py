@@ -1,0 +1,148 @@
+"""First-answer latency: spawning ``tether run`` → its final answer, on the 3-turn
+read → write → answer task, against local fake OpenAI and Anthropic APIs (real SDKs).
+
+This is what a terminal user waits for: the CLI's own start, the ``tether serve`` it
+spawns, ``initialize``, the provider SDK's import and three model turns. The breakdown:
+
+- spawn → first model request: everything before the model is asked (when the fake API
+  receives the first request);
+- first model request → answer: the three turns, the read and the approved write;
+- ``tether serve`` spawn → ``initialize`` answered, and importing the SDK in a fresh
+  interpreter (less an empty interpreter's start), each measured on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.providers.fakes import FakeApi, Recorded, Reply, Sse, anthropic_stream, openai_stream
+
+from ..client import TETHER, Server
+from ..harness import Context, ms
+from ..report import Row
+
+NAME = "first answer (tether run)"
+APP = "def greet(name):\n    return 'hello ' + name\n"
+ANSWER = "it says hi now."
+TARGETS_MS = {"openai": 800.0, "anthropic": 1200.0}
+SDK = {"openai": "openai", "anthropic": "anthropic"}
+
+
+class TimedApi(FakeApi):
+    """A fake API that notes when each request arrived (``time.monotonic_ns``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrivals: list[int] = []
+
+    def record(self, request: Recorded) -> Reply:
+        self.arrivals.append(time.monotonic_ns())
+        return super().record(request)
+
+
+def _queue_task(fake: FakeApi, provider: str, index: int) -> None:
+    stream = openai_stream if provider == "openai" else anthropic_stream
+    content = json.dumps({"path": "src/app.py", "content": APP.replace("hello", f"hi {index}")})
+    fake.queue(
+        Sse(stream("Let me read it.", calls=[("c1", "read_file", ['{"path": "src/app.py"}'])])),
+        Sse(stream("Now the change.", calls=[("c2", "write_file", [content])])),
+        Sse(stream("Done: ", ANSWER)),
+    )
+
+
+async def _one_run(
+    ctx: Context, provider: str, fake: TimedApi, root: Path, index: int
+) -> tuple[float, float]:
+    """One ``tether run`` from spawn to the answer on its stdout: (total, to 1st request)."""
+    _queue_task(fake, provider, index)
+    base_url = fake.url + "/v1" if provider == "openai" else fake.url
+    argv = [sys.executable, "-m", "tether", "run", "--yes", "--provider", provider]
+    argv += ["--base-url", base_url, "--model", "bench-model", "make it say hi"]
+    key = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
+    env = ctx.env(ctx.folder(f"first-{provider}-state"), **{key: "bench-key"})
+    before = len(fake.arrivals)
+    began = time.monotonic_ns()
+    process = await asyncio.create_subprocess_exec(
+        *argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
+    )
+    assert process.stdout is not None
+    seen = b""
+    answered: int | None = None
+    try:
+        async with asyncio.timeout(60):
+            while chunk := await process.stdout.read(65536):
+                seen += chunk
+                if answered is None and ANSWER.encode() in seen:
+                    answered = time.monotonic_ns()
+            code = await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    if answered is None or code != 0:
+        raise RuntimeError(f"{provider}: tether run exited {code}: {seen[-2000:]!r}")
+    if f"hi {index}" not in (root / "src" / "app.py").read_text():
+        raise RuntimeError(f"{provider}: the write did not reach the disk")
+    return ms(answered - began), ms(fake.arrivals[before] - began)
+
+
+async def _serve_to_initialize(ctx: Context) -> float:
+    server = await Server.start(
+        TETHER, env=ctx.env(ctx.folder("first-serve-state")), cwd=ctx.scratch
+    )
+    try:
+        at, _ = await server.initialize(ctx.scratch, {"provider": "scripted"})
+        return ms(at - server.started_ns)
+    finally:
+        await server.close()
+
+
+async def _import_time(module: str) -> float:
+    """Importing ``module`` in a fresh interpreter, less an empty interpreter's start."""
+
+    async def timed(code: str) -> float:
+        began = time.monotonic_ns()
+        process = await asyncio.create_subprocess_exec(sys.executable, "-c", code)
+        async with asyncio.timeout(60):
+            await process.wait()
+        return ms(time.monotonic_ns() - began)
+
+    return await timed(f"import {module}") - await timed("pass")
+
+
+async def run(ctx: Context) -> list[Row]:
+    rows: list[Row] = []
+    runs = max(1, ctx.sizes.provider_runs // 3)
+    initialize = [await _serve_to_initialize(ctx) for _ in range(runs)]
+    rows.append(Row.of(NAME, "tether serve spawn → initialize", "ms", initialize))
+    for provider in ("openai", "anthropic"):
+        root = ctx.folder(f"first-{provider}")
+        (root / "src").mkdir()
+        (root / "src" / "app.py").write_text(APP)
+        totals: list[float] = []
+        befores: list[float] = []
+        with TimedApi() as fake:
+            for index in range(runs + 1):  # the first one warms the page cache
+                total, before = await _one_run(ctx, provider, fake, root, index)
+                ctx.log(f"{provider} run {index}: {total:.0f} ms ({before:.0f} ms to 1st call)")
+                if index:
+                    totals.append(total)
+                    befores.append(before)
+        imports = [await _import_time(SDK[provider]) for _ in range(runs)]
+        rows += [
+            Row.of(NAME, f"{provider}: spawn → answer", "ms", totals, limit=TARGETS_MS[provider]),
+            Row.of(NAME, f"{provider}: spawn → 1st model request", "ms", befores),
+            Row.of(
+                NAME,
+                f"{provider}: 1st model request → answer",
+                "ms",
+                [t - b for t, b in zip(totals, befores, strict=True)],
+            ),
+            Row.of(NAME, f"{provider}: import {SDK[provider]} (fresh process)", "ms", imports),
+        ]
+    return rows
