@@ -75,7 +75,7 @@ def read_toml(path: Path) -> dict[str, Any] | None:
     """A TOML file's table; None when there is no such file; ``ConfigError`` when bad."""
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no such file (a parent is not a folder)
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot be read: {exc}") from None

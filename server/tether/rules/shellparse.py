@@ -13,7 +13,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-import bashlex
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +52,10 @@ def parse_command(text: str) -> ParsedCommand | None:
     """The command line's simple commands, or None when it cannot be read safely."""
     if not text.strip() or "\x00" in text:
         return None
+    # Imported on first use: bashlex builds its parser tables at import (~60 ms), which
+    # every `tether serve` start would pay before answering initialize.
+    import bashlex
+
     parsed = ParsedCommand()
     try:
         for tree in bashlex.parse(text):

@@ -69,7 +69,7 @@ def _read_toml(path: Path) -> dict[str, Any] | None:
     try:
         with path.open("rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no such file (a parent is not a folder)
         return None
     except OSError as exc:
         raise RulesFileError(f"{path}: {exc.strerror or exc}") from exc
