@@ -13,7 +13,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-
 log = logging.getLogger(__name__)
 
 WILD = None
