@@ -71,17 +71,25 @@ def user_config_path(environ: Mapping[str, str]) -> Path:
     return Path(base) / USER_CONFIG
 
 
+MAX_TOML_BYTES = 1 << 20
+"""A settings or rules file larger than this is refused (it is read on every decision)."""
+
+
 def read_toml(path: Path) -> dict[str, Any] | None:
-    """A TOML file's table; None when there is no such file; ``ConfigError`` when bad."""
+    """A TOML file's table (settings, rules); None when there is no such file;
+    ``ConfigError`` when it cannot be read, is too large or is not TOML."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_TOML_BYTES + 1)
     except (FileNotFoundError, NotADirectoryError):  # no such file (a parent is not a folder)
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot be read: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    if len(data) > MAX_TOML_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_TOML_BYTES} bytes")
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 
 

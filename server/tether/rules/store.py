@@ -15,7 +15,6 @@ import json
 import logging
 import os
 import threading
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,13 +24,13 @@ from pydantic import ValidationError
 
 from tether_protocol import Rule
 
+from ..config import ConfigError, read_toml
 from .builtin import BUILTIN_RULES
 from .match import check_pattern
 
 log = logging.getLogger(__name__)
 
 PROJECT_FILE = Path(".tether") / "rules.toml"
-MAX_FILE_BYTES = 1 << 20
 
 
 class RulesFileError(ValueError):
@@ -67,18 +66,9 @@ class RuleSet:
 def _read_toml(path: Path) -> dict[str, Any] | None:
     """The file's table, None when there is none; ``RulesFileError`` when unreadable."""
     try:
-        with path.open("rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-    except (FileNotFoundError, NotADirectoryError):  # no such file (a parent is not a folder)
-        return None
-    except OSError as exc:
-        raise RulesFileError(f"{path}: {exc.strerror or exc}") from exc
-    if len(data) > MAX_FILE_BYTES:
-        raise RulesFileError(f"{path}: larger than {MAX_FILE_BYTES} bytes")
-    try:
-        return tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise RulesFileError(f"{path}: {exc}") from exc
+        return read_toml(path)  # the one TOML reader (settings files too)
+    except ConfigError as exc:
+        raise RulesFileError(str(exc)) from exc
 
 
 def _rules_of(table: dict[str, Any], path: Path, scope: str) -> list[tuple[Rule, str | None]]:
