@@ -12,6 +12,7 @@ from .approvals import (
 )
 from .base import Position, Range, WireModel
 from .config import ClientTetherCapabilities, ServerTetherCapabilities, TetherSettings
+from .diagnostics import Diagnostic, DiagnosticsParams, DiagnosticsResult, FileDiagnostics
 from .events import (
     EVENT_KINDS,
     ApprovalEvent,
@@ -34,6 +35,9 @@ from .methods import (
 )
 from .methods import (
     AGENT_CANCEL as AGENT_CANCEL_METHOD,
+)
+from .methods import (
+    AGENT_DIAGNOSTICS as AGENT_DIAGNOSTICS_METHOD,
 )
 from .methods import (
     AGENT_EVENT as AGENT_EVENT_METHOD,
@@ -107,6 +111,7 @@ from .script import Script, ScriptToolCall, ScriptTurn
 __all__ = [
     "AGENT_APPROVE_METHOD",
     "AGENT_CANCEL_METHOD",
+    "AGENT_DIAGNOSTICS_METHOD",
     "AGENT_EVENT_METHOD",
     "AGENT_HISTORY_METHOD",
     "AGENT_RULES_ADD_METHOD",
@@ -133,6 +138,10 @@ __all__ = [
     "ClientTetherCapabilities",
     "CommandPreview",
     "Decision",
+    "Diagnostic",
+    "DiagnosticsParams",
+    "DiagnosticsResult",
+    "FileDiagnostics",
     "HistoryParams",
     "HistoryResult",
     "DiffPreview",

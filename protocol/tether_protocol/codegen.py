@@ -37,6 +37,7 @@ METHODS = {
     "agentEvent": methods.AGENT_EVENT,
     "agentApprove": methods.AGENT_APPROVE,
     "agentSaveDocuments": methods.AGENT_SAVE_DOCUMENTS,
+    "agentDiagnostics": methods.AGENT_DIAGNOSTICS,
     "commandRun": methods.COMMAND_RUN,
     "commandCancel": methods.COMMAND_CANCEL,
 }

@@ -30,6 +30,8 @@ class ClientTetherCapabilities(WireModel):
     """The client wants ``agent/event`` notifications."""
     save_documents: bool = False
     """The client answers ``agent/saveDocuments``."""
+    diagnostics: bool = False
+    """The client answers ``agent/diagnostics`` (its language servers' problems)."""
 
 
 class ServerTetherCapabilities(WireModel):
@@ -84,6 +86,11 @@ class TetherSettings(WireModel):
     approval_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     """How long an approval may wait for the user's answer before the call is denied
     (default 300); the client is told to close it (``$/cancelRequest``)."""
+    diagnostics_settle_ms: Annotated[int, Field(ge=0, le=60_000)] | None = None
+    """After an applied edit, the editor's problems count as settled once unchanged this
+    long (default 300); 0 turns the check after edits off."""
+    diagnostics_max_wait_ms: Annotated[int, Field(ge=0, le=60_000)] | None = None
+    """The longest an edit's tool result waits for the problems to settle (default 3000)."""
     state_dir: str | None = None
     """Where session logs are kept (default ``$XDG_STATE_HOME/tether``)."""
     max_message_bytes: (

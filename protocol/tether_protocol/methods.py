@@ -16,6 +16,7 @@ AGENT_RULES_REMOVE: Final = "agent/rules/remove"
 AGENT_EVENT: Final = "agent/event"
 AGENT_APPROVE: Final = "agent/approve"
 AGENT_SAVE_DOCUMENTS: Final = "agent/saveDocuments"
+AGENT_DIAGNOSTICS: Final = "agent/diagnostics"
 
 COMMAND_RUN: Final = "tether.run"
 COMMAND_CANCEL: Final = "tether.cancel"
@@ -33,5 +34,5 @@ CLIENT_TO_SERVER: Final = (
     AGENT_RULES_ADD,
     AGENT_RULES_REMOVE,
 )
-SERVER_TO_CLIENT: Final = (AGENT_EVENT, AGENT_APPROVE, AGENT_SAVE_DOCUMENTS)
+SERVER_TO_CLIENT: Final = (AGENT_EVENT, AGENT_APPROVE, AGENT_SAVE_DOCUMENTS, AGENT_DIAGNOSTICS)
 COMMANDS: Final = (COMMAND_RUN, COMMAND_CANCEL)

@@ -26,10 +26,21 @@ OUTCOMES: tuple[Outcome, ...] = (
 
 
 class RunContext(WireModel):
-    """The active editor and selection when the user started the run."""
+    """What the user is looking at when they start the run (all optional).
 
-    uri: str
+    The server puts it in the system prompt, compactly; the selected text in full up to a cap.
+    """
+
+    uri: str | None = None
+    """The active editor's document."""
     selection: Range | None = None
+    """The selection in the active editor (absent or empty: none)."""
+    selected_text: str | None = None
+    """The selected text (the server reads it from the buffer when absent)."""
+    visible_range: Range | None = None
+    """The lines of the active editor on screen."""
+    open_files: list[str] | None = None
+    """The documents open in the editor (tabs or listed buffers), most recent first."""
 
 
 class RunLimits(WireModel):

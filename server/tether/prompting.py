@@ -75,7 +75,7 @@ def system_prompt(
     """The system prompt for one run: workspace, tools, the user's active editor and the
     project's instructions."""
     lines: list[str] = []
-    if context is not None:
+    if context is not None and context.uri is not None:
         path = path_from_uri(context.uri)
         shown = workspace.display(path.resolve()) if path is not None else context.uri
         lines.append(f"\nThe user's active file is {shown}.")

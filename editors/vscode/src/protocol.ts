@@ -14,6 +14,7 @@ export const Methods = {
   agentEvent: "agent/event",
   agentApprove: "agent/approve",
   agentSaveDocuments: "agent/saveDocuments",
+  agentDiagnostics: "agent/diagnostics",
   commandRun: "tether.run",
   commandCancel: "tether.cancel",
 } as const;
@@ -146,10 +147,19 @@ export type AgentSaveDocumentsResult = {
   saved?: string[];
 };
 
+export type AgentDiagnosticsParams = {
+  uris?: string[] | null;
+};
+
+export type AgentDiagnosticsResult = {
+  items?: FileDiagnostics[];
+};
+
 export type ClientCapabilities = {
   approvals?: boolean;
   events?: boolean;
   saveDocuments?: boolean;
+  diagnostics?: boolean;
 };
 
 export type ServerCapabilities = {
@@ -169,6 +179,8 @@ export type Settings = {
   contextWindowTokens?: number | null;
   autoApprove?: string[] | null;
   approvalTimeoutSeconds?: number | null;
+  diagnosticsSettleMs?: number | null;
+  diagnosticsMaxWaitMs?: number | null;
   stateDir?: string | null;
   maxMessageBytes?: number | null;
   prices?: { [key: string]: unknown } | null;
@@ -210,11 +222,24 @@ export type CompactedEvent = {
   tokensAfter: number;
 };
 
+export type Diagnostic = {
+  range: Range;
+  severity?: number | null;
+  code?: number | string | null;
+  source?: string | null;
+  message: string;
+};
+
 export type DiffPreview = {
   kind?: "diff";
   uri: string;
   diff: string;
   proposed?: ProposedText | null;
+};
+
+export type FileDiagnostics = {
+  uri: string;
+  diagnostics?: Diagnostic[];
 };
 
 export type InjectionFlaggedEvent = {
@@ -262,8 +287,11 @@ export type Rule = {
 };
 
 export type RunContext = {
-  uri: string;
+  uri?: string | null;
   selection?: Range | null;
+  selectedText?: string | null;
+  visibleRange?: Range | null;
+  openFiles?: string[] | null;
 };
 
 export type RunFinishedEvent = {

@@ -14,6 +14,7 @@ M.methods = {
   agentEvent = "agent/event",
   agentApprove = "agent/approve",
   agentSaveDocuments = "agent/saveDocuments",
+  agentDiagnostics = "agent/diagnostics",
   commandRun = "tether.run",
   commandCancel = "tether.cancel",
 }
