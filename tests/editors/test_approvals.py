@@ -10,7 +10,7 @@ from .conftest import Nvim, call, script
 
 APP = "def greet(name):\n    return 'hello ' + name\n"
 HINT = " Tether: Edit src/app.py   <leader>ta or :TetherApprove to decide "
-FOOTER = " a allow · A always · d deny · e edit · q deny "
+FOOTER = " a allow · A always · r always `src/*.py` · d deny · e edit · q deny "
 GO = "<leader>ta"  # the default key of :TetherApprove: enters the approval's float
 EDIT = call("edit_file", path="src/app.py", old_text="'hello '", new_text="'hi '")
 
