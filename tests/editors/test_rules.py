@@ -1,0 +1,51 @@
+"""Approval rules from a real Neovim: "allow always" with a rule, :TetherRules, revoking."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .conftest import Nvim, call, script
+
+
+def decisions(run: dict[str, Any]) -> list[str]:
+    return [e["decision"] for e in run["events"] if e["kind"] == "approval"]
+
+
+def outputs(run: dict[str, Any]) -> list[str]:
+    return [e["output"] for e in run["events"] if e["kind"] == "tool-result"]
+
+
+def test_a_rule_allowed_always_covers_the_next_runs_until_revoked(nvim: Nvim) -> None:
+    (nvim.workspace / "README.md").write_text("# demo\n")
+    files = []
+    for n, word in enumerate(("one", "two", "three"), 1):
+        path = nvim.tmp_path / f"run-{n}.json"
+        path.write_text(json.dumps(script({"toolCalls": [call("bash", command=f"echo {word}")]})))
+        files.append(str(path))
+    r = nvim.run("rules", env={"SCRIPTS": json.dumps(files)})
+    first, second, third = r["runs"]
+    # run 1: the float offers the rule; `r` asks for the pattern with it filled in
+    assert [s["run"] for s in r["shown"]] == [1, 3]  # run 2 was not asked
+    assert "r always `echo *`" in r["shown"][0]["footer"]
+    assert r["inputs"][0] == "Tether: allow always (session rule) bash: "
+    assert r["input_defaults"][0] == "echo *"
+    assert decisions(first) == ["allow-always"] and "one" in outputs(first)[0]
+    # run 2 continues the editor session: `echo two` runs under the rule, unasked
+    session = first["result"]["sessionId"]
+    assert second["params"]["sessionId"] == session
+    [approval] = [e for e in second["events"] if e["kind"] == "approval"]
+    assert approval["decision"] == "auto"
+    rule = {"tool": "bash", "pattern": "echo *", "decision": "allow", "scope": "session"}
+    assert approval["rules"] == [rule]
+    assert "two" in outputs(second)[0]
+    # :TetherRules lists it first (the session's rules), then revoking it with x
+    listed, after = r["listings"]
+    assert listed["name"].endswith("tether://rules")
+    assert listed["rules"][0] == rule
+    assert listed["lines"][2].split() == ["session", "allow", "bash", "echo", "*", "this", "editor", "session"]
+    assert rule not in after["rules"]
+    assert all("echo *" not in line for line in after["lines"])
+    # run 3, same session: asked again, allowed once
+    assert third["params"]["sessionId"] == session
+    assert decisions(third) == ["allow"] and "three" in outputs(third)[0]
