@@ -176,7 +176,6 @@ class Nvim:
                 raise AssertionError(f"processes left running after nvim exited: {left}") from None
         return outcome
 
-
     def wire(self, run: int) -> list[dict[str, Any]]:
         """The messages the proxy of scenario run ``run`` saw (``{"from", "message"}``)."""
         path = self.tmp_path / f"proxy-{run}.jsonl"

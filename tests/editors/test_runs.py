@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -162,6 +163,27 @@ def test_sessions_lists_and_continues_a_session(nvim: Nvim) -> None:
     [listed] = r["sessions"]
     assert listed["id"] == session and listed["runs"] == 2 and listed["outcome"] == "done"
     assert listed["prompt"] == "first question" and listed["last_prompt"] == "and now?"
+
+
+def test_tether_continues_the_editor_session_and_tether_bang_starts_one(nvim: Nvim) -> None:
+    (nvim.workspace / "notes.txt").write_text("hello\n")
+    fast = nvim.tmp_path / "fast.json"
+    fast.write_text(json.dumps(script({"text": "Quick."})))
+    slow = script({"text": "Hello there."}, delaySeconds=2.0)  # ends after run three
+    r = nvim.run("editor_session", slow, {"FAST_SCRIPT": str(fast)})
+    assert r["in_flight_before"] == 1
+    assert r["in_flight_after_two"] == 1  # refused, with a message saying what to do
+    assert any("a run of this session is in flight" in n for n in r["notes"])
+    assert r["in_flight_after_three"] == 2
+    runs = {run["params"]["prompt"]: run for run in r["runs"]}
+    assert [run["params"]["prompt"] for run in r["runs"]] == ["three", "one", "four"]
+    assert "sessionId" not in runs["one"]["params"]  # the first run starts the session
+    assert "sessionId" not in runs["three"]["params"]  # :Tether! starts a new one
+    one, three = (runs[p]["result"]["sessionId"] for p in ("one", "three"))
+    assert one != three
+    # the next :Tether continues the latest editor session, whichever run ended last
+    assert runs["four"]["params"]["sessionId"] == three
+    assert runs["four"]["result"]["sessionId"] == three
 
 
 def test_the_context_has_the_selection_its_text_the_screen_and_the_open_files(

@@ -15,7 +15,7 @@ end, {
   nargs = '+',
   range = true,
   bang = true,
-  desc = 'Tether: run a prompt in the editor session (! starts a new one; the selection is context)',
+  desc = 'Tether: run a prompt in the editor session (! starts a new one)',
 })
 
 vim.api.nvim_create_user_command('TetherCancel', function(opts)

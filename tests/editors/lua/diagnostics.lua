@@ -17,7 +17,15 @@ H.result.answers = {}
 local scratch = vim.api.nvim_create_buf(false, true)
 vim.diagnostic.set(ns, scratch, { { lnum = 0, col = 0, message = 'scratch', severity = 1 } })
 vim.diagnostic.set(ns, other, {
-  { lnum = 0, col = 0, end_col = 6, severity = severity.WARN, message = 'unused import', source = 'fakels', code = 'W0611' },
+  {
+    lnum = 0,
+    col = 0,
+    end_col = 6,
+    severity = severity.WARN,
+    message = 'unused import',
+    source = 'fakels',
+    code = 'W0611',
+  },
   { lnum = 1, col = 0, severity = severity.HINT, message = 'a hint, no end, no source' },
 })
 

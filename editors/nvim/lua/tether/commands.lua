@@ -30,6 +30,8 @@ local counter = 0
 
 ---@type table<integer, string> client id → the session `:Tether` continues
 M.editor_sessions = {}
+---@type table<integer, string> client id → the latest run started in the editor session
+local latest = {}
 
 --- The session `:Tether` continues on a client (nil: the next run starts one).
 ---@param client_id integer
@@ -41,7 +43,7 @@ end
 --- Makes a session the one `:Tether` continues (`:TetherSessions` picks one).
 ---@param run tether.Run
 local function adopt(run)
-  if run.editor_session and run.session_id and run.client_id then
+  if run.editor_session and run.session_id and latest[run.client_id] == run.id then
     M.editor_sessions[run.client_id] = run.session_id
   end
 end
@@ -63,7 +65,8 @@ local function finished(run, err, result)
   end
   adopt(run)
   local editor = run.client_id and M.editor_sessions[run.client_id]
-  if run.error and editor and editor == (run.params or {}).sessionId and not result then
+  local mine = latest[run.client_id] == run.id
+  if mine and run.error and editor and editor == (run.params or {}).sessionId and not result then
     M.editor_sessions[run.client_id] = nil -- e.g. the server forgot it: the next run starts anew
   end
   require('tether.sessions').remember(run)
@@ -146,6 +149,9 @@ function M.run(prompt, opts)
   }
   M.runs[run.id] = run
   table.insert(M.order, run.id)
+  if editor_session then
+    latest[client.id] = run.id -- its session becomes the editor session once known
+  end
   if tether.config.transcript.open then
     require('tether.transcript').open({ enter = false })
   end

@@ -65,7 +65,10 @@ local function visible_range(buf, encoding)
   end))
   local last = vim.api.nvim_buf_get_lines(buf, bottom - 1, bottom, false)[1] or ''
   local width = vim.lsp.util.character_offset(buf, bottom - 1, #last, encoding)
-  return { start = { line = top - 1, character = 0 }, ['end'] = { line = bottom - 1, character = width } }
+  return {
+    start = { line = top - 1, character = 0 },
+    ['end'] = { line = bottom - 1, character = width },
+  }
 end
 
 ---@class tether.Range
