@@ -225,3 +225,23 @@ def test_abandoning_edit_before_allow_shows_the_approval_again(nvim: Nvim) -> No
     assert decisions(r["run"]) == ["allow"]
     assert app.read_text() == "def greet(name):\n    return 'hi ' + name\n"
     assert_nothing_left(r)
+
+
+def test_allow_always_with_the_files_rule_covers_the_next_edit_of_such_a_file(nvim: Nvim) -> None:
+    workspace(nvim)
+    (nvim.workspace / "src" / "util.py").write_text("X = 1\n")
+    other = call("edit_file", path="src/util.py", old_text="X = 1", new_text="X = 2")
+    r = nvim.run(
+        "approve",
+        script({"toolCalls": [EDIT]}, {"toolCalls": [other]}),
+        env(OPEN="README.md", KEYS=[GO + "r"], INPUTS=["<default>"]),
+    )
+    assert [s["view"] for s in r["shown"]] == ["float"]  # the second edit was not asked
+    assert r["input_defaults"] == ["src/*.py"]  # the folder and extension of the file
+    run = r["run"]
+    assert decisions(run) == ["allow-always", "auto"]
+    [_, auto] = [e for e in run["events"] if e["kind"] == "approval"]
+    rule = {"tool": "edit_file", "pattern": "src/*.py", "decision": "allow", "scope": "session"}
+    assert auto["rules"] == [rule]
+    assert (nvim.workspace / "src" / "util.py").read_text() == "X = 2\n"
+    assert_nothing_left(r)
