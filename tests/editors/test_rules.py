@@ -5,6 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import TypeAdapter
+
+from tether.rules.match import judge
+from tether_protocol import Preview, Rule
+
 from .conftest import Nvim, call, script
 
 
@@ -52,3 +57,51 @@ def test_a_rule_allowed_always_covers_the_next_runs_until_revoked(nvim: Nvim) ->
     # run 3, same session: asked again, allowed once
     assert third["params"]["sessionId"] == session
     assert decisions(third) == ["allow"] and "three" in outputs(third)[0]
+
+
+def test_the_rule_offered_is_the_commands_leading_words_or_the_files_folder(
+    nvim: Nvim,
+) -> None:
+    ws = nvim.workspace
+
+    def bash(command: str) -> dict[str, Any]:
+        preview = {"kind": "command", "command": command, "cwd": str(ws)}
+        return {"tool": "bash", "preview": preview}
+
+    def edit(path: str, tool: str = "edit_file") -> dict[str, Any]:
+        return {"tool": tool, "preview": {"kind": "diff", "uri": (ws / path).as_uri()}}
+
+    cases = {
+        "pytest *": bash("pytest -q tests/test_app.py"),
+        "git commit *": bash("git commit -m 'fix it'"),
+        "npm run *": bash("npm run test"),
+        "python3 *": bash("python3 -m unittest"),
+        "make *": bash("make"),
+        "src/*.py": edit("src/app.py"),
+        "*.md": edit("README.md", "write_file"),
+        "src/Makefile": edit("src/Makefile"),
+    }
+    none = [
+        bash("pytest && rm -rf build"),  # one rule cannot cover two commands
+        bash("pytest | tee out.txt"),
+        bash("echo $(whoami)"),
+        bash("pytest > out.txt"),
+        bash("./run-tests.sh"),  # a path, not a program name
+        bash("FOO=1 pytest"),
+        edit("../outside.py"),
+        edit("src/my file.py"),  # globs are separated by spaces
+        {"tool": "read_file", "preview": {"kind": "command", "command": "ls"}},
+    ]
+    calls = [*cases.values(), *none]
+    r = nvim.run("suggest", env={"CALLS": json.dumps(calls)})
+    offered = r["offered"]
+    assert [o and o["pattern"] for o in offered[: len(cases)]] == list(cases)
+    assert [o["tool"] for o in offered[: len(cases)]] == [c["tool"] for c in cases.values()]
+    assert offered[len(cases) :] == [None] * len(none)
+    # each rule offered covers its call as the server judges it (else it would not be kept)
+    for pattern, params in cases.items():
+        shown = params["preview"]
+        extra = {"diff": ""} if shown["kind"] == "diff" else {}
+        preview = TypeAdapter(Preview).validate_python({**shown, **extra})
+        rule = Rule(tool=params["tool"], pattern=pattern, decision="allow", scope="session")
+        assert judge(params["tool"], preview, [rule], [ws]).outcome == "allow", pattern
