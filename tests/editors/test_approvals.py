@@ -10,7 +10,7 @@ from .conftest import Nvim, call, script
 
 APP = "def greet(name):\n    return 'hello ' + name\n"
 HINT = " Tether: Edit src/app.py   <leader>ta or :TetherApprove to decide "
-FOOTER = " a allow · A always · r always `src/*.py` · d deny · e edit · q deny "
+FOOTER = " a allow · A always (every file) · r always `src/*.py` · d deny · e edit · q deny "
 GO = "<leader>ta"  # the default key of :TetherApprove: enters the approval's float
 EDIT = call("edit_file", path="src/app.py", old_text="'hello '", new_text="'hi '")
 
@@ -115,6 +115,10 @@ def test_allow_always_asks_once_per_session(nvim: Nvim) -> None:
     assert r["shown"][0]["title"] == [[" Tether: Create notes/a.txt "]]
     run = r["run"]
     assert decisions(run) == ["allow-always", "auto"]
+    # sent as a rule covering every file, so :TetherRules shows it and can revoke it
+    [_, auto] = [e for e in run["events"] if e["kind"] == "approval"]
+    rule = {"tool": "write_file", "pattern": "**", "decision": "allow", "scope": "session"}
+    assert auto["rules"] == [rule]
     assert [e["ok"] for e in tool_results(run)] == [True, True], tool_results(run)
     assert (nvim.workspace / "notes" / "a.txt").read_text() == "two\n"
     assert_nothing_left(r)

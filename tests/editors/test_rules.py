@@ -105,3 +105,40 @@ def test_the_rule_offered_is_the_commands_leading_words_or_the_files_folder(
         preview = TypeAdapter(Preview).validate_python({**shown, **extra})
         rule = Rule(tool=params["tool"], pattern=pattern, decision="allow", scope="session")
         assert judge(params["tool"], preview, [rule], [ws]).outcome == "allow", pattern
+
+
+def test_allow_always_of_a_command_is_its_exact_rule_when_a_pattern_can_say_it(
+    nvim: Nvim,
+) -> None:
+    ws = nvim.workspace
+
+    def bash(command: str) -> dict[str, Any]:
+        return {"tool": "bash", "preview": {"kind": "command", "command": command, "cwd": str(ws)}}
+
+    exact = {
+        "pytest -q tests/test_app.py": bash("pytest  -q tests/test_app.py"),
+        "git log --oneline -n 3": bash("git log --oneline -n 3"),
+        "**": {"tool": "edit_file", "preview": {"kind": "diff", "uri": (ws / "a.py").as_uri()}},
+    }
+    bare = [  # a pattern would not say exactly this command: a bare allow-always instead
+        bash("ls *"),  # a last `*` in a pattern allows any arguments
+        bash("rm *.pyc"),
+        bash("git commit -m 'a b'"),
+        bash("echo $HOME"),
+        bash("make && make install"),
+        bash("A=1 make"),
+    ]
+    r = nvim.run("suggest", env={"CALLS": json.dumps([*exact.values(), *bare]), "EXACT": "1"})
+    offered = r["offered"]
+    assert [o and o["pattern"] for o in offered[: len(exact)]] == list(exact)
+    assert offered[len(exact) :] == [None] * len(bare)
+    for pattern, params in exact.items():  # the server keeps each: it covers the call
+        shown = params["preview"]
+        extra = {"diff": ""} if shown["kind"] == "diff" else {}
+        preview = TypeAdapter(Preview).validate_python({**shown, **extra})
+        rule = Rule(tool=params["tool"], pattern=pattern, decision="allow", scope="session")
+        assert judge(params["tool"], preview, [rule], [ws]).outcome == "allow", pattern
+    # and it allows nothing more: other arguments are asked
+    more = TypeAdapter(Preview).validate_python({**bash("pytest -q tests/other.py")["preview"]})
+    rule = Rule(tool="bash", pattern="pytest -q tests/test_app.py", decision="allow")
+    assert judge("bash", more, [rule], [ws]).outcome == "none"

@@ -62,7 +62,7 @@ local decide = {
   TetherAllowAlways = {
     'allow the call waiting, and such calls for the rest of the session',
     function()
-      approve().decide({ decision = 'allow-always' })
+      approve().allow_always()
     end,
   },
   TetherAllowRule = {

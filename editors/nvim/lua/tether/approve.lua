@@ -64,7 +64,7 @@ local function hint(req)
   local command = type(params.preview) == 'table' and params.preview.kind == 'command'
   local parts = {
     k.allow .. ' allow',
-    k.allow_always .. (command and ' always (this exact command)' or ' always'),
+    k.allow_always .. (command and ' always (this exact command)' or ' always (every file)'),
   }
   local rule = offered_rule(req)
   if rule and k.allow_rule then
@@ -91,7 +91,7 @@ local ACTIONS = {
     M.decide({ decision = 'allow' })
   end,
   allow_always = function()
-    M.decide({ decision = 'allow-always' })
+    M.allow_always()
   end,
   allow_rule = function()
     M.allow_rule()
@@ -361,6 +361,22 @@ function M.decide(answer)
   end
   req.callback(answer)
   next_request()
+end
+
+--- Allow always for the editor session: with the exact rule of the call when a pattern can
+--- say it (listed by `:TetherRules`, revocable), else a bare `allow-always`.
+function M.allow_always()
+  local req = current
+  if not req then
+    return
+  end
+  local exact = require('tether.rules').exact(req.params)
+  local answer = { decision = 'allow-always' }
+  if exact then
+    answer.rule =
+      { tool = exact.tool, pattern = exact.pattern, decision = 'allow', scope = 'session' }
+  end
+  M.decide(answer)
 end
 
 --- Allow always with a rule: `vim.ui.input` offers the rule's pattern (`pytest *`,

@@ -86,6 +86,32 @@ function M.suggest(params, root)
   return pattern and { tool = params.tool, pattern = pattern } or nil
 end
 
+--- The rule of a plain "allow always" (`A`), so that it is listed and revocable like any
+--- other: for `bash` the exact command as a pattern (its words, no ` *`), for an edit or a
+--- write every file of the workspace (`**`). Nil when a pattern cannot say exactly that
+--- (quotes, globs, operators, expansions): `A` then sends a bare `allow-always`, which the
+--- server keeps for the session without listing it.
+---@param params table agent/approve params
+---@return { tool: string, pattern: string }?
+function M.exact(params)
+  local shown = type(params.preview) == 'table' and params.preview or {}
+  if params.tool == 'bash' and shown.kind == 'command' and type(shown.command) == 'string' then
+    local words = vim.split(vim.trim(shown.command), '%s+')
+    if words[1] == '' or words[1]:find('=', 1, true) then
+      return nil
+    end
+    for _, word in ipairs(words) do
+      if not word:match('^[%w_./:=@%%+,-]+$') then
+        return nil
+      end
+    end
+    return { tool = 'bash', pattern = table.concat(words, ' ') }
+  elseif (params.tool == 'edit_file' or params.tool == 'write_file') and shown.kind == 'diff' then
+    return { tool = params.tool, pattern = '**' }
+  end
+  return nil
+end
+
 --- The scope a picked rule is stored in (`setup({ rule_scope = ... })`, default session).
 ---@return 'session'|'project'|'user'
 function M.scope()
