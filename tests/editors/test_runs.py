@@ -176,7 +176,9 @@ def test_tether_continues_the_editor_session_and_tether_bang_starts_one(nvim: Nv
     assert any("a run of this session is in flight" in n for n in r["notes"])
     assert r["in_flight_after_three"] == 2
     runs = {run["params"]["prompt"]: run for run in r["runs"]}
-    assert [run["params"]["prompt"] for run in r["runs"]] == ["three", "one", "four"]
+    # finished in this order: three (fast), four (fast, started as three ended), one, five
+    assert [run["params"]["prompt"] for run in r["runs"]] == ["three", "four", "one", "five"]
+    assert r["in_flight_at_four"] == ["one"]  # another session's run does not block :Tether
     assert "sessionId" not in runs["one"]["params"]  # the first run starts the session
     assert "sessionId" not in runs["three"]["params"]  # :Tether! starts a new one
     one, three = (runs[p]["result"]["sessionId"] for p in ("one", "three"))
@@ -184,6 +186,7 @@ def test_tether_continues_the_editor_session_and_tether_bang_starts_one(nvim: Nv
     # the next :Tether continues the latest editor session, whichever run ended last
     assert runs["four"]["params"]["sessionId"] == three
     assert runs["four"]["result"]["sessionId"] == three
+    assert runs["five"]["params"]["sessionId"] == three  # one ending last did not take it back
 
 
 def test_the_context_has_the_selection_its_text_the_screen_and_the_open_files(

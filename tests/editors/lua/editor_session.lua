@@ -28,11 +28,18 @@ vim.api.nvim_create_autocmd('LspProgress', {
 
 H.on('TetherRunFinished', function(data)
   table.insert(H.result.runs, H.capture(data))
-  if #H.result.runs == 2 then
+  if #H.result.runs == 1 then -- three ended; one (the older session) still runs
     H.later(function()
-      vim.cmd('Tether four')
+      H.result.in_flight_at_four = vim.tbl_map(function(run)
+        return run.prompt
+      end, commands.in_flight())
+      vim.cmd('Tether four') -- continues three's session: one's run does not hold it up
     end)
-  elseif #H.result.runs == 3 then
+  elseif #H.result.runs == 3 then -- one ended last: the editor session is still three's
+    H.later(function()
+      vim.cmd('Tether five')
+    end)
+  elseif #H.result.runs == 4 then
     H.finish('done')
   end
 end)

@@ -92,12 +92,15 @@ end
 ---@field new_session? boolean start a new editor session (`:Tether!`)
 ---@field editor_session? boolean continue the editor session (`:Tether`; default false)
 
---- Whether a run of the editor session of a client is in flight.
+--- The run of the editor session of a client in flight, if any (the latest run started in
+--- it, whose session may not be known yet, or a run of its session).
 ---@param client_id integer
 ---@return tether.Run?
 local function editor_run_in_flight(client_id)
+  local session = M.editor_sessions[client_id]
   for _, run in ipairs(M.in_flight()) do
-    if run.client_id == client_id and run.editor_session then
+    local of_session = session ~= nil and run.session_id == session
+    if run.client_id == client_id and (run.id == latest[client_id] or of_session) then
       return run
     end
   end
