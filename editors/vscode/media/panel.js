@@ -271,26 +271,37 @@
     }
 
     const rules = $("rules");
-    rules.replaceChildren(
-      ...state.rules.map((view) =>
-        el("li", { class: "rule" }, [
-          el("code", { text: ruleText(view.rule) }),
-          el("span", { class: "muted", text: ` ${view.rule.scope || "session"} ` }),
-          view.removable
-            ? el("button", {
-                type: "button",
-                class: "secondary revoke",
-                text: "Revoke",
-                "aria-label": `Revoke ${ruleText(view.rule)} (${view.rule.scope || "session"})`,
-                onclick: () => send({ type: "revokeRule", rule: view.rule }),
-              })
-            : el("span", { class: "muted", text: "(built-in)" }),
-        ]),
-      ),
-    );
-    if (state.rules.length === 0) {
-      rules.replaceChildren(el("li", { class: "muted", text: "No rules." }));
-    }
+    const ruleItem = (view) =>
+      el("li", { class: "rule" }, [
+        el("code", { text: ruleText(view.rule) }),
+        el("span", { class: "muted", text: ` ${view.rule.scope || "session"} ` }),
+        view.removable
+          ? el("button", {
+              type: "button",
+              class: "secondary revoke",
+              text: "Revoke",
+              "aria-label": `Revoke ${ruleText(view.rule)} (${view.rule.scope || "session"})`,
+              onclick: () => send({ type: "revokeRule", rule: view.rule }),
+            })
+          : undefined,
+      ]);
+    const own = state.rules.filter((view) => view.removable);
+    const builtin = state.rules.filter((view) => !view.removable);
+    const builtinOpen = rules.querySelector("details.builtin[open]") !== null;
+    const ruleNodes = [
+      ...(own.length ? own.map(ruleItem) : [el("li", { class: "muted", text: "No rules of yours." })]),
+      builtin.length
+        ? el("li", {}, [
+            el("details", { class: "builtin", open: builtinOpen }, [
+              el("summary", {
+                text: `${builtin.length} built-in read-only rules (turned off in your Tether config)`,
+              }),
+              el("ul", {}, builtin.map(ruleItem)),
+            ]),
+          ])
+        : undefined,
+    ];
+    rules.replaceChildren(...ruleNodes.filter(Boolean));
     vscode.setState({ prompt: $("prompt").value });
   }
 

@@ -13,9 +13,14 @@ import { EditorApprovals, SharedApprovals } from "./sharedApprovals";
 export const PANEL_VIEW_ID = "tether.panel";
 export const OPEN_PANEL_COMMAND = "tether.openPanel";
 
+/** A URI or absolute path relative to the workspace; a relative path (the model's) as it is. */
 function displayPath(pathOrUri: string): string {
-  const uri = /^[a-z][\w+.-]*:/i.test(pathOrUri) ? vscode.Uri.parse(pathOrUri) : vscode.Uri.file(pathOrUri);
-  return vscode.workspace.asRelativePath(uri, false);
+  if (/^[a-z][\w+.-]*:/i.test(pathOrUri)) {
+    return vscode.workspace.asRelativePath(vscode.Uri.parse(pathOrUri), false);
+  }
+  return pathOrUri.startsWith("/")
+    ? vscode.workspace.asRelativePath(vscode.Uri.file(pathOrUri), false)
+    : pathOrUri;
 }
 
 export class TetherPanel implements vscode.WebviewViewProvider {
