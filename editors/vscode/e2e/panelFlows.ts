@@ -102,7 +102,7 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
     "the rule in the user's rules file",
     () => fs.existsSync(userRules) && fs.readFileSync(userRules, "utf8").includes(command),
   );
-  await panel.locator("#rules-box summary").click();
+  await panel.locator("#rules-box > summary").click();
   const rule = panel.locator("#rules li.rule", { hasText: command });
   await visible(rule);
   await bench.screenshot("panel-rules");

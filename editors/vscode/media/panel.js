@@ -64,6 +64,7 @@
     ok: "done",
     failed: "failed",
     denied: "denied",
+    stopped: "not run",
   };
 
   function drawCard(container, card) {

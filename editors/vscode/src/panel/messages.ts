@@ -12,7 +12,8 @@ export interface ToolCard {
   readonly title: string;
   /** The call in full: the command, the proposed change of a file, the arguments. */
   readonly detail: string;
-  readonly status: "running" | "awaiting" | "ok" | "failed" | "denied";
+  /** `stopped`: the run ended (cancelled, timed out) before the call finished. */
+  readonly status: "running" | "awaiting" | "ok" | "failed" | "denied" | "stopped";
   /** The approval decision and the rule that made it, when one was asked or applied. */
   readonly decision?: string;
   readonly output?: string;

@@ -178,6 +178,11 @@ export class PanelModel {
         };
         return true;
       case "run-finished":
+        for (const item of run.items) {
+          if (item.kind === "tool" && (item.card.status === "running" || item.card.status === "awaiting")) {
+            item.card.status = "stopped";
+          }
+        }
         run.running = false;
         run.outcome = event.outcome;
         run.steps = event.steps;

@@ -132,6 +132,15 @@ describe("panel: events → view model", () => {
     assert.strictEqual(model.views()[0].undone, "reverted a.py");
   });
 
+  it("a call still waiting or running when the run ends (cancelled) shows as not run", () => {
+    const model = new PanelModel(relative);
+    model.apply(ev({ kind: "run-started", prompt: "p", sessionId: "s-1" }));
+    model.apply(ev({ kind: "tool-call", callId: "c1", tool: "bash", arguments: { command: "ls" } }));
+    model.awaiting(RUN, "c1");
+    model.apply(ev({ kind: "run-finished", outcome: "cancelled", steps: 1 }));
+    assert.strictEqual((model.views()[0].items[0] as { card: { status: string } }).card.status, "stopped");
+  });
+
   it("ignores events of runs it never saw start", () => {
     const model = new PanelModel(relative);
     assert.strictEqual(model.apply({ runId: "other", seq: 3, kind: "text-delta", text: "x" }), false);
