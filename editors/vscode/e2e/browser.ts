@@ -8,6 +8,7 @@ export interface Locator {
   press(key: string): Promise<void>;
   selectOption(value: string): Promise<unknown>;
   textContent(): Promise<string | null>;
+  getAttribute(name: string): Promise<string | null>;
   count(): Promise<number>;
   first(): Locator;
   last(): Locator;

@@ -127,15 +127,29 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
     "panel: Allow Always for the project from the card stores a rule; Revoke in the Rules list removes it; the server asks again",
   );
 
-  // 4. Cancel while the model thinks: the run ends cancelled.
+  // 4. New session, then the first one picked again from Sessions: the next prompt runs in
+  //    it. Cancel while the model thinks: the run ends cancelled.
+  await panel.locator("#new-session").click();
+  await visible(panel.locator("#session-label", { hasText: "New session" }));
+  await panel.locator("#sessions-box > summary").click();
+  const session = panel.locator("#sessions li button", { hasText: "create panel.py" });
+  await visible(session);
+  const sessionId = ((await session.getAttribute("title")) ?? "").split(" ")[0];
+  assert.match(sessionId, /^s-/);
+  await session.click();
+  await visible(panel.locator("#session-label", { hasText: "Continuing: create panel.py" }));
+  await bench.screenshot("panel-sessions");
   script({ delaySeconds: 600, turns: [{ text: "too late" }] });
   before = finishedRuns(userData);
   await ask("slow model");
+  await waitFor("the run to start in the picked session", () =>
+    new RegExp(`▶ slow model\\n  run \\S+ · session ${sessionId}\\n`).test(transcript(userData)),
+  );
   await visible(panel.locator("#cancel"));
   await panel.locator("#cancel").click();
   await waitFor("the run to finish", () => finishedRuns(userData) > before);
   await visible(lastRun().locator(".outcome", { hasText: /^cancelled/ }));
   await bench.screenshot("panel-cancelled");
-  passed.push("panel: Cancel ends the run in flight");
+  passed.push("panel: a session picked from Sessions is continued; Cancel ends the run in flight");
   return passed;
 }

@@ -37,8 +37,20 @@ export function panelHtml(options: {
 <title>Tether</title>
 </head>
 <body>
-<main id="app" aria-live="polite">
-  <section id="runs" aria-label="Runs"></section>
+<main id="app">
+  <nav aria-label="Sessions and rules">
+    <details id="sessions-box">
+      <summary>Sessions</summary>
+      <div class="row"><button type="button" id="refresh-sessions" class="secondary">Refresh</button></div>
+      <ul id="sessions"></ul>
+    </details>
+    <details id="rules-box">
+      <summary>Rules</summary>
+      <div class="row"><button type="button" id="refresh-rules" class="secondary">Refresh</button></div>
+      <ul id="rules"></ul>
+    </details>
+  </nav>
+  <section id="runs" aria-label="Runs" aria-live="polite"></section>
   <section id="approvals" aria-label="Approvals waiting for you"></section>
   <p id="notice" role="alert" hidden></p>
   <form id="composer" aria-label="Prompt">
@@ -51,16 +63,6 @@ export function panelHtml(options: {
       <button type="button" id="undo" class="secondary" hidden>Undo this run</button>
     </div>
   </form>
-  <details id="sessions-box">
-    <summary>Sessions</summary>
-    <div class="row"><button type="button" id="refresh-sessions" class="secondary">Refresh</button></div>
-    <ul id="sessions"></ul>
-  </details>
-  <details id="rules-box">
-    <summary>Rules</summary>
-    <div class="row"><button type="button" id="refresh-rules" class="secondary">Refresh</button></div>
-    <ul id="rules"></ul>
-  </details>
 </main>
 <script nonce="${nonce}" src="${scriptUri}"></script>
 </body>
