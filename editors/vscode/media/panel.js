@@ -206,6 +206,15 @@
             ...rule(card),
           })),
           scope,
+          isCommand || approval.alsoIn !== "diff editor"
+            ? undefined
+            : el("button", {
+                type: "button",
+                class: "secondary",
+                text: "Edit in Diff Editor",
+                title: "Change the proposed text in the diff editor, then Allow",
+                onclick: () => send({ type: "reveal", callId: approval.callId }),
+              }),
         ]),
         el("div", { class: "row" }, [
           feedback,

@@ -152,6 +152,11 @@ export class PanelController {
           this.notice = "That approval is no longer pending.";
         }
         return;
+      case "reveal":
+        if (!(await this.approvals.reveal(message.callId))) {
+          this.notice = "That approval is no longer pending.";
+        }
+        return;
       case "undo": {
         const result = await this.services.undo(message.runId);
         this.model.undone(message.runId, undoNote(result, this.displayPath));

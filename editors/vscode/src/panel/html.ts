@@ -51,7 +51,7 @@ export function panelHtml(options: {
     </details>
   </nav>
   <section id="runs" aria-label="Runs" aria-live="polite"></section>
-  <section id="approvals" aria-label="Approvals waiting for you"></section>
+  <section id="approvals" aria-label="Approvals waiting for you" aria-live="polite"></section>
   <p id="notice" role="alert" hidden></p>
   <form id="composer" aria-label="Prompt">
     <div id="session-line"><span id="session-label">New session</span>

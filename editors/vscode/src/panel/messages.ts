@@ -101,6 +101,7 @@ export type FromView =
   | { readonly type: "run"; readonly prompt: string }
   | { readonly type: "cancel" }
   | { readonly type: "approve"; readonly callId: string; readonly answer: PanelAnswer }
+  | { readonly type: "reveal"; readonly callId: string }
   | { readonly type: "undo"; readonly runId: string }
   | { readonly type: "refreshSessions" }
   | { readonly type: "pickSession"; readonly sessionId: string | null }
@@ -183,6 +184,8 @@ export function parseFromView(value: unknown): FromView | undefined {
         ? { type: "approve", callId: value.callId, answer }
         : undefined;
     }
+    case "reveal":
+      return typeof value.callId === "string" ? { type: "reveal", callId: value.callId } : undefined;
     case "undo":
       return typeof value.runId === "string" ? { type: "undo", runId: value.runId } : undefined;
     case "pickSession":

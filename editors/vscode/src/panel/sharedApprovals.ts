@@ -123,6 +123,25 @@ export class SharedApprovals {
     return true;
   }
 
+  /** Edit in Diff Editor: brings the approval's diff tab (editable right side) to the front. */
+  async reveal(callId: string): Promise<boolean> {
+    const entry = this.open.get(callId);
+    const preview = entry?.params.preview;
+    if (entry === undefined || preview === undefined || isCommand(preview)) {
+      return false;
+    }
+    const proposal = proposalUri(entry.params, preview).toString();
+    const tab = vscode.window.tabGroups.all
+      .flatMap((group) => group.tabs)
+      .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === proposal);
+    if (tab === undefined) {
+      return false;
+    }
+    const input = tab.input as vscode.TabInputTextDiff;
+    await vscode.commands.executeCommand("vscode.diff", input.original, input.modified, tab.label);
+    return true;
+  }
+
   /** The run ended (`run-finished`): nothing it asked is waited for any more. */
   runEnded(runId: string): void {
     this.editor.runEnded(runId);

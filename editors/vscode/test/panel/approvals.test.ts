@@ -56,6 +56,30 @@ describe("panel: approvals shared with the editor's UI", () => {
     assert.strictEqual(shared.answer("call_2_1", { choice: "deny" }), false); // nothing left to answer
   });
 
+  it("Edit in Diff Editor on the card brings the approval's diff tab to the front", async () => {
+    const answer = approve(EDIT);
+    await pendingInBoth();
+    const right = vscode.Uri.parse("tether-proposal:/app.py?r-1.call_2_1");
+    const tab = {
+      input: new vscode.TabInputTextDiff(TARGET, right),
+      label: "Edit src/app.py (proposed by Tether)",
+    };
+    vscode.window.tabGroups.all = [{ tabs: [tab] }];
+    const before = callsOf("executeCommand").filter((a) => a[0] === "vscode.diff").length;
+    assert.strictEqual(await shared.reveal("call_2_1"), true);
+    const diffs = callsOf("executeCommand").filter((a) => a[0] === "vscode.diff");
+    assert.strictEqual(diffs.length, before + 1);
+    assert.deepStrictEqual(diffs[diffs.length - 1].map(String), [
+      String("vscode.diff"),
+      TARGET.toString(),
+      right.toString(),
+      "Edit src/app.py (proposed by Tether)",
+    ]);
+    assert.strictEqual(await shared.reveal("nope"), false);
+    shared.answer("call_2_1", { choice: "deny" });
+    await answer;
+  });
+
   it("Deny with feedback on the card answers at once, without the feedback box, and withdraws the diff", async () => {
     const answer = approve(EDIT);
     await pendingInBoth();

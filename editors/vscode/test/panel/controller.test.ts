@@ -215,6 +215,18 @@ describe("panel: controller", () => {
     assert.strictEqual(last().notice, "That approval is no longer pending.");
   });
 
+  it("Edit in Diff Editor asks the shared approvals to show that diff", async () => {
+    const shown: string[] = [];
+    shared.reveal = async (callId: string) => {
+      shown.push(callId);
+      return false;
+    };
+    await controller.handle({ type: "reveal", callId: "c-9" });
+    await settle();
+    assert.deepStrictEqual(shown, ["c-9"]);
+    assert.strictEqual(last().notice, "That approval is no longer pending.");
+  });
+
   it("ignores malformed messages and says why a request failed", async () => {
     await controller.handle({ type: "revokeRule", rule: { pattern: 1 } });
     assert.deepStrictEqual(server.calls, []);
