@@ -232,6 +232,8 @@
   }
 
   function draw() {
+    // Follow the stream while the user is at the bottom; leave them where they scrolled to.
+    const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
     const runs = $("runs");
     for (const run of state.runs) {
       drawRun(runs, run);
@@ -239,8 +241,11 @@
     prune(runs, "article.run", new Set(state.runs.map((r) => r.runId)));
 
     const approvals = $("approvals");
+    const shown = new Set([...approvals.children].map((child) => child.dataset.key));
+    let arrived;
     for (const approval of state.approvals) {
-      drawApproval(approvals, approval);
+      const card = drawApproval(approvals, approval);
+      arrived = shown.has(approval.callId) ? arrived : card;
     }
     prune(approvals, "section.approval", new Set(state.approvals.map((a) => a.callId)));
 
@@ -313,6 +318,11 @@
     ];
     rules.replaceChildren(...ruleNodes.filter(Boolean));
     vscode.setState({ prompt: $("prompt").value });
+    if (arrived) {
+      arrived.scrollIntoView({ block: "nearest" }); // a new approval is never out of sight
+    } else if (atBottom) {
+      window.scrollTo(0, document.body.scrollHeight);
+    }
   }
 
   const prompt = $("prompt");
