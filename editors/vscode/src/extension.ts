@@ -10,6 +10,7 @@ import { SaveGuard } from "./saveGuard";
 import { Runs } from "./run";
 import { ServerNotFoundError, TetherServer } from "./server";
 import { Transcript } from "./transcript";
+import { TetherPanel } from "./panel/view";
 
 let server: TetherServer | undefined;
 
@@ -45,7 +46,11 @@ export function activate(context: vscode.ExtensionContext): void {
     (uri) => vscode.Uri.parse(uri).toString(),
   );
   const approvals = new Approvals(files, saves);
-  const tether = new TetherServer(context.secrets, transcript, approvals, saves);
+  // The agent panel answers approvals too: the server asks through it.
+  const panel = new TetherPanel(context.extensionUri, approvals);
+  const tether = new TetherServer(context.secrets, transcript, panel.approvals, saves, (event) =>
+    panel.onEvent(event),
+  );
   server = tether;
   const runs = new Runs(() => tether.ensureStarted(), transcript, channel);
   const startFailed = (error: unknown): Promise<void> => reportStartFailure(tether, error);
@@ -58,6 +63,7 @@ export function activate(context: vscode.ExtensionContext): void {
     ProposalFiles.register(files),
     approvals,
     tether,
+    ...panel.connect(runs, () => tether.ensureStarted()),
     command("tether.runPrompt", () => runs.runPrompt()),
     command("tether.cancel", () => runs.cancel()),
     command("tether.continueSession", () => runs.continueSession()),

@@ -83,8 +83,15 @@ export class Runs {
     return this.start(prompt.trim(), sessionId);
   }
 
-  /** Runs one prompt under a cancellable progress notification. */
-  async start(prompt: string, sessionId?: string): Promise<AgentRunResult | undefined> {
+  /**
+   * Runs one prompt under a cancellable progress notification. `how.onRunId` learns the
+   * run's id before the request goes out; `showTranscript: false` leaves the output hidden.
+   */
+  async start(
+    prompt: string,
+    sessionId?: string,
+    how: { onRunId?(runId: string): void; showTranscript?: boolean } = {},
+  ): Promise<AgentRunResult | undefined> {
     let protocol: TetherProtocol;
     try {
       protocol = await this.connect();
@@ -95,7 +102,10 @@ export class Runs {
     const runId = randomUUID();
     const workDoneToken = `tether-${runId}`;
     const context = editorContext(vscode.window.activeTextEditor);
-    this.channel.show(true);
+    if (how.showTranscript !== false) {
+      this.channel.show(true);
+    }
+    how.onRunId?.(runId);
     const options = { location: vscode.ProgressLocation.Notification, title: "Tether", cancellable: true };
     return vscode.window.withProgress(options, async (progress, cancel) => {
       const reports = protocol.onProgress(workDoneToken, (value) => {
