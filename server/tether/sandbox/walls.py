@@ -1,0 +1,143 @@
+"""The sandbox's walls: what a sandboxed command may write, what it may not see at all.
+
+The workspace folders are writable; the rest of the filesystem is read-only; ``$HOME``
+(keys, cloud credentials, keyrings, tokens), the Tether config folder and the state folder
+are hidden, except a workspace folder (and the server's Python) lying inside them; ``/tmp``
+is a fresh empty folder. The same walls are expressed for both backends: bubblewrap mounts
+(``bwrap_mounts``) and Landlock's allow-list (``landlock_rules``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+SECRETS_UNDER_HOME = (
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/tether",
+    ".local/share/keyrings",
+    ".password-store",
+)
+"""Hidden one by one where ``$HOME`` as a whole cannot be (a workspace is ``$HOME``)."""
+
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
+"""Devices commands write to (``> /dev/null``): writable under Landlock."""
+
+SECRET_VARIABLE = re.compile(
+    r"(^|_)(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)(_|$)", re.IGNORECASE
+)
+"""Environment variables a sandboxed command does not get: with no network it cannot use
+them, and anything it prints goes to the model."""
+
+
+@dataclass(frozen=True, slots=True)
+class Walls:
+    """Resolved absolute paths: writable folders, hidden paths, read-only exceptions."""
+
+    writable: tuple[Path, ...]
+    hidden: tuple[Path, ...]
+    exposed: tuple[Path, ...] = ()
+    """Read-only although inside a hidden path (the server's Python)."""
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def walls_for(
+    roots: Sequence[Path], environ: Mapping[str, str], config_dir: Path, state_dir: Path
+) -> Walls:
+    """The walls for commands in the workspace ``roots``."""
+    writable = tuple(dict.fromkeys(_real(r) for r in roots))
+    home = _real(Path(environ.get("HOME") or Path.home()))
+    hidden: list[Path] = [_real(config_dir), _real(state_dir)]
+    if home == Path("/") or any(_inside(home, w) for w in writable):
+        # $HOME itself is a workspace (or the root): hide what is known to hold secrets.
+        hidden += [home / name for name in SECRETS_UNDER_HOME]
+    else:
+        hidden.append(home)
+    hidden = [h for h in dict.fromkeys(hidden) if h != Path("/")]
+    python = {_real(Path(p)) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    exposed = tuple(p for p in sorted(python) if any(_inside(p, h) for h in hidden))
+    return Walls(writable, tuple(hidden), exposed)
+
+
+def sandbox_environment(environ: Mapping[str, str], tmp: str) -> dict[str, str]:
+    """A sandboxed command's environment: no secret-looking variables, temp files in ``tmp``."""
+    env = {k: v for k, v in environ.items() if not SECRET_VARIABLE.search(k)}
+    env.update(TMPDIR=tmp, TMP=tmp, TEMP=tmp)
+    return env
+
+
+def bwrap_mounts(walls: Walls) -> list[str]:
+    """bubblewrap's arguments for the walls: everything read-only, then the exceptions.
+
+    Mounts are laid parents first, so a workspace inside ``$HOME`` is bound onto the empty
+    ``$HOME`` and a secret folder inside a workspace is hidden again on top of it.
+    """
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    mounts: list[tuple[Path, list[str]]] = []
+    for path in walls.hidden:
+        if path.is_dir():
+            mounts.append((path, ["--tmpfs", str(path)]))
+        elif path.exists():
+            mounts.append((path, ["--ro-bind", "/dev/null", str(path)]))
+    mounts += [(p, ["--ro-bind", str(p), str(p)]) for p in walls.exposed]
+    mounts += [(p, ["--bind", str(p), str(p)]) for p in walls.writable]
+    for _, mount in sorted(mounts, key=lambda m: len(m[0].parts)):
+        args += mount
+    return args
+
+
+def _grants(top: Path, excluded: Sequence[Path], kind: str) -> Iterable[tuple[str, str]]:
+    """``kind`` rules covering ``top`` except the ``excluded`` paths (blocking: lists
+    the folders on the way to each excluded path)."""
+    if any(top == e for e in excluded):
+        return
+    if not any(top in e.parents for e in excluded):
+        yield str(top), kind
+        return
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_symlink():  # reached through its target, which is judged on its own
+            continue
+        yield from _grants(top / entry.name, excluded, kind)
+
+
+def landlock_rules(walls: Walls, tmp: Path) -> list[tuple[str, str]]:
+    """Landlock's allow-list for the walls, with ``tmp`` as the private temp folder.
+
+    Landlock can only grant, so "all but" is spelled out: every entry of a folder on the
+    way to a hidden path is granted, except that path (``/tmp`` included: ``tmp`` stands
+    in for it). Folders on the way are not granted themselves, so ``ls /`` is refused.
+    """
+    hidden = [*walls.hidden, Path("/tmp")]
+    rules = list(_grants(Path("/"), hidden, "read"))
+    rules += [(str(p), "read") for p in walls.exposed]
+    for folder in walls.writable:
+        rules += _grants(folder, walls.hidden, "write")
+    rules += [(d, "device") for d in DEVICES]
+    rules.append((str(tmp), "write"))
+    return rules
