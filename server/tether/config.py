@@ -40,6 +40,7 @@ ENVIRONMENT = {
     "TETHER_CONTEXT_WINDOW_TOKENS": "context_window_tokens",
     "TETHER_APPROVAL_TIMEOUT_SECONDS": "approval_timeout_seconds",
     "TETHER_MAX_MESSAGE_BYTES": "max_message_bytes",
+    "TETHER_SANDBOX": "sandbox",
 }
 INTEGER_SETTINGS = frozenset({"context_window_tokens", "max_message_bytes"})
 NUMBER_SETTINGS = frozenset({"approval_timeout_seconds"})

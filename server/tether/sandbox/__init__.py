@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from .detect import Availability, Backend, SandboxChoice, SandboxStatus, availability, status_for
+from .detect import (
+    Availability,
+    Backend,
+    SandboxChoice,
+    SandboxStatus,
+    availability,
+    describe_sandbox,
+    status_for,
+)
 from .runner import Prepared, Sandbox, blocked_reason, sandbox_maker
 from .walls import Walls, walls_for
 
@@ -16,6 +24,7 @@ __all__ = [
     "Walls",
     "availability",
     "blocked_reason",
+    "describe_sandbox",
     "sandbox_maker",
     "status_for",
     "walls_for",

@@ -111,3 +111,22 @@ def status_for(choice: SandboxChoice, found: Availability | None = None) -> Sand
     if choice != "auto":
         notes = [n for n in notes if n.lower().startswith(choice)]
     return SandboxStatus(choice, None, "none usable — " + "; ".join(notes))
+
+
+def describe_sandbox(choice: SandboxChoice, found: Availability | None = None) -> str:
+    """One line for ``tether config``: what the setting uses here, and what there is."""
+    found = availability() if found is None else found
+    here = [
+        f"bwrap {found.bwrap_note}" if found.bwrap else f"bwrap: {found.bwrap_note}",
+        f"Landlock {found.landlock_note}"
+        if found.usable("landlock")
+        else f"Landlock: {found.landlock_note}",
+    ]
+    if choice == "off":
+        usable = [b for b in BACKENDS if found.usable(b)]
+        offer = f' (could use {" or ".join(usable)}: set sandbox = "auto")' if usable else ""
+        return f"sandbox: off — commands are asked{offer}; here: {'; '.join(here)}"
+    status = status_for(choice, found)
+    if status.backend is None:
+        return f"sandbox: {choice} → {status.reason}; commands are asked"
+    return f"sandbox: {choice} → {status.reason}; here: {'; '.join(here)}"
