@@ -11,8 +11,9 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -39,11 +40,21 @@ def bash(command: str) -> dict[str, Any]:
 async def served(
     tmp_path: Path, workspace: Path, sandbox: str, *calls: dict[str, Any]
 ) -> AsyncIterator[Editor]:
-    """A server with ``sandbox`` set, ``$HOME`` a fake home holding a private key, whose
-    model makes ``calls``, one per turn; every approval denied unless the test says."""
-    home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True, exist_ok=True)
-    (home / ".ssh" / "id_rsa").write_text(SECRET)
+    """A server with ``sandbox`` set, ``$HOME`` a fake home holding a private key (outside
+    ``/tmp``, which the sandbox hides anyway), whose model makes ``calls``, one per turn;
+    every approval denied unless the test says."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="tether-e2e-home-") as made:
+        home = Path(made)
+        (home / ".ssh").mkdir()
+        (home / ".ssh" / "id_rsa").write_text(SECRET)
+        async with _serving(tmp_path, workspace, sandbox, home, calls) as editor:
+            yield editor
+
+
+@asynccontextmanager
+async def _serving(
+    tmp_path: Path, workspace: Path, sandbox: str, home: Path, calls: tuple[dict[str, Any], ...]
+) -> AsyncIterator[Editor]:
     client = LanguageClient(converter_factory=get_converter)
     register_lsp_features(client)
     state_dir = tmp_path / "state"
@@ -92,10 +103,17 @@ async def test_a_command_runs_unasked_in_the_sandbox_and_the_event_says_so(
     assert first.ok and f"in the {backend} sandbox" in first.output
 
 
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A path in a folder the sandbox shows read-only (removed if a broken wall let it be)."""
+    path = Path("/var/tmp") / f"tether-e2e-{uuid.uuid4().hex}"
+    yield path
+    path.unlink(missing_ok=True)
+
+
 async def test_the_walls_hold_and_a_stopped_command_is_asked_again_with_why(
-    tmp_path: Path, workspace: Path, backend: Backend
+    tmp_path: Path, workspace: Path, backend: Backend, outside: Path
 ) -> None:
-    outside = Path("/var/tmp") / f"tether-e2e-{uuid.uuid4().hex}"
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(8)
@@ -148,18 +166,24 @@ async def test_allowed_outside_after_the_walls_stopped_it_it_runs_unsandboxed(
     assert decisions == [("auto", backend), ("allow", None)]
 
 
-async def test_a_deny_rule_still_refuses_and_an_unreadable_command_is_asked(
+async def test_deny_and_ask_rules_still_apply_and_an_unreadable_command_is_asked(
     tmp_path: Path, workspace: Path, backend: Backend
 ) -> None:
-    calls = [bash("rm -f README.md"), bash("for f in *; do rm -f $f; done")]
+    calls = [
+        bash("rm -f README.md"),
+        bash("touch asked.txt"),
+        bash("for f in *; do rm -f $f; done"),
+    ]
     async with served(tmp_path, workspace, backend, *calls) as editor:
-        rule = {"tool": "bash", "pattern": "rm *", "decision": "deny", "scope": "user"}
-        await editor.client.protocol.send_request_async("agent/rules/add", {"rule": rule})
+        for pattern, decision in [("rm *", "deny"), ("touch *", "ask")]:
+            rule = {"tool": "bash", "pattern": pattern, "decision": decision, "scope": "user"}
+            await editor.client.protocol.send_request_async("agent/rules/add", {"rule": rule})
         await editor.run(prompt="go", runId="r1")
     decisions = [(e.decision, e.sandbox) for e in approvals(editor, "r1")]
-    assert decisions == [("denied-by-default", None), ("deny", None)]
-    assert [a["preview"]["command"] for a in editor.approvals] == [calls[1]["arguments"]["command"]]
-    assert (workspace / "README.md").exists()
+    assert decisions == [("denied-by-default", None), ("deny", None), ("deny", None)]
+    commands = [c["arguments"]["command"] for c in calls[1:]]
+    assert [a["preview"]["command"] for a in editor.approvals] == commands
+    assert (workspace / "README.md").exists() and not (workspace / "asked.txt").exists()
 
 
 async def test_with_the_sandbox_off_commands_are_asked_as_before(

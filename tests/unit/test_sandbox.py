@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,19 +26,33 @@ from ..sandboxes import BACKENDS, sandbox_in
 from ..waiting import wait_until
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- not-a-real-key"
+VISIBLE = "/var/tmp"
+"""A folder the sandbox leaves readable (``/tmp`` is replaced by a private one)."""
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """A fake ``$HOME`` with a private key, cloud credentials and Tether's config."""
-    home = tmp_path / "home"
+def home() -> Iterator[Path]:
+    """A fake ``$HOME`` with a private key, cloud credentials and Tether's config; outside
+    ``/tmp``, which the sandbox hides anyway, so that only the ``$HOME`` wall stops reads."""
+    with fake_home() as home:
+        yield home
+
+
+@contextlib.contextmanager
+def fake_home() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(dir=VISIBLE, prefix="tether-test-home-") as made:
+        home = Path(made)
+        write_secrets(home)
+        yield home
+
+
+def write_secrets(home: Path) -> None:
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text(SECRET)
     (home / ".aws").mkdir()
     (home / ".aws" / "credentials").write_text("aws_secret_access_key = hush\n")
     (home / ".config" / "tether").mkdir(parents=True)
     (home / ".config" / "tether" / "rules.toml").write_text("# the user's rules\n")
-    return home
 
 
 @pytest.fixture
@@ -68,12 +83,19 @@ async def sandboxed(
     return await run_command(command, cwd, 60.0, env=env, on_start=groups.append, sandbox=sandbox)
 
 
+@pytest.fixture
+def visible() -> Iterator[Path]:
+    """A path in a folder the sandbox shows read-only (removed if a broken wall let it be)."""
+    path = Path(VISIBLE) / f"tether-sandbox-test-{uuid.uuid4().hex}"
+    yield path
+    path.unlink(missing_ok=True)
+
+
 async def test_writes_inside_the_workspace_only(
-    sandbox: Sandbox, ws: Path, tmp_path: Path, groups: list[int]
+    sandbox: Sandbox, ws: Path, tmp_path: Path, groups: list[int], visible: Path
 ) -> None:
     beside = tmp_path / "beside"
     beside.mkdir()
-    visible = Path("/var/tmp") / f"tether-sandbox-test-{uuid.uuid4().hex}"
     out = await sandboxed(
         sandbox,
         f"echo made > made.txt; mkdir -p sub && echo deep > sub/f; echo x > {beside}/f; "
