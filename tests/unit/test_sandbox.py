@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import subprocess
 import tempfile
 import time
 import uuid
@@ -330,3 +331,41 @@ def test_landlock_abi_is_read_from_the_kernel() -> None:
     started = time.monotonic()
     assert ll.abi_version() >= 0
     assert time.monotonic() - started < 5
+
+
+async def test_other_processes_environment_is_not_readable(
+    sandbox: Sandbox, ws: Path, groups: list[int]
+) -> None:
+    # The server's environment holds the provider's API key: stand in a process like it.
+    marker = f"sk-{uuid.uuid4().hex}"
+    with subprocess.Popen(["sleep", "60"], env={**os.environ, "OPENAI_API_KEY": marker}) as keeper:
+        try:
+            out = await sandboxed(sandbox, f"cat /proc/{keeper.pid}/environ", ws, groups)
+        finally:
+            keeper.kill()
+    assert marker not in out.output and out.exit_code != 0
+
+
+async def test_tools_installed_under_home_stay_usable(
+    tmp_path: Path, home: Path, ws: Path, groups: list[int]
+) -> None:
+    tool = home / ".tooling" / "bin" / "hello-tool"
+    tool.parent.mkdir(parents=True)
+    (home / ".tooling" / "share.txt").write_text("from the tool's folder\n")
+    tool.write_text(f"#!/bin/sh\ncat {home}/.tooling/share.txt\n")
+    tool.chmod(0o755)
+    env = command_environment({**os.environ, "PATH": f"{tool.parent}:/usr/bin:/bin"})
+    for backend in BACKENDS:
+        box = sandbox_in(backend, [ws], home, tmp_path / "state")
+        box = Sandbox(
+            box.backend,
+            box.roots,
+            {"HOME": str(home), "PATH": env["PATH"]},
+            box.config_dir,
+            box.state_dir,
+            box.bwrap,
+            box.landlock_abi,
+        )
+        out = await sandboxed(box, f"hello-tool; cat {home}/.ssh/id_rsa", ws, groups, env)
+        assert out.output.startswith("from the tool's folder\n"), (backend, out.output)
+        assert "PRIVATE KEY" not in out.output, backend

@@ -76,9 +76,22 @@ def walls_for(
     else:
         hidden.append(home)
     hidden = [h for h in dict.fromkeys(hidden) if h != Path("/")]
-    python = {_real(Path(p)) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    exposed = tuple(p for p in sorted(python) if any(_inside(p, h) for h in hidden))
+    wanted = {_real(Path(p)) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    wanted |= {_tools(Path(p), home) for p in environ.get("PATH", "").split(os.pathsep) if p}
+    exposed = tuple(p for p in sorted(wanted) if any(_inside(p, h) for h in hidden))
     return Walls(writable, tuple(hidden), exposed)
+
+
+def _tools(entry: Path, home: Path) -> Path:
+    """What of ``$HOME`` a ``PATH`` entry needs readable: its top folder (``~/.cargo``,
+    ``~/.pyenv``, so the programs' own files come along), or only the entry itself when
+    that folder holds secrets (``~/.local/bin``, not ``~/.local``)."""
+    entry = _real(entry)
+    if not entry.is_absolute() or home not in entry.parents:
+        return entry
+    top = home / entry.relative_to(home).parts[0]
+    secrets = [home / name for name in SECRETS_UNDER_HOME]
+    return entry if any(_inside(s, top) for s in secrets) else top
 
 
 def sandbox_environment(environ: Mapping[str, str], tmp: str) -> dict[str, str]:
@@ -126,15 +139,28 @@ def _grants(top: Path, excluded: Sequence[Path], kind: str) -> Iterable[tuple[st
         yield from _grants(top / entry.name, excluded, kind)
 
 
+def _proc_but_processes() -> list[tuple[str, str]]:
+    """``/proc`` without the processes' folders (``/proc/PID/environ`` may hold API keys,
+    and Landlock's ptrace rule does not stop root from reading it): a process started
+    later gets a folder no rule covers."""
+    try:
+        entries = list(os.scandir("/proc"))
+    except OSError:
+        return []
+    return [(e.path, "read") for e in entries if not e.name.isdigit() and not e.is_symlink()]
+
+
 def landlock_rules(walls: Walls, tmp: Path) -> list[tuple[str, str]]:
     """Landlock's allow-list for the walls, with ``tmp`` as the private temp folder.
 
     Landlock can only grant, so "all but" is spelled out: every entry of a folder on the
     way to a hidden path is granted, except that path (``/tmp`` included: ``tmp`` stands
-    in for it). Folders on the way are not granted themselves, so ``ls /`` is refused.
+    in for it), and ``/proc`` has no process folders. Folders on the way are not granted
+    themselves, so ``ls /`` is refused.
     """
-    hidden = [*walls.hidden, Path("/tmp")]
+    hidden = [*walls.hidden, Path("/tmp"), Path("/proc")]
     rules = list(_grants(Path("/"), hidden, "read"))
+    rules += _proc_but_processes()
     rules += [(str(p), "read") for p in walls.exposed]
     for folder in walls.writable:
         rules += _grants(folder, walls.hidden, "write")
