@@ -39,7 +39,7 @@ from .prompting import system_prompt
 from .providers import make_provider
 from .providers.base import Message
 from .rules.store import RuleStore
-from .sandbox import Sandbox, sandbox_maker, status_for
+from .sandbox import Sandbox, SandboxStatus, sandbox_maker, status_for
 from .session.records import UndoneRecord
 from .session.store import RunIndex, list_sessions, load
 from .session.writer import SessionLogWriter, SessionRecorder, SessionSink, new_session_id
@@ -58,9 +58,21 @@ async def sandbox_for(config: Config) -> Callable[[Sequence[Path]], Sandbox] | N
         return None
     status = await anyio.to_thread.run_sync(status_for, config.sandbox)
     if status.backend is None:
-        _warn_once(f"sandbox {status.choice!r}: {status.reason}; commands are asked as without")
+        _warn_once(_unusable(status))
     config_dir = user_config_path(os.environ).parent
     return sandbox_maker(status, os.environ, config_dir, config.state_dir)
+
+
+async def sandbox_problem(config: Config) -> str | None:
+    """Why the ``sandbox`` setting cannot be honoured here (None: it can, or it is off)."""
+    if config.sandbox == "off":
+        return None
+    status = await anyio.to_thread.run_sync(status_for, config.sandbox)
+    return None if status.backend is not None else _unusable(status)
+
+
+def _unusable(status: SandboxStatus) -> str:
+    return f"sandbox {status.choice!r}: {status.reason}; commands are asked as without one"
 
 
 @lru_cache(maxsize=8)

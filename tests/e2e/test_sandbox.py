@@ -27,6 +27,7 @@ from tether.sandbox import Backend
 from tether_protocol import ApprovalEvent, ToolResultEvent
 
 from ..sandboxes import BACKENDS, require_backend
+from ..waiting import wait_until
 from .conftest import SERVER, Editor, script, server_env
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- e2e-not-a-real-key"
@@ -230,3 +231,34 @@ def test_a_cloned_project_cannot_turn_the_sandbox_on(tmp_path: Path) -> None:
     shown = tether_config(tmp_path, "", project='sandbox = "auto"\n')
     assert shown.splitlines()[-1].startswith("sandbox: off")
     assert "ignored: sandbox (the project is not trusted)" in shown
+
+
+async def test_without_a_usable_sandbox_the_user_is_told_and_commands_are_asked(
+    tmp_path: Path, workspace: Path
+) -> None:
+    # bash is on PATH, bwrap is not: the "bwrap" the setting asks for cannot be had.
+    only_bash = tmp_path / "bin"
+    only_bash.mkdir()
+    (only_bash / "bash").symlink_to("/bin/bash")
+    (only_bash / "touch").symlink_to("/usr/bin/touch")
+    client = LanguageClient(converter_factory=get_converter)
+    register_lsp_features(client)
+    state_dir = tmp_path / "state"
+    await client.start_io(*SERVER, env={**server_env(state_dir), "PATH": str(only_bash)})
+    editor = Editor(client, state_dir)
+    editor.approve = lambda params: {"decision": "deny"}
+    try:
+        await editor.open_session(
+            workspace, options={"sandbox": "bwrap"}, script=script({"toolCalls": [bash("touch x")]})
+        )
+        await editor.run(prompt="go", runId="r1")
+        await wait_until(lambda: client.messages, "the warning")
+    finally:
+        await asyncio.wait_for(client.shutdown_session(), 10)
+        await client.stop()
+    assert len(editor.approvals) == 1 and not (workspace / "x").exists()
+    assert [(e.decision, e.sandbox) for e in approvals(editor, "r1")] == [("deny", None)]
+    assert [m.message for m in client.messages] == [
+        "Tether: sandbox 'bwrap': none usable — bwrap: not installed (Debian/Ubuntu "
+        "package bubblewrap); commands are asked as without one"
+    ]
