@@ -186,11 +186,14 @@ class ToolRegistry:
                 f"was not allowed.{said}"
             )
             return replace(failed, output=f"{failed.output}\n{message}", blocked=None)
+        note = (
+            f"Note: in the sandbox {reason}; the user allowed it outside, and this is that run.\n"
+        )
         unsandboxed = replace(proposal, sandbox=None)
         if verdict.arguments is not None and verdict.arguments != call.arguments:
             changed = {**call.arguments, **verdict.arguments}
             _, args = self.parse(ToolCall(call.call_id, call.name, changed))
             unsandboxed = await tool.propose(args, ctx)
-            result = await tool.perform(args, unsandboxed, ctx)
-            return replace(result, output=changed_note(changed) + result.output)
-        return await tool.perform(args, unsandboxed, ctx)
+            note += changed_note(changed)
+        result = await tool.perform(args, unsandboxed, ctx)
+        return replace(result, output=note + result.output)
