@@ -369,3 +369,21 @@ async def test_tools_installed_under_home_stay_usable(
         out = await sandboxed(box, f"hello-tool; cat {home}/.ssh/id_rsa", ws, groups, env)
         assert out.output.startswith("from the tool's folder\n"), (backend, out.output)
         assert "PRIVATE KEY" not in out.output, backend
+
+
+async def test_bwrap_keeps_the_workspaces_git_and_tether_read_only(
+    tmp_path: Path, home: Path, ws: Path, groups: list[int]
+) -> None:
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    (ws / ".tether").mkdir()
+    box = sandbox_in("bwrap", [ws], home, tmp_path / "state")
+    out = await sandboxed(
+        box,
+        "echo evil > .git/hooks/pre-commit; echo x > .tether/rules.toml; echo ok > fine.txt",
+        ws,
+        groups,
+    )
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+    assert not (ws / ".tether" / "rules.toml").exists()
+    assert (ws / "fine.txt").read_text() == "ok\n"
+    assert "Read-only file system" in out.output

@@ -1,6 +1,8 @@
 """The sandbox's walls: what a sandboxed command may write, what it may not see at all.
 
-The workspace folders are writable; the rest of the filesystem is read-only; ``$HOME``
+The workspace folders are writable — except, under bubblewrap, the sensitive paths at
+their top (``.git``, ``.tether``, ``.vscode``, …: a git hook planted there would run
+unsandboxed on the user's next commit) — the rest of the filesystem is read-only; ``$HOME``
 (keys, cloud credentials, keyrings, tokens), the Tether config folder and the state folder
 are hidden, except a workspace folder (and the server's Python) lying inside them; ``/tmp``
 is a fresh empty folder. The same walls are expressed for both backends: bubblewrap mounts
@@ -15,6 +17,8 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..sensitive import RULES as SENSITIVE
 
 SECRETS_UNDER_HOME = (
     ".ssh",
@@ -35,6 +39,9 @@ SECRETS_UNDER_HOME = (
 )
 """Hidden one by one where ``$HOME`` as a whole cannot be (a workspace is ``$HOME``)."""
 
+PROTECTED_NAMES = tuple(r.pattern for r in SENSITIVE if r.kind in ("dir", "name", "path"))
+"""Sensitive paths kept read-only at the top of a workspace folder (where they exist)."""
+
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
 """Devices commands write to (``> /dev/null``): writable under Landlock."""
 
@@ -53,6 +60,9 @@ class Walls:
     hidden: tuple[Path, ...]
     exposed: tuple[Path, ...] = ()
     """Read-only although inside a hidden path (the server's Python)."""
+    protected: tuple[Path, ...] = ()
+    """Read-only although inside a writable folder (bubblewrap only: Landlock can grant a
+    folder only whole, and a folder's files cannot be written without a grant on it)."""
 
 
 def _real(path: Path) -> Path:
@@ -79,7 +89,13 @@ def walls_for(
     wanted = {_real(Path(p)) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     wanted |= {_tools(Path(p), home) for p in environ.get("PATH", "").split(os.pathsep) if p}
     exposed = tuple(p for p in sorted(wanted) if any(_inside(p, h) for h in hidden))
-    return Walls(writable, tuple(hidden), exposed)
+    protected = tuple(
+        root / name
+        for root in writable
+        for name in PROTECTED_NAMES
+        if (root / name).exists() and not any(_inside(root / name, h) for h in hidden)
+    )
+    return Walls(writable, tuple(hidden), exposed, protected)
 
 
 def _tools(entry: Path, home: Path) -> Path:
@@ -105,17 +121,19 @@ def bwrap_mounts(walls: Walls) -> list[str]:
     """bubblewrap's arguments for the walls: everything read-only, then the exceptions.
 
     Mounts are laid parents first, so a workspace inside ``$HOME`` is bound onto the empty
-    ``$HOME`` and a secret folder inside a workspace is hidden again on top of it.
+    ``$HOME`` and a secret folder inside a workspace is hidden again on top of it; at the
+    same depth hiding comes last, so it wins.
     """
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     mounts: list[tuple[Path, list[str]]] = []
+    mounts += [(p, ["--ro-bind", str(p), str(p)]) for p in walls.exposed]
+    mounts += [(p, ["--bind", str(p), str(p)]) for p in walls.writable]
+    mounts += [(p, ["--ro-bind", str(p), str(p)]) for p in walls.protected]
     for path in walls.hidden:
         if path.is_dir():
             mounts.append((path, ["--tmpfs", str(path)]))
         elif path.exists():
             mounts.append((path, ["--ro-bind", "/dev/null", str(path)]))
-    mounts += [(p, ["--ro-bind", str(p), str(p)]) for p in walls.exposed]
-    mounts += [(p, ["--bind", str(p), str(p)]) for p in walls.writable]
     for _, mount in sorted(mounts, key=lambda m: len(m[0].parts)):
         args += mount
     return args
