@@ -9,8 +9,8 @@ import contextlib
 import os
 import socket
 import subprocess
+import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -226,6 +226,7 @@ async def test_cancel_kills_everything_the_sandboxed_command_started(
     sandbox: Sandbox, ws: Path, groups: list[int]
 ) -> None:
     ready = ws / "ready"
+    mark = f"300.{uuid.uuid4().int % 10**9:09d}"  # sleep takes fractions
     returned: list[CommandOutcome] = []
     with anyio.CancelScope() as scope:
 
@@ -237,13 +238,17 @@ async def test_cancel_kills_everything_the_sandboxed_command_started(
             tg.start_soon(cancel_when_ready)
             returned.append(
                 await sandboxed(
-                    sandbox, "sleep 300 & sleep 301 & touch ready; sleep 302", ws, groups
+                    sandbox,
+                    f"sleep {mark}1 & sleep {mark}2 & touch ready; sleep {mark}3",
+                    ws,
+                    groups,
                 )
             )
     assert scope.cancelled_caught and returned == []
     [pgid] = groups
     assert group_gone(pgid)
-    sleepers = [p for p in Path("/proc").glob("[0-9]*/cmdline") if b"sleep\x0030" in _read(p)]
+    # Durations no other test uses: the machine runs other suites' sleeps meanwhile.
+    sleepers = [p for p in Path("/proc").glob("[0-9]*/cmdline") if mark.encode() in _read(p)]
     assert sleepers == []
 
 
@@ -302,9 +307,6 @@ def test_failures_of_the_command_itself_are_not_blamed_on_the_sandbox(
 
 
 def test_the_trampoline_fails_closed(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     flag = tmp_path / "ran"
     done = subprocess.run(
         [sys.executable, "-I", "-S", ll.__file__, "{not json", "/bin/sh", "-c", f"touch {flag}"],
@@ -325,12 +327,6 @@ def test_walls_hide_home_config_and_state_but_not_the_workspace(tmp_path: Path) 
     assert home.resolve() in walls.hidden and (tmp_path / "s").resolve() in walls.hidden
     whole = walls_for([home], {"HOME": str(home)}, home / ".config/tether", tmp_path / "s")
     assert home.resolve() not in whole.hidden and home.resolve() / ".ssh" in whole.hidden
-
-
-def test_landlock_abi_is_read_from_the_kernel() -> None:
-    started = time.monotonic()
-    assert ll.abi_version() >= 0
-    assert time.monotonic() - started < 5
 
 
 async def test_other_processes_environment_is_not_readable(
