@@ -264,3 +264,30 @@ async def test_without_a_usable_sandbox_the_user_is_told_and_commands_are_asked(
         "Tether: sandbox 'bwrap': none usable — bwrap: not installed (Debian/Ubuntu "
         "package bubblewrap); commands are asked as without one"
     ]
+
+
+def sleepers(mark: str) -> list[Path]:
+    """The processes whose command line holds ``mark``."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if mark.encode() in cmdline.read_bytes():
+                found.append(cmdline)
+        except OSError:
+            continue
+    return found
+
+
+async def test_cancelling_a_run_kills_everything_its_sandboxed_command_started(
+    tmp_path: Path, workspace: Path, backend: Backend
+) -> None:
+    mark = f"300.{uuid.uuid4().int % 10**9:09d}"  # durations no other test's sleeps use
+    command = f"sleep {mark}1 & sleep {mark}2 & touch ready; sleep {mark}3"
+    async with served(tmp_path, workspace, backend, bash(command)) as editor:
+        running = asyncio.create_task(editor.run(prompt="go", runId="r1"))
+        await wait_until(lambda: (workspace / "ready").exists(), "the command to start")
+        assert len(sleepers(mark)) >= 3
+        await editor.client.protocol.send_request_async("agent/cancel", {"runId": "r1"})
+        result = await asyncio.wait_for(running, 30)
+    assert result["outcome"] == "cancelled"
+    await wait_until(lambda: not sleepers(mark), "every sleep of the command to be gone")
