@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -83,6 +83,9 @@ class TetherSettings(WireModel):
     ``baseUrl``, else 128000)."""
     auto_approve: list[str] | None = None
     """Tool names that need no approval (default: none)."""
+    sandbox: Literal["auto", "bwrap", "landlock", "off"] | None = None
+    """``bash`` commands that would be asked run unasked inside a sandbox instead: ``auto``
+    picks bubblewrap, else Landlock; ``off`` (the default) never sandboxes."""
     approval_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     """How long an approval may wait for the user's answer before the call is denied
     (default 300); the client is told to close it (``$/cancelRequest``)."""

@@ -15,6 +15,7 @@ from .rules import Rule
 from .run import Outcome
 
 Decision = Literal["allow", "allow-always", "deny", "auto", "denied-by-default"]
+SandboxBackend = Literal["bwrap", "landlock"]
 
 
 class _Event(WireModel):
@@ -68,6 +69,8 @@ class ApprovalEvent(_Event):
     decision: Decision
     rules: list[Rule] | None = None
     """The rules that decided it (every simple command's allow, or the deny or ask)."""
+    sandbox: SandboxBackend | None = None
+    """With ``auto``: the call ran unasked because it ran in this sandbox."""
 
 
 class ToolResultEvent(_Event):

@@ -12,12 +12,17 @@ the project or the built-in read-only commands) lets it pass. A change to a sens
 (``sensitive.py``) is always asked, whatever ``autoApprove``, a rule or "allow always" says.
 An "allow always" answer stores the rule the user picked, once checked to cover the call;
 without one it covers that exact command (or, for edits, the tool) for the session.
+
+With a sandbox (``sandbox`` setting, ``tether.sandbox``), a ``bash`` command that would
+have been asked runs unasked inside it instead — only one the rules could read, so that
+no ``deny`` went unchecked — and when it fails for lack of reach, ``reconsider`` asks the
+user whether it may run outside.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +35,7 @@ from .events import RunEvents
 from .host import ApprovalAnswer, ApprovalRequest, Editor
 from .rules.match import Judgement, judge
 from .rules.store import RuleStore
+from .sandbox import Sandbox
 from .sensitive import reason_for_preview
 
 log = logging.getLogger(__name__)
@@ -93,6 +99,9 @@ class ApprovalPolicy:
             self.always.add(tool)
 
 
+SANDBOXED_TOOLS = frozenset({"bash"})
+"""The tools whose calls can run in the sandbox."""
+
 EDITED_TEXT_SLACK = 1 << 20
 """How many characters an answer's ``editedText`` may exceed twice the proposed window by."""
 
@@ -122,6 +131,8 @@ class Verdict:
     """The user's text for the proposed window (a diff preview), checked by the gate."""
     note: str | None = None
     """Tether's own explanation of a call that did not pass (not the user's words)."""
+    sandbox: Sandbox | None = None
+    """The call was allowed only inside this sandbox."""
 
     @property
     def allowed(self) -> bool:
@@ -138,12 +149,15 @@ class ApprovalGate:
         editor: Editor,
         events: RunEvents,
         answer_timeout: float | None = None,
+        sandbox: Callable[[Sequence[Path]], Sandbox | None] | None = None,
     ) -> None:
         self.policy = policy
         self.editor = editor
         self.events = events
         self.answer_timeout = answer_timeout
         """Seconds an approval may wait for its answer (None: as long as the run lasts)."""
+        self.sandbox_for = sandbox
+        """The sandbox for commands in these workspace folders (None: no sandbox)."""
 
     async def decide(
         self,
@@ -174,6 +188,8 @@ class ApprovalGate:
         ):
             verdict = Verdict("auto")
             decided_by = judged.rules if judged.outcome == "allow" else ()
+        elif (sandbox := self._sandbox(tool, preview, judged, floor, roots)) is not None:
+            verdict = Verdict("auto", sandbox=sandbox)
         elif preview is None:
             verdict = Verdict("denied-by-default", note="there was nothing to show the user")
         else:
@@ -182,7 +198,43 @@ class ApprovalGate:
             shown = title if floor is None else f"{title} — {floor}"
             request = ApprovalRequest(self.events.run_id, call_id, tool, shown, arguments, preview)
             verdict = await self._ask(request, roots, remember=floor is None)
-        self.events.approval(call_id, verdict.decision, decided_by)
+        backend = verdict.sandbox.backend if verdict.sandbox is not None else None
+        self.events.approval(call_id, verdict.decision, decided_by, sandbox=backend)
+        return verdict
+
+    def _sandbox(
+        self,
+        tool: str,
+        preview: Preview | None,
+        judged: Judgement,
+        floor: str | None,
+        roots: Sequence[Path],
+    ) -> Sandbox | None:
+        """The sandbox a call that would be asked may run in unasked, or None."""
+        if self.sandbox_for is None or tool not in SANDBOXED_TOOLS or floor is not None:
+            return None
+        if not isinstance(preview, CommandPreview) or judged.outcome != "none":
+            return None
+        if judged.unreadable:  # a deny rule could not be checked against it
+            return None
+        return self.sandbox_for(roots)
+
+    async def reconsider(
+        self,
+        *,
+        call_id: str,
+        tool: str,
+        title: str,
+        arguments: dict[str, Any],
+        preview: Preview,
+        roots: Sequence[Path],
+        reason: str,
+    ) -> Verdict:
+        """Ask whether a call that failed in the sandbox may run outside it, showing why."""
+        shown = f"{title} — outside the sandbox: in it, {reason}"
+        request = ApprovalRequest(self.events.run_id, call_id, tool, shown, arguments, preview)
+        verdict = await self._ask(request, roots, remember=True)
+        self.events.approval(call_id, verdict.decision)
         return verdict
 
     async def _judge(self, tool: str, preview: Preview | None, roots: Sequence[Path]) -> Judgement:

@@ -93,13 +93,17 @@ def show_config(args: argparse.Namespace) -> int:
     """``tether config``: the effective settings here and where each came from."""
     from .client.settings import describe, gather
     from .config import ConfigError
+    from .sandbox import describe_sandbox
 
     cwd = Path(args.cwd).resolve()
     try:
-        print(describe(gather(cwd, run_options(args), os.environ)))
+        gathered = gather(cwd, run_options(args), os.environ)
+        print(describe(gathered))
     except ConfigError as exc:
         print(f"tether: {exc}", file=sys.stderr)
         return 2
+    chosen = [layer.values["sandbox"] for layer in gathered.layers if "sandbox" in layer.values]
+    print(describe_sandbox(chosen[-1] if chosen else "off"))
     return 0
 
 

@@ -23,6 +23,8 @@ from pydantic import ValidationError
 from tether_protocol import Script, TetherSettings
 from tether_protocol.config import ModelPrice
 
+from .sandbox import SandboxChoice
+
 DEFAULT_MAX_STEPS = 40
 DEFAULT_TIMEOUT_SECONDS = 900.0
 DEFAULT_APPROVAL_TIMEOUT_SECONDS = 300.0
@@ -38,6 +40,7 @@ ENVIRONMENT = {
     "TETHER_CONTEXT_WINDOW_TOKENS": "context_window_tokens",
     "TETHER_APPROVAL_TIMEOUT_SECONDS": "approval_timeout_seconds",
     "TETHER_MAX_MESSAGE_BYTES": "max_message_bytes",
+    "TETHER_SANDBOX": "sandbox",
 }
 INTEGER_SETTINGS = frozenset({"context_window_tokens", "max_message_bytes"})
 NUMBER_SETTINGS = frozenset({"approval_timeout_seconds"})
@@ -58,7 +61,9 @@ USER_CONFIG = "tether/config.toml"
 PROJECT_CONFIG = ".tether/config.toml"
 TRUST_KEY = "trustedProjects"
 """A user-config list of folders whose project config may set every key."""
-UNTRUSTED_KEYS = frozenset({"provider", "model", "baseUrl", "script", "autoApprove", "stateDir"})
+UNTRUSTED_KEYS = frozenset(
+    {"provider", "model", "baseUrl", "script", "autoApprove", "sandbox", "stateDir"}
+)
 """What a cloned repository must not choose: where code and keys go, what runs unasked,
 where logs are written."""
 
@@ -226,6 +231,8 @@ class Config:
     """Largest message body the transport reads."""
     prices: Mapping[str, ModelPrice] = field(default_factory=dict)
     """Configured prices by model; the providers add them to their built-in table."""
+    sandbox: SandboxChoice = "off"
+    """Whether commands that would be asked run unasked in a sandbox (and which)."""
 
 
 def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
@@ -251,4 +258,5 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
         ),
         max_message_bytes=settings.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES,
         prices=dict(settings.prices or {}),
+        sandbox=settings.sandbox or "off",
     )

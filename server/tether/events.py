@@ -17,6 +17,7 @@ from tether_protocol import (
     RunEvent,
     RunFinishedEvent,
     RunStartedEvent,
+    SandboxBackend,
     StepEvent,
     TextDeltaEvent,
     ToolCallEvent,
@@ -95,7 +96,12 @@ class RunEvents:
         self._send(ToolCallEvent(**self._next(), call_id=call_id, tool=tool, arguments=arguments))
 
     def approval(
-        self, call_id: str, decision: Decision, rules: Sequence[Rule] | None = None
+        self,
+        call_id: str,
+        decision: Decision,
+        rules: Sequence[Rule] | None = None,
+        *,
+        sandbox: SandboxBackend | None = None,
     ) -> None:
         self._send(
             ApprovalEvent(
@@ -103,6 +109,7 @@ class RunEvents:
                 call_id=call_id,
                 decision=decision,
                 rules=list(rules) if rules else None,
+                sandbox=sandbox,
             )
         )
 

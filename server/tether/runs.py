@@ -6,10 +6,14 @@ Transport-independent: the LSP layer and in-process tests drive it the same way.
 
 from __future__ import annotations
 
+import logging
+import os
 import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
 import anyio
@@ -24,7 +28,7 @@ from tether_protocol import (
 )
 
 from .approvals import ApprovalGate, ApprovalPolicy
-from .config import Config, ConfigError
+from .config import Config, ConfigError, user_config_path
 from .context import SessionWindows
 from .events import RunEvents
 from .host import Editor, EventSink
@@ -35,6 +39,7 @@ from .prompting import system_prompt
 from .providers import make_provider
 from .providers.base import Message
 from .rules.store import RuleStore
+from .sandbox import Sandbox, SandboxStatus, sandbox_maker, status_for
 from .session.records import UndoneRecord
 from .session.store import RunIndex, list_sessions, load
 from .session.writer import SessionLogWriter, SessionRecorder, SessionSink, new_session_id
@@ -42,6 +47,37 @@ from .tools.base import ToolContext
 from .tools.registry import ToolRegistry
 from .undo import undo_edits
 from .workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+
+async def sandbox_for(config: Config) -> Callable[[Sequence[Path]], Sandbox] | None:
+    """What makes a workspace's sandbox under the ``sandbox`` setting (None: none); the
+    machine is probed once, on first use, off the event loop."""
+    if config.sandbox == "off":
+        return None
+    status = await anyio.to_thread.run_sync(status_for, config.sandbox)
+    if status.backend is None:
+        _warn_once(_unusable(status))
+    config_dir = user_config_path(os.environ).parent
+    return sandbox_maker(status, os.environ, config_dir, config.state_dir)
+
+
+async def sandbox_problem(config: Config) -> str | None:
+    """Why the ``sandbox`` setting cannot be honoured here (None: it can, or it is off)."""
+    if config.sandbox == "off":
+        return None
+    status = await anyio.to_thread.run_sync(status_for, config.sandbox)
+    return None if status.backend is not None else _unusable(status)
+
+
+def _unusable(status: SandboxStatus) -> str:
+    return f"sandbox {status.choice!r}: {status.reason}; commands are asked as without one"
+
+
+@lru_cache(maxsize=8)
+def _warn_once(message: str) -> None:
+    log.warning("%s", message)
 
 
 class InvalidRun(ValueError):
@@ -220,7 +256,13 @@ class RunManager:
                 workspace=workspace,
                 run_id=run_id,
                 editor=editor,
-                gate=ApprovalGate(memory.policy, editor, events, config.approval_timeout_seconds),
+                gate=ApprovalGate(
+                    memory.policy,
+                    editor,
+                    events,
+                    config.approval_timeout_seconds,
+                    sandbox=await sandbox_for(config),
+                ),
             ),
             events=events,
             limits=Limits(

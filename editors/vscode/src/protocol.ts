@@ -178,6 +178,7 @@ export type Settings = {
   contextBudgetTokens?: number | null;
   contextWindowTokens?: number | null;
   autoApprove?: string[] | null;
+  sandbox?: "auto" | "bwrap" | "landlock" | "off" | null;
   approvalTimeoutSeconds?: number | null;
   diagnosticsSettleMs?: number | null;
   diagnosticsMaxWaitMs?: number | null;
@@ -199,6 +200,7 @@ export type ApprovalEvent = {
   callId: string;
   decision: "allow" | "allow-always" | "deny" | "auto" | "denied-by-default";
   rules?: Rule[] | null;
+  sandbox?: "bwrap" | "landlock" | null;
 };
 
 export type AssistantEvent = {

@@ -23,6 +23,7 @@ from tether_protocol import (
 from ..config import ConfigError
 from ..providers import warm_up
 from ..rules.service import RULES_PARAMS
+from ..runs import sandbox_problem
 from ..tools.registry import ToolRegistry
 from .server import TetherServer, validate_params
 
@@ -71,6 +72,13 @@ def create_server(tools: ToolRegistry, environ: Mapping[str, str] | None = None)
     async def initialized(ls: TetherServer, params: types.InitializedParams) -> None:
         await warm_up(ls.config.provider)  # import a model SDK before the first run needs it
         gc.freeze()  # the SDK's modules too are there for good (see ``tether.cli.serve``)
+        problem = await sandbox_problem(ls.config)  # detected at start, not on the first run
+        if problem is not None:
+            ls.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning, message=f"Tether: {problem}"
+                )
+            )
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TetherServer, params: types.DidOpenTextDocumentParams) -> None:

@@ -163,6 +163,8 @@ class Judgement:
 
     outcome: Outcome
     rules: tuple[Rule, ...] = ()
+    unreadable: bool = False
+    """A command the parser could not read: no deny rule could be checked against it."""
 
 
 def relative_path(preview: DiffPreview, roots: Sequence[Path]) -> str | None:
@@ -186,11 +188,12 @@ def judge(
 ) -> Judgement:
     """The rules' verdict on a call: ``deny``, ``ask``, ``allow`` or ``none`` (no say)."""
     mine = [r for r in rules if r.tool == tool]
-    if not mine or preview is None:
+    if preview is None:
         return Judgement("none")
     if tool in COMMAND_TOOLS and isinstance(preview, CommandPreview):
+        # Parsed even without rules: the sandbox runs unasked only what could be read.
         return _judge_command(preview.command, mine)
-    if tool in PATH_TOOLS and isinstance(preview, DiffPreview):
+    if mine and tool in PATH_TOOLS and isinstance(preview, DiffPreview):
         rel = relative_path(preview, roots)
         return Judgement("none") if rel is None else _judge_path(rel, mine)
     return Judgement("none")
@@ -207,7 +210,7 @@ def _command_pattern(rule: Rule) -> CommandPattern | None:
 def _judge_command(command: str, rules: Sequence[Rule]) -> Judgement:
     parsed = parse_command(command)
     if parsed is None:
-        return Judgement("none")  # unreadable: asked (no rule can be sure of it)
+        return Judgement("none", unreadable=True)  # asked (no rule can be sure of it)
     compiled = [(r, p) for r in rules if (p := _command_pattern(r)) is not None]
     for decision in ("deny", "ask"):
         for named, pattern in compiled:

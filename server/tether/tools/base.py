@@ -19,6 +19,7 @@ from ..workspace import Workspace
 
 if TYPE_CHECKING:
     from ..approvals import ApprovalGate
+    from ..sandbox import Sandbox
 
 __all__ = [
     "EditJournal",
@@ -46,6 +47,9 @@ class ToolResult:
     error: str | None = None
     edits: tuple[FileEdit, ...] = ()
     """Edits this call applied (for ``changedFiles``, the session log and undo)."""
+    blocked: str | None = None
+    """Why a call run in the sandbox failed for lack of reach (it may be asked to run
+    outside); None otherwise."""
 
     @classmethod
     def failure(cls, message: str) -> ToolResult:
@@ -87,6 +91,8 @@ class Proposal:
     preview: Preview
     payload: Any = None
     """Tool-specific: what ``perform`` needs (e.g. the computed ``FileEdit``)."""
+    sandbox: Sandbox | None = None
+    """Perform it inside this sandbox: it was allowed only there."""
 
 
 A = TypeVar("A", bound=ToolArgs)

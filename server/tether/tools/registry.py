@@ -148,7 +148,52 @@ class ToolRegistry:
             _, args = self.parse(edited)
             proposal = await tool.propose(args, ctx)
             note = changed_note(changed)
+        if verdict.sandbox is not None:
+            proposal = replace(proposal, sandbox=verdict.sandbox)
         result = await tool.perform(args, proposal, ctx)
+        if result.blocked is not None and proposal.sandbox is not None:
+            result = await self._outside(tool, args, proposal, call, ctx, result, result.blocked)
         if not note:
             return result
         return ToolResult(result.ok, note + result.output, result.error)
+
+    async def _outside(
+        self,
+        tool: Tool[Any],
+        args: ToolArgs,
+        proposal: Proposal,
+        call: ToolCall,
+        ctx: ToolContext,
+        failed: ToolResult,
+        reason: str,
+    ) -> ToolResult:
+        """A call that failed in the sandbox for lack of reach: ask whether it may run
+        outside, showing why; run it there only if the user allows."""
+        assert ctx.gate is not None  # the sandbox was the gate's verdict
+        verdict = await ctx.gate.reconsider(
+            call_id=call.call_id,
+            tool=call.name,
+            title=proposal.title,
+            arguments=call.arguments,
+            preview=proposal.preview,
+            roots=ctx.workspace.roots,
+            reason=reason,
+        )
+        if not verdict.allowed:
+            said = f" The user said: {verdict.feedback}" if verdict.feedback else ""
+            message = (
+                f"It ran in the sandbox and failed: {reason}. Running it outside the sandbox "
+                f"was not allowed.{said}"
+            )
+            return replace(failed, output=f"{failed.output}\n{message}", blocked=None)
+        note = (
+            f"Note: in the sandbox {reason}; the user allowed it outside, and this is that run.\n"
+        )
+        unsandboxed = replace(proposal, sandbox=None)
+        if verdict.arguments is not None and verdict.arguments != call.arguments:
+            changed = {**call.arguments, **verdict.arguments}
+            _, args = self.parse(ToolCall(call.call_id, call.name, changed))
+            unsandboxed = await tool.propose(args, ctx)
+            note += changed_note(changed)
+        result = await tool.perform(args, unsandboxed, ctx)
+        return replace(result, output=note + result.output)

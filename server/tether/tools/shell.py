@@ -36,6 +36,7 @@ from tether_protocol import CommandPreview
 
 from ..coherence import after_command, before_command, unsaved_note
 from ..errors import ToolError
+from ..sandbox import Prepared, Sandbox, blocked_reason
 from .base import Proposal, Tool, ToolArgs, ToolContext, ToolResult
 
 __all__ = [
@@ -62,6 +63,7 @@ DRAIN_SECONDS = 0.25
 # kernel, e.g. on a dead network mount, take longer; those are not waited for).
 KILL_WAIT_SECONDS = 1.0
 SUMMARY_CHARS = 80
+SANDBOX_WALLS = "only the workspace writable, no network, $HOME hidden, a private /tmp"
 
 # Commands run without a terminal and without input, so anything interactive must be off.
 # Most tools only page or colour when stdout is a terminal, which a pipe is not; these make
@@ -112,6 +114,7 @@ async def run_command(
     output_limit: int = DEFAULT_OUTPUT_LIMIT,
     env: Mapping[str, str] | None = None,
     on_start: Callable[[int], None] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> CommandOutcome:
     """Run ``bash -c command`` in ``cwd`` and return how it ended; see the module docstring.
 
@@ -120,6 +123,7 @@ async def run_command(
     it. When the calling task is cancelled, the group is stopped (SIGTERM, then SIGKILL
     after ``KILL_GRACE_SECONDS``) before the cancellation goes on. Raises ``ToolError``
     when bash is not installed and ``OSError`` when it cannot be started (e.g. no ``cwd``).
+    With ``sandbox``, bash runs inside it (see ``tether.sandbox``).
     """
     if timeout <= 0:
         raise ValueError(f"timeout must be positive, not {timeout}")
@@ -130,14 +134,37 @@ async def run_command(
     if bash is None:
         raise ToolError("bash was not found on PATH, so commands cannot be run")
 
+    # The trailing "bash" is $0: messages read "bash: …", not "/usr/bin/bash: …".
+    argv = [bash, "-c", command, "bash"]
+    prepared: Prepared | None = None
+    if sandbox is not None:
+        with anyio.CancelScope(shield=True):  # its temp folder must not be lost
+            prepared = await anyio.to_thread.run_sync(sandbox.prepare, argv, cwd, environment)
+        assert prepared is not None  # a shielded scope does not end early
+        argv, environment = prepared.argv, prepared.env
+    try:
+        return await _run(argv, cwd, timeout, output_limit, environment, on_start)
+    finally:
+        if prepared is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(prepared.cleanup)
+
+
+async def _run(
+    argv: list[str],
+    cwd: Path,
+    timeout: float,  # noqa: ASYNC109 - a timeout is an outcome here, not an error
+    output_limit: int,
+    environment: dict[str, str],
+    on_start: Callable[[int], None] | None,
+) -> CommandOutcome:
     started = time.monotonic()
     capture = _OutputCapture(output_limit)
     # Shielded: the command may already run (and fork) before the spawn returns, and a cancel
     # landing then would lose the group; it is delivered at the first await below instead.
     with anyio.CancelScope(shield=True):
         process = await anyio.open_process(
-            # The trailing "bash" is $0: messages read "bash: …", not "/usr/bin/bash: …".
-            [bash, "-c", command, "bash"],
+            argv,
             cwd=cwd,
             env=environment,
             stdin=subprocess.DEVNULL,  # a command waiting for input would hang till the timeout
@@ -425,11 +452,14 @@ class Bash(Tool[BashArgs]):
         return Proposal(f"Run {_first_line(args.command)}", preview)
 
     async def perform(self, args: BashArgs, proposal: Proposal, ctx: ToolContext) -> ToolResult:
-        """Run the allowed command."""
-        return await self.run(args, ctx)
+        """Run the allowed command (in the sandbox it was allowed in, if any)."""
+        return await self.run(args, ctx, proposal.sandbox)
 
-    async def run(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
-        """Run the command and report its exit code and (capped) output."""
+    async def run(
+        self, args: BashArgs, ctx: ToolContext, sandbox: Sandbox | None = None
+    ) -> ToolResult:
+        """Run the command and report its exit code and (capped) output; in ``sandbox``,
+        a failure for lack of reach is ``blocked`` with the reason."""
         if ctx.editor is not None:
             # The command must see on disk what the editor shows (protocol: saveDocuments).
             unsaved = ctx.editor.unsaved_edits()
@@ -438,7 +468,7 @@ class Bash(Tool[BashArgs]):
         timeout = args.timeout_seconds or DEFAULT_TIMEOUT_SECONDS
         buffers = await before_command(ctx.workspace)
         try:
-            outcome = await run_command(args.command, ctx.workspace.root, timeout)
+            outcome = await run_command(args.command, ctx.workspace.root, timeout, sandbox=sandbox)
         except OSError as exc:
             raise ToolError(f"could not start bash: {exc}") from exc
         notes = [unsaved_note(ctx.workspace, buffers), await after_command(ctx.workspace, buffers)]
@@ -452,5 +482,11 @@ class Bash(Tool[BashArgs]):
         else:
             status = f"exit code: {outcome.exit_code}"
             error = None if outcome.exit_code == 0 else f"exit code {outcome.exit_code}"
+        blocked = None
+        if sandbox is not None:
+            status += f" (in the {sandbox.backend} sandbox: {SANDBOX_WALLS})"
+            blocked = blocked_reason(sandbox.backend, outcome.exit_code, outcome.output)
         body = "\n".join([output.removesuffix("\n"), *(n for n in notes if n)])
-        return ToolResult(ok=outcome.exit_code == 0, output=f"{status}\n{body}", error=error)
+        return ToolResult(
+            ok=outcome.exit_code == 0, output=f"{status}\n{body}", error=error, blocked=blocked
+        )

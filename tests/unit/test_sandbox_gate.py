@@ -1,0 +1,100 @@
+"""The gate with a sandbox: only a command that would have been asked runs unasked inside
+it; a deny, an ask, an unreadable command and every edit keep their way; an allowed command
+runs outside; without a sandbox the gate asks as before (issue 17 item 4)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tether.approvals import ApprovalGate, ApprovalPolicy, Verdict
+from tether.events import RunEvents
+from tether.sandbox import Sandbox
+from tether_protocol import ApprovalEvent, CommandPreview, DiffPreview, Preview, Rule
+
+from .test_rules_gate import Asker, Events
+
+
+def fake_sandbox(roots: Sequence[Path]) -> Sandbox:
+    return Sandbox("landlock", tuple(roots), {}, Path("/nonexistent/c"), Path("/nonexistent/s"))
+
+
+def decide(
+    policy: ApprovalPolicy, tool: str, preview: Preview, root: Path, *, sandbox: bool = True
+) -> tuple[Verdict, ApprovalEvent, Asker]:
+    asker = Asker()
+    sink = Events()
+    gate = ApprovalGate(
+        policy,
+        asker,  # type: ignore[arg-type]
+        RunEvents("r", [sink]),
+        sandbox=fake_sandbox if sandbox else None,
+    )
+
+    async def go() -> Verdict:
+        return await gate.decide(
+            call_id="c", tool=tool, title="t", arguments={}, preview=preview, roots=[root]
+        )
+
+    verdict = anyio.run(go)
+    [event] = [e for e in sink.events if isinstance(e, ApprovalEvent)]
+    return verdict, event, asker
+
+
+def rules(*spec: tuple[str, str]) -> ApprovalPolicy:
+    policy = ApprovalPolicy()
+    policy.session_rules = [Rule(tool="bash", pattern=p, decision=d) for p, d in spec]  # type: ignore[arg-type]
+    return policy
+
+
+def bash(command: str, root: Path) -> CommandPreview:
+    return CommandPreview(command=command, cwd=str(root))
+
+
+def test_a_command_no_rule_decides_runs_unasked_in_the_sandbox(tmp_path: Path) -> None:
+    verdict, event, asker = decide(rules(), "bash", bash("make build", tmp_path), tmp_path)
+    assert verdict.decision == "auto" and verdict.sandbox is not None
+    assert verdict.sandbox.roots == (tmp_path,)
+    assert (event.decision, event.sandbox, event.rules) == ("auto", "landlock", None)
+    assert asker.asked == []
+
+
+@pytest.mark.parametrize(
+    ("command", "policy", "decision"),
+    [
+        ("rm -rf x", rules(("rm *", "deny")), "denied-by-default"),
+        ("ls && rm x", rules(("rm *", "deny")), "denied-by-default"),
+        ("make deploy", rules(("make *", "ask")), "deny"),  # asked; the asker denies
+        ("for f in *; do rm $f; done", rules(), "deny"),  # unreadable: asked
+    ],
+)
+def test_deny_ask_and_unreadable_commands_keep_their_way(
+    tmp_path: Path, command: str, policy: ApprovalPolicy, decision: str
+) -> None:
+    verdict, event, asker = decide(policy, "bash", bash(command, tmp_path), tmp_path)
+    assert verdict.decision == decision and verdict.sandbox is None and event.sandbox is None
+    assert len(asker.asked) == (0 if decision == "denied-by-default" else 1)
+
+
+def test_an_allowed_command_runs_outside_the_sandbox(tmp_path: Path) -> None:
+    by_rule, event, _ = decide(rules(("make *", "allow")), "bash", bash("make", tmp_path), tmp_path)
+    assert by_rule.decision == "auto" and by_rule.sandbox is None and event.rules
+    listed = ApprovalPolicy(auto_approve=frozenset({"bash"}))
+    by_setting, _, _ = decide(listed, "bash", bash("make", tmp_path), tmp_path)
+    assert by_setting.decision == "auto" and by_setting.sandbox is None
+
+
+def test_edits_are_never_sandboxed(tmp_path: Path) -> None:
+    preview = DiffPreview(uri=(tmp_path / "a.py").as_uri(), diff="--- a\n+++ b\n")
+    verdict, _, asker = decide(rules(), "write_file", preview, tmp_path)
+    assert verdict.decision == "deny" and len(asker.asked) == 1
+
+
+def test_without_a_sandbox_the_command_is_asked(tmp_path: Path) -> None:
+    verdict, event, asker = decide(
+        rules(), "bash", bash("make build", tmp_path), tmp_path, sandbox=False
+    )
+    assert verdict.decision == "deny" and event.sandbox is None and len(asker.asked) == 1
