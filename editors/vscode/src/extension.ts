@@ -1,11 +1,13 @@
 // Tether for VS Code. activate builds the pieces and registers the commands (the server
 // starts with the first command, as activation happens on one); deactivate stops it.
 import * as vscode from "vscode";
-import { Approvals, PICK_COMMAND } from "./approvals";
+import { Approvals, PICK_COMMAND, REVIEW_IN_FILE_COMMAND } from "./approvals";
 import { Choice } from "./answers";
+import { RecentFiles, askAboutSelection } from "./context";
 import { setApiKey } from "./keys";
 import { errorMessage } from "./protocolClient";
 import { ProposalFiles } from "./proposalFiles";
+import { InlineReviews } from "./review/inlineReview";
 import { SaveGuard } from "./saveGuard";
 import { Runs } from "./run";
 import { ServerNotFoundError, TetherServer } from "./server";
@@ -44,10 +46,14 @@ export function activate(context: vscode.ExtensionContext): void {
     (message) => transcript.note(`  ${message}`), // the status bar gets the run's outcome next
     (uri) => vscode.Uri.parse(uri).toString(),
   );
-  const approvals = new Approvals(files, saves);
+  const reviews = new InlineReviews();
+  const inlineFirst = (): boolean =>
+    vscode.workspace.getConfiguration("tether").get("reviewEdits") === "inline";
+  const approvals = new Approvals(files, saves, reviews, inlineFirst);
   const tether = new TetherServer(context.secrets, transcript, approvals, saves);
   server = tether;
-  const runs = new Runs(() => tether.ensureStarted(), transcript, channel);
+  const recent = new RecentFiles();
+  const runs = new Runs(() => tether.ensureStarted(), transcript, channel, recent);
   const startFailed = (error: unknown): Promise<void> => reportStartFailure(tether, error);
   const command = (id: string, run: (...args: unknown[]) => unknown): vscode.Disposable =>
     vscode.commands.registerCommand(id, run);
@@ -56,9 +62,14 @@ export function activate(context: vscode.ExtensionContext): void {
     channel,
     files,
     ProposalFiles.register(files),
+    reviews,
     approvals,
     tether,
+    recent,
     command("tether.runPrompt", () => runs.runPrompt()),
+    command("tether.askAboutSelection", () =>
+      askAboutSelection((prompt, given) => runs.start(prompt, undefined, given), recent),
+    ),
     command("tether.cancel", () => runs.cancel()),
     command("tether.continueSession", () => runs.continueSession()),
     command("tether.showLog", () => channel.show()),
@@ -75,6 +86,9 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     }),
     command(PICK_COMMAND, () => approvals.pick()),
+    command(REVIEW_IN_FILE_COMMAND, (resource) =>
+      approvals.reviewInFile(resource instanceof vscode.Uri ? resource : undefined),
+    ),
     ...APPROVAL_COMMANDS.map(([id, choice]) =>
       command(id, (resource) =>
         approvals.decide(choice, resource instanceof vscode.Uri ? resource : undefined),

@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 import { Executable, LanguageClient, LanguageClientOptions } from "vscode-languageclient/node";
 import { Approvals } from "./approvals";
 import { TetherCapabilitiesFeature } from "./capabilities";
+import { answerDiagnostics } from "./diagnostics";
 import { storedKeys } from "./keys";
 import { TetherProtocol } from "./protocolClient";
 import { saveOpenDocuments } from "./save";
@@ -121,6 +122,7 @@ export class TetherServer implements vscode.Disposable {
       },
       approve: (params, token) => this.approvals.approve(params, token),
       saveDocuments: (params) => saveOpenDocuments(params, this.saves),
+      diagnostics: answerDiagnostics,
     });
     try {
       await client.start();
