@@ -10,6 +10,7 @@ import * as os from "os";
 import * as path from "path";
 import { launchChromium } from "./browser";
 import { APP, flows } from "./flows";
+import { reviewFlows } from "./reviewFlows";
 import { STEP_TIMEOUT_MS, Workbench, waitFor } from "./workbench";
 
 function required(name: string): string {
@@ -24,6 +25,8 @@ const env = {
   chromium: required("TETHER_CHROMIUM"),
   playwright: required("TETHER_PLAYWRIGHT"),
   vsix: required("TETHER_VSIX"),
+  pyrightVsix: required("TETHER_PYRIGHT_VSIX"),
+  pyright: required("TETHER_E2E_PYRIGHT"),
   server: required("TETHER_SERVER"),
   out: required("TETHER_VSCODE_E2E_OUT"),
 };
@@ -65,6 +68,8 @@ async function main(): Promise<void> {
       "workbench.tips.enabled": false,
       "tether.provider": "scripted",
       "tether.script": "flow.json",
+      // The LanguageClient logs each message to "Tether Server": what the flows check was sent.
+      "tether.trace.server": "verbose",
     }),
   );
   const port = await freePort();
@@ -73,11 +78,15 @@ async function main(): Promise<void> {
   const common = ["--config", config, "--user-data-dir", userData, "--extensions-dir", extensions];
   const pathWithNode24 = `${path.dirname(env.node24)}:${process.env.PATH ?? ""}`;
   const childEnv = { ...process.env, PATH: pathWithNode24, TETHER_STATE_DIR: path.join(scratch, "state") };
-  execFileSync(env.codeServer, [...common, "--install-extension", env.vsix], {
-    env: childEnv,
-    stdio: "ignore",
-    timeout: 120_000,
-  });
+  execFileSync(
+    env.codeServer,
+    [...common, "--install-extension", env.vsix, "--install-extension", env.pyrightVsix],
+    {
+      env: childEnv,
+      stdio: "ignore",
+      timeout: 120_000,
+    },
+  );
   const log = fs.openSync(path.join(env.out, "code-server.log"), "w");
   const codeServer: ChildProcess = spawn(
     env.codeServer,
@@ -133,7 +142,7 @@ async function main(): Promise<void> {
       .locator(".monaco-workbench .part.editor")
       .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
     await bench.screenshot("workbench");
-    const passed = await flows(bench, root, userData);
+    const passed = [...(await flows(bench, root, userData)), ...(await reviewFlows(bench, root, userData))];
     for (const flow of passed) {
       console.log(`ok - ${flow}`);
     }

@@ -24,10 +24,10 @@ export class InlineReviews implements vscode.CodeLensProvider, vscode.Disposable
     overviewRulerLane: vscode.OverviewRulerLane.Left,
     textDecoration: "line-through",
   });
+  // Accepted: the old lines stay struck through, without the red of a pending change.
   private readonly accepted = vscode.window.createTextEditorDecorationType({
     isWholeLine: true,
-    backgroundColor: new vscode.ThemeColor("diffEditor.removedLineBackground"),
-    opacity: "0.5",
+    opacity: "0.6",
     textDecoration: "line-through",
   });
   private readonly added = vscode.window.createTextEditorDecorationType({});
