@@ -36,6 +36,8 @@ interface Pending {
   readonly title: string;
   /** The proposal shown in the diff editor; undefined for a command (a modal dialog). */
   readonly proposal: vscode.Uri | undefined;
+  /** The file a diff approval would change (its editor's title buttons decide it too). */
+  readonly target?: vscode.Uri;
   /** Undefined: nobody decided (withdrawn, the run ended, or the extension is going away). */
   choose(choice: Choice | undefined): void;
   /** Moves a diff approval to inline review in the file; false (and says why) when it cannot. */
@@ -150,7 +152,9 @@ export class Approvals implements vscode.Disposable {
   private shownOrOldest(uri: vscode.Uri | undefined): Pending | undefined {
     const shown = uri ?? vscode.window.activeTextEditor?.document.uri;
     const diffs = this.pending.filter((p) => p.proposal !== undefined);
-    return diffs.find((p) => shown !== undefined && sameUri(p.proposal!, shown)) ?? diffs[0];
+    const matches = (uri: vscode.Uri | undefined): boolean =>
+      shown !== undefined && uri !== undefined && sameUri(uri, shown);
+    return diffs.find((p) => matches(p.proposal)) ?? diffs.find((p) => matches(p.target)) ?? diffs[0];
   }
 
   private async approveDiff(
@@ -194,7 +198,7 @@ export class Approvals implements vscode.Disposable {
       return true;
     };
     try {
-      const choice = this.ask(params, shown.right, token, reviewInFile);
+      const choice = this.ask(params, shown.right, token, reviewInFile, vscode.Uri.parse(preview.uri));
       if (!(this.inlineFirst() && (await reviewInFile()))) {
         await openDiff();
       }
@@ -334,6 +338,7 @@ export class Approvals implements vscode.Disposable {
     proposal: vscode.Uri,
     token: vscode.CancellationToken,
     reviewInFile?: () => Promise<boolean>,
+    target?: vscode.Uri,
   ): Promise<Choice | undefined> {
     return new Promise((resolve) => {
       let settled = false;
@@ -350,6 +355,7 @@ export class Approvals implements vscode.Disposable {
         runId: params.runId,
         title: params.title,
         proposal,
+        target,
         choose: finish,
         reviewInFile,
       };

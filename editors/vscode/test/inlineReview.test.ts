@@ -279,6 +279,22 @@ describe("inline review of an edit approval (fake VS Code)", () => {
     assert.deepStrictEqual(await answer, { decision: "deny" });
   });
 
+  it("Allow in the title of a file under review decides that file's approval, not the oldest", async () => {
+    const other = vscode.Uri.parse("file:///work/app/other.py");
+    vscode.workspace.textDocuments.push(vscode.document(other, FILE));
+    const first = approvals.approve(params("c-1", { uri: other.toString() }), token());
+    await vscode.until(() => approvals.pendingCount === 1);
+    inline = true;
+    const second = approvals.approve(params("c-2"), token());
+    await vscode.until(() => lenses().length > 0);
+    click(6, "Reject");
+    approvals.decide("allow", TARGET as never); // the title of calc.py's editor
+    assert.deepStrictEqual(await second, { decision: "allow", editedText: "ONE\ntwo\nthree\nfour\nfive\n" });
+    assert.strictEqual(approvals.pendingCount, 1);
+    approvals.decide("deny", other as never);
+    assert.deepStrictEqual(await first, { decision: "deny" });
+  });
+
   it("ends the review when the run ends: no lens or mark is left", async () => {
     inline = true;
     const answer = approvals.approve(params(), token());
