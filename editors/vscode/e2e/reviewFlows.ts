@@ -61,12 +61,19 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
     waitFor(`run ${before + 1} to finish`, () => finishedRuns(userData) > before);
   const lens = (title: string): Locator =>
     page.locator(".monaco-editor .codelens-decoration a", { hasText: new RegExp(`^${title}$`) });
+  /** Quick Open lists a new file once VS Code has seen it on disk: asked again until it does. */
   const open = async (name: string, text: string): Promise<void> => {
-    await page.keyboard.press("Control+P");
-    await page.locator(".quick-input-widget input").fill(name);
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({
-      state: "visible",
-      timeout: STEP_TIMEOUT_MS,
+    const row = page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first();
+    await waitFor(`${name} in Quick Open`, async () => {
+      await page.keyboard.press("Control+P");
+      await page.locator(".quick-input-widget input").fill(name);
+      try {
+        await row.waitFor({ state: "visible", timeout: 3000 });
+        return true;
+      } catch {
+        await page.keyboard.press("Escape");
+        return false;
+      }
     });
     await page.keyboard.press("Enter");
     await waitFor(`${name} in the editor`, async () => (await bench.editorText()).includes(text));
@@ -75,6 +82,7 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   // 9. Inline review: from the diff editor's title "Review in File", the two changes are shown
   //    in calc.py itself; accept the first, reject the second: only the first lands.
   fs.writeFileSync(path.join(root, "calc.py"), CALC);
+  fs.writeFileSync(path.join(root, "typed.py"), TYPED); // for flow 11, seen by VS Code by then
   script(edit("calc.py", CALC, CALC.replace("one = 1", "one = 10").replace("five = 5", "five = 50")));
   let before = finishedRuns(userData);
   await bench.run("change two numbers");
@@ -130,7 +138,6 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   // 11. A real language server: pyright (a test-only extension) reports the type error an
   //     allowed edit introduces, in the Problems view; the edit's tool result carries it once
   //     the server asks agent/diagnostics after edits (a server that offers the diagnostics tool).
-  fs.writeFileSync(path.join(root, "typed.py"), TYPED);
   await open("typed.py", "return a + b");
   script(edit("typed.py", "return a + b", "return str(a + b)"));
   before = finishedRuns(userData);
