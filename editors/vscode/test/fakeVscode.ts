@@ -208,6 +208,8 @@ export interface FakeDocument {
   isDirty: boolean;
   isClosed: boolean;
   text: string;
+  /** As VS Code counts: the line after a last line end counts too. */
+  readonly lineCount: number;
   getText(): string;
   save(): Promise<boolean>;
 }
@@ -398,6 +400,9 @@ export function document(uri: Uri, text: string, isDirty = false): FakeDocument 
     isDirty,
     isClosed: false,
     text,
+    get lineCount() {
+      return doc.text.split(/\r\n|\n|\r/).length;
+    },
     getText: () => doc.text,
     save: async () => {
       calls.push(["document.save", [uri.toString()]]);

@@ -295,6 +295,30 @@ describe("inline review of an edit approval (fake VS Code)", () => {
     assert.deepStrictEqual(await first, { decision: "deny" });
   });
 
+  it("reviews a change to a last line without a line end (lines added after it), on that line", async () => {
+    inline = true;
+    doc.text = "a\nb";
+    const atEnd = params("c-3", {
+      proposed: {
+        range: { start: { line: 1, character: 0 }, end: { line: 1, character: 1 } },
+        baseText: "b",
+        text: "b\nc",
+      },
+    });
+    const answer = approvals.approve(atEnd, token());
+    await vscode.until(() => lenses().length > 0);
+    assert.deepStrictEqual(
+      lenses().map((l) => [l.line, l.title]),
+      [
+        [1, "Tether change: Accept"],
+        [1, "Reject"],
+        [1, "Open Diff"],
+      ],
+    );
+    click(1, "Reject");
+    assert.deepStrictEqual(await answer, { decision: "deny", feedback: ALL_REJECTED_FEEDBACK });
+  });
+
   it("ends the review when the run ends: no lens or mark is left", async () => {
     inline = true;
     const answer = approvals.approve(params(), token());

@@ -82,7 +82,9 @@ export class InlineReviews implements vscode.CodeLensProvider, vscode.Disposable
     for (const review of this.reviews.values()) {
       if (sameUri(review.target.uri, document.uri)) {
         for (const lens of reviewLenses(review)) {
-          const range = new vscode.Range(lens.line, 0, lens.line, 0);
+          // Never past the last line (a row there would not show).
+          const line = Math.max(Math.min(lens.line, document.lineCount - 1), 0);
+          const range = new vscode.Range(line, 0, line, 0);
           lenses.push(
             new vscode.CodeLens(range, {
               title: lens.title,
