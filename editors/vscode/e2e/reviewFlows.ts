@@ -80,7 +80,8 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   };
 
   // 9. Inline review: from the diff editor's title "Review in File", the two changes are shown
-  //    in calc.py itself; accept the first, reject the second: only the first lands.
+  //    in calc.py itself; the user adds a line above them (unsaved), the review follows;
+  //    accept the first, reject the second: only the first lands, the typing stays unsaved.
   fs.writeFileSync(path.join(root, "calc.py"), CALC);
   fs.writeFileSync(path.join(root, "typed.py"), TYPED); // for flow 11, seen by VS Code by then
   script(edit("calc.py", CALC, CALC.replace("one = 1", "one = 10").replace("five = 5", "five = 50")));
@@ -93,20 +94,35 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   assert.ok((await bench.editorText()).includes("one = 1\n"), "the buffer changed before any accept");
   assert.strictEqual(await lens("Tether change 2 of 2: Accept").count(), 1);
   await bench.screenshot("inline-review");
+  await page.locator(".editor-instance .view-line", { hasText: "two = 2" }).click();
+  await page.keyboard.press("Control+Home");
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("ArrowUp");
+  await page.keyboard.type("# note");
+  await waitFor("the typed line", async () => (await bench.editorText()).startsWith("# note\none = 1\n"));
+  assert.strictEqual(
+    await lens("Tether change 2 of 2: Accept").count(),
+    1,
+    "the review stopped on typing above it",
+  );
   await lens("Tether change 1 of 2: Accept").click();
   await lens("Tether change 1 of 2: Accepted · Undo").waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
   await bench.screenshot("inline-review-first-accepted");
   await lens("Reject").click();
   await oneMoreRun(before);
+  const accepted = `# note\n${CALC.replace("one = 1", "one = 10")}`;
   await waitFor(
-    "calc.py to hold the accepted change only",
-    () => read("calc.py") === CALC.replace("one = 1", "one = 10"),
+    "the buffer to hold the accepted change only",
+    async () => (await bench.editorText()) === accepted,
   );
+  assert.strictEqual(read("calc.py"), CALC, "the user's unsaved typing was saved with the edit");
+  await page.keyboard.press("Control+S");
+  await waitFor("calc.py saved", () => read("calc.py") === accepted);
   await waitFor("the lenses to go", async () => (await lens("Open Diff").count()) === 0);
   assert.match(transcript(userData), /✓ edit_file/);
   await bench.screenshot("inline-review-done");
   passed.push(
-    "inline review in the file: the first change accepted, the second rejected; only the first lands",
+    "inline review in the file, typing above it: the first change accepted, the second rejected; only the first lands",
   );
 
   // 10. Ask about Selection from the editor's context menu: the run gets the selected text.
@@ -118,7 +134,7 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   await item.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
   await bench.screenshot("ask-about-selection-menu");
   await item.click();
-  await page.locator(".quick-input-widget", { hasText: "About line 3 of calc.py" }).waitFor({
+  await page.locator(".quick-input-widget", { hasText: "About line 4 of calc.py" }).waitFor({
     state: "visible",
     timeout: STEP_TIMEOUT_MS,
   });

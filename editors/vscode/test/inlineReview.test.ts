@@ -111,6 +111,14 @@ describe("Review (the model of one inline review)", () => {
     assert.strictEqual(review.lineOf(1), 6);
     assert.ok(review.follow(change(7, 0, 7, 4, "LAST"))); // below the window
     assert.strictEqual(review.lineOf(0), 2);
+    assert.ok(review.follow(change(2, 0, 2, 0, "# new\n"))); // a line typed right above its first line
+    assert.strictEqual(review.lineOf(0), 3);
+    assert.ok(review.follow(change(2, 0, 3, 0, ""))); // that line deleted again
+    assert.strictEqual(review.lineOf(0), 2);
+    assert.ok(review.follow(change(1, 3, 2, 0, "x\n"))); // line 1's end rewritten, the window whole
+    assert.strictEqual(review.lineOf(0), 2);
+    assert.strictEqual(review.follow(change(1, 3, 2, 0, "")), false); // line 1 joined to its first line
+    assert.strictEqual(review.follow(change(2, 0, 2, 0, "x")), false); // typed on its first line
     assert.strictEqual(review.follow(change(4, 1, 4, 2, "H")), false); // inside it
   });
 });

@@ -100,9 +100,16 @@ export class Review {
    */
   follow(change: { range: vscode.Range; text: string }): boolean {
     const windowEnd = this.startLine + splitLines(this.target.baseText).length;
-    if (change.range.end.line < this.startLine) {
+    const { start, end } = change.range;
+    // Ending right at the window's first line leaves it whole when what comes before it
+    // still ends a line: typed lines (text ending with a line end) or whole lines deleted.
+    const endsAtWindow =
+      end.line === this.startLine &&
+      end.character === 0 &&
+      (/(\r\n|\n|\r)$/.test(change.text) || (change.text === "" && start.character === 0));
+    if (end.line < this.startLine || endsAtWindow) {
       const added = (change.text.match(/\r\n|\n|\r/g) ?? []).length;
-      this.startLine += added - (change.range.end.line - change.range.start.line);
+      this.startLine += added - (end.line - start.line);
       return true;
     }
     return change.range.start.line >= windowEnd;
