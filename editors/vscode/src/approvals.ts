@@ -232,16 +232,16 @@ export class Approvals implements vscode.Disposable {
         feedback: rejectedAll ? ALL_REJECTED_FEEDBACK : await askFeedback(params.title),
       });
     }
-    let edited: string | undefined | null;
-    if (review !== undefined) {
+    // The user's own text in the diff editor (opened with Open Diff, say) says most exactly
+    // what they want; else the changes accepted inline.
+    let edited = editedWindow(shown.texts, this.proposalText(shown.right) ?? shown.texts.right);
+    if (review !== undefined && edited === undefined) {
       // Allow with hunks left undecided accepts them; the rejected ones stay out.
       const verdict = review.verdict(true);
       if (verdict.decision === "deny") {
         return buildAnswer("deny", { feedback: ALL_REJECTED_FEEDBACK });
       }
       edited = "editedText" in verdict ? verdict.editedText : undefined;
-    } else {
-      edited = editedWindow(shown.texts, this.proposalText(shown.right) ?? shown.texts.right);
     }
     if (edited === null) {
       void vscode.window.showWarningMessage(`Tether: ${OUTSIDE_WINDOW_FEEDBACK}.`);

@@ -327,6 +327,19 @@ describe("inline review of an edit approval (fake VS Code)", () => {
     assert.deepStrictEqual(await answer, { decision: "deny", feedback: ALL_REJECTED_FEEDBACK });
   });
 
+  it("sends the user's text from the diff editor (Open Diff) over the changes accepted inline", async () => {
+    inline = true;
+    const answer = approvals.approve(params(), token());
+    await vscode.until(() => lenses().length > 0);
+    click(2, "Reject");
+    click(2, "Open Diff");
+    const right = callsOf("executeCommand").find((a) => a[0] === "vscode.diff")![2] as vscode.Uri;
+    const mine = FILE.replace("one", "uno").replace("five", "FIVE");
+    vscode.workspace.textDocuments.push(vscode.document(right, mine, true));
+    approvals.decide("allow", right as never);
+    assert.deepStrictEqual(await answer, { decision: "allow", editedText: "uno\ntwo\nthree\nfour\nFIVE\n" });
+  });
+
   it("ends the review when the run ends: no lens or mark is left", async () => {
     inline = true;
     const answer = approvals.approve(params(), token());
