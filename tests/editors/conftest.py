@@ -98,8 +98,13 @@ class Nvim:
         script: dict[str, Any] | None = None,
         env: dict[str, str] | None = None,
         timeout: float = 60,
+        proxy: bool = False,
     ) -> Outcome:
-        """Runs ``lua/<scenario>.lua``; returns its result (fails on errors and leftovers)."""
+        """Runs ``lua/<scenario>.lua``; returns its result (fails on errors and leftovers).
+
+        With ``proxy``, the server runs behind ``lsp_proxy.py``, which records the wire in
+        ``proxy-<n>.jsonl`` (``self.wire(n)``) and lets the scenario send test requests.
+        """
         nvim = require_nvim()
         self.runs += 1
         out = self.tmp_path / f"result-{self.runs}.json"
@@ -118,6 +123,12 @@ class Nvim:
             PLUGIN=str(PLUGIN),
             **(env or {}),
         )
+        if proxy:
+            full_env.update(
+                TETHER_PROXY=str(Path(__file__).parent / "lsp_proxy.py"),
+                TETHER_PROXY_LOG=str(self.tmp_path / f"proxy-{self.runs}.jsonl"),
+                TETHER_PYTHON=sys.executable,
+            )
         for kind in ("CONFIG", "DATA", "STATE", "CACHE"):
             full_env[f"XDG_{kind}_HOME"] = str(self.tmp_path / "xdg" / kind.lower())
         command = [
@@ -164,6 +175,11 @@ class Nvim:
             if left:  # they may have gone between the last poll and this look
                 raise AssertionError(f"processes left running after nvim exited: {left}") from None
         return outcome
+
+    def wire(self, run: int) -> list[dict[str, Any]]:
+        """The messages the proxy of scenario run ``run`` saw (``{"from", "message"}``)."""
+        path = self.tmp_path / f"proxy-{run}.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 @pytest.fixture

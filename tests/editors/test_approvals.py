@@ -10,7 +10,7 @@ from .conftest import Nvim, call, script
 
 APP = "def greet(name):\n    return 'hello ' + name\n"
 HINT = " Tether: Edit src/app.py   <leader>ta or :TetherApprove to decide "
-FOOTER = " a allow · A always · d deny · e edit · q deny "
+FOOTER = " a allow · A always (every file) · r always `src/*.py` · d deny · e edit · q deny "
 GO = "<leader>ta"  # the default key of :TetherApprove: enters the approval's float
 EDIT = call("edit_file", path="src/app.py", old_text="'hello '", new_text="'hi '")
 
@@ -115,6 +115,10 @@ def test_allow_always_asks_once_per_session(nvim: Nvim) -> None:
     assert r["shown"][0]["title"] == [[" Tether: Create notes/a.txt "]]
     run = r["run"]
     assert decisions(run) == ["allow-always", "auto"]
+    # sent as a rule covering every file, so :TetherRules shows it and can revoke it
+    [_, auto] = [e for e in run["events"] if e["kind"] == "approval"]
+    rule = {"tool": "write_file", "pattern": "**", "decision": "allow", "scope": "session"}
+    assert auto["rules"] == [rule]
     assert [e["ok"] for e in tool_results(run)] == [True, True], tool_results(run)
     assert (nvim.workspace / "notes" / "a.txt").read_text() == "two\n"
     assert_nothing_left(r)
@@ -224,4 +228,24 @@ def test_abandoning_edit_before_allow_shows_the_approval_again(nvim: Nvim) -> No
     assert r["shown"][1]["marks"] == r["shown"][0]["marks"]
     assert decisions(r["run"]) == ["allow"]
     assert app.read_text() == "def greet(name):\n    return 'hi ' + name\n"
+    assert_nothing_left(r)
+
+
+def test_allow_always_with_the_files_rule_covers_the_next_edit_of_such_a_file(nvim: Nvim) -> None:
+    workspace(nvim)
+    (nvim.workspace / "src" / "util.py").write_text("X = 1\n")
+    other = call("edit_file", path="src/util.py", old_text="X = 1", new_text="X = 2")
+    r = nvim.run(
+        "approve",
+        script({"toolCalls": [EDIT]}, {"toolCalls": [other]}),
+        env(OPEN="README.md", KEYS=[GO + "r"], INPUTS=["<default>"]),
+    )
+    assert [s["view"] for s in r["shown"]] == ["float"]  # the second edit was not asked
+    assert r["input_defaults"] == ["src/*.py"]  # the folder and extension of the file
+    run = r["run"]
+    assert decisions(run) == ["allow-always", "auto"]
+    [_, auto] = [e for e in run["events"] if e["kind"] == "approval"]
+    rule = {"tool": "edit_file", "pattern": "src/*.py", "decision": "allow", "scope": "session"}
+    assert auto["rules"] == [rule]
+    assert (nvim.workspace / "src" / "util.py").read_text() == "X = 2\n"
     assert_nothing_left(r)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,12 @@ def test_the_run_reads_the_unsaved_buffer(read_run: tuple[Path, Outcome]) -> Non
     assert first["output"] == "     1\tunsaved line 1\n     2\tunsaved line 2"
     assert second["ok"] is False
     assert r["disk"] == ["saved on disk"] and r["modified"] is True  # nothing was saved
-    assert run["params"]["context"] == {"uri": (workspace / "notes.txt").as_uri()}
+    uri = (workspace / "notes.txt").as_uri()
+    assert run["params"]["context"] == {
+        "uri": uri,
+        "openFiles": [uri],
+        "visibleRange": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 14}},
+    }
 
 
 def test_the_transcript_streams_text_folds_tool_calls_and_ends_with_the_outcome(
@@ -159,14 +165,54 @@ def test_sessions_lists_and_continues_a_session(nvim: Nvim) -> None:
     assert listed["prompt"] == "first question" and listed["last_prompt"] == "and now?"
 
 
-def test_the_selection_is_sent_as_context_in_the_negotiated_encoding(nvim: Nvim) -> None:
+def test_tether_continues_the_editor_session_and_tether_bang_starts_one(nvim: Nvim) -> None:
+    (nvim.workspace / "notes.txt").write_text("hello\n")
+    fast = nvim.tmp_path / "fast.json"
+    fast.write_text(json.dumps(script({"text": "Quick."})))
+    slow = script({"text": "Hello there."}, delaySeconds=2.0)  # ends after run three
+    r = nvim.run("editor_session", slow, {"FAST_SCRIPT": str(fast)})
+    assert r["in_flight_before"] == 1
+    assert r["in_flight_after_two"] == 1  # refused, with a message saying what to do
+    assert any("a run of this session is in flight" in n for n in r["notes"])
+    assert r["in_flight_after_three"] == 2
+    runs = {run["params"]["prompt"]: run for run in r["runs"]}
+    # finished in this order: three (fast), four (fast, started as three ended), one, five
+    assert [run["params"]["prompt"] for run in r["runs"]] == ["three", "four", "one", "five"]
+    assert r["in_flight_at_four"] == ["one"]  # another session's run does not block :Tether
+    assert "sessionId" not in runs["one"]["params"]  # the first run starts the session
+    assert "sessionId" not in runs["three"]["params"]  # :Tether! starts a new one
+    one, three = (runs[p]["result"]["sessionId"] for p in ("one", "three"))
+    assert one != three
+    # the next :Tether continues the latest editor session, whichever run ended last
+    assert runs["four"]["params"]["sessionId"] == three
+    assert runs["four"]["result"]["sessionId"] == three
+    assert runs["five"]["params"]["sessionId"] == three  # one ending last did not take it back
+
+
+def test_the_context_has_the_selection_its_text_the_screen_and_the_open_files(
+    nvim: Nvim,
+) -> None:
     text = nvim.workspace / "text.txt"
-    text.write_text("first line\nhéllo 🌍 world\nthird\n")
+    more = [f"line {n}" for n in range(4, 121)]
+    text.write_text("first line\nhéllo 🌍 world\nthird\n" + "\n".join(more) + "\n")
+    for name in ("a.txt", "b.txt", "not-loaded.txt"):
+        (nvim.workspace / name).write_text(name + "\n")
     r = nvim.run("context", script())
     uri = text.as_uri()
+    a, b = ((nvim.workspace / n).as_uri() for n in ("a.txt", "b.txt"))
     encoding = r["encoding"]
     # "héllo " before the globe; the selection ends after the "w"
     start, end = {"utf-8": (7, 13), "utf-16": (6, 10), "utf-32": (6, 9)}[encoding]
+    line_2 = {"utf-8": 17, "utf-16": 14, "utf-32": 13}[encoding]
+
+    def screen(i: int) -> dict[str, Any]:
+        top, bottom = r["screen"][i - 1]  # line('w0'), line('w$') when the run started
+        width = len(more[bottom - 4])  # an ASCII line: the same in every encoding
+        return {
+            "start": {"line": top - 1, "character": 0},
+            "end": {"line": bottom - 1, "character": width},
+        }
+
     assert r["contexts"] == [
         {
             "prompt": "explain this",
@@ -176,6 +222,9 @@ def test_the_selection_is_sent_as_context_in_the_negotiated_encoding(nvim: Nvim)
                     "start": {"line": 1, "character": start},
                     "end": {"line": 1, "character": end},
                 },
+                "selectedText": "🌍 w",
+                "visibleRange": screen(1),
+                "openFiles": [uri, b, a],
             },
         },
         {
@@ -184,11 +233,11 @@ def test_the_selection_is_sent_as_context_in_the_negotiated_encoding(nvim: Nvim)
                 "uri": uri,
                 "selection": {
                     "start": {"line": 0, "character": 0},
-                    "end": {
-                        "line": 1,
-                        "character": {"utf-8": 17, "utf-16": 14, "utf-32": 13}[encoding],
-                    },
+                    "end": {"line": 1, "character": line_2},
                 },
+                "selectedText": "first line\nhéllo 🌍 world",
+                "visibleRange": screen(2),
+                "openFiles": [uri, b, a],
             },
         },
         {
@@ -199,7 +248,16 @@ def test_the_selection_is_sent_as_context_in_the_negotiated_encoding(nvim: Nvim)
                     "start": {"line": 2, "character": 0},
                     "end": {"line": 2, "character": 2},
                 },
+                "selectedText": "th",
+                "visibleRange": screen(3),
+                "openFiles": [uri, b, a],
             },
         },
-        {"prompt": "just the file", "context": {"uri": uri}},
+        {
+            "prompt": "just the file",
+            "context": {"uri": uri, "visibleRange": screen(4), "openFiles": [uri, a, b]},
+        },
     ]
+    assert r["contexts"][3]["context"]["visibleRange"]["start"]["line"] == 49  # scrolled
+    # the server took every context (none refused as invalid params)
+    assert r["outcomes"] == ["done"] * 4

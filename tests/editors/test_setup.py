@@ -40,6 +40,12 @@ TAGS = {
     ":TetherAllow": "tether.txt",
     ":TetherDeny": "tether.txt",
     "tether-saving": "tether.txt",
+    ":TetherRules": "tether.txt",
+    ":TetherAllowRule": "tether.txt",
+    "tether-rules": "tether.txt",
+    "tether-diagnostics": "tether.txt",
+    "tether-session": "tether.txt",
+    "tether-context": "tether.txt",
 }
 
 

@@ -11,7 +11,12 @@ end
 
 vim.api.nvim_create_user_command('Tether', function(opts)
   commands().command(opts)
-end, { nargs = '+', range = true, desc = 'Tether: run a prompt (the selection is context)' })
+end, {
+  nargs = '+',
+  range = true,
+  bang = true,
+  desc = 'Tether: run a prompt in the editor session (! starts a new one)',
+})
 
 vim.api.nvim_create_user_command('TetherCancel', function(opts)
   commands().cancel(opts.args)
@@ -31,8 +36,12 @@ vim.api.nvim_create_user_command('TetherSessions', function()
   commands().sessions()
 end, { nargs = 0, desc = 'Tether: continue a session' })
 
+vim.api.nvim_create_user_command('TetherRules', function()
+  require('tether.rules').open()
+end, { nargs = 0, desc = 'Tether: the approval rules in force (x revokes one)' })
+
 -- Deciding the approval that waits, from any buffer (the keys a/A/d/e/q work only inside
--- the approval's float, which :TetherApprove enters).
+-- the approval's float, which :TetherApprove enters; r allows with a rule).
 local function approve()
   return require('tether.approve')
 end
@@ -53,7 +62,13 @@ local decide = {
   TetherAllowAlways = {
     'allow the call waiting, and such calls for the rest of the session',
     function()
-      approve().decide({ decision = 'allow-always' })
+      approve().allow_always()
+    end,
+  },
+  TetherAllowRule = {
+    'allow the call waiting, and the calls its rule covers (e.g. `pytest *`)',
+    function()
+      approve().allow_rule()
     end,
   },
   TetherDeny = {

@@ -5,15 +5,27 @@ export interface Locator {
   waitFor(options: { state: "visible" | "hidden" | "attached"; timeout: number }): Promise<void>;
   click(options?: { button?: "left" | "right" }): Promise<void>;
   fill(value: string): Promise<void>;
+  press(key: string): Promise<void>;
+  selectOption(value: string): Promise<unknown>;
+  textContent(): Promise<string | null>;
+  getAttribute(name: string): Promise<string | null>;
   count(): Promise<number>;
   first(): Locator;
+  last(): Locator;
   allTextContents(): Promise<string[]>;
   locator(selector: string, options?: { hasText?: string | RegExp }): Locator;
+}
+
+/** The document inside an iframe (a webview is an iframe in an iframe). */
+export interface FrameLocator {
+  locator(selector: string, options?: { hasText?: string | RegExp }): Locator;
+  frameLocator(selector: string): FrameLocator;
 }
 
 export interface Page {
   goto(url: string): Promise<unknown>;
   locator(selector: string, options?: { hasText?: string | RegExp }): Locator;
+  frameLocator(selector: string): FrameLocator;
   keyboard: { press(key: string): Promise<void>; type(text: string): Promise<void> };
   screenshot(options: { path: string }): Promise<unknown>;
   evaluate<T>(expression: string): Promise<T>;

@@ -10,6 +10,7 @@ import * as os from "os";
 import * as path from "path";
 import { launchChromium } from "./browser";
 import { APP, flows } from "./flows";
+import { panelFlows } from "./panelFlows";
 import { reviewFlows } from "./reviewFlows";
 import { STEP_TIMEOUT_MS, Workbench, waitFor } from "./workbench";
 
@@ -77,7 +78,13 @@ async function main(): Promise<void> {
   fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
   const common = ["--config", config, "--user-data-dir", userData, "--extensions-dir", extensions];
   const pathWithNode24 = `${path.dirname(env.node24)}:${process.env.PATH ?? ""}`;
-  const childEnv = { ...process.env, PATH: pathWithNode24, TETHER_STATE_DIR: path.join(scratch, "state") };
+  // XDG_CONFIG_HOME: the user's rules file (allow-always rules) in the scratch folder.
+  const childEnv = {
+    ...process.env,
+    PATH: pathWithNode24,
+    TETHER_STATE_DIR: path.join(scratch, "state"),
+    XDG_CONFIG_HOME: path.join(scratch, "config"),
+  };
   execFileSync(
     env.codeServer,
     [...common, "--install-extension", env.vsix, "--install-extension", env.pyrightVsix],
@@ -142,7 +149,12 @@ async function main(): Promise<void> {
       .locator(".monaco-workbench .part.editor")
       .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
     await bench.screenshot("workbench");
-    const passed = [...(await flows(bench, root, userData)), ...(await reviewFlows(bench, root, userData))];
+    // TETHER_VSCODE_E2E_ONLY=panel (or review): those flows alone (quicker while working on them).
+    const only = process.env.TETHER_VSCODE_E2E_ONLY;
+    const first = only === "panel" || only === "review" ? [] : await flows(bench, root, userData);
+    const panel = only === "review" ? [] : await panelFlows(bench, root, userData);
+    const review = only === "panel" ? [] : await reviewFlows(bench, root, userData);
+    const passed = [...first, ...panel, ...review];
     for (const flow of passed) {
       console.log(`ok - ${flow}`);
     }

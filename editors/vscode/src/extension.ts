@@ -12,6 +12,7 @@ import { SaveGuard } from "./saveGuard";
 import { Runs } from "./run";
 import { ServerNotFoundError, TetherServer } from "./server";
 import { Transcript } from "./transcript";
+import { TetherPanel } from "./panel/view";
 
 let server: TetherServer | undefined;
 
@@ -50,7 +51,11 @@ export function activate(context: vscode.ExtensionContext): void {
   const inlineFirst = (): boolean =>
     vscode.workspace.getConfiguration("tether").get("reviewEdits") === "inline";
   const approvals = new Approvals(files, saves, reviews, inlineFirst);
-  const tether = new TetherServer(context.secrets, transcript, approvals, saves);
+  // The agent panel answers approvals too: the server asks through it.
+  const panel = new TetherPanel(context.extensionUri, approvals);
+  const tether = new TetherServer(context.secrets, transcript, panel.approvals, saves, (event) =>
+    panel.onEvent(event),
+  );
   server = tether;
   const recent = new RecentFiles();
   const runs = new Runs(() => tether.ensureStarted(), transcript, channel, recent);
@@ -66,9 +71,10 @@ export function activate(context: vscode.ExtensionContext): void {
     approvals,
     tether,
     recent,
+    ...panel.connect(runs, () => tether.ensureStarted()),
     command("tether.runPrompt", () => runs.runPrompt()),
     command("tether.askAboutSelection", () =>
-      askAboutSelection((prompt, given) => runs.start(prompt, undefined, given), recent),
+      askAboutSelection((prompt, given) => runs.start(prompt, undefined, { context: given }), recent),
     ),
     command("tether.cancel", () => runs.cancel()),
     command("tether.continueSession", () => runs.continueSession()),

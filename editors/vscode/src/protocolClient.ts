@@ -16,12 +16,17 @@ import {
   AgentDiagnosticsParams,
   AgentDiagnosticsResult,
   AgentEventParams,
+  AgentRulesListResult,
+  AgentRulesRemoveResult,
   AgentRunParams,
   AgentRunResult,
+  AgentSessionsResult,
   AgentSaveDocumentsParams,
   AgentSaveDocumentsResult,
   AgentSteerResult,
+  AgentUndoResult,
   Methods,
+  Rule,
   Settings,
 } from "./protocol";
 
@@ -128,6 +133,32 @@ export class TetherProtocol implements Disposable {
 
   steer(runId: string, message: string): Promise<AgentSteerResult> {
     return this.rpc.sendRequest<AgentSteerResult>(Methods.agentSteer, { runId, message });
+  }
+
+  /** `agent/undo`: reverts the edits of that run (the agent panel's "Undo this run"). */
+  undo(runId: string): Promise<AgentUndoResult> {
+    return this.rpc.sendRequest<AgentUndoResult>(Methods.agentUndo, { runId });
+  }
+
+  /** `agent/sessions`: the stored sessions, most recent first. */
+  sessions(limit?: number): Promise<AgentSessionsResult> {
+    return this.rpc.sendRequest<AgentSessionsResult>(
+      Methods.agentSessions,
+      limit === undefined ? {} : { limit },
+    );
+  }
+
+  /** `agent/rules/list`: every approval rule in force (with a session's own, given its id). */
+  rulesList(sessionId?: string): Promise<AgentRulesListResult> {
+    return this.rpc.sendRequest<AgentRulesListResult>(Methods.agentRulesList, sessionId ? { sessionId } : {});
+  }
+
+  /** `agent/rules/remove`: revokes a rule as listed. */
+  rulesRemove(rule: Rule, sessionId?: string): Promise<AgentRulesRemoveResult> {
+    return this.rpc.sendRequest<AgentRulesRemoveResult>(
+      Methods.agentRulesRemove,
+      sessionId ? { rule, sessionId } : { rule },
+    );
   }
 
   /** The standard way to cancel what a work-done token reports on. */

@@ -58,8 +58,16 @@ export class Runs {
     return this.start(prompt.trim(), sessionId);
   }
 
-  /** Runs one prompt under a cancellable progress notification. */
-  async start(prompt: string, sessionId?: string, given?: RunContext): Promise<AgentRunResult | undefined> {
+  /**
+   * Runs one prompt under a cancellable progress notification. `how.onRunId` learns the
+   * run's id before the request goes out; `showTranscript: false` leaves the output hidden;
+   * `context` replaces the editor's context (Ask about Selection took it before its prompt).
+   */
+  async start(
+    prompt: string,
+    sessionId?: string,
+    how: { onRunId?(runId: string): void; showTranscript?: boolean; context?: RunContext } = {},
+  ): Promise<AgentRunResult | undefined> {
     let protocol: TetherProtocol;
     try {
       protocol = await this.connect();
@@ -69,8 +77,11 @@ export class Runs {
     }
     const runId = randomUUID();
     const workDoneToken = `tether-${runId}`;
-    const context = given ?? currentContext(this.recent);
-    this.channel.show(true);
+    const context = how.context ?? currentContext(this.recent);
+    if (how.showTranscript !== false) {
+      this.channel.show(true);
+    }
+    how.onRunId?.(runId);
     const options = { location: vscode.ProgressLocation.Notification, title: "Tether", cancellable: true };
     return vscode.window.withProgress(options, async (progress, cancel) => {
       const reports = protocol.onProgress(workDoneToken, (value) => {

@@ -3,10 +3,11 @@
 // changes, restarted when its path or a key changes.
 import * as vscode from "vscode";
 import { Executable, LanguageClient, LanguageClientOptions } from "vscode-languageclient/node";
-import { Approvals } from "./approvals";
+import type { Approvals } from "./approvals";
 import { TetherCapabilitiesFeature } from "./capabilities";
 import { answerDiagnostics } from "./diagnostics";
 import { storedKeys } from "./keys";
+import type { AgentEventParams } from "./protocol";
 import { TetherProtocol } from "./protocolClient";
 import { saveOpenDocuments } from "./save";
 import { SaveGuard } from "./saveGuard";
@@ -35,8 +36,10 @@ export class TetherServer implements vscode.Disposable {
   constructor(
     private readonly secrets: vscode.SecretStorage,
     private readonly transcript: Transcript,
-    private readonly approvals: Approvals,
+    private readonly approvals: Pick<Approvals, "approve" | "runEnded">,
     private readonly saves: SaveGuard,
+    /** Also told of every `agent/event` (the agent panel). */
+    private readonly onEvent?: (event: AgentEventParams) => void,
   ) {}
 
   get running(): boolean {
@@ -119,6 +122,7 @@ export class TetherServer implements vscode.Disposable {
         if (event.kind === "run-finished") {
           this.approvals.runEnded(event.runId); // what it still asked is not waited for
         }
+        this.onEvent?.(event);
       },
       approve: (params, token) => this.approvals.approve(params, token),
       saveDocuments: (params) => saveOpenDocuments(params, this.saves),

@@ -19,7 +19,13 @@ H.select_answers = {}
 
 vim.ui.input = function(opts, on_confirm)
   table.insert(H.result.inputs, opts.prompt)
-  on_confirm(table.remove(H.input_answers, 1))
+  H.result.input_defaults = H.result.input_defaults or {}
+  table.insert(H.result.input_defaults, opts.default or vim.NIL)
+  local answer = table.remove(H.input_answers, 1)
+  if answer == '<default>' then -- the user accepts what the input offered
+    answer = opts.default
+  end
+  on_confirm(answer)
 end
 vim.ui.select = function(items, opts, on_choice)
   local labels = vim.tbl_map(opts.format_item or tostring, items)
@@ -86,8 +92,12 @@ end
 --- The setup call of the tests (the venv's `tether serve`, the scripted model).
 ---@param opts? table merged into the options
 function H.setup(opts)
+  local cmd = { vim.env.TETHER_CMD, 'serve' }
+  if vim.env.TETHER_PROXY then -- the wire recorded (tests/editors/lsp_proxy.py)
+    cmd = { vim.env.TETHER_PYTHON, vim.env.TETHER_PROXY, vim.env.TETHER_PROXY_LOG, unpack(cmd) }
+  end
   local base = {
-    cmd = { vim.env.TETHER_CMD, 'serve' },
+    cmd = cmd,
     settings = { provider = 'scripted', script = vim.env.TETHER_TEST_SCRIPT },
   }
   require('tether').setup(vim.tbl_deep_extend('force', base, opts or {}))

@@ -18,6 +18,7 @@ local preview = require('tether.preview')
 ---@field client_id? integer
 ---@field request_id? integer|string the id of the agent/approve request, when known
 ---@field edit_buf? integer the edit-before-allow buffer
+---@field rule? { tool: string, pattern: string }|false the rule offered (false: none)
 
 ---@type tether.Approval[]
 local queue = {}
@@ -43,16 +44,33 @@ local function keys()
   return require('tether').config.approve_keys
 end
 
----@param params table
+--- The rule "allow always" may store for a request (computed once, when first shown).
+---@param req tether.Approval
+---@return { tool: string, pattern: string }?
+local function offered_rule(req)
+  if req.rule == nil then
+    local client = req.client_id and vim.lsp.get_client_by_id(req.client_id)
+    local root = client and client.root_dir or require('tether').root(0)
+    req.rule = require('tether.rules').suggest(req.params, root) or false
+  end
+  return req.rule or nil
+end
+
+---@param req tether.Approval
 ---@return string
-local function hint(params)
+local function hint(req)
+  local params = req.params
   local k = keys()
   local command = type(params.preview) == 'table' and params.preview.kind == 'command'
   local parts = {
     k.allow .. ' allow',
-    k.allow_always .. (command and ' always (this exact command)' or ' always'),
-    k.deny .. ' deny',
+    k.allow_always .. (command and ' always (this exact command)' or ' always (every file)'),
   }
+  local rule = offered_rule(req)
+  if rule and k.allow_rule then
+    table.insert(parts, string.format('%s always `%s`', k.allow_rule, rule.pattern))
+  end
+  table.insert(parts, k.deny .. ' deny')
   if editable(params) then
     table.insert(parts, k.edit .. ' edit')
   end
@@ -73,7 +91,10 @@ local ACTIONS = {
     M.decide({ decision = 'allow' })
   end,
   allow_always = function()
-    M.decide({ decision = 'allow-always' })
+    M.allow_always()
+  end,
+  allow_rule = function()
+    M.allow_rule()
   end,
   deny = function()
     M.deny()
@@ -88,7 +109,9 @@ local ACTIONS = {
 local function map_keys(buf)
   for action, fn in pairs(ACTIONS) do
     local opts = { buffer = buf, nowait = true, desc = 'Tether: ' .. action }
-    vim.keymap.set('n', keys()[action], fn, opts)
+    if keys()[action] then
+      vim.keymap.set('n', keys()[action], fn, opts)
+    end
   end
   vim.keymap.set('n', 'q', function()
     M.decide({ decision = 'deny' })
@@ -113,7 +136,7 @@ end
 ---@param enter boolean
 ---@return tether.View
 local function open_float(req, enter)
-  local float = preview.float(req.params, hint(req.params), enter)
+  local float = preview.float(req.params, hint(req), enter)
   req.float = float
   map_keys(float.buf)
   vim.api.nvim_create_autocmd('WinClosed', {
@@ -338,6 +361,49 @@ function M.decide(answer)
   end
   req.callback(answer)
   next_request()
+end
+
+--- Allow always for the editor session: with the exact rule of the call when a pattern can
+--- say it (listed by `:TetherRules`, revocable), else a bare `allow-always`.
+function M.allow_always()
+  local req = current
+  if not req then
+    return
+  end
+  local exact = require('tether.rules').exact(req.params)
+  local answer = { decision = 'allow-always' }
+  if exact then
+    answer.rule =
+      { tool = exact.tool, pattern = exact.pattern, decision = 'allow', scope = 'session' }
+  end
+  M.decide(answer)
+end
+
+--- Allow always with a rule: `vim.ui.input` offers the rule's pattern (`pytest *`,
+--- `src/*.py`) to confirm or change; the answer carries it as `rule` with `allow-always`.
+--- The server stores it (in the editor session, or `rule_scope`) only if it covers the call
+--- shown; otherwise the call is allowed once. Cancelled or empty: the approval still waits.
+function M.allow_rule()
+  local req = current
+  if not req or req.edit_buf then
+    return
+  end
+  local tool = req.params.tool
+  if tool ~= 'bash' and tool ~= 'edit_file' and tool ~= 'write_file' then
+    return vim.notify('Tether: rules exist for bash, edit_file and write_file', vim.log.levels.WARN)
+  end
+  local offered = offered_rule(req)
+  local scope = require('tether.rules').scope()
+  local prompt = string.format('Tether: allow always (%s rule) %s: ', scope, tool)
+  vim.ui.input({ prompt = prompt, default = offered and offered.pattern or '' }, function(pattern)
+    if current ~= req or not pattern or not pattern:match('%S') then
+      return
+    end
+    M.decide({
+      decision = 'allow-always',
+      rule = { tool = tool, pattern = vim.trim(pattern), decision = 'allow', scope = scope },
+    })
+  end)
 end
 
 --- Deny, with optional feedback for the model (`vim.ui.input`; empty or cancelled: none).

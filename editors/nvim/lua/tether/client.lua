@@ -14,6 +14,9 @@ local handlers = {
   [protocol.methods.agentSaveDocuments] = function(...)
     return require('tether.save').handle(...)
   end,
+  [protocol.methods.agentDiagnostics] = function(...)
+    return require('tether.diagnostics').handle(...)
+  end,
   ['workspace/applyEdit'] = function(...)
     return require('tether.edits').handle(...)
   end,
@@ -46,7 +49,7 @@ function M.config(buf)
   local settings = tether.config.settings
   local capabilities = vim.lsp.protocol.make_client_capabilities()
   capabilities.experimental = vim.tbl_extend('force', capabilities.experimental or {}, {
-    tether = { approvals = true, events = true, saveDocuments = true },
+    tether = { approvals = true, events = true, saveDocuments = true, diagnostics = true },
   })
   return {
     name = tether.name,

@@ -1,5 +1,9 @@
 --- The user commands (`:Tether {prompt}`, `:TetherCancel`, `:TetherLog`,
 --- `:TetherSessions`) and the runs this Neovim started.
+---
+--- The editor session: every `:Tether` continues the server session of the previous one
+--- (per server), so what the user allowed always for the session (its session rules) still
+--- applies; `:Tether!` starts a new one. The server keeps a session's rules in memory only.
 local M = {}
 
 local protocol = require('tether.protocol')
@@ -15,6 +19,7 @@ local protocol = require('tether.protocol')
 ---@field error? string set when the request failed
 ---@field done boolean
 ---@field tx table transcript state
+---@field editor_session? boolean the run continues (or starts) the editor session
 
 ---@type table<string, tether.Run>
 M.runs = {}
@@ -22,6 +27,26 @@ M.runs = {}
 M.order = {}
 
 local counter = 0
+
+---@type table<integer, string> client id → the session `:Tether` continues
+M.editor_sessions = {}
+---@type table<integer, string> client id → the latest run started in the editor session
+local latest = {}
+
+--- The session `:Tether` continues on a client (nil: the next run starts one).
+---@param client_id integer
+---@return string?
+function M.editor_session(client_id)
+  return M.editor_sessions[client_id]
+end
+
+--- Makes a session the one `:Tether` continues (`:TetherSessions` picks one).
+---@param run tether.Run
+local function adopt(run)
+  if run.editor_session and run.session_id and latest[run.client_id] == run.id then
+    M.editor_sessions[run.client_id] = run.session_id
+  end
+end
 
 local function notify(message, level)
   vim.notify('Tether: ' .. message, level or vim.log.levels.INFO)
@@ -37,6 +62,12 @@ local function finished(run, err, result)
   end
   if result then
     run.session_id = result.sessionId or run.session_id
+  end
+  adopt(run)
+  local editor = run.client_id and M.editor_sessions[run.client_id]
+  local mine = latest[run.client_id] == run.id
+  if mine and run.error and editor and editor == (run.params or {}).sessionId and not result then
+    M.editor_sessions[run.client_id] = nil -- e.g. the server forgot it: the next run starts anew
   end
   require('tether.sessions').remember(run)
   require('tether.approve').dismiss_run(run.id)
@@ -58,6 +89,23 @@ end
 ---@field bufnr? integer the buffer given as context (default: the current one)
 ---@field range? tether.Range the selection given as context
 ---@field session_id? string continue this session
+---@field new_session? boolean start a new editor session (`:Tether!`)
+---@field editor_session? boolean continue the editor session (`:Tether`; default false)
+
+--- The run of the editor session of a client in flight, if any (the latest run started in
+--- it, whose session may not be known yet, or a run of its session).
+---@param client_id integer
+---@return tether.Run?
+local function editor_run_in_flight(client_id)
+  local session = M.editor_sessions[client_id]
+  for _, run in ipairs(M.in_flight()) do
+    local of_session = session ~= nil and run.session_id == session
+    if run.client_id == client_id and (run.id == latest[client_id] or of_session) then
+      return run
+    end
+  end
+  return nil
+end
 
 --- Runs a prompt: `agent/run` with the buffer (and selection) as context. The transcript
 --- shows the run; the result arrives in the `User TetherRunFinished` autocmd.
@@ -77,19 +125,36 @@ function M.run(prompt, opts)
     notify(err or 'no server', vim.log.levels.ERROR)
     return nil
   end
+  local session_id = opts.session_id
+  local editor_session = opts.editor_session or opts.new_session or false
+  if opts.editor_session and not opts.new_session and not session_id then
+    if editor_run_in_flight(client.id) then
+      notify(
+        'a run of this session is in flight: wait, :TetherCancel, or :Tether! {prompt} '
+          .. 'to start a new session',
+        vim.log.levels.WARN
+      )
+      return nil
+    end
+    session_id = M.editor_sessions[client.id]
+  end
   counter = counter + 1
   ---@type tether.Run
   local run = {
     id = string.format('nvim-%d-%d-%d', vim.fn.getpid(), os.time(), counter),
     prompt = prompt,
     client_id = client.id,
-    session_id = opts.session_id,
+    session_id = session_id,
     events = {},
     done = false,
     tx = {},
+    editor_session = editor_session,
   }
   M.runs[run.id] = run
   table.insert(M.order, run.id)
+  if editor_session then
+    latest[client.id] = run.id -- its session becomes the editor session once known
+  end
   if tether.config.transcript.open then
     require('tether.transcript').open({ enter = false })
   end
@@ -100,7 +165,7 @@ function M.run(prompt, opts)
     run.params = {
       prompt = prompt,
       runId = run.id,
-      sessionId = opts.session_id,
+      sessionId = session_id,
       workDoneToken = 'tether-' .. run.id,
       context = require('tether.context').of(buf, opts.range, client.offset_encoding),
     }
@@ -128,6 +193,7 @@ function M.on_event(_, params, ctx)
   table.insert(run.events, params)
   if params.kind == 'run-started' then
     run.session_id = params.sessionId
+    adopt(run)
     require('tether.sessions').remember(run)
   elseif params.kind == 'run-finished' then
     require('tether.approve').dismiss_run(run.id)
@@ -188,15 +254,20 @@ function M.prompt()
   local buf = vim.api.nvim_get_current_buf()
   vim.ui.input({ prompt = 'Tether: ' }, function(prompt)
     if prompt and prompt:match('%S') then
-      M.run(prompt, { bufnr = buf, range = range })
+      M.run(prompt, { bufnr = buf, range = range, editor_session = true })
     end
   end)
 end
 
---- `:[range]Tether {prompt}`; from Visual mode the selection is the context.
+--- `:[range]Tether[!] {prompt}`; from Visual mode the selection is the context. It continues
+--- the editor session; with `!` it starts a new one.
 ---@param opts table the user command's arguments
 function M.command(opts)
-  M.run(opts.args, { range = require('tether.context').from_command(opts) })
+  M.run(opts.args, {
+    range = require('tether.context').from_command(opts),
+    editor_session = true,
+    new_session = opts.bang,
+  })
 end
 
 --- Completion of `:TetherCancel`: the runs in flight.

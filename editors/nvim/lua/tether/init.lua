@@ -17,6 +17,7 @@ local M = {}
 ---@class tether.ApproveKeys
 ---@field allow string
 ---@field allow_always string
+---@field allow_rule string|false allow always with a rule (`pytest *`), asked with vim.ui.input
 ---@field deny string
 ---@field edit string
 
@@ -28,6 +29,7 @@ local M = {}
 ---@field autostart boolean start the server and attach when a file buffer is opened
 ---@field keymaps tether.Keymaps|false
 ---@field approve_keys tether.ApproveKeys
+---@field rule_scope 'session'|'project'|'user' where a rule picked in an approval is kept
 ---@field transcript { open: boolean, position: 'right'|'below'|'left'|'above', size: integer }
 
 ---@type tether.Config
@@ -44,7 +46,8 @@ local defaults = {
     sessions = '<leader>ts',
     approve = '<leader>ta',
   },
-  approve_keys = { allow = 'a', allow_always = 'A', deny = 'd', edit = 'e' },
+  approve_keys = { allow = 'a', allow_always = 'A', allow_rule = 'r', deny = 'd', edit = 'e' },
+  rule_scope = 'session',
   transcript = { open = true, position = 'right', size = 70 },
 }
 
@@ -158,6 +161,14 @@ function M.setup(opts)
       require('tether.save').remember(buf)
     end
   end
+  -- which files the user looked at last: a run's context lists the open files in that order
+  vim.api.nvim_create_autocmd('BufEnter', {
+    group = group,
+    callback = function(args)
+      require('tether.context').entered(args.buf)
+    end,
+  })
+  require('tether.context').entered(vim.api.nvim_get_current_buf())
   if not config.autostart then
     return
   end

@@ -111,7 +111,8 @@ function M.pick()
         end
         vim.ui.input({ prompt = 'Tether (continue): ' }, function(prompt)
           if prompt and prompt:match('%S') then
-            require('tether.commands').run(prompt, { session_id = session.id })
+            local opts = { session_id = session.id, editor_session = true }
+            require('tether.commands').run(prompt, opts)
           end
         end)
       end

@@ -1,0 +1,369 @@
+// The agent panel's webview: draws the state the extension posts and sends the user's
+// actions back. It builds the DOM with createElement/textContent; the only HTML it sets is
+// the assistant's Markdown, rendered and escaped by the extension (src/panel/markdown.ts).
+// Elements are kept by key (run, call, approval) so that streaming does not reset what the
+// user opened, typed or focused.
+/* global acquireVsCodeApi, document, window */
+(function () {
+  "use strict";
+  const vscode = acquireVsCodeApi();
+  const $ = (id) => document.getElementById(id);
+  const send = (message) => vscode.postMessage(message);
+  let state = { runs: [], approvals: [], sessions: [], rules: [] };
+
+  function el(tag, attrs, children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (key === "text") {
+        node.textContent = value;
+      } else if (key === "class") {
+        node.className = value;
+      } else if (key.startsWith("on")) {
+        node.addEventListener(key.slice(2), value);
+      } else if (value !== undefined && value !== false) {
+        node.setAttribute(key, value === true ? "" : value);
+      }
+    }
+    for (const child of children || []) {
+      if (child) {
+        node.appendChild(child);
+      }
+    }
+    return node;
+  }
+
+  function keyed(container, selector, key, create) {
+    for (const child of container.querySelectorAll(`:scope > ${selector}`)) {
+      if (child.dataset.key === key) {
+        return child;
+      }
+    }
+    const node = create();
+    node.dataset.key = key;
+    container.appendChild(node);
+    return node;
+  }
+
+  function prune(container, selector, keys) {
+    for (const child of [...container.querySelectorAll(`:scope > ${selector}`)]) {
+      if (!keys.has(child.dataset.key)) {
+        child.remove();
+      }
+    }
+  }
+
+  function setText(node, text) {
+    if (node.textContent !== text) {
+      node.textContent = text;
+    }
+  }
+
+  const STATUS = {
+    running: "running",
+    awaiting: "waiting for you",
+    ok: "done",
+    failed: "failed",
+    denied: "denied",
+    stopped: "not run",
+  };
+
+  function drawCard(container, card) {
+    const node = keyed(container, "details.tool", card.callId, () =>
+      el("details", { class: "tool" }, [
+        el("summary", {}, [el("span", { class: "tool-title" }), el("span", { class: "badge" })]),
+        el("pre", { class: "tool-detail" }),
+        el("div", { class: "tool-decision" }),
+        el("pre", { class: "tool-output" }),
+      ]),
+    );
+    node.dataset.status = card.status;
+    setText(node.querySelector(".tool-title"), card.title);
+    setText(node.querySelector(".badge"), STATUS[card.status] || card.status);
+    setText(node.querySelector(".tool-detail"), card.detail);
+    setText(node.querySelector(".tool-decision"), card.decision ? `approval: ${card.decision}` : "");
+    const output = node.querySelector(".tool-output");
+    setText(output, card.output || "");
+    output.hidden = !card.output;
+    return node;
+  }
+
+  function usageLine(run) {
+    const parts = [];
+    if (run.outcome) {
+      parts.push(`${run.outcome}`);
+    }
+    if (run.steps !== undefined) {
+      parts.push(`${run.steps} step${run.steps === 1 ? "" : "s"}`);
+    }
+    if (run.usage) {
+      parts.push(`${run.usage.inputTokens} in / ${run.usage.outputTokens} out tokens`);
+      if (typeof run.usage.costUsd === "number") {
+        parts.push(`$${run.usage.costUsd.toFixed(4)}`);
+      }
+    }
+    return parts.join(" · ");
+  }
+
+  function drawRun(container, run) {
+    const node = keyed(container, "article.run", run.runId, () =>
+      el("article", { class: "run" }, [
+        el("div", { class: "prompt" }),
+        el("div", { class: "items" }),
+        el("div", { class: "outcome", role: "status" }),
+        el("div", { class: "changed" }),
+        el("div", { class: "error" }),
+        el("div", { class: "undone" }),
+      ]),
+    );
+    node.dataset.running = run.running ? "true" : "false";
+    setText(node.querySelector(".prompt"), run.prompt);
+    const items = node.querySelector(".items");
+    const keys = new Set();
+    run.items.forEach((item, index) => {
+      if (item.kind === "text") {
+        const key = `text-${index}`;
+        keys.add(key);
+        const text = keyed(items, "div.answer, details.tool", key, () =>
+          el("div", { class: "answer markdown" }),
+        );
+        if (text.dataset.html !== item.html) {
+          text.innerHTML = item.html; // escaped and built by the extension's renderer
+          text.dataset.html = item.html;
+        }
+      } else {
+        keys.add(item.card.callId);
+        drawCard(items, item.card);
+      }
+    });
+    prune(items, "div.answer, details.tool", keys);
+    setText(node.querySelector(".outcome"), run.running ? "running…" : usageLine(run));
+    node.querySelector(".outcome").dataset.outcome = run.outcome || "";
+    setText(
+      node.querySelector(".changed"),
+      run.changedFiles && run.changedFiles.length ? `changed: ${run.changedFiles.join(", ")}` : "",
+    );
+    setText(node.querySelector(".error"), run.error ? `error: ${run.error}` : "");
+    setText(node.querySelector(".undone"), run.undone ? `undo: ${run.undone}` : "");
+  }
+
+  function answerButton(label, callId, build) {
+    return el("button", {
+      type: "button",
+      text: label,
+      onclick: (event) => {
+        const card = event.target.closest(".approval");
+        card.querySelectorAll("button").forEach((b) => (b.disabled = true));
+        send({ type: "approve", callId, answer: build(card) });
+      },
+    });
+  }
+
+  function drawApproval(container, approval) {
+    return keyed(container, "section.approval", approval.callId, () => {
+      const isCommand = approval.kind === "command";
+      const where =
+        approval.alsoIn === "none"
+          ? ""
+          : approval.alsoIn === "dialog"
+            ? " (also asked in a dialog)"
+            : " (also in the diff editor)";
+      const feedback = el("input", {
+        class: "feedback",
+        type: "text",
+        placeholder: "Why deny, or what to do instead (optional)",
+        "aria-label": "Feedback with Deny",
+      });
+      const command = isCommand
+        ? el("textarea", { class: "command", rows: "2", "aria-label": "Command to run (you can change it)" })
+        : undefined;
+      if (command) {
+        command.value = approval.subject;
+      }
+      const scope = isCommand
+        ? el("select", { class: "scope", "aria-label": "Allow Always remembers for" }, [
+            el("option", { value: "", text: "this exact command, this session" }),
+            el("option", { value: "project", text: "this exact command, this project" }),
+            el("option", { value: "user", text: "this exact command, all my projects" }),
+          ])
+        : undefined;
+      const edited = (card) => {
+        const value = card.querySelector(".command");
+        return value && value.value !== approval.subject ? { command: value.value } : {};
+      };
+      const rule = (card) => {
+        const picked = card.querySelector(".scope");
+        return picked && picked.value ? { rule: { pattern: approval.subject, scope: picked.value } } : {};
+      };
+      return el("section", { class: "approval", role: "group", "aria-label": approval.title }, [
+        el("div", { class: "approval-title", text: `${approval.title}${where}` }),
+        isCommand ? command : el("pre", { class: "diff", text: approval.diff || "" }),
+        isCommand && approval.cwd ? el("div", { class: "cwd", text: `in ${approval.cwd}` }) : undefined,
+        el("div", { class: "row" }, [
+          answerButton("Allow", approval.callId, (card) => ({ choice: "allow", ...edited(card) })),
+          answerButton("Allow Always", approval.callId, (card) => ({
+            choice: "allow-always",
+            ...edited(card),
+            ...rule(card),
+          })),
+          scope,
+          isCommand || approval.alsoIn !== "diff editor"
+            ? undefined
+            : el("button", {
+                type: "button",
+                class: "secondary",
+                text: "Edit in Diff Editor",
+                title: "Change the proposed text in the diff editor, then Allow",
+                onclick: () => send({ type: "reveal", callId: approval.callId }),
+              }),
+        ]),
+        el("div", { class: "row" }, [
+          feedback,
+          answerButton("Deny", approval.callId, (card) => ({
+            choice: "deny",
+            feedback: card.querySelector(".feedback").value,
+          })),
+        ]),
+      ]);
+    });
+  }
+
+  function ruleText(rule) {
+    return `${rule.decision} ${rule.tool}: ${rule.pattern}`;
+  }
+
+  function draw() {
+    // Follow the stream while the user is at the bottom; leave them where they scrolled to.
+    const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
+    const runs = $("runs");
+    for (const run of state.runs) {
+      drawRun(runs, run);
+    }
+    prune(runs, "article.run", new Set(state.runs.map((r) => r.runId)));
+
+    const approvals = $("approvals");
+    const shown = new Set([...approvals.children].map((child) => child.dataset.key));
+    let arrived;
+    for (const approval of state.approvals) {
+      const card = drawApproval(approvals, approval);
+      arrived = shown.has(approval.callId) ? arrived : card;
+    }
+    prune(approvals, "section.approval", new Set(state.approvals.map((a) => a.callId)));
+
+    const notice = $("notice");
+    setText(notice, state.notice || "");
+    notice.hidden = !state.notice;
+
+    const running = state.activeRunId !== undefined;
+    $("send").disabled = running;
+    $("cancel").hidden = !running;
+    $("undo").hidden = running || !state.undoRunId;
+    setText(
+      $("session-label"),
+      state.sessionId ? `Continuing: ${state.sessionTitle || state.sessionId}` : "New session",
+    );
+    $("new-session").hidden = !state.sessionId;
+
+    const sessions = $("sessions");
+    sessions.replaceChildren(
+      ...state.sessions.map((s) =>
+        el("li", {}, [
+          el("button", {
+            type: "button",
+            class: s.sessionId === state.sessionId ? "link current" : "link",
+            text: s.title || s.sessionId,
+            title: `${s.sessionId} · ${s.runs} run${s.runs === 1 ? "" : "s"} · ${s.updatedAt}`,
+            onclick: () => send({ type: "pickSession", sessionId: s.sessionId }),
+          }),
+          el("span", {
+            class: "muted",
+            text: ` ${s.runs} run${s.runs === 1 ? "" : "s"}${s.lastOutcome ? ` · ${s.lastOutcome}` : ""}`,
+          }),
+        ]),
+      ),
+    );
+    if (state.sessions.length === 0) {
+      sessions.replaceChildren(el("li", { class: "muted", text: "No sessions yet." }));
+    }
+
+    const rules = $("rules");
+    const ruleItem = (view) =>
+      el("li", { class: "rule" }, [
+        el("code", { text: ruleText(view.rule) }),
+        el("span", { class: "muted", text: ` ${view.rule.scope || "session"} ` }),
+        view.removable
+          ? el("button", {
+              type: "button",
+              class: "secondary revoke",
+              text: "Revoke",
+              "aria-label": `Revoke ${ruleText(view.rule)} (${view.rule.scope || "session"})`,
+              onclick: () => send({ type: "revokeRule", rule: view.rule }),
+            })
+          : undefined,
+      ]);
+    const own = state.rules.filter((view) => view.removable);
+    const builtin = state.rules.filter((view) => !view.removable);
+    const builtinOpen = rules.querySelector("details.builtin[open]") !== null;
+    const ruleNodes = [
+      ...(own.length ? own.map(ruleItem) : [el("li", { class: "muted", text: "No rules of yours." })]),
+      builtin.length
+        ? el("li", {}, [
+            el("details", { class: "builtin", open: builtinOpen }, [
+              el("summary", {
+                text: `${builtin.length} built-in read-only rules (turned off in your Tether config)`,
+              }),
+              el("ul", {}, builtin.map(ruleItem)),
+            ]),
+          ])
+        : undefined,
+    ];
+    rules.replaceChildren(...ruleNodes.filter(Boolean));
+    vscode.setState({ prompt: $("prompt").value });
+    if (arrived) {
+      arrived.scrollIntoView({ block: "nearest" }); // a new approval is never out of sight
+    } else if (atBottom) {
+      window.scrollTo(0, document.body.scrollHeight);
+    }
+  }
+
+  const prompt = $("prompt");
+  const submit = () => {
+    const text = prompt.value.trim();
+    if (text === "" || state.activeRunId !== undefined) {
+      return;
+    }
+    send({ type: "run", prompt: text });
+    prompt.value = "";
+    vscode.setState({ prompt: "" });
+  };
+  $("composer").addEventListener("submit", (event) => {
+    event.preventDefault();
+    submit();
+  });
+  prompt.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      submit();
+    }
+  });
+  prompt.addEventListener("input", () => vscode.setState({ prompt: prompt.value }));
+  $("cancel").addEventListener("click", () => send({ type: "cancel" }));
+  $("undo").addEventListener(
+    "click",
+    () => state.undoRunId && send({ type: "undo", runId: state.undoRunId }),
+  );
+  $("new-session").addEventListener("click", () => send({ type: "pickSession", sessionId: null }));
+  $("refresh-sessions").addEventListener("click", () => send({ type: "refreshSessions" }));
+  $("refresh-rules").addEventListener("click", () => send({ type: "refreshRules" }));
+  window.addEventListener("message", (event) => {
+    const message = event.data;
+    if (message && message.type === "state") {
+      state = message.state;
+      draw();
+    }
+  });
+  const saved = vscode.getState();
+  if (saved && typeof saved.prompt === "string") {
+    prompt.value = saved.prompt;
+  }
+  send({ type: "ready" });
+})();

@@ -1,0 +1,202 @@
+// What the agent panel's webview and the extension say to each other: the view model the
+// extension keeps (the webview only draws it) and the user's actions coming back. The
+// webview is not trusted to send well-formed messages: `parseFromView` checks each one.
+import type { Choice } from "../answers";
+import type { ProposedRule, Rule } from "../protocol";
+
+/** A tool call as a card: what it does (command or file), its state and output tail. */
+export interface ToolCard {
+  readonly callId: string;
+  readonly tool: string;
+  /** `$ command`, the file's path, or the tool and its arguments on one line. */
+  readonly title: string;
+  /** The call in full: the command, the proposed change of a file, the arguments. */
+  readonly detail: string;
+  /** `stopped`: the run ended (cancelled, timed out) before the call finished. */
+  readonly status: "running" | "awaiting" | "ok" | "failed" | "denied" | "stopped";
+  /** The approval decision and the rule that made it, when one was asked or applied. */
+  readonly decision?: string;
+  readonly output?: string;
+}
+
+export type RunItem =
+  { readonly kind: "text"; readonly html: string } | { readonly kind: "tool"; readonly card: ToolCard };
+
+export interface RunView {
+  readonly runId: string;
+  readonly sessionId: string;
+  readonly prompt: string;
+  readonly items: readonly RunItem[];
+  readonly running: boolean;
+  readonly outcome?: string;
+  readonly steps?: number;
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number; readonly costUsd?: number };
+  readonly changedFiles?: readonly string[];
+  readonly error?: string;
+  /** What `agent/undo` did for this run. */
+  readonly undone?: string;
+}
+
+/** An `agent/approve` waiting for the user, answerable from the panel. */
+export interface ApprovalView {
+  readonly callId: string;
+  readonly runId: string;
+  readonly title: string;
+  readonly kind: "diff" | "command";
+  /** The command to run (commands) or the file's path (edits). */
+  readonly subject: string;
+  readonly cwd?: string;
+  /** The unified diff of an edit. */
+  readonly diff?: string;
+  /** Where else it is shown: the diff editor, a modal dialog, or nowhere (panel only). */
+  readonly alsoIn: "diff editor" | "dialog" | "none";
+}
+
+export interface SessionView {
+  readonly sessionId: string;
+  readonly title: string;
+  readonly updatedAt: string;
+  readonly runs: number;
+  readonly lastOutcome?: string;
+}
+
+export interface RuleView {
+  readonly rule: Rule;
+  /** Built-in rules are turned off in the user file, not revoked one by one. */
+  readonly removable: boolean;
+}
+
+export interface PanelState {
+  readonly runs: readonly RunView[];
+  readonly approvals: readonly ApprovalView[];
+  /** The run of this panel in flight (Cancel applies to it). */
+  readonly activeRunId?: string;
+  /** The session the next prompt continues; undefined: a new one. */
+  readonly sessionId?: string;
+  readonly sessionTitle?: string;
+  readonly sessions: readonly SessionView[];
+  readonly rules: readonly RuleView[];
+  /** The last run this window can undo. */
+  readonly undoRunId?: string;
+  /** A failed request, said once in the panel. */
+  readonly notice?: string;
+}
+
+/** Extension → webview. */
+export type ToView = { readonly type: "state"; readonly state: PanelState };
+
+/** What the user answers from an approval card. */
+export interface PanelAnswer {
+  readonly choice: Choice;
+  readonly feedback?: string;
+  /** A command the user changed before allowing it. */
+  readonly command?: string;
+  /** With allow-always for a command: the rule to store. */
+  readonly rule?: ProposedRule;
+}
+
+/** Webview → extension. */
+export type FromView =
+  | { readonly type: "ready" }
+  | { readonly type: "run"; readonly prompt: string }
+  | { readonly type: "cancel" }
+  | { readonly type: "approve"; readonly callId: string; readonly answer: PanelAnswer }
+  | { readonly type: "reveal"; readonly callId: string }
+  | { readonly type: "undo"; readonly runId: string }
+  | { readonly type: "refreshSessions" }
+  | { readonly type: "pickSession"; readonly sessionId: string | null }
+  | { readonly type: "refreshRules" }
+  | { readonly type: "revokeRule"; readonly rule: Rule };
+
+const CHOICES = new Set(["allow", "allow-always", "deny"]);
+const SCOPES = new Set(["session", "project", "user"]);
+const RULE_SCOPES = new Set(["session", "project", "user", "builtin"]);
+const DECISIONS = new Set(["allow", "deny", "ask"]);
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function optionalString(value: unknown): value is string | undefined {
+  return value === undefined || typeof value === "string";
+}
+
+function parseRule(value: unknown): Rule | undefined {
+  if (!isObject(value)) {
+    return undefined;
+  }
+  const { tool, pattern, decision, scope } = value;
+  if (typeof tool !== "string" || typeof pattern !== "string" || !DECISIONS.has(decision as string)) {
+    return undefined;
+  }
+  if (scope !== undefined && !RULE_SCOPES.has(scope as string)) {
+    return undefined;
+  }
+  return {
+    tool,
+    pattern,
+    decision: decision as Rule["decision"],
+    ...(scope ? { scope: scope as Rule["scope"] } : {}),
+  };
+}
+
+function parseAnswer(value: unknown): PanelAnswer | undefined {
+  if (!isObject(value) || !CHOICES.has(value.choice as string)) {
+    return undefined;
+  }
+  const { feedback, command, rule } = value;
+  if (!optionalString(feedback) || !optionalString(command)) {
+    return undefined;
+  }
+  let proposed: ProposedRule | undefined;
+  if (rule !== undefined) {
+    if (!isObject(rule) || typeof rule.pattern !== "string" || !SCOPES.has(rule.scope as string)) {
+      return undefined;
+    }
+    proposed = { pattern: rule.pattern, scope: rule.scope as ProposedRule["scope"] };
+  }
+  return {
+    choice: value.choice as Choice,
+    ...(feedback !== undefined ? { feedback } : {}),
+    ...(command !== undefined ? { command } : {}),
+    ...(proposed !== undefined ? { rule: proposed } : {}),
+  };
+}
+
+/** The message if it is one the panel knows, well-formed; else undefined (ignored). */
+export function parseFromView(value: unknown): FromView | undefined {
+  if (!isObject(value)) {
+    return undefined;
+  }
+  switch (value.type) {
+    case "ready":
+    case "cancel":
+    case "refreshSessions":
+    case "refreshRules":
+      return { type: value.type };
+    case "run":
+      return typeof value.prompt === "string" ? { type: "run", prompt: value.prompt } : undefined;
+    case "approve": {
+      const answer = parseAnswer(value.answer);
+      return typeof value.callId === "string" && answer
+        ? { type: "approve", callId: value.callId, answer }
+        : undefined;
+    }
+    case "reveal":
+      return typeof value.callId === "string" ? { type: "reveal", callId: value.callId } : undefined;
+    case "undo":
+      return typeof value.runId === "string" ? { type: "undo", runId: value.runId } : undefined;
+    case "pickSession":
+      return typeof value.sessionId === "string" || value.sessionId === null
+        ? { type: "pickSession", sessionId: value.sessionId }
+        : undefined;
+    case "revokeRule": {
+      const rule = parseRule(value.rule);
+      return rule ? { type: "revokeRule", rule } : undefined;
+    }
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,308 @@
+// The agent panel's view model, built from the server's `agent/event`s (runs started from
+// the panel or the palette alike), the results of `agent/run` and the approvals pending.
+// No `vscode` import: tested directly.
+import type {
+  AgentApproveParams,
+  AgentEventParams,
+  AgentRunResult,
+  CommandPreview,
+  DiffPreview,
+} from "../protocol";
+import { renderMarkdown } from "./markdown";
+import type { ApprovalView, RunItem, RunView, ToolCard } from "./messages";
+
+const MAX_RUNS = 30;
+const OUTPUT_TAIL_LINES = 20;
+const DETAIL_CHARS = 4000;
+
+/** The last lines of a tool's output, with a note of what was left out. */
+export function outputTail(output: string, maxLines = OUTPUT_TAIL_LINES): string {
+  const lines = output.replace(/\n$/, "").split("\n");
+  if (lines.length <= maxLines) {
+    return lines.join("\n");
+  }
+  return [`… ${lines.length - maxLines} earlier lines …`, ...lines.slice(-maxLines)].join("\n");
+}
+
+function clip(text: string, limit = DETAIL_CHARS): string {
+  return text.length > limit ? `${text.slice(0, limit)}\n… (${text.length - limit} more characters)` : text;
+}
+
+function prefixed(text: string, mark: string): string {
+  return text
+    .replace(/\n$/, "")
+    .split("\n")
+    .map((line) => `${mark} ${line}`)
+    .join("\n");
+}
+
+/** A tool call's card title and full detail: the command, the file and its change. */
+export function describeCall(
+  tool: string,
+  args: Record<string, unknown>,
+  displayPath: (pathOrUri: string) => string,
+): { title: string; detail: string } {
+  const str = (key: string): string | undefined =>
+    typeof args[key] === "string" ? (args[key] as string) : undefined;
+  const command = str("command");
+  if (tool === "bash" && command !== undefined) {
+    return { title: `$ ${command}`, detail: command };
+  }
+  const file = str("path") ?? str("uri");
+  if (file !== undefined) {
+    const shown = displayPath(file);
+    if (tool === "edit_file" && str("old_text") !== undefined) {
+      const change = `${prefixed(str("old_text") ?? "", "-")}\n${prefixed(str("new_text") ?? "", "+")}`;
+      return { title: `${tool} ${shown}`, detail: clip(change) };
+    }
+    if (tool === "write_file" && str("content") !== undefined) {
+      return { title: `${tool} ${shown}`, detail: clip(prefixed(str("content") ?? "", "+")) };
+    }
+    return { title: `${tool} ${shown}`, detail: clip(JSON.stringify(args, null, 2)) };
+  }
+  const oneLine = JSON.stringify(args);
+  return {
+    title: `${tool} ${oneLine.length > 80 ? `${oneLine.slice(0, 79)}…` : oneLine}`,
+    detail: clip(JSON.stringify(args, null, 2)),
+  };
+}
+
+function isCommand(preview: DiffPreview | CommandPreview): preview is CommandPreview {
+  return preview.kind === "command" || typeof (preview as CommandPreview).command === "string";
+}
+
+/** An `agent/approve` request as the panel shows it. */
+export function approvalView(
+  params: AgentApproveParams,
+  alsoIn: ApprovalView["alsoIn"],
+  displayPath: (pathOrUri: string) => string,
+): ApprovalView {
+  const base = { callId: params.callId, runId: params.runId, title: params.title, alsoIn };
+  const preview = params.preview;
+  if (isCommand(preview)) {
+    return { ...base, kind: "command", subject: preview.command, cwd: displayPath(preview.cwd) };
+  }
+  return { ...base, kind: "diff", subject: displayPath(preview.uri), diff: clip(preview.diff) };
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly (infer U)[] ? U[] : T[K] };
+
+interface RunState extends Omit<Mutable<RunView>, "items"> {
+  items: Array<{ kind: "text"; markdown: string; html?: string } | { kind: "tool"; card: Mutable<ToolCard> }>;
+  /** The text item the current step streams into, if any. */
+  openText?: { kind: "text"; markdown: string; html?: string };
+  /** Whether the current step streamed text (its `assistant` event then repeats it). */
+  streamed: boolean;
+}
+
+/** Runs as the panel shows them, oldest first. */
+export class PanelModel {
+  private readonly runs: RunState[] = [];
+
+  constructor(private readonly displayPath: (pathOrUri: string) => string) {}
+
+  /** Applies one `agent/event`; true if anything shown changed. */
+  apply(event: AgentEventParams): boolean {
+    if (event.kind === "run-started") {
+      this.runs.push({
+        runId: event.runId,
+        sessionId: event.sessionId,
+        prompt: event.prompt,
+        items: [],
+        running: true,
+        streamed: false,
+      });
+      this.runs.splice(0, Math.max(0, this.runs.length - MAX_RUNS));
+      return true;
+    }
+    const run = this.find(event.runId);
+    if (run === undefined) {
+      return false; // a run from before the panel was built
+    }
+    switch (event.kind) {
+      case "step":
+        run.openText = undefined;
+        run.streamed = false;
+        return false;
+      case "text-delta":
+        this.text(run).markdown += event.text;
+        run.streamed = true;
+        return true;
+      case "assistant":
+        if (!run.streamed && event.text !== "") {
+          this.text(run).markdown += event.text;
+        }
+        run.openText = undefined;
+        return !run.streamed && event.text !== "";
+      case "tool-call": {
+        run.openText = undefined;
+        const { title, detail } = describeCall(event.tool, event.arguments, this.displayPath);
+        run.items.push({
+          kind: "tool",
+          card: { callId: event.callId, tool: event.tool, title, detail, status: "running" },
+        });
+        return true;
+      }
+      case "approval": {
+        const card = this.card(run, event.callId);
+        if (card === undefined) {
+          return false;
+        }
+        const rule = event.rules?.[0];
+        card.decision = rule
+          ? `${event.decision} (rule: ${rule.pattern}, ${rule.scope ?? "session"})`
+          : event.decision;
+        if (event.decision === "deny" || event.decision === "denied-by-default") {
+          card.status = "denied";
+        } else if (card.status === "awaiting") {
+          card.status = "running";
+        }
+        return true;
+      }
+      case "tool-result": {
+        const card = this.card(run, event.callId);
+        if (card === undefined) {
+          return false;
+        }
+        if (card.status !== "denied") {
+          card.status = event.ok ? "ok" : "failed";
+        }
+        card.output = outputTail(event.error ? `${event.output}\n${event.error}` : event.output);
+        return true;
+      }
+      case "usage":
+        run.usage = {
+          inputTokens: event.inputTokens,
+          outputTokens: event.outputTokens,
+          ...(typeof event.costUsd === "number" ? { costUsd: event.costUsd } : {}),
+        };
+        return true;
+      case "run-finished":
+        for (const item of run.items) {
+          if (item.kind === "tool" && (item.card.status === "running" || item.card.status === "awaiting")) {
+            item.card.status = "stopped";
+          }
+        }
+        run.running = false;
+        run.outcome = event.outcome;
+        run.steps = event.steps;
+        run.openText = undefined;
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** A pending approval marks its card as waiting for the user. */
+  awaiting(runId: string, callId: string): void {
+    const card = this.find(runId) && this.card(this.find(runId)!, callId);
+    if (card !== undefined && card.status === "running") {
+      card.status = "awaiting";
+    }
+  }
+
+  /** The result of `agent/run`: totals, changed files, the error. */
+  finish(result: AgentRunResult): void {
+    const run = this.find(result.runId);
+    if (run === undefined) {
+      return;
+    }
+    run.running = false;
+    run.outcome = result.outcome;
+    run.steps = result.steps;
+    run.usage = {
+      inputTokens: result.usage.inputTokens ?? 0,
+      outputTokens: result.usage.outputTokens ?? 0,
+      ...(typeof result.usage.costUsd === "number" ? { costUsd: result.usage.costUsd } : {}),
+    };
+    run.changedFiles = (result.changedFiles ?? []).map((uri) => this.displayPath(uri));
+    if (result.error) {
+      run.error = result.error;
+    }
+    if (run.items.length === 0 && result.answer !== "") {
+      run.items.push({ kind: "text", markdown: result.answer });
+    }
+  }
+
+  /** A run that failed before the server answered (no events came). */
+  failed(runId: string, prompt: string, error: string): void {
+    const run = this.find(runId) ?? this.addRun(runId, prompt);
+    run.running = false;
+    run.outcome ??= "error";
+    run.error = error;
+  }
+
+  undone(runId: string, note: string): void {
+    const run = this.find(runId);
+    if (run !== undefined) {
+      run.undone = note;
+    }
+  }
+
+  running(runId: string): boolean {
+    return this.find(runId)?.running ?? false;
+  }
+
+  sessionOf(runId: string): string | undefined {
+    return this.find(runId)?.sessionId;
+  }
+
+  /** The last finished run: the one "Undo this run" applies to. */
+  lastFinished(): { runId: string; undone?: string } | undefined {
+    return [...this.runs]
+      .reverse()
+      .find((run) => !run.running && run.outcome !== undefined && run.sessionId !== "");
+  }
+
+  /** The runs with their text rendered (each text rendered once per change). */
+  views(): RunView[] {
+    return this.runs.map((run) => ({
+      runId: run.runId,
+      sessionId: run.sessionId,
+      prompt: run.prompt,
+      running: run.running,
+      items: run.items.map((item): RunItem => {
+        if (item.kind === "tool") {
+          return { kind: "tool", card: { ...item.card } };
+        }
+        item.html ??= renderMarkdown(item.markdown);
+        return { kind: "text", html: item.html };
+      }),
+      ...(run.outcome !== undefined ? { outcome: run.outcome } : {}),
+      ...(run.steps !== undefined ? { steps: run.steps } : {}),
+      ...(run.usage !== undefined ? { usage: run.usage } : {}),
+      ...(run.changedFiles !== undefined ? { changedFiles: run.changedFiles } : {}),
+      ...(run.error !== undefined ? { error: run.error } : {}),
+      ...(run.undone !== undefined ? { undone: run.undone } : {}),
+    }));
+  }
+
+  private addRun(runId: string, prompt: string): RunState {
+    const run: RunState = { runId, sessionId: "", prompt, items: [], running: true, streamed: false };
+    this.runs.push(run);
+    return run;
+  }
+
+  private find(runId: string): RunState | undefined {
+    return this.runs.find((run) => run.runId === runId);
+  }
+
+  private card(run: RunState, callId: string): Mutable<ToolCard> | undefined {
+    for (const item of run.items) {
+      if (item.kind === "tool" && item.card.callId === callId) {
+        return item.card;
+      }
+    }
+    return undefined;
+  }
+
+  /** The text item the step streams into, opened on its first text. */
+  private text(run: RunState): { kind: "text"; markdown: string; html?: string } {
+    if (run.openText === undefined) {
+      run.openText = { kind: "text", markdown: "" };
+      run.items.push(run.openText);
+    }
+    run.openText.html = undefined; // changed: render again
+    return run.openText;
+  }
+}

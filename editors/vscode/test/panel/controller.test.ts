@@ -1,0 +1,240 @@
+import * as assert from "assert";
+import * as fs from "fs";
+import * as path from "path";
+import type { AgentApproveParams, AgentEventParams, AgentRunResult, Rule } from "../../src/protocol";
+import { PanelController, PanelServices } from "../../src/panel/controller";
+import type { PanelState, ToView } from "../../src/panel/messages";
+import { EditorApprovals, SharedApprovals } from "../../src/panel/sharedApprovals";
+import * as vscode from "../fakeVscode";
+
+const GOLDEN = path.resolve(__dirname, "../../../../../tests/golden");
+const [, BASH] = JSON.parse(
+  fs.readFileSync(path.join(GOLDEN, "agent-approve.params.json"), "utf8"),
+) as AgentApproveParams[];
+
+const RULE: Rule = { tool: "bash", pattern: "echo ran > ran.txt", decision: "allow", scope: "project" };
+const BUILTIN: Rule = { tool: "bash", pattern: "ls *", decision: "allow", scope: "builtin" };
+
+/** A server with a run that streams its events, undo, sessions and a rules store. */
+class FakeServer implements PanelServices {
+  readonly calls: string[] = [];
+  rulesStored: Rule[] = [RULE, BUILTIN];
+  onEvent: (event: AgentEventParams) => void = () => undefined;
+  finishRun: (result: AgentRunResult) => void = () => undefined;
+
+  run(
+    prompt: string,
+    sessionId: string | undefined,
+    onRunId: (id: string) => void,
+  ): Promise<AgentRunResult | undefined> {
+    this.calls.push(`run ${prompt} ${sessionId ?? "-"}`);
+    onRunId("r-1");
+    let seq = 0;
+    const send = (e: Record<string, unknown>): void =>
+      this.onEvent({ runId: "r-1", seq: ++seq, ...e } as AgentEventParams);
+    send({ kind: "run-started", prompt, sessionId: sessionId ?? "s-new" });
+    send({ kind: "text-delta", text: "Sure, " });
+    send({ kind: "text-delta", text: "`done`." });
+    return new Promise((resolve) => (this.finishRun = resolve));
+  }
+  async cancel(runId: string): Promise<void> {
+    this.calls.push(`cancel ${runId}`);
+  }
+  async undo(runId: string) {
+    this.calls.push(`undo ${runId}`);
+    return { reverted: ["file:///w/app.py"] };
+  }
+  async sessions() {
+    return [
+      {
+        sessionId: "s-old",
+        title: "earlier work",
+        createdAt: "t0",
+        updatedAt: "t1",
+        runs: 2,
+        lastOutcome: "done" as const,
+      },
+    ];
+  }
+  async rules(sessionId: string | undefined) {
+    this.calls.push(`rules ${sessionId ?? "-"}`);
+    return { rules: [...this.rulesStored], readOnlyDefaults: true };
+  }
+  async removeRule(rule: Rule, sessionId: string | undefined): Promise<boolean> {
+    this.calls.push(`remove ${rule.pattern} ${rule.scope} ${sessionId ?? "-"}`);
+    const before = this.rulesStored.length;
+    this.rulesStored = this.rulesStored.filter((r) => JSON.stringify(r) !== JSON.stringify(rule));
+    return this.rulesStored.length < before;
+  }
+}
+
+const noEditor: EditorApprovals = {
+  approve: () => vscode.never(),
+  runEnded: () => undefined,
+  decide: () => false,
+};
+
+describe("panel: controller", () => {
+  let server: FakeServer;
+  let posted: ToView[];
+  let shared: SharedApprovals;
+  let controller: PanelController;
+  const last = (): PanelState => posted[posted.length - 1].state;
+  const settle = async (): Promise<void> => {
+    const count = posted.length;
+    await vscode.until(() => posted.length > count);
+  };
+
+  beforeEach(() => {
+    vscode.reset();
+    server = new FakeServer();
+    posted = [];
+    shared = new SharedApprovals(noEditor, () => true);
+    controller = new PanelController(
+      server,
+      shared,
+      (m) => posted.push(m),
+      (p) => p.replace("file:///w/", ""),
+      0,
+    );
+    server.onEvent = (e) => controller.onEvent(e);
+  });
+
+  it("on ready posts the state, then the sessions and rules (built-ins not revocable)", async () => {
+    await controller.handle({ type: "ready" });
+    await vscode.until(() => last().rules.length === 2 && last().sessions.length === 1);
+    assert.deepStrictEqual(
+      last().rules.map((r) => [r.rule.pattern, r.removable]),
+      [
+        ["echo ran > ran.txt", true],
+        ["ls *", false],
+      ],
+    );
+    assert.strictEqual(last().sessions[0].title, "earlier work");
+  });
+
+  it("runs a prompt: streamed answer while running with Cancel's run id, then outcome, and the next prompt continues the session", async () => {
+    const done = controller.handle({ type: "run", prompt: "  do it \n" });
+    await vscode.until(() =>
+      posted.some((m) => m.state.activeRunId === "r-1" && m.state.runs[0]?.items.length === 1),
+    );
+    const running = last();
+    assert.deepStrictEqual(running.runs[0].items, [
+      { kind: "text", html: "<p>Sure, <code>done</code>.</p>" },
+    ]);
+    await controller.handle({ type: "cancel" });
+    assert.ok(server.calls.includes("cancel r-1"));
+    await controller.handle({ type: "run", prompt: "second while running" }); // ignored: one at a time
+    server.finishRun({
+      runId: "r-1",
+      sessionId: "s-new",
+      outcome: "cancelled",
+      answer: "",
+      steps: 1,
+      usage: { inputTokens: 5, outputTokens: 2, costUsd: 0.5 },
+    });
+    await done;
+    await settle();
+    const finished = last();
+    assert.strictEqual(finished.activeRunId, undefined);
+    assert.deepStrictEqual(
+      [finished.runs[0].outcome, finished.runs[0].usage],
+      ["cancelled", { inputTokens: 5, outputTokens: 2, costUsd: 0.5 }],
+    );
+    assert.strictEqual(finished.sessionId, "s-new");
+    assert.strictEqual(finished.undoRunId, "r-1");
+    assert.deepStrictEqual(
+      server.calls.filter((c) => c.startsWith("run ")),
+      ["run do it -"],
+    );
+
+    const next = controller.handle({ type: "run", prompt: "more" });
+    await vscode.until(() => server.calls.includes("run more s-new"));
+    server.finishRun({ runId: "r-1", sessionId: "s-new", outcome: "done", answer: "", steps: 1, usage: {} });
+    await next;
+  });
+
+  it("Undo this run calls agent/undo and says what it reverted", async () => {
+    const done = controller.handle({ type: "run", prompt: "edit" });
+    await vscode.until(() => server.calls.includes("run edit -"));
+    server.finishRun({ runId: "r-1", sessionId: "s-new", outcome: "done", answer: "", steps: 1, usage: {} });
+    await done;
+    await controller.handle({ type: "undo", runId: "r-1" });
+    await settle();
+    assert.strictEqual(last().runs[0].undone, "reverted app.py");
+    assert.strictEqual(last().undoRunId, undefined); // done once
+  });
+
+  it("picking a session continues it and lists its rules; New session forgets it", async () => {
+    await controller.handle({ type: "refreshSessions" });
+    await controller.handle({ type: "pickSession", sessionId: "s-old" });
+    await settle();
+    assert.deepStrictEqual([last().sessionId, last().sessionTitle], ["s-old", "earlier work"]);
+    assert.ok(server.calls.includes("rules s-old"));
+    await controller.handle({ type: "pickSession", sessionId: null });
+    await settle();
+    assert.strictEqual(last().sessionId, undefined);
+  });
+
+  it("revokes a rule through agent/rules/remove and shows the list the server has now", async () => {
+    await controller.handle({ type: "refreshRules" });
+    await controller.handle({ type: "revokeRule", rule: RULE });
+    await settle();
+    assert.ok(server.calls.includes("remove echo ran > ran.txt project -"));
+    assert.deepStrictEqual(
+      last().rules.map((r) => r.rule.pattern),
+      ["ls *"],
+    );
+    assert.strictEqual(last().notice, undefined);
+    await controller.handle({ type: "revokeRule", rule: RULE }); // gone already
+    await settle();
+    assert.match(last().notice ?? "", /No such rule any more: bash echo ran > ran.txt/);
+  });
+
+  it("shows a pending approval and answers it from the card", async () => {
+    const answer = shared.approve(BASH, new vscode.CancellationTokenSource().token as never);
+    await vscode.until(() => posted.some((m) => m.state.approvals.length === 1));
+    assert.deepStrictEqual(last().approvals[0], {
+      callId: "call_3_1",
+      runId: "r-1",
+      title: "Run python -m unittest",
+      alsoIn: "none",
+      kind: "command",
+      subject: "python -m unittest",
+      cwd: "/work/app",
+    });
+    await controller.handle({
+      type: "approve",
+      callId: "call_3_1",
+      answer: { choice: "deny", feedback: "not now" },
+    });
+    assert.deepStrictEqual(await answer, { decision: "deny", feedback: "not now" });
+    await vscode.until(() => last().approvals.length === 0);
+    await controller.handle({ type: "approve", callId: "call_3_1", answer: { choice: "allow" } });
+    await settle();
+    assert.strictEqual(last().notice, "That approval is no longer pending.");
+  });
+
+  it("Edit in Diff Editor asks the shared approvals to show that diff", async () => {
+    const shown: string[] = [];
+    shared.reveal = async (callId: string) => {
+      shown.push(callId);
+      return false;
+    };
+    await controller.handle({ type: "reveal", callId: "c-9" });
+    await settle();
+    assert.deepStrictEqual(shown, ["c-9"]);
+    assert.strictEqual(last().notice, "That approval is no longer pending.");
+  });
+
+  it("ignores malformed messages and says why a request failed", async () => {
+    await controller.handle({ type: "revokeRule", rule: { pattern: 1 } });
+    assert.deepStrictEqual(server.calls, []);
+    server.undo = async () => {
+      throw new Error("runId: no such run");
+    };
+    await controller.handle({ type: "undo", runId: "r-9" });
+    await settle();
+    assert.strictEqual(last().notice, "runId: no such run");
+  });
+});

@@ -1,0 +1,170 @@
+import * as assert from "assert";
+import type { AgentEventParams } from "../../src/protocol";
+import { PanelModel, describeCall, outputTail } from "../../src/panel/model";
+
+const RUN = "r-1";
+let seq = 0;
+function ev(event: Record<string, unknown>): AgentEventParams {
+  seq += 1;
+  return { runId: RUN, seq, ...event } as AgentEventParams;
+}
+const relative = (p: string): string => p.replace(/^file:\/\/\/work\//, "");
+
+describe("panel: events → view model", () => {
+  it("streams the answer as Markdown, shows tool cards, the decision, the output, outcome and usage", () => {
+    const model = new PanelModel(relative);
+    const events = [
+      ev({ kind: "run-started", prompt: "multiply", sessionId: "s-1" }),
+      ev({ kind: "step", step: 1 }),
+      ev({ kind: "text-delta", text: "Changing " }),
+      ev({ kind: "text-delta", text: "**the sum**." }),
+      ev({ kind: "assistant", text: "Changing **the sum**." }),
+      ev({ kind: "usage", inputTokens: 10, outputTokens: 4, costUsd: 0.0012 }),
+      ev({
+        kind: "tool-call",
+        callId: "c1",
+        tool: "edit_file",
+        arguments: { path: "app.py", old_text: "a + b", new_text: "a * b" },
+      }),
+      ev({ kind: "approval", callId: "c1", decision: "allow" }),
+      ev({ kind: "tool-result", callId: "c1", tool: "edit_file", ok: true, output: "edited app.py" }),
+      ev({ kind: "tool-call", callId: "c2", tool: "bash", arguments: { command: "pytest -q" } }),
+      ev({
+        kind: "approval",
+        callId: "c2",
+        decision: "auto",
+        rules: [{ tool: "bash", pattern: "pytest *", decision: "allow", scope: "project" }],
+      }),
+      ev({ kind: "tool-result", callId: "c2", tool: "bash", ok: false, output: "1 failed\n" }),
+      ev({ kind: "step", step: 2 }),
+      ev({ kind: "assistant", text: "Done." }),
+      ev({ kind: "run-finished", outcome: "done", steps: 2 }),
+    ];
+    const changed = events.map((e) => model.apply(e));
+    assert.deepStrictEqual(changed, [
+      true,
+      false,
+      true,
+      true,
+      false,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      true,
+      true,
+    ]);
+    const [run] = model.views();
+    assert.deepStrictEqual(run.items, [
+      { kind: "text", html: "<p>Changing <strong>the sum</strong>.</p>" },
+      {
+        kind: "tool",
+        card: {
+          callId: "c1",
+          tool: "edit_file",
+          title: "edit_file app.py",
+          detail: "- a + b\n+ a * b",
+          status: "ok",
+          decision: "allow",
+          output: "edited app.py",
+        },
+      },
+      {
+        kind: "tool",
+        card: {
+          callId: "c2",
+          tool: "bash",
+          title: "$ pytest -q",
+          detail: "pytest -q",
+          status: "failed",
+          decision: "auto (rule: pytest *, project)",
+          output: "1 failed",
+        },
+      },
+      { kind: "text", html: "<p>Done.</p>" },
+    ]);
+    assert.deepStrictEqual(
+      { running: run.running, outcome: run.outcome, steps: run.steps, usage: run.usage },
+      {
+        running: false,
+        outcome: "done",
+        steps: 2,
+        usage: { inputTokens: 10, outputTokens: 4, costUsd: 0.0012 },
+      },
+    );
+  });
+
+  it("marks a card waiting for the user, then denied; the run's result adds changed files", () => {
+    const model = new PanelModel(relative);
+    model.apply(ev({ kind: "run-started", prompt: "p", sessionId: "s-1" }));
+    model.apply(
+      ev({
+        kind: "tool-call",
+        callId: "c1",
+        tool: "write_file",
+        arguments: { path: "n.py", content: "x = 1\n" },
+      }),
+    );
+    model.awaiting(RUN, "c1");
+    assert.strictEqual((model.views()[0].items[0] as { card: { status: string } }).card.status, "awaiting");
+    model.apply(ev({ kind: "approval", callId: "c1", decision: "deny" }));
+    model.apply(
+      ev({ kind: "tool-result", callId: "c1", tool: "write_file", ok: false, output: "denied: keep it" }),
+    );
+    model.finish({
+      runId: RUN,
+      sessionId: "s-1",
+      outcome: "done",
+      answer: "",
+      steps: 1,
+      usage: { inputTokens: 3, outputTokens: 1 },
+      changedFiles: ["file:///work/a.py"],
+    });
+    const [run] = model.views();
+    assert.strictEqual((run.items[0] as { card: { status: string } }).card.status, "denied");
+    assert.deepStrictEqual(run.changedFiles, ["a.py"]);
+    assert.deepStrictEqual(model.lastFinished()?.runId, RUN);
+    model.undone(RUN, "reverted a.py");
+    assert.strictEqual(model.views()[0].undone, "reverted a.py");
+  });
+
+  it("a call still waiting or running when the run ends (cancelled) shows as not run", () => {
+    const model = new PanelModel(relative);
+    model.apply(ev({ kind: "run-started", prompt: "p", sessionId: "s-1" }));
+    model.apply(ev({ kind: "tool-call", callId: "c1", tool: "bash", arguments: { command: "ls" } }));
+    model.awaiting(RUN, "c1");
+    model.apply(ev({ kind: "run-finished", outcome: "cancelled", steps: 1 }));
+    assert.strictEqual((model.views()[0].items[0] as { card: { status: string } }).card.status, "stopped");
+  });
+
+  it("ignores events of runs it never saw start", () => {
+    const model = new PanelModel(relative);
+    assert.strictEqual(model.apply({ runId: "other", seq: 3, kind: "text-delta", text: "x" }), false);
+    assert.deepStrictEqual(model.views(), []);
+  });
+
+  it("describes calls by their command or file, and keeps the tail of long output", () => {
+    assert.deepStrictEqual(describeCall("bash", { command: "ls -la" }, relative), {
+      title: "$ ls -la",
+      detail: "ls -la",
+    });
+    assert.strictEqual(
+      describeCall("read_file", { path: "file:///work/x.py" }, relative).title,
+      "read_file x.py",
+    );
+    const long = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join("\n");
+    const tail = outputTail(long, 5).split("\n");
+    assert.deepStrictEqual(tail, [
+      "… 25 earlier lines …",
+      "line 26",
+      "line 27",
+      "line 28",
+      "line 29",
+      "line 30",
+    ]);
+  });
+});
