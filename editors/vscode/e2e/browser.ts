@@ -3,7 +3,7 @@
 
 export interface Locator {
   waitFor(options: { state: "visible" | "hidden" | "attached"; timeout: number }): Promise<void>;
-  click(): Promise<void>;
+  click(options?: { button?: "left" | "right" }): Promise<void>;
   fill(value: string): Promise<void>;
   press(key: string): Promise<void>;
   selectOption(value: string): Promise<unknown>;

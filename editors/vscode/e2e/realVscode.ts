@@ -11,6 +11,7 @@ import * as path from "path";
 import { launchChromium } from "./browser";
 import { APP, flows } from "./flows";
 import { panelFlows } from "./panelFlows";
+import { reviewFlows } from "./reviewFlows";
 import { STEP_TIMEOUT_MS, Workbench, waitFor } from "./workbench";
 
 function required(name: string): string {
@@ -25,6 +26,8 @@ const env = {
   chromium: required("TETHER_CHROMIUM"),
   playwright: required("TETHER_PLAYWRIGHT"),
   vsix: required("TETHER_VSIX"),
+  pyrightVsix: required("TETHER_PYRIGHT_VSIX"),
+  pyright: required("TETHER_E2E_PYRIGHT"),
   server: required("TETHER_SERVER"),
   out: required("TETHER_VSCODE_E2E_OUT"),
 };
@@ -66,6 +69,8 @@ async function main(): Promise<void> {
       "workbench.tips.enabled": false,
       "tether.provider": "scripted",
       "tether.script": "flow.json",
+      // The LanguageClient logs each message to "Tether Server": what the flows check was sent.
+      "tether.trace.server": "verbose",
     }),
   );
   const port = await freePort();
@@ -80,11 +85,15 @@ async function main(): Promise<void> {
     TETHER_STATE_DIR: path.join(scratch, "state"),
     XDG_CONFIG_HOME: path.join(scratch, "config"),
   };
-  execFileSync(env.codeServer, [...common, "--install-extension", env.vsix], {
-    env: childEnv,
-    stdio: "ignore",
-    timeout: 120_000,
-  });
+  execFileSync(
+    env.codeServer,
+    [...common, "--install-extension", env.vsix, "--install-extension", env.pyrightVsix],
+    {
+      env: childEnv,
+      stdio: "ignore",
+      timeout: 120_000,
+    },
+  );
   const log = fs.openSync(path.join(env.out, "code-server.log"), "w");
   const codeServer: ChildProcess = spawn(
     env.codeServer,
@@ -140,9 +149,12 @@ async function main(): Promise<void> {
       .locator(".monaco-workbench .part.editor")
       .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
     await bench.screenshot("workbench");
-    // TETHER_VSCODE_E2E_ONLY=panel: the panel's flows alone (quicker while working on it).
-    const first = process.env.TETHER_VSCODE_E2E_ONLY === "panel" ? [] : await flows(bench, root, userData);
-    const passed = [...first, ...(await panelFlows(bench, root, userData))];
+    // TETHER_VSCODE_E2E_ONLY=panel (or review): those flows alone (quicker while working on them).
+    const only = process.env.TETHER_VSCODE_E2E_ONLY;
+    const first = only === "panel" || only === "review" ? [] : await flows(bench, root, userData);
+    const panel = only === "review" ? [] : await panelFlows(bench, root, userData);
+    const review = only === "panel" ? [] : await reviewFlows(bench, root, userData);
+    const passed = [...first, ...panel, ...review];
     for (const flow of passed) {
       console.log(`ok - ${flow}`);
     }

@@ -10,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo_root="$(cd ../.. && pwd)"
 CODE_SERVER_VERSION=4.139.1
+PYRIGHT_VERSION=1.1.414
 cache="${TETHER_CODE_SERVER_CACHE:-$HOME/.cache/tether-code-server}"
 mkdir -p "$cache"
 
@@ -61,11 +62,22 @@ setup_playwright() {
   fi
 }
 
+# A real Python language server for the diagnostics flow (pure JavaScript, no download).
+pyright_server="$cache/pyright/node_modules/pyright/langserver.index.js"
+setup_pyright() {
+  if [ ! -f "$pyright_server" ] || [ ! -f "$cache/pyright/.done-$PYRIGHT_VERSION" ]; then
+    echo "-- npm: pyright@$PYRIGHT_VERSION (the Python language server of the diagnostics flow)"
+    npm install --prefix "$cache/pyright" --no-audit --no-fund --loglevel=error "pyright@$PYRIGHT_VERSION" >/dev/null
+    touch "$cache/pyright/.done-$PYRIGHT_VERSION"
+  fi
+}
+
 setup() {
   setup_apt
   setup_node24
   setup_code_server
   setup_playwright
+  setup_pyright
 }
 
 setup
@@ -80,12 +92,23 @@ rm -f tether-*.vsix
 npm run --silent package >/dev/null
 vsix="$(ls tether-*.vsix)"
 
+echo "-- build the test-only pyright extension (e2e/pyright, never shipped)"
+pyright_ext="$PWD/out/e2e-pyright-extension"
+rm -rf "$pyright_ext" && mkdir -p "$pyright_ext"
+cp e2e/pyright/package.json LICENSE "$pyright_ext/"
+node_modules/.bin/esbuild e2e/pyright/extension.ts --bundle --platform=node --target=node20 --format=cjs \
+  --external:vscode --outfile="$pyright_ext/extension.js" --log-level=warning
+(cd "$pyright_ext" && "$OLDPWD/node_modules/.bin/vsce" package --no-dependencies --allow-missing-repository \
+  --skip-license --out "$pyright_ext.vsix" >/dev/null)
+
 export TETHER_SERVER="${TETHER_SERVER:-$repo_root/.venv/bin/tether}"
 export TETHER_CODE_SERVER="$code_server"
 export TETHER_NODE24="$node24_dir/bin/node"
 export TETHER_CHROMIUM="$chromium"
 export TETHER_PLAYWRIGHT="$playwright_dir"
 export TETHER_VSIX="$PWD/$vsix"
+export TETHER_PYRIGHT_VSIX="$pyright_ext.vsix"
+export TETHER_E2E_PYRIGHT="$pyright_server"
 export TETHER_VSCODE_E2E_OUT="${TETHER_VSCODE_E2E_OUT:-$PWD/out/real-vscode}"
 echo "-- flows in code-server $CODE_SERVER_VERSION"
 exec node out/e2e/realVscode.js

@@ -9,6 +9,8 @@ import { Choice, CHOICE_LABELS, buildAnswer, choiceOf, commandAnswer, diffAnswer
 import type { AgentApproveParams, AgentApproveResult, CommandPreview, DiffPreview } from "./protocol";
 import { ProposalTexts, editedWindow, proposalTexts } from "./proposal";
 import { ProposalFiles } from "./proposalFiles";
+import type { InlineReviews } from "./review/inlineReview";
+import type { Review } from "./review/review";
 import type { SaveGuard } from "./saveGuard";
 
 const EMPTY_RANGE = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
@@ -34,9 +36,19 @@ interface Pending {
   readonly title: string;
   /** The proposal shown in the diff editor; undefined for a command (a modal dialog). */
   readonly proposal: vscode.Uri | undefined;
+  /** The file a diff approval would change (its editor's title buttons decide it too). */
+  readonly target?: vscode.Uri;
   /** Undefined: nobody decided (withdrawn, the run ended, or the extension is going away). */
   choose(choice: Choice | undefined): void;
+  /** Moves a diff approval to inline review in the file; false (and says why) when it cannot. */
+  reviewInFile?(): Promise<boolean>;
 }
+
+export const REVIEW_IN_FILE_COMMAND = "tether.approval.reviewInFile";
+export const ALL_REJECTED_FEEDBACK = "the user rejected every change of this edit";
+const CANNOT_REVIEW_NOTE = "Tether: this edit can only be reviewed in the diff editor";
+const EDITED_PROPOSAL_NOTE =
+  "Tether: you changed the proposal in the diff editor; allow or deny it there, or undo your changes first";
 
 export const WITHDRAWN_FEEDBACK = "the approval was cancelled";
 
@@ -79,6 +91,9 @@ export class Approvals implements vscode.Disposable {
   constructor(
     private readonly files: ProposalFiles,
     private readonly saves?: SaveGuard,
+    private readonly reviews?: InlineReviews,
+    /** Whether an edit starts in inline review in the file (else in the diff editor). */
+    private readonly inlineFirst: () => boolean = () => false,
   ) {}
 
   /** The handler of `agent/approve`. */
@@ -94,6 +109,11 @@ export class Approvals implements vscode.Disposable {
     const entry = this.shownOrOldest(uri);
     entry?.choose(choice);
     return entry !== undefined;
+  }
+
+  /** "Review in File": the diff approval in view (else the oldest) goes to inline review. */
+  async reviewInFile(uri?: vscode.Uri): Promise<boolean> {
+    return (await this.shownOrOldest(uri)?.reviewInFile?.()) ?? false;
   }
 
   /** The status bar item: Allow / Allow Always / Deny for the approval in view, else the oldest. */
@@ -132,7 +152,9 @@ export class Approvals implements vscode.Disposable {
   private shownOrOldest(uri: vscode.Uri | undefined): Pending | undefined {
     const shown = uri ?? vscode.window.activeTextEditor?.document.uri;
     const diffs = this.pending.filter((p) => p.proposal !== undefined);
-    return diffs.find((p) => shown !== undefined && sameUri(p.proposal!, shown)) ?? diffs[0];
+    const matches = (uri: vscode.Uri | undefined): boolean =>
+      shown !== undefined && uri !== undefined && sameUri(uri, shown);
+    return diffs.find((p) => matches(p.proposal)) ?? diffs.find((p) => matches(p.target)) ?? diffs[0];
   }
 
   private async approveDiff(
@@ -140,24 +162,50 @@ export class Approvals implements vscode.Disposable {
     preview: DiffPreview,
     token: vscode.CancellationToken,
   ): Promise<AgentApproveResult> {
-    const shown = await this.showProposal(params, preview);
+    const shown = await this.prepareProposal(params, preview);
+    let started: Review | undefined;
+    const reviewId = `${params.runId}/${params.callId}`;
+    // The review in progress: none once it stopped (the user typed in its lines).
+    const review = (): Review | undefined => (this.reviews?.has(reviewId) ? started : undefined);
+    const openDiff = (): Promise<unknown> => this.openDiff(params, shown);
+    const reviewInFile = async (): Promise<boolean> => {
+      if (review() !== undefined) {
+        return true;
+      }
+      if (this.reviews === undefined || shown.ownLeft) {
+        vscode.window.setStatusBarMessage(CANNOT_REVIEW_NOTE, 5000);
+        return false;
+      }
+      if (editedWindow(shown.texts, this.proposalText(shown.right) ?? shown.texts.right) !== undefined) {
+        void vscode.window.showWarningMessage(EDITED_PROPOSAL_NOTE);
+        return false;
+      }
+      const proposed = preview.proposed!; // a window that fits the file (not ownLeft) has one
+      await this.close(shown.right);
+      started = await this.reviews.start(
+        reviewId,
+        {
+          uri: shown.left,
+          startLine: proposed.range.start.line,
+          baseText: proposed.baseText,
+          text: proposed.text,
+        },
+        {
+          finish: (verdict) => this.decide(verdict.decision, shown.right),
+          openDiff: () => void openDiff(),
+        },
+      );
+      return true;
+    };
     try {
-      const choice = await this.ask(params, shown.right, token);
-      if (choice === undefined) {
-        return buildAnswer("deny", { feedback: WITHDRAWN_FEEDBACK });
+      const choice = this.ask(params, shown.right, token, reviewInFile, vscode.Uri.parse(preview.uri));
+      if (!(this.inlineFirst() && (await reviewInFile()))) {
+        await openDiff();
       }
-      if (choice === "deny") {
-        return buildAnswer("deny", { feedback: await askFeedback(params.title) });
-      }
-      const edited = editedWindow(shown.texts, this.proposalText(shown.right) ?? shown.texts.right);
-      if (edited === null) {
-        void vscode.window.showWarningMessage(`Tether: ${OUTSIDE_WINDOW_FEEDBACK}.`);
-        return buildAnswer("deny", { feedback: OUTSIDE_WINDOW_FEEDBACK });
-      }
-      // The user's own unsaved typing in that file must stay unsaved after the agent's edit.
-      this.saves?.protect(params.callId, vscode.Uri.parse(preview.uri).toString());
-      return diffAnswer(choice, edited);
+      const decided = await choice;
+      return await this.answerDiff(params, preview, shown, decided, review());
     } finally {
+      this.reviews?.end(reviewId);
       await this.close(shown.right);
       this.files.remove(shown.right);
       if (shown.ownLeft) {
@@ -166,12 +214,50 @@ export class Approvals implements vscode.Disposable {
     }
   }
 
+  /** The answer to a diff approval: from the hunks decided inline, else from the diff's right side. */
+  private async answerDiff(
+    params: AgentApproveParams,
+    preview: DiffPreview,
+    shown: Proposal,
+    choice: Choice | undefined,
+    review: Review | undefined,
+  ): Promise<AgentApproveResult> {
+    if (choice === undefined) {
+      return buildAnswer("deny", { feedback: WITHDRAWN_FEEDBACK });
+    }
+    if (choice === "deny") {
+      // Every hunk rejected one by one says it all; a Deny button asks why.
+      const rejectedAll = review?.decided === true;
+      return buildAnswer("deny", {
+        feedback: rejectedAll ? ALL_REJECTED_FEEDBACK : await askFeedback(params.title),
+      });
+    }
+    // The user's own text in the diff editor (opened with Open Diff, say) says most exactly
+    // what they want; else the changes accepted inline.
+    let edited = editedWindow(shown.texts, this.proposalText(shown.right) ?? shown.texts.right);
+    if (review !== undefined && edited === undefined) {
+      // Allow with hunks left undecided accepts them; the rejected ones stay out.
+      const verdict = review.verdict(true);
+      if (verdict.decision === "deny") {
+        return buildAnswer("deny", { feedback: ALL_REJECTED_FEEDBACK });
+      }
+      edited = "editedText" in verdict ? verdict.editedText : undefined;
+    }
+    if (edited === null) {
+      void vscode.window.showWarningMessage(`Tether: ${OUTSIDE_WINDOW_FEEDBACK}.`);
+      return buildAnswer("deny", { feedback: OUTSIDE_WINDOW_FEEDBACK });
+    }
+    // The user's own unsaved typing in that file must stay unsaved after the agent's edit.
+    this.saves?.protect(params.callId, vscode.Uri.parse(preview.uri).toString());
+    return diffAnswer(choice, edited);
+  }
+
   /**
-   * Opens the diff editor: the file as the server sees it (or an empty document for a new
+   * The diff editor's sides: the file as the server sees it (or an empty document for a new
    * file) against the proposed text in an editable `tether-proposal:` document — the whole
    * file when the window still fits the text here, else the window alone on both sides.
    */
-  private async showProposal(params: AgentApproveParams, preview: DiffPreview): Promise<Proposal> {
+  private async prepareProposal(params: AgentApproveParams, preview: DiffPreview): Promise<Proposal> {
     const target = vscode.Uri.parse(preview.uri);
     const current = await this.currentText(target);
     const proposed = preview.proposed ?? { range: EMPTY_RANGE, text: "", baseText: "" };
@@ -184,9 +270,12 @@ export class Approvals implements vscode.Disposable {
     if (ownLeft) {
       this.files.setText(left, texts.left);
     }
-    const title = `${params.title} (proposed by Tether)`;
-    await vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: false });
     return { left, right, ownLeft, texts };
+  }
+
+  private async openDiff(params: AgentApproveParams, shown: Proposal): Promise<void> {
+    const title = `${params.title} (proposed by Tether)`;
+    await vscode.commands.executeCommand("vscode.diff", shown.left, shown.right, title, { preview: false });
   }
 
   private async approveCommand(
@@ -248,6 +337,8 @@ export class Approvals implements vscode.Disposable {
     params: AgentApproveParams,
     proposal: vscode.Uri,
     token: vscode.CancellationToken,
+    reviewInFile?: () => Promise<boolean>,
+    target?: vscode.Uri,
   ): Promise<Choice | undefined> {
     return new Promise((resolve) => {
       let settled = false;
@@ -260,7 +351,14 @@ export class Approvals implements vscode.Disposable {
         this.forget(entry);
         resolve(choice);
       };
-      const entry: Pending = { runId: params.runId, title: params.title, proposal, choose: finish };
+      const entry: Pending = {
+        runId: params.runId,
+        title: params.title,
+        proposal,
+        target,
+        choose: finish,
+        reviewInFile,
+      };
       const cancellation = token.onCancellationRequested(() => finish(undefined));
       this.remember(entry);
       if (token.isCancellationRequested) {

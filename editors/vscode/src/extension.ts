@@ -1,11 +1,13 @@
 // Tether for VS Code. activate builds the pieces and registers the commands (the server
 // starts with the first command, as activation happens on one); deactivate stops it.
 import * as vscode from "vscode";
-import { Approvals, PICK_COMMAND } from "./approvals";
+import { Approvals, PICK_COMMAND, REVIEW_IN_FILE_COMMAND } from "./approvals";
 import { Choice } from "./answers";
+import { RecentFiles, askAboutSelection } from "./context";
 import { setApiKey } from "./keys";
 import { errorMessage } from "./protocolClient";
 import { ProposalFiles } from "./proposalFiles";
+import { InlineReviews } from "./review/inlineReview";
 import { SaveGuard } from "./saveGuard";
 import { Runs } from "./run";
 import { ServerNotFoundError, TetherServer } from "./server";
@@ -45,14 +47,18 @@ export function activate(context: vscode.ExtensionContext): void {
     (message) => transcript.note(`  ${message}`), // the status bar gets the run's outcome next
     (uri) => vscode.Uri.parse(uri).toString(),
   );
-  const approvals = new Approvals(files, saves);
+  const reviews = new InlineReviews();
+  const inlineFirst = (): boolean =>
+    vscode.workspace.getConfiguration("tether").get("reviewEdits") === "inline";
+  const approvals = new Approvals(files, saves, reviews, inlineFirst);
   // The agent panel answers approvals too: the server asks through it.
   const panel = new TetherPanel(context.extensionUri, approvals);
   const tether = new TetherServer(context.secrets, transcript, panel.approvals, saves, (event) =>
     panel.onEvent(event),
   );
   server = tether;
-  const runs = new Runs(() => tether.ensureStarted(), transcript, channel);
+  const recent = new RecentFiles();
+  const runs = new Runs(() => tether.ensureStarted(), transcript, channel, recent);
   const startFailed = (error: unknown): Promise<void> => reportStartFailure(tether, error);
   const command = (id: string, run: (...args: unknown[]) => unknown): vscode.Disposable =>
     vscode.commands.registerCommand(id, run);
@@ -61,10 +67,15 @@ export function activate(context: vscode.ExtensionContext): void {
     channel,
     files,
     ProposalFiles.register(files),
+    reviews,
     approvals,
     tether,
+    recent,
     ...panel.connect(runs, () => tether.ensureStarted()),
     command("tether.runPrompt", () => runs.runPrompt()),
+    command("tether.askAboutSelection", () =>
+      askAboutSelection((prompt, given) => runs.start(prompt, undefined, { context: given }), recent),
+    ),
     command("tether.cancel", () => runs.cancel()),
     command("tether.continueSession", () => runs.continueSession()),
     command("tether.showLog", () => channel.show()),
@@ -81,6 +92,9 @@ export function activate(context: vscode.ExtensionContext): void {
       }
     }),
     command(PICK_COMMAND, () => approvals.pick()),
+    command(REVIEW_IN_FILE_COMMAND, (resource) =>
+      approvals.reviewInFile(resource instanceof vscode.Uri ? resource : undefined),
+    ),
     ...APPROVAL_COMMANDS.map(([id, choice]) =>
       command(id, (resource) =>
         approvals.decide(choice, resource instanceof vscode.Uri ? resource : undefined),

@@ -13,6 +13,8 @@ import {
   AgentApproveParams,
   AgentApproveResult,
   AgentCancelResult,
+  AgentDiagnosticsParams,
+  AgentDiagnosticsResult,
   AgentEventParams,
   AgentRulesListResult,
   AgentRulesRemoveResult,
@@ -54,12 +56,19 @@ export interface TetherHandlers {
   onEvent(event: AgentEventParams): void;
   approve(params: AgentApproveParams, token: CancellationToken): Promise<AgentApproveResult>;
   saveDocuments(params: AgentSaveDocumentsParams): Promise<AgentSaveDocumentsResult>;
+  /** `agent/diagnostics`; without it the answer is that there are none. */
+  diagnostics?(params: AgentDiagnosticsParams): Promise<AgentDiagnosticsResult>;
   /** Only for a raw connection: the LanguageClient applies edits itself. */
   applyEdit?(params: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult>;
 }
 
 /** The `capabilities.experimental.tether` this client declares. */
-export const CLIENT_CAPABILITIES = { approvals: true, events: true, saveDocuments: true } as const;
+export const CLIENT_CAPABILITIES = {
+  approvals: true,
+  events: true,
+  saveDocuments: true,
+  diagnostics: true,
+} as const;
 
 export function isEvent(value: unknown): value is AgentEventParams {
   if (typeof value !== "object" || value === null) {
@@ -97,6 +106,9 @@ export class TetherProtocol implements Disposable {
       }),
       rpc.onRequest(Methods.agentSaveDocuments, (params: AgentSaveDocumentsParams) =>
         handlers.saveDocuments(params),
+      ),
+      rpc.onRequest(Methods.agentDiagnostics, (params: AgentDiagnosticsParams) =>
+        handlers.diagnostics === undefined ? { items: [] } : handlers.diagnostics(params ?? {}),
       ),
     );
     const applyEdit = handlers.applyEdit;

@@ -2,36 +2,10 @@
 // the server's work-done progress on a token we choose; its transcript streams to "Tether".
 import { randomUUID } from "crypto";
 import * as vscode from "vscode";
+import { RecentFiles, currentContext } from "./context";
 import type { AgentRunResult, RunContext } from "./protocol";
 import { TetherProtocol, errorMessage } from "./protocolClient";
 import { Transcript, steps } from "./transcript";
-
-/** Documents whose URI means something to the server (not output panes, proposals, …). */
-const CONTEXT_SCHEMES = new Set(["file", "untitled"]);
-
-interface EditorLike {
-  readonly document: { readonly uri: vscode.Uri };
-  readonly selection: vscode.Selection;
-}
-
-/** `agent/run`'s `context`: the active editor, and its selection when there is one. */
-export function editorContext(editor: EditorLike | undefined): RunContext | undefined {
-  if (editor === undefined || !CONTEXT_SCHEMES.has(editor.document.uri.scheme)) {
-    return undefined;
-  }
-  const uri = editor.document.uri.toString();
-  const selection = editor.selection;
-  if (selection.isEmpty) {
-    return { uri };
-  }
-  return {
-    uri,
-    selection: {
-      start: { line: selection.start.line, character: selection.start.character },
-      end: { line: selection.end.line, character: selection.end.character },
-    },
-  };
-}
 
 export interface SessionInfo {
   readonly sessionId: string;
@@ -68,6 +42,7 @@ export class Runs {
     private readonly connect: () => Promise<TetherProtocol>,
     private readonly transcript: Transcript,
     private readonly channel: vscode.OutputChannel,
+    private readonly recent?: RecentFiles,
   ) {}
 
   /** Tether: Run (and Continue Session, with its id): ask for a prompt, then run it. */
@@ -85,12 +60,13 @@ export class Runs {
 
   /**
    * Runs one prompt under a cancellable progress notification. `how.onRunId` learns the
-   * run's id before the request goes out; `showTranscript: false` leaves the output hidden.
+   * run's id before the request goes out; `showTranscript: false` leaves the output hidden;
+   * `context` replaces the editor's context (Ask about Selection took it before its prompt).
    */
   async start(
     prompt: string,
     sessionId?: string,
-    how: { onRunId?(runId: string): void; showTranscript?: boolean } = {},
+    how: { onRunId?(runId: string): void; showTranscript?: boolean; context?: RunContext } = {},
   ): Promise<AgentRunResult | undefined> {
     let protocol: TetherProtocol;
     try {
@@ -101,7 +77,7 @@ export class Runs {
     }
     const runId = randomUUID();
     const workDoneToken = `tether-${runId}`;
-    const context = editorContext(vscode.window.activeTextEditor);
+    const context = how.context ?? currentContext(this.recent);
     if (how.showTranscript !== false) {
       this.channel.show(true);
     }

@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 import { Executable, LanguageClient, LanguageClientOptions } from "vscode-languageclient/node";
 import type { Approvals } from "./approvals";
 import { TetherCapabilitiesFeature } from "./capabilities";
+import { answerDiagnostics } from "./diagnostics";
 import { storedKeys } from "./keys";
 import type { AgentEventParams } from "./protocol";
 import { TetherProtocol } from "./protocolClient";
@@ -125,6 +126,7 @@ export class TetherServer implements vscode.Disposable {
       },
       approve: (params, token) => this.approvals.approve(params, token),
       saveDocuments: (params) => saveOpenDocuments(params, this.saves),
+      diagnostics: answerDiagnostics,
     });
     try {
       await client.start();

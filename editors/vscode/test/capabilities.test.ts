@@ -3,11 +3,14 @@ import type { ClientCapabilities, ServerCapabilities } from "vscode-languageserv
 import { TetherCapabilitiesFeature } from "../src/capabilities";
 
 describe("TetherCapabilitiesFeature", () => {
-  it("declares approvals, events and saveDocuments beside other experimental capabilities", () => {
+  it("declares approvals, events, saveDocuments and diagnostics beside other experimental capabilities", () => {
     const capabilities: ClientCapabilities = { experimental: { other: 1 }, workspace: { applyEdit: true } };
     new TetherCapabilitiesFeature().fillClientCapabilities(capabilities);
     assert.deepStrictEqual(capabilities, {
-      experimental: { other: 1, tether: { approvals: true, events: true, saveDocuments: true } },
+      experimental: {
+        other: 1,
+        tether: { approvals: true, events: true, saveDocuments: true, diagnostics: true },
+      },
       workspace: { applyEdit: true },
     });
     assert.deepStrictEqual(new TetherCapabilitiesFeature().getState(), { kind: "static" });
@@ -17,7 +20,7 @@ describe("TetherCapabilitiesFeature", () => {
     const capabilities: ClientCapabilities = {};
     new TetherCapabilitiesFeature().fillClientCapabilities(capabilities);
     assert.deepStrictEqual(capabilities.experimental, {
-      tether: { approvals: true, events: true, saveDocuments: true },
+      tether: { approvals: true, events: true, saveDocuments: true, diagnostics: true },
     });
   });
 

@@ -62,6 +62,7 @@ describe("activate / deactivate (fake VS Code)", () => {
         ["tether.approval.allow", "tether.approvalPending"],
         ["tether.approval.allowAlways", "tether.approvalPending"],
         ["tether.approval.deny", "tether.approvalPending"],
+        ["tether.approval.reviewInFile", "tether.approvalPending && resourceScheme == tether-proposal"],
       ],
     );
   });
@@ -75,6 +76,13 @@ describe("activate / deactivate (fake VS Code)", () => {
         ["tether.approval.allowAlways", "Allow Always", undefined],
         ["tether.approval.deny", "Deny", undefined],
         ["tether.approval.pick", "Allow or Deny the Pending Edit…", undefined],
+        ["tether.approval.reviewInFile", "Review in File", undefined],
+        ["tether.approval.acceptHunk", "Accept Change", undefined],
+        ["tether.approval.rejectHunk", "Reject Change", undefined],
+        ["tether.approval.undoHunk", "Undo Choice", undefined],
+        ["tether.approval.acceptAll", "Accept All Changes", undefined],
+        ["tether.approval.rejectAll", "Reject All Changes", undefined],
+        ["tether.approval.openDiff", "Open Diff", undefined],
       ],
     );
   });
@@ -101,6 +109,7 @@ describe("activate / deactivate (fake VS Code)", () => {
       "tether.maxSteps",
       "tether.model",
       "tether.provider",
+      "tether.reviewEdits",
       "tether.script",
       "tether.serverPath",
     ]);

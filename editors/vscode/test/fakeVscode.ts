@@ -135,6 +135,50 @@ export class WorkspaceEdit {
   }
 }
 
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+
+export class MarkdownString {
+  value = "";
+  appendText(text: string): MarkdownString {
+    this.value += text;
+    return this;
+  }
+  appendCodeblock(code: string, language = ""): MarkdownString {
+    this.value += `\n\`\`\`${language}\n${code}\n\`\`\`\n`;
+    return this;
+  }
+}
+
+export class CodeLens {
+  constructor(
+    readonly range: Range,
+    readonly command?: { title: string; command: string; arguments?: unknown[] },
+  ) {}
+}
+
+/** An editor in `window.visibleTextEditors`: its decorations by type, as last set. */
+export interface FakeEditor {
+  document: FakeDocument;
+  decorations: Map<unknown, unknown[]>;
+  setDecorations(type: unknown, ranges: unknown[]): void;
+}
+
+export function editor(doc: FakeDocument): FakeEditor {
+  const decorations = new Map<unknown, unknown[]>();
+  return { document: doc, decorations, setDecorations: (type, ranges) => decorations.set(type, ranges) };
+}
+
+/** Fire to simulate typing in a document. */
+export const textDocumentChanges = new EventEmitter<{
+  document: { uri: Uri };
+  contentChanges: Array<{ range: Range; text: string }>;
+}>();
+
+/** Fire to simulate switching editors. */
+export const activeEditorChanges = new EventEmitter<unknown>();
+
 export class TabInputText {
   constructor(readonly uri: Uri) {}
 }
@@ -164,6 +208,8 @@ export interface FakeDocument {
   isDirty: boolean;
   isClosed: boolean;
   text: string;
+  /** As VS Code counts: the line after a last line end counts too. */
+  readonly lineCount: number;
   getText(): string;
   save(): Promise<boolean>;
 }
@@ -252,6 +298,12 @@ export const window = {
     return task({ report: (value) => calls.push(["progress.report", [value]]) }, progressCancel.token);
   },
   activeTextEditor: undefined as unknown,
+  visibleTextEditors: [] as FakeEditor[],
+  onDidChangeActiveTextEditor: activeEditorChanges.event,
+  createTextEditorDecorationType: (options: unknown) => {
+    calls.push(["createTextEditorDecorationType", [options]]);
+    return { options, dispose: () => undefined };
+  },
   tabGroups: {
     all: [] as Array<{ tabs: Array<{ input: unknown }> }>,
     close: recorded("tabGroups.close", () => async () => true),
@@ -261,11 +313,23 @@ export const window = {
 /** Cancels the progress notification of the next `withProgress`. */
 export let progressCancel = new CancellationTokenSource();
 
+const openDocuments = (): FakeDocument[] => workspace.textDocuments;
+
 export const workspace = {
   textDocuments: [] as FakeDocument[],
   workspaceFolders: undefined as Array<{ uri: Uri; name: string }> | undefined,
   fs: { readFile: recorded("fs.readFile", () => answers.readFile) },
   applyEdit: recorded("applyEdit", () => answers.applyEdit),
+  openTextDocument: recorded("openTextDocument", () => async (uri: unknown): Promise<FakeDocument> => {
+    const found = openDocuments().find((doc) => doc.uri.toString() === String(uri));
+    if (found === undefined) {
+      throw FileSystemError.FileNotFound(uri as Uri);
+    }
+    return found;
+  }),
+  onDidChangeTextDocument: textDocumentChanges.event,
+  asRelativePath: (uri: Uri | string) =>
+    typeof uri === "string" ? uri : uri.path.replace(/^\/work\/app\//, ""),
   getConfiguration: (section: string) => ({
     get: <T>(key: string, fallback?: T): T | undefined => {
       calls.push(["getConfiguration.get", [`${section}.${key}`]]);
@@ -277,6 +341,19 @@ export const workspace = {
     return new Disposable(() => undefined);
   },
   onDidChangeConfiguration: configurationChanges.event,
+};
+
+/** What `languages.getDiagnostics` reports: [uri, diagnostics] per file, as the Problems view. */
+export const problems: Array<[Uri, unknown[]]> = [];
+
+export const languages = {
+  getDiagnostics: (uri?: Uri): unknown => {
+    calls.push(["getDiagnostics", uri === undefined ? [] : [uri.toString()]]);
+    if (uri === undefined) {
+      return problems;
+    }
+    return problems.find(([known]) => known.toString() === uri.toString())?.[1] ?? [];
+  },
 };
 
 export const commands = {
@@ -303,10 +380,12 @@ export const settings: Record<string, unknown> = {};
 export function reset(): void {
   calls.length = 0;
   statusItems.length = 0;
+  problems.length = 0;
   env.remoteName = undefined;
   Object.assign(answers, defaults);
   workspace.textDocuments = [];
   window.activeTextEditor = undefined;
+  window.visibleTextEditors = [];
   window.tabGroups.all = [];
   progressCancel = new CancellationTokenSource();
   commands.registered.clear();
@@ -321,6 +400,9 @@ export function document(uri: Uri, text: string, isDirty = false): FakeDocument 
     isDirty,
     isClosed: false,
     text,
+    get lineCount() {
+      return doc.text.split(/\r\n|\n|\r/).length;
+    },
     getText: () => doc.text,
     save: async () => {
       calls.push(["document.save", [uri.toString()]]);

@@ -1,7 +1,8 @@
 import * as assert from "assert";
 import type { AgentRunParams, AgentRunResult } from "../src/protocol";
 import { TetherProtocol, WorkDoneProgress } from "../src/protocolClient";
-import { RunBook, Runs, editorContext } from "../src/run";
+import type { runContext } from "../src/context";
+import { RunBook, Runs } from "../src/run";
 import { OutputSink, Transcript } from "../src/transcript";
 import * as vscode from "./fakeVscode";
 
@@ -14,9 +15,11 @@ function selection(startLine: number, startChar: number, endLine: number, endCha
 }
 
 function editor(uri: string, sel = selection(0, 0, 0, 0)) {
-  return { document: { uri: vscode.Uri.parse(uri) }, selection: sel } as unknown as Parameters<
-    typeof editorContext
-  >[0];
+  return {
+    document: { uri: vscode.Uri.parse(uri), getText: () => "the selected text" },
+    selection: sel,
+    visibleRanges: [selection(0, 0, 40, 0)],
+  } as unknown as Parameters<typeof runContext>[0];
 }
 
 function result(
@@ -34,22 +37,6 @@ function result(
     changedFiles: [],
   };
 }
-
-describe("run context", () => {
-  it("sends the active file and its selection", () => {
-    assert.deepStrictEqual(editorContext(editor("file:///w/a.py", selection(3, 0, 5, 12))), {
-      uri: "file:///w/a.py",
-      selection: { start: { line: 3, character: 0 }, end: { line: 5, character: 12 } },
-    });
-    assert.deepStrictEqual(editorContext(editor("file:///w/a.py")), { uri: "file:///w/a.py" });
-  });
-
-  it("sends nothing for output panes, proposals or no editor", () => {
-    assert.strictEqual(editorContext(editor("output:tether")), undefined);
-    assert.strictEqual(editorContext(editor("tether-proposal:/r/c/a.py")), undefined);
-    assert.strictEqual(editorContext(undefined), undefined);
-  });
-});
 
 describe("RunBook", () => {
   it("lists the sessions of this window, most recent first, with their prompts", () => {
@@ -126,6 +113,8 @@ describe("Runs", () => {
       context: {
         uri: "file:///w/a.py",
         selection: { start: { line: 1, character: 0 }, end: { line: 2, character: 0 } },
+        selectedText: "the selected text",
+        visibleRange: { start: { line: 0, character: 0 }, end: { line: 40, character: 0 } },
       },
     });
     assert.deepStrictEqual(

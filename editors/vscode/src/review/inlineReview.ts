@@ -1,0 +1,178 @@
+// Inline review in the user's own editor: a proposed edit's hunks shown where they apply (old
+// lines marked as removed, the new text after them), a CodeLens row per hunk "Accept |
+// Reject", the side-by-side diff one click away. The buffer is untouched until the verdict.
+import * as vscode from "vscode";
+import { HUNK_COMMANDS, Review, ReviewCallbacks, ReviewTarget, reviewLenses, reviewMarks } from "./review";
+
+export const REVIEW_CONTEXT_KEY = "tether.reviewInFile";
+const STOPPED_NOTE =
+  "Tether: you changed lines under review; it goes on in the diff editor (Allow / Deny in its title)";
+
+function sameUri(a: vscode.Uri, b: vscode.Uri): boolean {
+  return a.toString() === b.toString();
+}
+
+/** The reviews in progress, their CodeLens rows, decorations and commands. */
+export class InlineReviews implements vscode.CodeLensProvider, vscode.Disposable {
+  private readonly reviews = new Map<string, Review>();
+  private readonly lensChanges = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.lensChanges.event;
+  private readonly removed = vscode.window.createTextEditorDecorationType({
+    isWholeLine: true,
+    backgroundColor: new vscode.ThemeColor("diffEditor.removedLineBackground"),
+    overviewRulerColor: new vscode.ThemeColor("editorOverviewRuler.deletedForeground"),
+    overviewRulerLane: vscode.OverviewRulerLane.Left,
+    textDecoration: "line-through",
+  });
+  // Accepted: the old lines stay struck through, without the red of a pending change.
+  private readonly accepted = vscode.window.createTextEditorDecorationType({
+    isWholeLine: true,
+    opacity: "0.6",
+    textDecoration: "line-through",
+  });
+  private readonly added = vscode.window.createTextEditorDecorationType({});
+  private readonly registrations: vscode.Disposable[];
+
+  constructor() {
+    const command = (id: string, run: (review: Review, ...args: number[]) => void): vscode.Disposable =>
+      vscode.commands.registerCommand(id, (reviewId: unknown, ...args: unknown[]) => {
+        const review = this.reviews.get(String(reviewId));
+        if (review !== undefined) {
+          run(review, ...args.map(Number));
+          this.refresh();
+        }
+      });
+    const all = (review: Review): number[] => review.hunks.map((_, index) => index);
+    this.registrations = [
+      vscode.languages.registerCodeLensProvider({ scheme: "file" }, this),
+      command(HUNK_COMMANDS.accept, (review, index) => review.choose([index], true)),
+      command(HUNK_COMMANDS.reject, (review, index) => review.choose([index], false)),
+      command(HUNK_COMMANDS.undo, (review, index) => review.choose([index], undefined)),
+      command(HUNK_COMMANDS.acceptAll, (review) => review.choose(all(review), true)),
+      command(HUNK_COMMANDS.rejectAll, (review) => review.choose(all(review), false)),
+      command(HUNK_COMMANDS.openDiff, (review) => review.openDiff()),
+      vscode.workspace.onDidChangeTextDocument((event) => this.follow(event)),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.decorate()),
+    ];
+  }
+
+  /** Starts reviewing `target` in its editor (opened when needed); dispose the result to end it. */
+  async start(id: string, target: ReviewTarget, callbacks: ReviewCallbacks): Promise<Review> {
+    const review = new Review(id, target, callbacks);
+    this.reviews.set(id, review);
+    const document = await vscode.workspace.openTextDocument(target.uri);
+    await vscode.window.showTextDocument(document, { preview: false });
+    this.refresh();
+    return review;
+  }
+
+  /** Ends a review: its lenses and marks go away. */
+  end(id: string): void {
+    if (this.reviews.delete(id)) {
+      this.refresh();
+    }
+  }
+
+  has(id: string): boolean {
+    return this.reviews.has(id);
+  }
+
+  provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
+    const lenses: vscode.CodeLens[] = [];
+    for (const review of this.reviews.values()) {
+      if (sameUri(review.target.uri, document.uri)) {
+        for (const lens of reviewLenses(review)) {
+          // Never past the last line (a row there would not show).
+          const line = Math.max(Math.min(lens.line, document.lineCount - 1), 0);
+          const range = new vscode.Range(line, 0, line, 0);
+          lenses.push(
+            new vscode.CodeLens(range, {
+              title: lens.title,
+              command: lens.command,
+              arguments: lens.arguments,
+            }),
+          );
+        }
+      }
+    }
+    return lenses;
+  }
+
+  dispose(): void {
+    this.reviews.clear();
+    for (const registration of this.registrations) {
+      registration.dispose();
+    }
+    this.removed.dispose();
+    this.accepted.dispose();
+    this.added.dispose();
+    this.lensChanges.dispose();
+  }
+
+  private refresh(): void {
+    void vscode.commands.executeCommand("setContext", REVIEW_CONTEXT_KEY, this.reviews.size > 0);
+    this.lensChanges.fire();
+    this.decorate();
+  }
+
+  /** Marks every visible editor of a file under review (decorations belong to an editor). */
+  private decorate(): void {
+    for (const editor of vscode.window.visibleTextEditors) {
+      const removed: vscode.DecorationOptions[] = [];
+      const accepted: vscode.DecorationOptions[] = [];
+      const added: vscode.DecorationOptions[] = [];
+      for (const review of this.reviews.values()) {
+        if (!sameUri(review.target.uri, editor.document.uri)) {
+          continue;
+        }
+        const marks = reviewMarks(review);
+        for (const mark of marks.removed) {
+          (mark.accepted ? accepted : removed).push({ range: new vscode.Range(mark.line, 0, mark.line, 0) });
+        }
+        for (const mark of marks.added) {
+          const hover = new vscode.MarkdownString();
+          hover.appendText(mark.accepted ? "Accepted by you:\n" : "Proposed by Tether:\n");
+          hover.appendCodeblock(mark.full, editor.document.languageId);
+          const at = mark.atEnd ? Number.MAX_SAFE_INTEGER : 0;
+          const decoration = {
+            contentText: `${mark.accepted ? "  ✓ " : "  → "}${mark.text}`,
+            color: new vscode.ThemeColor("gitDecoration.addedResourceForeground"),
+            backgroundColor: new vscode.ThemeColor("diffEditor.insertedTextBackground"),
+            margin: "0 0 0 1em",
+          };
+          added.push({
+            range: new vscode.Range(mark.line, at, mark.line, at),
+            hoverMessage: hover,
+            renderOptions: mark.atEnd ? { after: decoration } : { before: decoration },
+          });
+        }
+      }
+      editor.setDecorations(this.removed, removed);
+      editor.setDecorations(this.accepted, accepted);
+      editor.setDecorations(this.added, added);
+    }
+  }
+
+  /** The user typed: reviews below move along; one whose lines changed goes to the diff editor. */
+  private follow(event: vscode.TextDocumentChangeEvent): void {
+    let changed = false;
+    for (const review of [...this.reviews.values()]) {
+      if (!sameUri(review.target.uri, event.document.uri)) {
+        continue;
+      }
+      // Changes come last-first within one event: each applies to the text before it.
+      const kept = [...event.contentChanges]
+        .sort((a, b) => b.range.start.line - a.range.start.line)
+        .every((change) => review.follow(change));
+      changed = true;
+      if (!kept) {
+        this.reviews.delete(review.id);
+        void vscode.window.showWarningMessage(STOPPED_NOTE);
+        review.openDiff();
+      }
+    }
+    if (changed) {
+      this.refresh();
+    }
+  }
+}
