@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from anyio.abc import Process
 
 from tether_protocol import RunEvent
 
@@ -117,8 +118,9 @@ def terminal_message(error: ServerError) -> str:
     return text
 
 
-async def run_in_terminal(job: TerminalRun) -> int:
-    """Run ``job`` in a fresh server and show it; the process exit status."""
+async def run_in_terminal(job: TerminalRun, server: Process | None = None) -> int:
+    """Run ``job`` in a fresh server (``server``, if already started) and show it; the
+    process exit status."""
     run_id = "r-" + uuid.uuid4().hex[:16]
     err = GuardedOutput(sys.stderr)
     stopper = _Stopper(run_id, err)
@@ -145,7 +147,7 @@ async def run_in_terminal(job: TerminalRun) -> int:
     try:
         with anyio.CancelScope() as everything, on_interrupt(stopper.interrupt):
             stopper.everything = everything
-            async with connect(job.root, job.options, approver=approver) as client:
+            async with connect(job.root, job.options, approver=approver, process=server) as client:
                 stopper.client = client
                 client.on_event = show
                 async with anyio.create_task_group() as spinner:
