@@ -388,6 +388,9 @@ def main(argv: list[str] | None = None) -> int:
     undo_parser.add_argument("run", nargs="?", help="the run id (shown by tether run --json)")
     undo_parser.add_argument("--cwd", default=".", help="the workspace folder (default: here)")
     undo_parser.add_argument("--state-dir", help="where session logs are kept")
+    from .client.rules_cli import add_rules_command
+
+    add_rules_command(commands)
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     if args.command == "serve":
@@ -421,4 +424,8 @@ def command(args: argparse.Namespace) -> int:
         return list_sessions(args)
     if args.command == "undo":
         return undo(args)
+    if args.command == "rules":
+        from .client.rules_cli import rules_command
+
+        return rules_command(args)
     raise AssertionError(f"unknown command {args.command}")

@@ -182,3 +182,35 @@ def test_a_spinner_turns_while_the_model_thinks_and_goes_when_it_answers() -> No
     quiet.render(StepEvent(run_id="r", seq=1, step=1))
     quiet.tick()
     assert "thinking" not in plain.getvalue()  # no spinner in a pipe or a log
+
+
+async def test_a_command_offers_its_rule_and_picking_it_answers_with_the_rule() -> None:
+    params = {**COMMAND_PARAMS, "preview": {"kind": "command", "command": "pytest -q", "cwd": "/w"}}
+    asked: list[str] = []
+    out = io.StringIO()
+
+    def ask(prompt: str) -> str:
+        asked.append(prompt)
+        return "p"
+
+    answer = await TerminalApprover(yes=False, out=out, ask=ask, color=False)(params)
+    assert "[A] always this exact command" in asked[0]
+    assert "[p] always `pytest *` in this project" in asked[0]
+    assert answer == {
+        "decision": "allow-always",
+        "rule": {"pattern": "pytest *", "scope": "project"},
+    }
+
+
+async def test_no_rule_is_offered_for_a_command_only_exact_allows() -> None:
+    params = {**COMMAND_PARAMS, "preview": {"kind": "command", "command": "rm -rf x", "cwd": "/w"}}
+    asked: list[str] = []
+    replies = iter(["p", "A"])  # `p` offers nothing here: asked again
+
+    def ask(prompt: str) -> str:
+        asked.append(prompt)
+        return next(replies)
+
+    answer = await TerminalApprover(yes=False, out=io.StringIO(), ask=ask, color=False)(params)
+    assert "[p]" not in asked[0] and len(asked) == 2
+    assert answer == {"decision": "allow-always"}  # this exact command, as before
