@@ -11,6 +11,7 @@ import anyio.to_thread
 from tether_protocol import ApproveParams, CommandPreview
 
 from ..textmodel import split_lines
+from .render import styled_terminal
 from .terminal import TextOut, read_line
 
 PROMPT = "[a] allow  [A] allow always  [d] deny > "
@@ -69,12 +70,15 @@ class TerminalApprover:
         ask: Callable[[str], str] | None = None,
         color: bool | None = None,
         yes_reason: str = "--yes",
+        diff_printer: Callable[[str, str], None] | None = None,
     ) -> None:
         self.yes = yes
         self.yes_reason = yes_reason
         self.out: TextOut = out or sys.stdout
-        self.color = self.out.isatty() if color is None else color
+        self.color = styled_terminal(self.out) if color is None else color
         self._ask = ask
+        self.diff_printer = diff_printer
+        """Shows a diff highlighted (Rich, on a colour terminal); else ``colour_diff``."""
         self._asking: anyio.CancelScope | None = None
         self.interrupted = False
         """After a Ctrl-C (or a closed output) every further question is denied unasked."""
@@ -91,6 +95,8 @@ class TerminalApprover:
         preview = params.preview
         if isinstance(preview, CommandPreview):
             self.out.write(f"  $ {preview.command}\n  (in {preview.cwd})\n")
+        elif self.diff_printer is not None:
+            self.diff_printer(preview.diff, preview.uri)
         else:
             self.out.write(colour_diff(preview.diff, self.color))
         self.out.flush()

@@ -18,7 +18,7 @@ from tether_protocol import RunEvent
 from .approver import TerminalApprover
 from .connection import ServerError, TetherClient
 from .history import remember, state_dir_for
-from .render import TerminalRenderer
+from .render import TerminalRenderer, make_renderer
 from .session import connect
 from .terminal import GuardedOutput, on_interrupt
 
@@ -125,12 +125,13 @@ async def run_in_terminal(job: TerminalRun, server: Process | None = None) -> in
     err = GuardedOutput(sys.stderr)
     stopper = _Stopper(run_id, err)
     out = GuardedOutput(sys.stdout, stopper.closed)
-    renderer = TerminalRenderer(out)
+    renderer = TerminalRenderer(out, color=False) if job.as_json else make_renderer(out)
     approver = TerminalApprover(
         yes=job.yes,
         out=err if job.as_json else out,
         color=None if job.as_json else renderer.color,
         yes_reason=job.yes_reason,
+        diff_printer=renderer.diff_printer(),
     )
     stopper.approver = approver
     result: dict[str, Any] | None = None
