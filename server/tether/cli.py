@@ -10,9 +10,12 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .client.terminal_run import TerminalRun
 
 
 def build_tools() -> Any:
@@ -150,14 +153,16 @@ def run(args: argparse.Namespace) -> int:
     """``tether run``: one prompt in a folder, shown in the terminal."""
     import anyio
 
+    from .client.exits import EXIT_USAGE
+
     cwd = Path(args.cwd).resolve()
     if not cwd.is_dir():
         print(f"tether: --cwd {args.cwd}: not a folder", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     prompt = read_prompt(args.prompt).strip()
     if not prompt:
         print("tether: the prompt is empty", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     return anyio.run(run_started, args, cwd, prompt)
 
 
@@ -167,7 +172,7 @@ async def run_started(args: argparse.Namespace, cwd: Path, prompt: str) -> int:
     from .client.spawn import discard, spawn_server
 
     server = await spawn_server(cwd, hold_stderr=True)
-    try:
+    try:  # quick and before anything else runs on this loop: no need for a worker thread
         job = prepared_run(args, cwd, prompt)
     except BaseException:
         await discard(server)
@@ -180,7 +185,7 @@ async def run_started(args: argparse.Namespace, cwd: Path, prompt: str) -> int:
     return await run_in_terminal(job, server)
 
 
-def prepared_run(args: argparse.Namespace, cwd: Path, prompt: str) -> Any:
+def prepared_run(args: argparse.Namespace, cwd: Path, prompt: str) -> TerminalRun | int:
     """The ``TerminalRun`` for ``args``, or the exit status of a usage error (said on stderr)."""
     from .client.terminal_run import EXIT_USAGE, TerminalRun
     from .config import ConfigError, ignored_warning

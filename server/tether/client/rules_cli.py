@@ -37,13 +37,18 @@ def add_rules_command(commands: Any) -> None:
         "pattern", help="bash: the command's words, a last * for any arguments; edits: globs"
     )
     decision = add.add_mutually_exclusive_group()
-    decision.add_argument("--deny", action="store_const", const="deny", dest="decision")
-    decision.add_argument("--ask", action="store_const", const="ask", dest="decision")
+    decision.add_argument(
+        "--deny", action="store_const", const="deny", dest="decision", help="deny, unasked"
+    )
+    decision.add_argument(
+        "--ask", action="store_const", const="ask", dest="decision", help="always ask"
+    )
     add.add_argument(
         "--scope",
         choices=SCOPES,
         default="project",
-        help="project: this folder (kept in your user file for an allow); user: everywhere",
+        help="project (default): this folder, kept in your user file for an allow; user: "
+        "every folder (a session rule lives in a running session: not from here)",
     )
     remove = actions.add_parser("remove", help="revoke a rule by its number or its pattern")
     _common_flags(remove)

@@ -17,18 +17,15 @@ from tether_protocol import RunEvent
 
 from .approver import TerminalApprover
 from .connection import ServerError, TetherClient
+from .exits import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+from .exits import EXIT_NOT_DONE as EXIT_NOT_DONE
+from .exits import EXIT_OK as EXIT_OK
+from .exits import EXIT_PIPE_CLOSED as EXIT_PIPE_CLOSED
+from .exits import EXIT_USAGE as EXIT_USAGE
 from .history import remember, state_dir_for
 from .render import TerminalRenderer, make_renderer
 from .session import connect
 from .terminal import GuardedOutput, on_interrupt
-
-EXIT_OK = 0
-EXIT_NOT_DONE = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-"""128 + SIGINT, as a shell reports a program stopped by Ctrl-C."""
-EXIT_PIPE_CLOSED = 141
-"""128 + SIGPIPE, as a shell reports ``git log | head -1``."""
 
 
 @dataclass
