@@ -265,7 +265,7 @@ def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool)
     """Show a stored session, or re-run it and report differences (exit 1 if any)."""
     import anyio
 
-    from .client.render import TerminalRenderer
+    from .client.render import make_renderer
     from .config import default_state_dir
     from .replay import rerun, show, uses_absolute_paths
     from .session.index import session_log_path
@@ -279,7 +279,7 @@ def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool)
         print(f"tether: no session log {path}", file=sys.stderr)
         return 2
     data = read_session(path, path.stem)
-    renderer = TerminalRenderer()
+    renderer = make_renderer(sys.stdout)  # Rich on a colour terminal, as a run
     if rerun_in is None:
         show(data, renderer)
         return 0
