@@ -96,6 +96,7 @@ def test_always_allowing_the_proposed_rule_stores_it_for_later_runs(tmp_path: Pa
     status = term.wait(timeout=60)
     assert status == 0, term.text
     assert term.text.count("[p] always") == 1  # b.txt ran under the new rule, unasked
+    assert "approval: auto (project rule `touch *`)" in term.text
     assert (tmp_path / "a.txt").exists() and (tmp_path / "b.txt").exists()
     rule = {"tool": "bash", "pattern": "touch *", "decision": "allow", "scope": "project"}
     assert stored(tmp_path, env) == [rule]
@@ -106,4 +107,5 @@ def test_always_allowing_the_proposed_rule_stores_it_for_later_runs(tmp_path: Pa
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "c.txt").exists(), out.stdout
     assert "denied" not in out.stdout
+    assert "  approval: auto (project rule `touch *`)\n" in out.stdout
     assert_nothing_left(env)

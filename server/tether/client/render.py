@@ -126,7 +126,7 @@ class TerminalRenderer:
         elif isinstance(event, ToolCallEvent):
             self._tool_call(event)
         elif isinstance(event, ApprovalEvent):
-            self._line(self._style(f"  approval: {event.decision}", "33"))
+            self._line(self._style(f"  approval: {event.decision}{decided_by(event)}", "33"))
         elif isinstance(event, ToolResultEvent):
             self._tool_result(event)
         elif isinstance(event, UsageEvent):
@@ -157,6 +157,13 @@ class TerminalRenderer:
 
     def _outcome(self, detail: str, done: bool) -> None:
         self._line(self._style(detail, "2" if done else "31"))
+
+
+def decided_by(event: ApprovalEvent) -> str:
+    """The rules that decided an approval, as `` (project rule `pytest *`)``; else nothing."""
+    if not event.rules:
+        return ""
+    return " (" + ", ".join(f"{r.scope} rule `{r.pattern}`" for r in event.rules) + ")"
 
 
 def shown_output(output: str) -> list[str]:
