@@ -27,7 +27,10 @@ def project(tmp_path: Path) -> Path:
 
 def on_terminal(tmp_path: Path, argv: list[str], **settings: str) -> str:
     """What a terminal shows of a run (line ends as written, not as the pty makes them)."""
-    env = scripted(tmp_path, SCRIPT) | {"TERM": "xterm-256color", **settings}
+    env = scripted(tmp_path, SCRIPT)
+    for name in ("NO_COLOR", "FORCE_COLOR", "COLORTERM", "COLUMNS"):  # the tester's own
+        env.pop(name, None)
+    env |= {"TERM": "xterm-256color", **settings}  # 256 colours: the codes checked below
     term = Terminal(argv, env, project(tmp_path))
     status = term.wait(timeout=60)
     assert status == 0, term.text
@@ -64,6 +67,7 @@ def test_a_pipe_no_color_and_a_dumb_terminal_all_get_the_same_plain_text(
     tmp_path: Path,
 ) -> None:
     env = scripted(tmp_path, SCRIPT)
+    env.pop("NO_COLOR", None)
     piped = subprocess.run(
         [*TETHER, "run", "--yes", "say hi"],
         cwd=project(tmp_path),

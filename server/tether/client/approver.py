@@ -133,7 +133,8 @@ class TerminalApprover:
         pattern: str | None = None
         prompt = PROMPT
         if isinstance(params.preview, CommandPreview):
-            pattern = proposed_pattern(params.preview)
+            # bashlex's first import builds its tables (~60 ms): not on the event loop.
+            pattern = await anyio.to_thread.run_sync(proposed_pattern, params.preview)
             prompt = command_prompt(pattern)
         while True:
             answer = await self._read(prompt)
