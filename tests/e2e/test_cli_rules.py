@@ -79,6 +79,8 @@ def test_a_bad_pattern_or_a_built_in_rule_is_one_clear_line(tmp_path: Path) -> N
     assert bad.returncode == 2
     assert bad.stderr.startswith("tether: pattern: 'make && rm -rf x': a pattern is one simple")
     assert len(bad.stderr.splitlines()) == 1
+    session = tether(["rules", "add", "bash", "make", "--scope", "session"], tmp_path, env)
+    assert session.returncode == 2 and "--scope project or user" in session.stderr
     builtin = tether(["rules", "remove", "1"], tmp_path, env)  # `ls *`, built in
     assert builtin.returncode == 2 and "read_only_defaults = false" in builtin.stderr
     assert stored(tmp_path, env) == []

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-SCOPES = ("project", "user")
-"""What the terminal can add: a session rule lives in one running session's memory."""
+SCOPES = ("project", "user", "session")
+"""A session rule lives in one running session's memory: named to say so, not added."""
 
 
 def add_rules_command(commands: Any) -> None:
@@ -48,7 +48,7 @@ def add_rules_command(commands: Any) -> None:
         choices=SCOPES,
         default="project",
         help="project (default): this folder, kept in your user file for an allow; user: "
-        "every folder (a session rule lives in a running session: not from here)",
+        "every folder; session: only inside a running session (an editor's)",
     )
     remove = actions.add_parser("remove", help="revoke a rule by its number or its pattern")
     _common_flags(remove)
@@ -74,6 +74,13 @@ def rules_command(args: argparse.Namespace) -> int:
     """Run ``tether rules``; the exit status."""
     import anyio
 
+    if getattr(args, "scope", None) == "session":
+        print(
+            "tether: a session rule lives in the memory of one running session (an "
+            "editor's adds it there); from here, use --scope project or user",
+            file=sys.stderr,
+        )
+        return 2
     root = Path(args.cwd).resolve()
     if not root.is_dir():
         print(f"tether: --cwd {args.cwd}: not a folder", file=sys.stderr)
