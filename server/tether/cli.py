@@ -10,9 +10,12 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .client.terminal_run import TerminalRun
 
 
 def build_tools() -> Any:
@@ -27,6 +30,9 @@ def build_tools() -> Any:
 
 def serve() -> int:
     """Serve one client over stdio until it goes away."""
+    # Start-up only allocates what lives as long as the server: cyclic collections during
+    # the imports (a thousand lsprotocol classes) find nothing and cost ~10% of them.
+    gc.disable()
     from .config import ConfigError
     from .lsp.handlers import create_server
     from .lsp.server import ClientErrorFilter
@@ -41,6 +47,7 @@ def serve() -> int:
     # Everything imported so far lives as long as the server: keep it out of the cyclic
     # collector's way, whose full passes over it stalled a streamed reply for ~30 ms.
     gc.freeze()
+    gc.enable()
     status = 0
     with contextlib.suppress(KeyboardInterrupt):
         status = asyncio.run(
@@ -150,8 +157,7 @@ def run(args: argparse.Namespace) -> int:
     """``tether run``: one prompt in a folder, shown in the terminal."""
     import anyio
 
-    from .client.terminal_run import EXIT_USAGE, TerminalRun, run_in_terminal
-    from .config import ConfigError, ignored_warning
+    from .client.exits import EXIT_USAGE
 
     cwd = Path(args.cwd).resolve()
     if not cwd.is_dir():
@@ -161,6 +167,33 @@ def run(args: argparse.Namespace) -> int:
     if not prompt:
         print("tether: the prompt is empty", file=sys.stderr)
         return EXIT_USAGE
+    return anyio.run(run_started, args, cwd, prompt)
+
+
+async def run_started(args: argparse.Namespace, cwd: Path, prompt: str) -> int:
+    """Start the server first, then import the client and check the settings meanwhile:
+    the two interpreters start up side by side (first-answer latency, issue 16)."""
+    from .client.spawn import discard, spawn_server
+
+    server = await spawn_server(cwd, hold_stderr=True)
+    try:  # quick and before anything else runs on this loop: no need for a worker thread
+        job = prepared_run(args, cwd, prompt)
+    except BaseException:
+        await discard(server)
+        raise
+    if isinstance(job, int):
+        await discard(server)
+        return job
+    from .client.terminal_run import run_in_terminal
+
+    return await run_in_terminal(job, server)
+
+
+def prepared_run(args: argparse.Namespace, cwd: Path, prompt: str) -> TerminalRun | int:
+    """The ``TerminalRun`` for ``args``, or the exit status of a usage error (said on stderr)."""
+    from .client.terminal_run import EXIT_USAGE, TerminalRun
+    from .config import ConfigError, ignored_warning
+
     try:
         options, ignored = settings_for(cwd, args)
     except ConfigError as exc:
@@ -180,10 +213,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"tether: no earlier session in {cwd} to continue", file=sys.stderr)
             return EXIT_USAGE
         params["sessionId"] = latest.session_id
-    job = TerminalRun(
+    return TerminalRun(
         root=cwd, prompt=prompt, options=options, yes=args.yes, as_json=args.json, run_params=params
     )
-    return anyio.run(run_in_terminal, job)
 
 
 def latest_session(cwd: Path, options: dict[str, Any]) -> Any:
@@ -237,7 +269,7 @@ def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool)
     """Show a stored session, or re-run it and report differences (exit 1 if any)."""
     import anyio
 
-    from .client.render import TerminalRenderer
+    from .client.render import make_renderer
     from .config import default_state_dir
     from .replay import rerun, show, uses_absolute_paths
     from .session.index import session_log_path
@@ -251,7 +283,7 @@ def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool)
         print(f"tether: no session log {path}", file=sys.stderr)
         return 2
     data = read_session(path, path.stem)
-    renderer = TerminalRenderer()
+    renderer = make_renderer(sys.stdout)  # Rich on a colour terminal, as a run
     if rerun_in is None:
         show(data, renderer)
         return 0
@@ -365,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     undo_parser.add_argument("run", nargs="?", help="the run id (shown by tether run --json)")
     undo_parser.add_argument("--cwd", default=".", help="the workspace folder (default: here)")
     undo_parser.add_argument("--state-dir", help="where session logs are kept")
+    from .client.rules_cli import add_rules_command
+
+    add_rules_command(commands)
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     if args.command == "serve":
@@ -398,4 +433,8 @@ def command(args: argparse.Namespace) -> int:
         return list_sessions(args)
     if args.command == "undo":
         return undo(args)
+    if args.command == "rules":
+        from .client.rules_cli import rules_command
+
+        return rules_command(args)
     raise AssertionError(f"unknown command {args.command}")

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tether.client.approver import PROMPT
+from tether.client.approver import ASKED
 
 TETHER = [sys.executable, "-m", "tether"]
 BASH_CALL = {"name": "bash", "arguments": {"command": "touch ran.txt"}}
@@ -170,7 +170,7 @@ def _left(deadline: float) -> float:
 def test_ctrl_c_at_an_approval_prompt_cancels_at_once(tmp_path: Path) -> None:
     env = scripted(tmp_path, {"turns": [{"toolCalls": [BASH_CALL]}, {"text": "ran it"}]})
     term = Terminal(["run", "go"], env, tmp_path)
-    term.expect(PROMPT.strip())
+    term.expect(ASKED.strip())
     term.send("\x03")  # no Enter: the prompt must not hold the interrupt back
     status = term.wait(timeout=15)
     assert status == 130, term.text
@@ -206,7 +206,7 @@ def test_ctrl_c_twice_leaves_at_once(tmp_path: Path) -> None:
 def test_ctrl_d_at_an_approval_prompt_denies(tmp_path: Path) -> None:
     env = scripted(tmp_path, {"turns": [{"toolCalls": [BASH_CALL]}, {"text": "ok"}]})
     term = Terminal(["run", "go"], env, tmp_path)
-    term.expect(PROMPT.strip())
+    term.expect(ASKED.strip())
     term.send("\x04")
     status = term.wait(timeout=30)
     assert status == 0, term.text
@@ -219,10 +219,10 @@ def test_ctrl_d_at_an_approval_prompt_denies(tmp_path: Path) -> None:
 def test_denying_the_demo_fix_is_not_reported_as_fixed(tmp_path: Path) -> None:
     env = environment(tmp_path)
     term = Terminal(["demo", "--interactive", "--keep", str(tmp_path)], env, tmp_path)
-    term.expect(PROMPT.strip())  # run the tests: allow
+    term.expect(ASKED.strip())  # run the tests: allow
     term.send("a\r")
     term.expect("Edit inventory/stock.py")
-    term.expect(PROMPT.strip())
+    term.expect(ASKED.strip())
     term.send("d\r")
     term.expect("why (optional)")
     term.send("\r")

@@ -182,3 +182,68 @@ def test_a_spinner_turns_while_the_model_thinks_and_goes_when_it_answers() -> No
     quiet.render(StepEvent(run_id="r", seq=1, step=1))
     quiet.tick()
     assert "thinking" not in plain.getvalue()  # no spinner in a pipe or a log
+
+
+async def test_a_command_offers_its_rule_and_picking_it_answers_with_the_rule() -> None:
+    params = {**COMMAND_PARAMS, "preview": {"kind": "command", "command": "pytest -q", "cwd": "/w"}}
+    asked: list[str] = []
+    out = io.StringIO()
+
+    def ask(prompt: str) -> str:
+        asked.append(prompt)
+        return "p"
+
+    answer = await TerminalApprover(yes=False, out=out, ask=ask, color=False)(params)
+    assert "[A] always this exact command" in asked[0]
+    assert "[p] always `pytest *` in this project" in asked[0]
+    assert answer == {
+        "decision": "allow-always",
+        "rule": {"pattern": "pytest *", "scope": "project"},
+    }
+
+
+async def test_no_rule_is_offered_for_a_command_only_exact_allows() -> None:
+    params = {**COMMAND_PARAMS, "preview": {"kind": "command", "command": "rm -rf x", "cwd": "/w"}}
+    asked: list[str] = []
+    replies = iter(["p", "A"])  # `p` offers nothing here: asked again
+
+    def ask(prompt: str) -> str:
+        asked.append(prompt)
+        return next(replies)
+
+    answer = await TerminalApprover(yes=False, out=io.StringIO(), ask=ask, color=False)(params)
+    assert "[p]" not in asked[0] and len(asked) == 2
+    assert answer == {"decision": "allow-always"}  # this exact command, as before
+
+
+async def test_a_held_server_stderr_is_relayed_before_its_exit_is_reported(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """`tether run` holds the stderr of the server it starts before checking the settings;
+    once the server is used, everything it says reaches the user, its last line too."""
+    import sys
+
+    import anyio
+
+    from tether.client.connection import ServerError
+    from tether.client.session import connect
+    from tether.client.spawn import spawn_server
+
+    # More than a pipe holds: a server whose stderr nobody read would block, then be killed.
+    code = (
+        "import os, sys\n"
+        "os.close(1)\n"
+        "for _ in range(500): sys.stderr.write('x' * 999 + '\\n')\n"
+        "sys.stderr.write('tether: boom\\n')\n"
+        "sys.exit(3)\n"
+    )
+    dying = [sys.executable, "-c", code]
+    with anyio.fail_after(20):
+        server = await spawn_server(tmp_path, dying, hold_stderr=True)
+        with pytest.raises(BaseException) as raised:
+            async with connect(tmp_path, {}, process=server):
+                pass
+    errors = raised.value.exceptions if isinstance(raised.value, BaseExceptionGroup) else []
+    assert isinstance(raised.value, ServerError) or any(isinstance(e, ServerError) for e in errors)
+    relayed = capfd.readouterr().err
+    assert relayed.endswith("tether: boom\n") and relayed.count("x" * 999) == 500

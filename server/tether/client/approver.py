@@ -11,9 +11,29 @@ import anyio.to_thread
 from tether_protocol import ApproveParams, CommandPreview
 
 from ..textmodel import split_lines
+from .render import styled_terminal
 from .terminal import TextOut, read_line
 
 PROMPT = "[a] allow  [A] allow always  [d] deny > "
+"""The question for an edit ("always": that tool, for this session)."""
+ASKED = "[d] deny > "
+"""How every question ends (a command's offers more choices before it)."""
+
+
+def command_prompt(pattern: str | None) -> str:
+    """The question for a command: always this exact command, or by the proposed rule."""
+    offer = f"  [p] always `{pattern}` in this project" if pattern else ""
+    return f"[a] allow  [A] always this exact command{offer}  {ASKED}"
+
+
+def proposed_pattern(preview: CommandPreview) -> str | None:
+    """The ``bash`` rule to offer for the command (None when only the exact one is safe)."""
+    from ..rules.propose import propose_command_pattern  # bashlex: only when asked
+
+    try:
+        return propose_command_pattern(preview.command)
+    except Exception:  # a proposal is a convenience: without one, the question still stands
+        return None
 
 
 def colour_diff(diff: str, color: bool) -> str:
@@ -50,12 +70,15 @@ class TerminalApprover:
         ask: Callable[[str], str] | None = None,
         color: bool | None = None,
         yes_reason: str = "--yes",
+        diff_printer: Callable[[str, str], None] | None = None,
     ) -> None:
         self.yes = yes
         self.yes_reason = yes_reason
         self.out: TextOut = out or sys.stdout
-        self.color = self.out.isatty() if color is None else color
+        self.color = styled_terminal(self.out) if color is None else color
         self._ask = ask
+        self.diff_printer = diff_printer
+        """Shows a diff highlighted (Rich, on a colour terminal); else ``colour_diff``."""
         self._asking: anyio.CancelScope | None = None
         self.interrupted = False
         """After a Ctrl-C (or a closed output) every further question is denied unasked."""
@@ -72,6 +95,8 @@ class TerminalApprover:
         preview = params.preview
         if isinstance(preview, CommandPreview):
             self.out.write(f"  $ {preview.command}\n  (in {preview.cwd})\n")
+        elif self.diff_printer is not None:
+            self.diff_printer(preview.diff, preview.uri)
         else:
             self.out.write(colour_diff(preview.diff, self.color))
         self.out.flush()
@@ -105,14 +130,25 @@ class TerminalApprover:
         if self._ask is None and not sys.stdin.isatty():
             self.out.write("  → denied (no terminal to ask; use --yes to allow)\n")
             return {"decision": "deny", "feedback": "no one was there to approve it"}
+        pattern: str | None = None
+        prompt = PROMPT
+        if isinstance(params.preview, CommandPreview):
+            # bashlex's first import builds its tables (~60 ms): not on the event loop.
+            pattern = await anyio.to_thread.run_sync(proposed_pattern, params.preview)
+            prompt = command_prompt(pattern)
         while True:
-            answer = await self._read(PROMPT)
+            answer = await self._read(prompt)
             if answer is None:
                 return self._denied("cancelled" if self.interrupted else "ended the input")
             if answer == "a":
                 return {"decision": "allow"}
             if answer == "A":
                 return {"decision": "allow-always"}
+            if answer == "p" and pattern is not None:
+                self.out.write(f"  → always allowed in this project: {params.tool} `{pattern}`\n")
+                self.out.flush()
+                rule = {"pattern": pattern, "scope": "project"}
+                return {"decision": "allow-always", "rule": rule}
             if answer == "d":
                 feedback = await self._read("why (optional) > ")
                 return {"decision": "deny", **({"feedback": feedback} if feedback else {})}

@@ -25,6 +25,7 @@ from tether_protocol import (
 )
 
 from ..framing import HEADER_END, MAX_HEADER_LINE, content_length, frame
+from .spawn import serve_command
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ class TetherClient:
     @classmethod
     def command(cls) -> Sequence[str]:
         """How the server is started: this interpreter's ``tether``."""
-        return [sys.executable, "-m", "tether", "serve"]
+        return serve_command()
 
     def handle(self, method: str, handler: RequestHandler) -> None:
         """Answer the server's ``method`` requests with ``handler``."""
@@ -246,8 +247,3 @@ class TetherClient:
 
 async def _null(params: Any) -> None:
     return None
-
-
-def serve_environment(environ: dict[str, str]) -> dict[str, str]:
-    """The server's environment: ours, with Python's output unbuffered."""
-    return {**environ, "PYTHONUNBUFFERED": "1"}

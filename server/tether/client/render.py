@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -26,9 +27,29 @@ from tether_protocol import (
 from ..textmodel import split_lines
 from .terminal import TextOut
 
+DiffPrinter = Callable[[str, str], None]
+"""Shows an approval's diff (the diff, the file's URI)."""
+
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 HEAD_LINES = 4
 TAIL_LINES = 6
+
+
+def styled_terminal(out: TextOut, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``out`` gets colours and styling: a terminal, unless the user asked for none
+    (``NO_COLOR``, https://no-color.org) or the terminal cannot show them (``TERM=dumb``)."""
+    env = os.environ if environ is None else environ
+    return out.isatty() and not env.get("NO_COLOR") and env.get("TERM") != "dumb"
+
+
+def make_renderer(out: TextOut) -> TerminalRenderer:
+    """The renderer for ``out``: Rich's Markdown, highlighted diffs and tool cards on a
+    terminal, today's plain text anywhere else (Rich is imported only then)."""
+    if not styled_terminal(out):
+        return TerminalRenderer(out, color=False)
+    from .rich_render import RichRenderer
+
+    return RichRenderer(out)
 
 
 class TerminalRenderer:
@@ -36,14 +57,18 @@ class TerminalRenderer:
 
     def __init__(self, out: TextOut | None = None, color: bool | None = None) -> None:
         self.out: TextOut = out or sys.stdout
-        if color is None:  # https://no-color.org
-            color = self.out.isatty() and not os.environ.get("NO_COLOR")
+        if color is None:
+            color = styled_terminal(self.out)
         self.color = color
         self._mid_line = False
         self.usage: UsageEvent | None = None
         self._thinking_since: float | None = None
         """When the model was asked and has not answered yet (the spinner shows then)."""
         self._spinner_shown = False
+
+    def diff_printer(self) -> DiffPrinter | None:
+        """How approvals should show diffs (None: as coloured text, ``colour_diff``)."""
+        return None
 
     def _clear_spinner(self) -> None:
         if self._spinner_shown:
@@ -99,9 +124,9 @@ class TerminalRenderer:
                 self.out.write("\n")
                 self._mid_line = False
         elif isinstance(event, ToolCallEvent):
-            self._line(self._style(f"→ {event.tool} {_arguments(event.arguments)}", "36"))
+            self._tool_call(event)
         elif isinstance(event, ApprovalEvent):
-            self._line(self._style(f"  approval: {event.decision}", "33"))
+            self._line(self._style(f"  approval: {event.decision}{decided_by(event)}", "33"))
         elif isinstance(event, ToolResultEvent):
             self._tool_result(event)
         elif isinstance(event, UsageEvent):
@@ -109,14 +134,13 @@ class TerminalRenderer:
         elif isinstance(event, RunFinishedEvent):
             self._line()
 
+    def _tool_call(self, event: ToolCallEvent) -> None:
+        self._line(self._style(f"→ {event.tool} {_arguments(event.arguments)}", "36"))
+
     def _tool_result(self, event: ToolResultEvent) -> None:
         mark = self._style("✓", "32") if event.ok else self._style("✗", "31")
-        lines = split_lines(event.output) or [""]  # lines as the editor cuts them
-        self._line(f"{mark} {event.tool}: {lines[0]}")
-        rest = lines[1:]
-        if len(rest) > HEAD_LINES + TAIL_LINES:  # the end of an output matters most (tests)
-            cut = len(rest) - HEAD_LINES - TAIL_LINES
-            rest = [*rest[:HEAD_LINES], f"… {cut} more lines …", *rest[-TAIL_LINES:]]
+        first, *rest = shown_output(event.output)
+        self._line(f"{mark} {event.tool}: {first}")
         for line in rest:
             self._line(self._style(f"  {line}", "2"))
 
@@ -124,20 +148,47 @@ class TerminalRenderer:
         """The final answer and outcome of a run."""
         self._clear_spinner()
         self._thinking_since = None
-        usage = result.get("usage", {})
         self._line(self._style("Answer:", "1"))
-        self._line(result.get("answer") or "(no answer)")
-        detail = (
-            f"outcome {result['outcome']} · {result['steps']} steps · "
-            f"{usage.get('inputTokens', 0)} in / {usage.get('outputTokens', 0)} out tokens"
-        )
-        if usage.get("costUsd") is not None:
-            detail += f" · ${usage['costUsd']:.4f}"
-        if result.get("sessionId"):
-            detail += f" · session {result['sessionId']} · run {result.get('runId')}"
-        if result.get("error"):
-            detail += f" · error: {result['error']}"
-        self._line(self._style(detail, "2" if result["outcome"] == "done" else "31"))
+        self._answer(result.get("answer") or "(no answer)")
+        self._outcome(outcome_line(result), result["outcome"] == "done")
+
+    def _answer(self, text: str) -> None:
+        self._line(text)
+
+    def _outcome(self, detail: str, done: bool) -> None:
+        self._line(self._style(detail, "2" if done else "31"))
+
+
+def decided_by(event: ApprovalEvent) -> str:
+    """The rules that decided an approval, as `` (project rule `pytest *`)``; else nothing."""
+    if not event.rules:
+        return ""
+    return " (" + ", ".join(f"{r.scope} rule `{r.pattern}`" for r in event.rules) + ")"
+
+
+def shown_output(output: str) -> list[str]:
+    """A tool's output as shown: its first line, then at most the first and last few."""
+    first, *rest = split_lines(output) or [""]  # lines as the editor cuts them
+    if len(rest) > HEAD_LINES + TAIL_LINES:  # the end of an output matters most (tests)
+        cut = len(rest) - HEAD_LINES - TAIL_LINES
+        rest = [*rest[:HEAD_LINES], f"… {cut} more lines …", *rest[-TAIL_LINES:]]
+    return [first, *rest]
+
+
+def outcome_line(result: dict[str, Any]) -> str:
+    """The run's outcome, steps, tokens, cost, session and error in one line."""
+    usage = result.get("usage", {})
+    detail = (
+        f"outcome {result['outcome']} · {result['steps']} steps · "
+        f"{usage.get('inputTokens', 0)} in / {usage.get('outputTokens', 0)} out tokens"
+    )
+    if usage.get("costUsd") is not None:
+        detail += f" · ${usage['costUsd']:.4f}"
+    if result.get("sessionId"):
+        detail += f" · session {result['sessionId']} · run {result.get('runId')}"
+    if result.get("error"):
+        detail += f" · error: {result['error']}"
+    return detail
 
 
 def _arguments(arguments: dict[str, Any]) -> str:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
+from anyio.abc import Process
 
-from .connection import RequestHandler, TetherClient, serve_environment
+from .connection import RequestHandler, TetherClient
+from .spawn import DRAIN_SECONDS, relay_stderr, spawn_server
 from .workspace_edit import EditRefused, apply_workspace_edit
 
 
@@ -36,26 +37,25 @@ async def connect(
     environ: dict[str, str] | None = None,
     events: bool = True,
     approver: RequestHandler | None = None,
+    process: Process | None = None,
 ) -> AsyncIterator[TetherClient]:
     """A client connected to a fresh ``tether serve`` for ``root``; shut down on exit.
 
     Edits are applied to disk; with an ``approver`` the client declares ``approvals`` and
     answers ``agent/approve`` with it (without one, the server asks with
-    ``window/showMessageRequest``, which this client leaves unanswered: deny).
+    ``window/showMessageRequest``, which this client leaves unanswered: deny). ``process``
+    is a server already started in ``root`` (``spawn_server``); else one is started.
     """
     root = Path(await anyio.Path(root).resolve())
-    env = serve_environment(dict(os.environ if environ is None else environ))
     async with anyio.create_task_group() as tg:
-        # Its own session: Ctrl-C in the terminal reaches the client, which cancels the run
-        # and shuts the server down in order, instead of killing the server mid-reply.
-        process = await anyio.open_process(
-            list(TetherClient.command()),
-            env=env,
-            cwd=str(root),
-            stderr=None,
-            start_new_session=True,
-        )
+        if process is None:
+            process = await spawn_server(root, list(TetherClient.command()), environ)
         async with process:
+            relayed = anyio.Event()
+            if process.stderr is not None:
+                tg.start_soon(_relay, process, relayed)
+            else:
+                relayed.set()
             client = TetherClient(process, tg)
             client.handle("workspace/applyEdit", apply_edit_on_disk)
             client.handle("agent/saveDocuments", all_saved)
@@ -74,4 +74,13 @@ async def connect(
             finally:
                 with anyio.CancelScope(shield=True):
                     await client.shutdown()
+                    with anyio.move_on_after(DRAIN_SECONDS):  # its last words come first
+                        await relayed.wait()
                 tg.cancel_scope.cancel()
+
+
+async def _relay(process: Process, done: anyio.Event) -> None:
+    try:
+        await relay_stderr(process)
+    finally:
+        done.set()

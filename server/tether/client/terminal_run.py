@@ -11,23 +11,21 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from anyio.abc import Process
 
 from tether_protocol import RunEvent
 
 from .approver import TerminalApprover
 from .connection import ServerError, TetherClient
+from .exits import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+from .exits import EXIT_NOT_DONE as EXIT_NOT_DONE
+from .exits import EXIT_OK as EXIT_OK
+from .exits import EXIT_PIPE_CLOSED as EXIT_PIPE_CLOSED
+from .exits import EXIT_USAGE as EXIT_USAGE
 from .history import remember, state_dir_for
-from .render import TerminalRenderer
+from .render import TerminalRenderer, make_renderer
 from .session import connect
 from .terminal import GuardedOutput, on_interrupt
-
-EXIT_OK = 0
-EXIT_NOT_DONE = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-"""128 + SIGINT, as a shell reports a program stopped by Ctrl-C."""
-EXIT_PIPE_CLOSED = 141
-"""128 + SIGPIPE, as a shell reports ``git log | head -1``."""
 
 
 @dataclass
@@ -117,18 +115,20 @@ def terminal_message(error: ServerError) -> str:
     return text
 
 
-async def run_in_terminal(job: TerminalRun) -> int:
-    """Run ``job`` in a fresh server and show it; the process exit status."""
+async def run_in_terminal(job: TerminalRun, server: Process | None = None) -> int:
+    """Run ``job`` in a fresh server (``server``, if already started) and show it; the
+    process exit status."""
     run_id = "r-" + uuid.uuid4().hex[:16]
     err = GuardedOutput(sys.stderr)
     stopper = _Stopper(run_id, err)
     out = GuardedOutput(sys.stdout, stopper.closed)
-    renderer = TerminalRenderer(out)
+    renderer = TerminalRenderer(out, color=False) if job.as_json else make_renderer(out)
     approver = TerminalApprover(
         yes=job.yes,
         out=err if job.as_json else out,
         color=None if job.as_json else renderer.color,
         yes_reason=job.yes_reason,
+        diff_printer=renderer.diff_printer(),
     )
     stopper.approver = approver
     result: dict[str, Any] | None = None
@@ -145,7 +145,7 @@ async def run_in_terminal(job: TerminalRun) -> int:
     try:
         with anyio.CancelScope() as everything, on_interrupt(stopper.interrupt):
             stopper.everything = everything
-            async with connect(job.root, job.options, approver=approver) as client:
+            async with connect(job.root, job.options, approver=approver, process=server) as client:
                 stopper.client = client
                 client.on_event = show
                 async with anyio.create_task_group() as spinner:

@@ -1,0 +1,104 @@
+"""The terminal renderer on a colour terminal, with Rich: the answer as Markdown, tool
+calls and results as cards, a styled outcome line, and diffs highlighted in the file's
+language. Imported only when the output is such a terminal (Rich costs ~40 ms to load)."""
+
+from __future__ import annotations
+
+import shutil
+
+from rich.console import Console, RenderableType
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.text import Text
+
+from tether_protocol import ToolCallEvent, ToolResultEvent
+
+from ..textmodel import split_lines
+from ..workspace import path_from_uri
+from .render import DiffPrinter, TerminalRenderer, _arguments, shown_output
+from .terminal import TextOut
+
+CODE_THEME = "ansi_dark"
+"""Pygments colours mapped to the terminal's own palette, readable on any background."""
+
+
+def console_for(out: TextOut) -> Console:
+    """A Rich console writing to ``out`` (a terminal), as wide as the terminal."""
+    return Console(
+        file=out,  # type: ignore[arg-type]  # write and flush are all it uses
+        force_terminal=True,
+        width=shutil.get_terminal_size((100, 24)).columns,
+        highlight=False,
+        markup=False,
+        emoji=False,
+    )
+
+
+def highlighted_diff(diff: str, uri: str) -> Text:
+    """A unified diff with its added and removed lines highlighted in the file's language."""
+    path = path_from_uri(uri)
+    lexer = Syntax.guess_lexer(str(path)) if path is not None else "text"
+    code = Syntax("", lexer, theme=CODE_THEME)
+    shown = Text()
+    for line in split_lines(diff):
+        if line.startswith(("+++", "---")):
+            shown.append(line, style="bold")
+        elif line.startswith("@@"):
+            shown.append(line, style="cyan")
+        elif line[:1] in ("+", "-", " "):
+            marker = {"+": "bold green", "-": "bold red", " ": "dim"}[line[0]]
+            shown.append(line[0], style=marker)
+            body = code.highlight(line[1:])
+            body.rstrip()
+            if line[0] != " ":
+                body.stylize("on #005f00" if line[0] == "+" else "on #5f0000")
+            shown.append_text(body)
+        else:
+            shown.append(line, style="dim")  # "\ No newline at end of file"
+        shown.append("\n")
+    return shown
+
+
+class RichRenderer(TerminalRenderer):
+    """``TerminalRenderer`` with Rich's styling; the events and the flow are the same."""
+
+    def __init__(self, out: TextOut) -> None:
+        super().__init__(out, color=True)
+        self.console = console_for(self.out)
+
+    def _print(self, renderable: RenderableType, *, one_line: bool = False) -> None:
+        if self._mid_line:
+            self.out.write("\n")
+            self._mid_line = False
+        self.console.print(renderable, soft_wrap=one_line)  # soft: the terminal wraps ids
+        self.out.flush()
+
+    def _tool_call(self, event: ToolCallEvent) -> None:
+        line = Text("→ ", style="cyan")
+        line.append(event.tool, style="bold cyan")
+        line.append(" " + _arguments(event.arguments), style="cyan")
+        self._print(line, one_line=True)
+
+    def _tool_result(self, event: ToolResultEvent) -> None:
+        first, *rest = shown_output(event.output)
+        body = Text(first)
+        for line in rest:
+            body.append("\n" + line, style="dim")
+        colour = "green" if event.ok else "red"
+        title = Text(f"{'✓' if event.ok else '✗'} {event.tool}", style=f"bold {colour}")
+        self._print(Panel(body, title=title, title_align="left", border_style=colour, expand=False))
+
+    def _answer(self, text: str) -> None:
+        self._print(Markdown(text, code_theme=CODE_THEME))
+
+    def _outcome(self, detail: str, done: bool) -> None:
+        self._print(Text(detail, style="dim" if done else "bold red"), one_line=True)
+
+    def diff_printer(self) -> DiffPrinter | None:
+        """Approvals show their diffs highlighted."""
+        return self.show_diff
+
+    def show_diff(self, diff: str, uri: str) -> None:
+        """An approval's diff, highlighted in the file's language."""
+        self._print(highlighted_diff(diff, uri))

@@ -1,0 +1,113 @@
+"""`tether rules` and the approval prompt's "always allow `touch *` in this project", through
+real `tether` subprocesses (a pipe, or a pseudo-terminal where a person answers)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.test_cli_terminal import (
+    TETHER,
+    Terminal,
+    assert_nothing_left,
+    environment,
+    scripted,
+)
+
+
+def tether(argv: list[str], root: Path, env: dict[str, str]) -> Any:
+    return subprocess.run(
+        [*TETHER, *argv],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def stored(root: Path, env: dict[str, str]) -> list[dict[str, Any]]:
+    """The rules a fresh server lists for ``root`` (the built-in ones left out)."""
+    out = tether(["rules", "list", "--json"], root, env)
+    assert out.returncode == 0, out.stderr
+    return [r for r in json.loads(out.stdout)["rules"] if r["scope"] != "builtin"]
+
+
+def test_a_rule_added_is_listed_survives_a_restart_and_is_removed(tmp_path: Path) -> None:
+    env = environment(tmp_path)
+    root = tmp_path / "p"
+    root.mkdir()
+    added = tether(["rules", "add", "bash", "pytest *"], root, env)
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.strip() == "added: allow bash `pytest *` (project)"
+    denied = tether(["rules", "add", "bash", "git push *", "--deny", "--scope", "user"], root, env)
+    assert denied.returncode == 0, denied.stderr
+
+    listed = tether(["rules"], root, env)  # each command is a new server: a restart
+    assert listed.returncode == 0, listed.stderr
+    rows = [line.split(None, 4) for line in listed.stdout.splitlines()[1:3]]
+    assert rows == [
+        ["1", "bash", "allow", "project", "pytest *"],
+        ["2", "bash", "deny", "user", "git push *"],
+    ]
+    assert "built-in read-only commands: on" in listed.stdout
+    assert stored(root, env) == [
+        {"tool": "bash", "pattern": "pytest *", "decision": "allow", "scope": "project"},
+        {"tool": "bash", "pattern": "git push *", "decision": "deny", "scope": "user"},
+    ]
+    elsewhere = tmp_path / "q"
+    elsewhere.mkdir()
+    assert [r["pattern"] for r in stored(elsewhere, env)] == ["git push *"]  # user: everywhere
+
+    removed = tether(["rules", "remove", "pytest *"], root, env)
+    assert removed.returncode == 0, removed.stderr
+    assert removed.stdout.strip() == "removed: allow bash `pytest *` (project)"
+    by_number = tether(["rules", "remove", "1"], root, env)
+    assert by_number.returncode == 0 and "git push *" in by_number.stdout
+    assert stored(root, env) == []
+    again = tether(["rules", "remove", "pytest *"], root, env)
+    assert again.returncode == 2 and "no rule with the pattern 'pytest *'" in again.stderr
+    assert_nothing_left(env)
+
+
+def test_a_bad_pattern_or_a_built_in_rule_is_one_clear_line(tmp_path: Path) -> None:
+    env = environment(tmp_path)
+    bad = tether(["rules", "add", "bash", "make && rm -rf x"], tmp_path, env)
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("tether: pattern: 'make && rm -rf x': a pattern is one simple")
+    assert len(bad.stderr.splitlines()) == 1
+    session = tether(["rules", "add", "bash", "make", "--scope", "session"], tmp_path, env)
+    assert session.returncode == 2 and "--scope project or user" in session.stderr
+    builtin = tether(["rules", "remove", "1"], tmp_path, env)  # `ls *`, built in
+    assert builtin.returncode == 2 and "read_only_defaults = false" in builtin.stderr
+    assert stored(tmp_path, env) == []
+
+
+def test_always_allowing_the_proposed_rule_stores_it_for_later_runs(tmp_path: Path) -> None:
+    def touch(name: str) -> dict[str, Any]:
+        return {"toolCalls": [{"name": "bash", "arguments": {"command": f"touch {name}"}}]}
+
+    script = {"turns": [touch("a.txt"), touch("b.txt"), {"text": "touched"}]}
+    env = scripted(tmp_path, script)
+    term = Terminal(["run", "touch two files"], env, tmp_path)
+    term.expect("[p] always `touch *` in this project")
+    term.send("p\r")
+    status = term.wait(timeout=60)
+    assert status == 0, term.text
+    assert term.text.count("[p] always") == 1  # b.txt ran under the new rule, unasked
+    assert "approval: auto (project rule `touch *`)" in term.text
+    assert (tmp_path / "a.txt").exists() and (tmp_path / "b.txt").exists()
+    rule = {"tool": "bash", "pattern": "touch *", "decision": "allow", "scope": "project"}
+    assert stored(tmp_path, env) == [rule]
+
+    later = scripted(tmp_path, {"turns": [touch("c.txt"), {"text": "done"}]})
+    later["TETHER_TEST_MARK"] = env["TETHER_TEST_MARK"]
+    out = tether(["run", "one more"], tmp_path, later)  # no terminal to ask, no --yes
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "c.txt").exists(), out.stdout
+    assert "denied" not in out.stdout
+    assert "  approval: auto (project rule `touch *`)\n" in out.stdout
+    assert_nothing_left(env)

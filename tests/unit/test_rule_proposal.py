@@ -1,0 +1,60 @@
+"""The rule the CLI offers beside "always this exact command": computed from the parsed
+command, and only one the server would store (it allows the very command shown)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tether.rules.match import judge
+from tether.rules.propose import propose_command_pattern
+from tether_protocol import CommandPreview, Rule
+
+
+@pytest.mark.parametrize(
+    ("command", "pattern"),
+    [
+        ("pytest -q tests/x.py", "pytest *"),
+        ("pytest", "pytest *"),
+        ("git commit -m 'a b'", "git commit *"),
+        ("cargo build --release", "cargo build *"),
+        ("python -m pytest -k slow", "python -m pytest *"),
+        ("npm run build", "npm run *"),
+        ("make test", "make test *"),
+    ],
+)
+def test_the_program_and_its_subcommand_are_kept(command: str, pattern: str) -> None:
+    assert propose_command_pattern(command) == pattern
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls && pytest",  # two simple commands: one rule cannot cover both
+        "pytest > log.txt",  # a redirection the pattern would not name
+        "FOO=1 pytest",  # an assignment
+        "echo $(whoami)",  # a substitution
+        "sleep 5 &",  # a background job
+        "sudo make install",  # a launcher: only ever exact
+        "bash -c 'make test'",
+        "rm -rf build",  # never widened at a keypress
+        "git $SUB x",  # a computed subcommand
+        "git -C other status",  # an option where the subcommand goes
+        "$EDITOR notes.txt",
+        "if true; then ls; fi",  # not read by the rules at all
+    ],
+)
+def test_nothing_is_offered_where_only_the_exact_command_is_safe(command: str) -> None:
+    assert propose_command_pattern(command) is None
+
+
+@pytest.mark.parametrize(
+    "command", ["pytest -q", "git log --oneline -5", "python3 -m http.server 8000", "uv sync"]
+)
+def test_every_proposal_allows_the_command_it_was_made_for(command: str) -> None:
+    pattern = propose_command_pattern(command)
+    assert pattern is not None
+    rule = Rule(tool="bash", pattern=pattern, decision="allow", scope="project")
+    preview = CommandPreview(command=command, cwd="/w")
+    assert judge("bash", preview, [rule], []).outcome == "allow"
+    other = CommandPreview(command=command + " > out.txt", cwd="/w")
+    assert judge("bash", other, [rule], []).outcome != "allow"  # a redirection: still asked
