@@ -27,10 +27,11 @@ from .approvals import ApprovalGate, ApprovalPolicy
 from .config import Config, ConfigError
 from .context import SessionWindows
 from .events import RunEvents
-from .host import Editor, EventSink
+from .host import Editor, EventSink, ReportsDiagnostics
 from .instructions import home_folder
 from .instructions import load as load_instructions
 from .loop import AgentLoop, Limits
+from .problemwatch import ProblemWatcher
 from .prompting import system_prompt
 from .providers import make_provider
 from .providers.base import Message
@@ -42,6 +43,15 @@ from .tools.base import ToolContext
 from .tools.registry import ToolRegistry
 from .undo import undo_edits
 from .workspace import Workspace
+
+
+def _watcher(editor: Editor, workspace: Workspace, config: Config) -> ProblemWatcher | None:
+    """The run's access to the editor's problems, when the editor can tell them."""
+    if not isinstance(editor, ReportsDiagnostics):
+        return None
+    return ProblemWatcher(
+        editor, workspace, config.diagnostics_settle_ms, config.diagnostics_max_wait_ms
+    )
 
 
 class InvalidRun(ValueError):
@@ -221,6 +231,7 @@ class RunManager:
                 run_id=run_id,
                 editor=editor,
                 gate=ApprovalGate(memory.policy, editor, events, config.approval_timeout_seconds),
+                problems=_watcher(editor, workspace, config),
             ),
             events=events,
             limits=Limits(
