@@ -158,7 +158,7 @@ def describe_delta(delta: ProblemDelta, shown: Callable[[Path], str], files: Seq
 
 @dataclass(slots=True)
 class Listing:
-    """The problems the ``diagnostics`` tool shows, sorted by file and line, capped."""
+    """The problems the ``diagnostics`` tool shows, most severe first, capped."""
 
     lines: list[str] = field(default_factory=list)
     more: int = 0
@@ -166,11 +166,8 @@ class Listing:
 
 
 def listing(problems: Sequence[Problem], shown: Callable[[Path], str], limit: int) -> Listing:
-    """Errors and warnings first, then the rest, each group by file and line."""
-    ordered = sorted(
-        problems,
-        key=lambda p: (p.severity not in SERIOUS, shown(p.path), p.line, p.severity, p.message),
-    )
+    """Errors first, then warnings, information and hints, each by file and line."""
+    ordered = sorted(problems, key=lambda p: (p.severity, shown(p.path), p.line, p.message))
     return Listing(
         lines=[p.describe(shown(p.path)) for p in ordered[:limit]],
         more=max(0, len(ordered) - limit),

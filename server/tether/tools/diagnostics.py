@@ -40,7 +40,7 @@ class DiagnosticsArgs(ToolArgs):
 
 
 class Diagnostics(Tool[DiagnosticsArgs]):
-    """Lists the editor's problems (errors, warnings, then the rest)."""
+    """Lists the editor's problems (errors first, then warnings, then the rest)."""
 
     name: ClassVar[str] = "diagnostics"
     description: ClassVar[str] = (
