@@ -66,6 +66,7 @@ class LanguageServer:
             self._late.append(asyncio.get_running_loop().call_later(self.delay, self.publish))
 
         editor._apply = apply_then_check  # type: ignore[method-assign]
+
         async def on_diagnostics(params: Any) -> Any:
             return await self._answer(params)
 
