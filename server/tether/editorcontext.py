@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio.to_thread
+
 from tether_protocol import Range, RunContext
 
 from .errors import ToolError
@@ -29,12 +31,18 @@ CLOSE = f"</{TAG}"
 CLOSE_ESCAPED = f"<\\/{TAG}"
 
 
-def _shown(workspace: Workspace, uri: str) -> tuple[str, Path | None]:
-    path = path_from_uri(uri)
-    if path is None:
-        return uri, None
-    resolved = path.resolve()
-    return workspace.display(resolved), resolved
+def _located(workspace: Workspace, uris: list[str]) -> list[tuple[str, Path | None]]:
+    """How each URI is shown and its resolved path (None: not a file). Blocking: the
+    resolution follows symlinks, as every path a tool sees."""
+    found: list[tuple[str, Path | None]] = []
+    for uri in uris:
+        path = path_from_uri(uri)
+        try:
+            resolved = None if path is None else path.resolve()
+        except (OSError, RuntimeError):
+            resolved = None
+        found.append((uri, None) if resolved is None else (workspace.display(resolved), resolved))
+    return found
 
 
 def _span(selection: Range) -> str:
@@ -80,10 +88,9 @@ def _framed(text: str, shown: str) -> list[str]:
     return lines
 
 
-def _open_files(workspace: Workspace, uris: list[str]) -> str:
-    shown = [_shown(workspace, uri)[0] for uri in uris[:MAX_OPEN_FILES]]
-    more = len(uris) - MAX_OPEN_FILES
-    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+def _open_files(located: list[tuple[str, Path | None]], total: int) -> str:
+    more = total - len(located)
+    return ", ".join(shown for shown, _ in located) + (f" and {more} more" if more > 0 else "")
 
 
 async def context_section(
@@ -95,7 +102,10 @@ async def context_section(
     if context is None:
         return ""
     lines: list[str] = []
-    shown, path = _shown(workspace, context.uri) if context.uri else ("", None)
+    open_files = context.open_files or []
+    asked = [context.uri or "", *open_files[:MAX_OPEN_FILES]]
+    located = await anyio.to_thread.run_sync(_located, workspace, asked)
+    shown, path = located[0] if context.uri else ("", None)
     if context.uri:
         lines.append(f"- Active file: {shown}")
     if context.visible_range is not None:
@@ -112,8 +122,8 @@ async def context_section(
         )
         if text:
             lines.extend(_framed(text, shown))
-    if context.open_files:
-        lines.append(f"- Open files: {_open_files(workspace, context.open_files)}")
+    if open_files:
+        lines.append(f"- Open files: {_open_files(located[1:], len(open_files))}")
     if not lines:
         return ""
     return "\n".join([INTRO, *lines])

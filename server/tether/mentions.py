@@ -26,6 +26,8 @@ TRAILING = ".,;:!?)]}'\"`"
 """Punctuation that ends a sentence around a mention rather than its path."""
 MAX_FILES = 5
 """Files attached at most; later mentions are named in a note."""
+MAX_MENTIONS = 50
+"""Mentions looked at at most (each costs a look at the disk); later ones stay as text."""
 MAX_FILE_CHARS = 32 * 1024
 """Characters of one file attached at most (the model can read the rest)."""
 TAG = "attached-file"
@@ -93,7 +95,7 @@ async def _attach(workspace: Workspace, name: str, found: Attachments) -> None:
 async def attachments(prompt: str, workspace: Workspace) -> Attachments:
     """The files the prompt mentions, read, and the notes about those left out."""
     found = Attachments()
-    for name in mentioned(prompt):
+    for name in mentioned(prompt)[:MAX_MENTIONS]:
         await _attach(workspace, name, found)
     return found
 
