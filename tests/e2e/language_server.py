@@ -85,6 +85,18 @@ class LanguageServer:
         self.published.update(self.extra)
         self.publications += 1
 
+    def publish_after_disk_change(self, path: Path) -> None:
+        """Publish ``delay`` seconds after ``path`` appears on disk (a file watcher)."""
+        loop = asyncio.get_running_loop()
+
+        def look() -> None:
+            if path.exists():
+                self._late.append(loop.call_later(self.delay, self.publish))
+            else:
+                self._late.append(loop.call_later(0.02, look))
+
+        look()
+
     def close(self) -> None:
         """Cancel the publications still pending (the test is over)."""
         for handle in self._late:

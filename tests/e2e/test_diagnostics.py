@@ -18,6 +18,7 @@ import pytest_asyncio
 
 from tether_protocol import ToolResultEvent
 
+from ..waiting import wait_until
 from .conftest import Editor, script
 from .language_server import LanguageServer
 
@@ -93,6 +94,29 @@ async def test_an_edit_that_fixes_an_error_reports_it_gone(
     assert "TODO left" not in edited.output  # still there: neither new nor fixed
 
 
+async def test_a_file_created_on_disk_gets_its_new_problems(
+    editor: Editor, workspace: Path, language_server: LanguageServer
+) -> None:
+    new = workspace / "src" / "new.py"
+    language_server.files.append(new)
+    call = {"name": "write_file", "arguments": {"path": "src/new.py", "content": "x = nme\n"}}
+    # No workspace/applyEdit: the server writes the file itself, and the editor's language
+    # server (watching the disk) publishes a moment later.
+    await editor.open_session(
+        workspace,
+        diagnostics=True,
+        apply_edit=False,
+        options=SETTLE,
+        script=script({"toolCalls": [call]}),
+    )
+    language_server.publish()
+    language_server.publish_after_disk_change(new)
+    await editor.run(prompt="go", runId="r1")
+    [created] = results(editor)
+    assert created.ok and created.output.startswith("Created src/new.py"), created.output
+    assert 'src/new.py:1: error [fakels] "nme" is not defined' in created.output
+
+
 async def test_a_client_without_the_capability_is_never_asked(
     editor: Editor, workspace: Path, language_server: LanguageServer
 ) -> None:
@@ -137,8 +161,8 @@ async def test_a_silent_client_does_not_hold_the_run_past_the_cap(
     assert result["outcome"] == "done"
     assert took < 8, took  # one cap of 1 s, far below the 10 s answer (generous bound)
     assert len(language_server.requests) == 1  # the run stopped asking after the timeout
-    await_withdrawn = language_server.withdrawn
-    assert await_withdrawn == 1  # the request was withdrawn with $/cancelRequest
+    # The request was withdrawn with $/cancelRequest (the client may handle it just after).
+    await wait_until(lambda: language_server.withdrawn == 1, "the request withdrawn")
 
 
 async def test_an_error_answer_stops_the_questions_for_the_connection(
