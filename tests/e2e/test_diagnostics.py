@@ -14,13 +14,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_asyncio
 
 from tether_protocol import ToolResultEvent
 
 from ..waiting import wait_until
 from .conftest import Editor, script
-from .language_server import LanguageServer
+from .language_server import Answer, LanguageServer
 
 APP = "def greet(name):\n    return 'hello ' + name\n"
 BROKEN = APP.replace("+ name", "+ nme")
@@ -142,8 +143,9 @@ async def run_timed(editor: Editor) -> tuple[dict[str, Any], float]:
     return result, time.monotonic() - started
 
 
+@pytest.mark.parametrize("answer", ["never", "late"])
 async def test_a_silent_client_does_not_hold_the_run_past_the_cap(
-    editor: Editor, workspace: Path, language_server: LanguageServer
+    editor: Editor, workspace: Path, language_server: LanguageServer, answer: Answer
 ) -> None:
     await editor.open_session(
         workspace,
@@ -154,7 +156,7 @@ async def test_a_silent_client_does_not_hold_the_run_past_the_cap(
         ),
     )
     editor.open_document(workspace / "src" / "app.py", APP)
-    language_server.answer = "late"  # would answer after 10 s
+    language_server.answer = answer  # never, or after 10 s
     result, took = await run_timed(editor)
     first, second = results(editor)
     assert first.ok and second.ok and "problem" not in first.output + second.output
@@ -165,8 +167,9 @@ async def test_a_silent_client_does_not_hold_the_run_past_the_cap(
     await wait_until(lambda: language_server.withdrawn == 1, "the request withdrawn")
 
 
+@pytest.mark.parametrize("answer", ["method-not-found", "error"])
 async def test_an_error_answer_stops_the_questions_for_the_connection(
-    editor: Editor, workspace: Path, language_server: LanguageServer
+    editor: Editor, workspace: Path, language_server: LanguageServer, answer: Answer
 ) -> None:
     await editor.open_session(
         workspace,
@@ -174,7 +177,7 @@ async def test_an_error_answer_stops_the_questions_for_the_connection(
         script=script({"toolCalls": [edit("+ name", "+ nme")]}, {"toolCalls": [diagnostics()]}),
     )
     editor.open_document(workspace / "src" / "app.py", APP)
-    language_server.answer = "method-not-found"  # declared, then refused (an old plugin)
+    language_server.answer = answer  # declared, then refused (an old plugin) or crashed
     result, took = await run_timed(editor)
     edited, listed = results(editor)
     assert edited.ok and "problem" not in edited.output
