@@ -179,3 +179,33 @@ async def test_settle_zero_turns_the_check_off(tmp_path: Path) -> None:
     edit = EditProblems(watcher)
     await edit.take_before((tmp_path / "a.py").as_uri())
     assert await edit.note() == "" and editor.asked == 0
+
+
+def test_a_partly_malformed_answer_keeps_what_fits() -> None:
+    from tether.lsp.editor import diagnostics_answer
+
+    span = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
+    raw = {
+        "items": [
+            {
+                "uri": "file:///w/a.py",
+                "diagnostics": [{"range": span, "message": "kept"}, {"x": 1}],
+            },
+            {"uri": 5, "diagnostics": []},
+            "junk",
+        ]
+    }
+    [item] = diagnostics_answer(raw)
+    assert item.uri == "file:///w/a.py" and [d.message for d in item.diagnostics] == ["kept"]
+    assert diagnostics_answer({"items": "nothing"}) == []
+    assert diagnostics_answer(None) == []
+
+
+def test_settle_zero_is_kept_as_off_and_the_defaults_are_documented_ones() -> None:
+    from tether.config import resolve
+    from tether_protocol import TetherSettings
+
+    off = resolve(TetherSettings(diagnostics_settle_ms=0), {})
+    assert off.diagnostics_settle_ms == 0 and off.diagnostics_max_wait_ms == 3000
+    default = resolve(TetherSettings(), {})
+    assert (default.diagnostics_settle_ms, default.diagnostics_max_wait_ms) == (300, 3000)
