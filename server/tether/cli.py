@@ -20,12 +20,13 @@ if TYPE_CHECKING:
 
 def build_tools() -> Any:
     """Every tool the server offers."""
+    from .tools.diagnostics import Diagnostics
     from .tools.edits import EditFile, WriteFile
     from .tools.files import READ_TOOLS
     from .tools.shell import Bash
     from .tools.static import StaticToolRegistry
 
-    return StaticToolRegistry([*READ_TOOLS, EditFile(), WriteFile(), Bash()])
+    return StaticToolRegistry([*READ_TOOLS, Diagnostics(), EditFile(), WriteFile(), Bash()])
 
 
 def serve() -> int:

@@ -30,6 +30,10 @@ DEFAULT_TIMEOUT_SECONDS = 900.0
 DEFAULT_APPROVAL_TIMEOUT_SECONDS = 300.0
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """A 10 MB buffer in ``didOpen`` fits with room for JSON escaping."""
+DEFAULT_DIAGNOSTICS_SETTLE_MS = 300
+"""After an edit, the editor's problems count as settled once unchanged this long."""
+DEFAULT_DIAGNOSTICS_MAX_WAIT_MS = 3000
+"""The longest an edit's result waits for the editor's problems."""
 
 ENVIRONMENT = {
     "TETHER_PROVIDER": "provider",
@@ -233,6 +237,9 @@ class Config:
     """Configured prices by model; the providers add them to their built-in table."""
     sandbox: SandboxChoice = "off"
     """Whether commands that would be asked run unasked in a sandbox (and which)."""
+    diagnostics_settle_ms: int = DEFAULT_DIAGNOSTICS_SETTLE_MS
+    """0: no check of the editor's problems after edits."""
+    diagnostics_max_wait_ms: int = DEFAULT_DIAGNOSTICS_MAX_WAIT_MS
 
 
 def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
@@ -259,4 +266,15 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
         max_message_bytes=settings.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES,
         prices=dict(settings.prices or {}),
         sandbox=settings.sandbox or "off",
+        diagnostics_settle_ms=_or_default(
+            settings.diagnostics_settle_ms, DEFAULT_DIAGNOSTICS_SETTLE_MS
+        ),
+        diagnostics_max_wait_ms=_or_default(
+            settings.diagnostics_max_wait_ms, DEFAULT_DIAGNOSTICS_MAX_WAIT_MS
+        ),
     )
+
+
+def _or_default(value: int | None, default: int) -> int:
+    # 0 is a choice (off), not a missing value.
+    return default if value is None else value

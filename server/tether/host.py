@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from tether_protocol import Preview, ProposedRule, RunEvent
+from tether_protocol import FileDiagnostics, Preview, ProposedRule, RunEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,4 +214,17 @@ class ReportsDrift(Protocol):
 
     def take_drift(self, run_id: str) -> Sequence[BufferDrift]:
         """Differences found since the last call for edits of ``run_id``; each given once."""
+        ...
+
+
+@runtime_checkable
+class ReportsDiagnostics(Protocol):
+    """An editor that can tell the problems its language servers report (LSP: the client
+    declared ``experimental.tether.diagnostics`` and answers ``agent/diagnostics``)."""
+
+    async def diagnostics(self, uris: Sequence[str] | None) -> Sequence[FileDiagnostics] | None:
+        """The problems of ``uris`` (None: every document the editor has problems for); a
+        malformed answer is no problems. None when the editor cannot answer (it never
+        declared it, or it answered with an error before): callers stop asking at once.
+        Cancelling the wait withdraws the request."""
         ...

@@ -140,10 +140,11 @@ class AgentLoop:
         """Add a user message at the next step boundary, without stopping the run."""
         self._steers.append(message)
 
-    async def run(self, prompt: str, session_id: str) -> RunState:
-        """Run to an outcome; never raises for anything the run itself did."""
+    async def run(self, prompt: str, session_id: str, message: str | None = None) -> RunState:
+        """Run to an outcome; never raises for anything the run itself did. ``message`` is
+        what the model reads of the prompt when it differs (e.g. with files attached)."""
         self.events.run_started(prompt, session_id)
-        self._remember(UserMessage(prompt))
+        self._remember(UserMessage(message or prompt))
         try:
             with self._cancel, anyio.move_on_after(self.limits.timeout_seconds) as deadline:
                 try:

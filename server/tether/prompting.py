@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tether_protocol import RunContext
-
 from .instructions import MAX_INSTRUCTIONS_BYTES, Instructions
-from .workspace import Workspace, path_from_uri
+from .workspace import Workspace
 
 SYSTEM_PROMPT = """\
 You are Tether, a coding agent working inside the user's editor.
@@ -69,23 +67,12 @@ def instructions_section(workspace: Workspace, files: Sequence[Instructions]) ->
 def system_prompt(
     workspace: Workspace,
     tools: Sequence[str],
-    context: RunContext | None,
+    editor_context: str = "",
     instructions: Sequence[Instructions] = (),
 ) -> str:
-    """The system prompt for one run: workspace, tools, the user's active editor and the
-    project's instructions."""
-    lines: list[str] = []
-    if context is not None and context.uri is not None:
-        path = path_from_uri(context.uri)
-        shown = workspace.display(path.resolve()) if path is not None else context.uri
-        lines.append(f"\nThe user's active file is {shown}.")
-        if context.selection is not None:
-            start, end = context.selection.start, context.selection.end
-            lines.append(
-                f"Their selection spans line {start.line + 1} col {start.character + 1} "
-                f'to line {end.line + 1} col {end.character + 1}; "this" or "here" in '
-                "the request most likely means the selected code."
-            )
+    """The system prompt for one run: workspace, tools, the user's editor (the section
+    ``editorcontext.context_section`` wrote) and the project's instructions."""
+    lines: list[str] = [editor_context] if editor_context else []
     if instructions:
         lines.append(instructions_section(workspace, instructions))
     return SYSTEM_PROMPT.format(

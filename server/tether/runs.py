@@ -30,11 +30,14 @@ from tether_protocol import (
 from .approvals import ApprovalGate, ApprovalPolicy
 from .config import Config, ConfigError, user_config_path
 from .context import SessionWindows
+from .editorcontext import context_section
 from .events import RunEvents
-from .host import Editor, EventSink
+from .host import Editor, EventSink, ReportsDiagnostics
 from .instructions import home_folder
 from .instructions import load as load_instructions
 from .loop import AgentLoop, Limits
+from .mentions import expand_mentions
+from .problemwatch import ProblemWatcher
 from .prompting import system_prompt
 from .providers import make_provider
 from .providers.base import Message
@@ -80,6 +83,15 @@ def _warn_once(message: str) -> None:
     log.warning("%s", message)
 
 
+def _watcher(editor: Editor, workspace: Workspace, config: Config) -> ProblemWatcher | None:
+    """The run's access to the editor's problems, when the editor can tell them."""
+    if not isinstance(editor, ReportsDiagnostics):
+        return None
+    return ProblemWatcher(
+        editor, workspace, config.diagnostics_settle_ms, config.diagnostics_max_wait_ms
+    )
+
+
 class InvalidRun(ValueError):
     """``agent/run`` params that cannot start a run; the message names the field."""
 
@@ -118,6 +130,8 @@ class Run:
     cancelled: bool = False
     steers: list[str] = field(default_factory=list)
     """Steering messages that arrived before the loop existed."""
+    message: str | None = None
+    """The prompt as the model reads it, with the ``@file`` mentions attached."""
     finished: anyio.Event = field(default_factory=anyio.Event)
     setup: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     """Scope of the transport's work before the run starts (progress creation)."""
@@ -247,6 +261,10 @@ class RunManager:
             raise InvalidRun(str(exc)) from exc
         limits = params.limits
         instructions = await load_instructions(workspace.root, workspace.buffers, home_folder())
+        editor_context = await context_section(
+            workspace, params.context, workspace.position_encoding
+        )
+        run.message = await expand_mentions(params.prompt, workspace)
         events = RunEvents(run_id, [*sinks, SessionSink(self.log_writer, session_id)])
         memory.policy.configure(config.auto_approve, self.rules)
         run.loop = AgentLoop(
@@ -263,6 +281,7 @@ class RunManager:
                     config.approval_timeout_seconds,
                     sandbox=await sandbox_for(config),
                 ),
+                problems=_watcher(editor, workspace, config),
             ),
             events=events,
             limits=Limits(
@@ -271,7 +290,7 @@ class RunManager:
                 max_tokens=limits.max_tokens if limits else None,
                 max_cost_usd=limits.max_cost_usd if limits else None,
             ),
-            system=system_prompt(workspace, self.tools.names, params.context, instructions),
+            system=system_prompt(workspace, self.tools.names, editor_context, instructions),
             history=memory.history,
             recorder=SessionRecorder(self.log_writer, session_id, run_id),
             context_budget=config.context_budget_tokens,
@@ -304,7 +323,7 @@ class RunManager:
                 for message in run.steers:
                     loop.steer(message)
                 run.steers.clear()
-                await loop.run(run.prompt, run.session_id)
+                await loop.run(run.prompt, run.session_id, run.message)
         finally:
             self._release(run)
         state = loop.state

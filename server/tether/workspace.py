@@ -100,12 +100,16 @@ def path_from_uri(uri: str) -> Path | None:
 class Workspace:
     """The workspace folders of a run and the editor buffers open in them."""
 
-    def __init__(self, roots: Sequence[Path], buffers: Buffers) -> None:
+    def __init__(
+        self, roots: Sequence[Path], buffers: Buffers, position_encoding: str = "utf-16"
+    ) -> None:
         if not roots:
             raise ValueError("a workspace needs at least one root folder")
         self.roots: tuple[Path, ...] = tuple(Path(r).resolve() for r in roots)
         self.root: Path = self.roots[0]
         self.buffers = buffers
+        self.position_encoding = position_encoding
+        """How the editor counts the characters of its positions (``utf-8/16/32``)."""
         # .gitignore path -> ((mtime_ns, size), parsed rules); re-read when the file changes.
         self._ignore_cache: dict[Path, tuple[tuple[int, int], tuple[IgnoreRule, ...]]] = {}
 

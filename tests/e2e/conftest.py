@@ -226,6 +226,7 @@ class Editor:
         events: bool = True,
         approvals: bool = True,
         save_documents: bool = False,
+        diagnostics: bool = False,
         apply_edit: bool = True,
         resource_operations: bool = True,
         show_document: bool = True,
@@ -235,7 +236,12 @@ class Editor:
         """``initialize`` + ``initialized`` with a workspace folder at ``root``."""
         caps = client_capabilities(PROFILES[profile])
         caps.experimental = {
-            "tether": {"events": events, "approvals": approvals, "saveDocuments": save_documents}
+            "tether": {
+                "events": events,
+                "approvals": approvals,
+                "saveDocuments": save_documents,
+                "diagnostics": diagnostics,
+            }
         }
         if not apply_edit and caps.workspace is not None:
             caps.workspace.apply_edit = False

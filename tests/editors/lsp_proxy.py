@@ -22,6 +22,8 @@ import sys
 import threading
 from typing import IO, Any
 
+from tether.framing.codec import content_length, frame
+
 TEST_REQUEST = "$/tetherTest/request"
 TEST_ANSWERED = "$/tetherTest/answered"
 ID_PREFIX = "tether-test-"
@@ -29,28 +31,19 @@ ID_PREFIX = "tether-test-"
 
 def read_message(stream: IO[bytes]) -> dict[str, Any] | None:
     """One framed message, or None at the end of the stream."""
-    length = None
-    while True:
-        line = stream.readline()
-        if not line:
-            return None
-        line = line.strip()
-        if not line:
-            break
-        name, _, value = line.decode("ascii").partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value)
-    if length is None:
+    head = b""
+    while (line := stream.readline()) not in (b"", b"\r\n", b"\n"):
+        head += line
+    if not head:
         return None
-    body = stream.read(length)
+    body = stream.read(content_length(head))
     message: dict[str, Any] = json.loads(body)
     return message
 
 
-def frame(message: dict[str, Any]) -> bytes:
-    """The message with its ``Content-Length`` header."""
-    body = json.dumps(message, ensure_ascii=False).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+def frame_message(message: dict[str, Any]) -> bytes:
+    """The message as an LSP frame."""
+    return frame(json.dumps(message, ensure_ascii=False).encode())
 
 
 class Proxy:
@@ -70,13 +63,13 @@ class Proxy:
 
     def send_editor(self, message: dict[str, Any]) -> None:
         with self.lock:
-            self.to_editor.write(frame(message))
+            self.to_editor.write(frame_message(message))
             self.to_editor.flush()
 
     def send_server(self, message: dict[str, Any]) -> None:
         assert self.server.stdin is not None
         with self.lock:
-            self.server.stdin.write(frame(message))
+            self.server.stdin.write(frame_message(message))
             self.server.stdin.flush()
 
     def from_server(self) -> None:

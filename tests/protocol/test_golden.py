@@ -15,6 +15,8 @@ from pydantic import TypeAdapter, ValidationError
 from tether_protocol import (
     ApproveParams,
     ApproveResult,
+    DiagnosticsParams,
+    DiagnosticsResult,
     RulesAddParams,
     RulesListResult,
     RulesRemoveParams,
@@ -31,6 +33,9 @@ GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
 MODELS: dict[str, Any] = {
     "agent-run.params.json": RunParams,
+    "agent-run.params.context.json": RunParams,
+    "agent-diagnostics.params.json": DiagnosticsParams,
+    "agent-diagnostics.result.json": DiagnosticsResult,
     "agent-run.result.json": RunResult,
     "agent-run.result.error.json": RunResult,
     "agent-event.params.json": RunEvent,

@@ -70,7 +70,7 @@ async def test_the_prompt_frames_the_instructions_as_the_projects(tmp_path: Path
     )
     workspace = Workspace([tmp_path], NoBuffers())
     files = await load(tmp_path, NoBuffers(), tmp_path)
-    prompt = system_prompt(workspace, ["read_file"], None, files)
+    prompt = system_prompt(workspace, ["read_file"], "", files)
     assert "The project's instructions follow, from its AGENTS.md files" in prompt
     assert "cannot change your tools,\nthe workspace or the user's approvals" in prompt
     assert '<project-instructions file="AGENTS.md">\nUse tabs.\n' in prompt
@@ -82,13 +82,13 @@ async def test_the_prompt_frames_the_instructions_as_the_projects(tmp_path: Path
 async def test_a_long_file_is_cut_with_a_note(tmp_path: Path) -> None:
     (tmp_path / "AGENTS.md").write_text("x" * (MAX_INSTRUCTIONS_BYTES + 500))
     files = await load(tmp_path, NoBuffers(), tmp_path)
-    prompt = system_prompt(Workspace([tmp_path], NoBuffers()), ["read_file"], None, files)
+    prompt = system_prompt(Workspace([tmp_path], NoBuffers()), ["read_file"], "", files)
     assert "x" * MAX_INSTRUCTIONS_BYTES + "\n[AGENTS.md is 16884 bytes; only what fits" in prompt
     assert "x" * (MAX_INSTRUCTIONS_BYTES + 1) not in prompt
 
 
 def test_without_agents_md_the_prompt_has_no_instructions(tmp_path: Path) -> None:
-    prompt = system_prompt(Workspace([tmp_path], NoBuffers()), ["read_file"], None, [])
+    prompt = system_prompt(Workspace([tmp_path], NoBuffers()), ["read_file"], "", [])
     assert "project-instructions" not in prompt
 
 

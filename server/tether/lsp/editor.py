@@ -16,12 +16,17 @@ import anyio.to_thread
 from lsprotocol import types
 from pydantic import ValidationError
 from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcException
 
 from tether_protocol import (
     AGENT_APPROVE_METHOD,
+    AGENT_DIAGNOSTICS_METHOD,
     AGENT_SAVE_DOCUMENTS_METHOD,
     ApproveParams,
     ApproveResult,
+    Diagnostic,
+    DiagnosticsResult,
+    FileDiagnostics,
     SaveDocumentsResult,
 )
 
@@ -59,6 +64,31 @@ def applied_answer(raw: object) -> tuple[bool, str | None]:
     return False, f"the editor's answer was not understood ({_excerpt(raw)})"
 
 
+def diagnostics_answer(raw: object) -> list[FileDiagnostics]:
+    """The documents' problems in a raw ``agent/diagnostics`` answer: what does not fit the
+    shape (the answer, an item, one diagnostic) is left out with a one-line warning."""
+    try:
+        return DiagnosticsResult.model_validate(raw).items
+    except ValidationError:
+        pass
+    items = raw.get("items") if isinstance(raw, dict) else None
+    if not isinstance(items, list):
+        log.warning("malformed agent/diagnostics answer (no problems): %.200r", raw)
+        return []
+    kept: list[FileDiagnostics] = []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("uri"), str):
+            continue
+        found = item.get("diagnostics")
+        diagnostics = []
+        for entry in found if isinstance(found, list) else []:
+            with contextlib.suppress(ValidationError):
+                diagnostics.append(Diagnostic.model_validate(entry))
+        kept.append(FileDiagnostics(uri=item["uri"], diagnostics=diagnostics))
+    log.warning("agent/diagnostics answer partly malformed; the rest is used: %.200r", raw)
+    return kept
+
+
 def _excerpt(raw: object) -> str:
     text = repr(raw)
     return text if len(text) <= 80 else text[:79] + "…"
@@ -69,6 +99,8 @@ class LspEditor:
 
     def __init__(self, server: TetherServer) -> None:
         self._server = server
+        self._diagnostics_refused = False
+        """The client answered ``agent/diagnostics`` with an error: not asked again."""
 
     async def _request(self, method: str, params: Any) -> Any:
         """Send a request and await its raw answer; an error answer raises
@@ -218,6 +250,23 @@ class LspEditor:
 
     def take_drift(self, run_id: str) -> Sequence[BufferDrift]:
         return self._server.buffers.take_drift(run_id)
+
+    # --- diagnostics -------------------------------------------------------------------
+    async def diagnostics(self, uris: Sequence[str] | None) -> Sequence[FileDiagnostics] | None:
+        """``agent/diagnostics``, asked only of a client that declared it; after an error
+        answer (MethodNotFound or any other) never again on this connection. A malformed
+        answer is no problems."""
+        if not self._server.client_tether.diagnostics or self._diagnostics_refused:
+            return None
+        params: dict[str, Any] = {} if uris is None else {"uris": list(uris)}
+        try:
+            raw = await self._request(AGENT_DIAGNOSTICS_METHOD, params)
+        except JsonRpcException as exc:
+            self._diagnostics_refused = True
+            message = " ".join(str(exc.message or exc).split())[:200]
+            log.warning("agent/diagnostics answered with an error (not asked again): %s", message)
+            return None
+        return diagnostics_answer(raw)
 
     # --- saving ------------------------------------------------------------------------
     async def save_documents(self, paths: Sequence[Path]) -> Sequence[Path]:

@@ -63,7 +63,7 @@ from ..session.writer import SessionLogWriter
 from ..tools.registry import ToolRegistry
 from ..workspace import Workspace, path_from_uri
 from .dispatch import clip
-from .documents import LineWorkspace
+from .documents import LineWorkspace, encoding_name
 from .editor import RAW_ANSWER_METHODS, LspEditor
 from .host import LspBuffers, NotifySink, ProgressSink
 from .plain import (
@@ -378,7 +378,8 @@ class TetherServer(LanguageServer):
                 roots.append(path)
         if not roots and self.workspace.root_path:
             roots.append(Path(self.workspace.root_path))
-        return Workspace(roots or [Path.cwd()], self.buffers)
+        encoding = encoding_name(self.workspace.position_encoding)
+        return Workspace(roots or [Path.cwd()], self.buffers, encoding)
 
     # --- runs ----------------------------------------------------------------------------
     async def start_progress(self, run: Run) -> None:

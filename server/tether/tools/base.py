@@ -15,6 +15,7 @@ from tether_protocol import Preview
 
 from ..errors import ToolError
 from ..host import Editor, FileEdit
+from ..problemwatch import ProblemWatcher
 from ..workspace import Workspace
 
 if TYPE_CHECKING:
@@ -81,6 +82,8 @@ class ToolContext:
     """Decides calls that need approval; None means every such call is denied."""
     journal: EditJournal | None = None
     """Logs every edit before it is sent (the session log); None: not logged."""
+    problems: ProblemWatcher | None = None
+    """The editor's problems (diagnostics); None when the editor cannot tell them."""
 
 
 @dataclass(frozen=True, slots=True)

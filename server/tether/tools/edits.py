@@ -23,6 +23,7 @@ from ..diskedit import has_bom
 from ..errors import ToolError
 from ..host import EditOutcome, FileEdit
 from ..pathlocks import path_lock
+from ..problemwatch import EditProblems
 from ..proposed import proposed_window, revised_text, window_text
 from ..textedit import (
     line_ending,
@@ -115,14 +116,18 @@ def _stats(edit: FileEdit) -> str:
     return f"+{added} -{removed} lines"
 
 
-async def _apply(ctx: ToolContext, edit: FileEdit, label: str) -> EditOutcome:
+async def _apply(
+    ctx: ToolContext, edit: FileEdit, label: str, problems: EditProblems
+) -> EditOutcome:
     """The one place edits are sent: logged first (a crash right after the editor applied
     it must not lose it for undo), then applied once — an edit the editor says it applied is
     never sent again (a late or differing buffer report reaches the run as a note, see
-    ``ReportsDrift``) — then its outcome logged."""
+    ``ReportsDrift``) — then its outcome logged. The file's problems are asked for just
+    before, to tell the model afterwards what the edit added or fixed."""
     if ctx.editor is None:
         raise ToolError("no editor to apply the change through")
     edit = replace(edit, run_id=ctx.run_id)
+    await problems.take_before(edit.uri)
     entry = None if ctx.journal is None else await ctx.journal.intended(edit)
     outcome = await ctx.editor.apply_edit(edit, label)
     if ctx.journal is not None and entry is not None:
@@ -136,6 +141,15 @@ def _failure(outcome: EditOutcome) -> str:
 
 def _noted(outcome: EditOutcome) -> str:
     return f" ({outcome.note})" if outcome.note else ""
+
+
+async def _with_problems(result: ToolResult, problems: EditProblems) -> ToolResult:
+    """``result`` plus what the applied edit added to or fixed in the editor's problems
+    (waited for outside the file's lock: other edits of it need not wait)."""
+    if not result.ok or not result.edits:
+        return result
+    note = await problems.note()
+    return replace(result, output=f"{result.output}\n{note}") if note else result
 
 
 def replaced_text(text: str, args: EditFileArgs, shown: str) -> tuple[str, int]:
@@ -211,15 +225,17 @@ class EditFile(Tool[EditFileArgs]):
 
     async def perform(self, args: EditFileArgs, proposal: Proposal, ctx: ToolContext) -> ToolResult:
         edit: FileEdit = proposal.payload[0]
+        problems = EditProblems(ctx.problems)
         async with path_lock(edit.path):  # edits of one file, one at a time
-            return await self._perform(args, proposal, ctx)
+            result = await self._perform(args, proposal, ctx, problems)
+        return await _with_problems(result, problems)
 
     async def _perform(
-        self, args: EditFileArgs, proposal: Proposal, ctx: ToolContext
+        self, args: EditFileArgs, proposal: Proposal, ctx: ToolContext, problems: EditProblems
     ) -> ToolResult:
         edit, count = proposal.payload
         shown = ctx.workspace.display(edit.path)
-        outcome = await _apply(ctx, edit, f"Tether: edit {shown}")
+        outcome = await _apply(ctx, edit, f"Tether: edit {shown}", problems)
         if not outcome.applied and outcome.stale:
             try:  # the user typed meanwhile: the same change, once, on the text as it is now
                 edit, count = await self._edit(args, ctx.workspace)
@@ -228,7 +244,7 @@ class EditFile(Tool[EditFileArgs]):
                     f"The edit was not applied: {shown} changed since you read it and the "
                     f"change no longer fits ({exc}). Read the file again."
                 )
-            outcome = await _apply(ctx, edit, f"Tether: edit {shown}")
+            outcome = await _apply(ctx, edit, f"Tether: edit {shown}", problems)
         if not outcome.applied:
             return ToolResult.failure(
                 f"The edit was not applied: {_failure(outcome)}. Nothing was changed; read "
@@ -293,15 +309,17 @@ class WriteFile(Tool[WriteFileArgs]):
         self, args: WriteFileArgs, proposal: Proposal, ctx: ToolContext
     ) -> ToolResult:
         edit: FileEdit = proposal.payload
+        problems = EditProblems(ctx.problems)
         async with path_lock(edit.path):  # edits of one file, one at a time
-            return await self._perform(args, proposal, ctx)
+            result = await self._perform(args, proposal, ctx, problems)
+        return await _with_problems(result, problems)
 
     async def _perform(
-        self, args: WriteFileArgs, proposal: Proposal, ctx: ToolContext
+        self, args: WriteFileArgs, proposal: Proposal, ctx: ToolContext, problems: EditProblems
     ) -> ToolResult:
         edit: FileEdit = proposal.payload
         shown = ctx.workspace.display(edit.path)
-        outcome = await _apply(ctx, edit, f"Tether: write {shown}")
+        outcome = await _apply(ctx, edit, f"Tether: write {shown}", problems)
         if not outcome.applied:  # no rebase: overwriting would throw away what the user typed
             hint = " It changed since you read it; read it again." if outcome.stale else ""
             return ToolResult.failure(f"{shown} was not written: {_failure(outcome)}.{hint}")
