@@ -1,6 +1,7 @@
 """A real Python language server (basedpyright, from PyPI) in Neovim beside Tether: the
 diagnostic it publishes after the agent's edit is what the plugin answers to
-``agent/diagnostics``."""
+``agent/diagnostics``, and the server puts it in the edit's tool result (what the model
+reads next)."""
 
 from __future__ import annotations
 
@@ -63,3 +64,6 @@ def test_a_real_language_servers_diagnostic_is_answered(nvim: Nvim) -> None:
     assert typo["source"] == "basedpyright" and typo["severity"] == 1
     assert typo["code"] == "reportUndefinedVariable"
     assert typo["message"] == published["message"]  # e.g. '"nme" is not defined'
+    # The server asked agent/diagnostics itself after the edit: the model reads the error.
+    [result] = [e for e in r["run"]["events"] if e["kind"] == "tool-result"]
+    assert f"src/app.py:2: error [basedpyright] {published['message']}" in result["output"]

@@ -152,8 +152,8 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   );
 
   // 11. A real language server: pyright (a test-only extension) reports the type error an
-  //     allowed edit introduces, in the Problems view; the edit's tool result carries it once
-  //     the server asks agent/diagnostics after edits (a server that offers the diagnostics tool).
+  //     allowed edit introduces, in the Problems view, and the server's agent/diagnostics
+  //     after the edit puts it in the edit's tool result.
   await open("typed.py", "return a + b");
   script(edit("typed.py", "return a + b", "return str(a + b)"));
   before = finishedRuns(userData);
@@ -166,21 +166,18 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   await problem.first().waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
   await bench.screenshot("pyright-problem");
   passed.push("a real pyright diagnostic of the agent's edit shows in the Problems view");
-  const serverAsks = /"tools": \[[^\]]*"diagnostics"/.test(serverLog(userData));
-  if (serverAsks) {
-    assert.ok(
-      transcript(userData).includes(PYRIGHT_ERROR),
-      "the edit's tool result lacks pyright's diagnostic",
-    );
-    assert.match(serverLog(userData), /Received request 'agent\/diagnostics/);
-    await page.locator(".part.panel .action-label", { hasText: /^Output/ }).click();
-    await bench.screenshot("pyright-in-tool-result");
-    passed.push("pyright's diagnostic reaches the model in the edit's tool result (agent/diagnostics)");
-  } else {
-    console.log(
-      "NOT CHECKED - pyright's diagnostic in the tool result: this server offers no diagnostics tool " +
-        "and does not ask agent/diagnostics after edits (issue 18's server side)",
-    );
-  }
+  assert.match(
+    serverLog(userData),
+    /"tools": \[[^\]]*"diagnostics"/,
+    "the server offers no diagnostics tool",
+  );
+  assert.ok(
+    transcript(userData).includes(PYRIGHT_ERROR),
+    "the edit's tool result lacks pyright's diagnostic",
+  );
+  assert.match(serverLog(userData), /Received request 'agent\/diagnostics/);
+  await page.locator(".part.panel .action-label", { hasText: /^Output/ }).click();
+  await bench.screenshot("pyright-in-tool-result");
+  passed.push("pyright's diagnostic reaches the model in the edit's tool result (agent/diagnostics)");
   return passed;
 }

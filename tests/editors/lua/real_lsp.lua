@@ -1,8 +1,16 @@
 -- A real language server (basedpyright) in Neovim beside Tether: the agent's edit brings a
--- real diagnostic into vim.diagnostic, and the plugin answers agent/diagnostics with it.
+-- real diagnostic into vim.diagnostic, the plugin answers agent/diagnostics with it, and the
+-- server puts it in the edit's tool result.
 -- Env: BASEDPYRIGHT (the `basedpyright-langserver` command). Runs behind lsp_proxy.py.
 local H = dofile(vim.env.HARNESS)
-H.setup({ settings = { autoApprove = { 'edit_file' } } })
+-- basedpyright's first analysis takes seconds here: give its problems time to settle.
+H.setup({
+  settings = {
+    autoApprove = { 'edit_file' },
+    diagnosticsSettleMs = 2000,
+    diagnosticsMaxWaitMs = 30000,
+  },
+})
 local ws = vim.env.WORKSPACE
 vim.cmd.edit(ws .. '/src/app.py')
 local app = vim.api.nvim_get_current_buf()
