@@ -55,6 +55,12 @@ class ApproveParams(WireModel):
     title: str
     arguments: dict[str, Any]
     preview: Preview
+    suggested_patterns: list[str] | None = None
+    """Rules the user may pick for "allow always", narrowest first, each one the server
+    would store for this call (it allows exactly what is shown or more): for ``bash`` the
+    exact command and e.g. ``pytest *``; for an edit the file and e.g. ``src/*.py``. A
+    client sends the picked one as ``rule.pattern`` with ``allow-always``. Absent when
+    "allow always" is not remembered (a sensitive path)."""
 
 
 class ApproveResult(WireModel):

@@ -34,6 +34,7 @@ from tether_protocol import CommandPreview, Decision, DiffPreview, Preview, Prop
 from .events import RunEvents
 from .host import ApprovalAnswer, ApprovalRequest, Editor
 from .rules.match import Judgement, judge
+from .rules.propose import suggest_patterns
 from .rules.store import RuleStore
 from .sandbox import Sandbox
 from .sensitive import reason_for_preview
@@ -196,7 +197,10 @@ class ApprovalGate:
             # The user decides; an ``ask`` rule is named as what made the question.
             decided_by = judged.rules if judged.outcome == "ask" else ()
             shown = title if floor is None else f"{title} — {floor}"
-            request = ApprovalRequest(self.events.run_id, call_id, tool, shown, arguments, preview)
+            offered = await self._offer(tool, preview, roots) if floor is None else ()
+            request = ApprovalRequest(
+                self.events.run_id, call_id, tool, shown, arguments, preview, offered
+            )
             verdict = await self._ask(request, roots, remember=floor is None)
         backend = verdict.sandbox.backend if verdict.sandbox is not None else None
         self.events.approval(call_id, verdict.decision, decided_by, sandbox=backend)
@@ -232,10 +236,17 @@ class ApprovalGate:
     ) -> Verdict:
         """Ask whether a call that failed in the sandbox may run outside it, showing why."""
         shown = f"{title} — outside the sandbox: in it, {reason}"
-        request = ApprovalRequest(self.events.run_id, call_id, tool, shown, arguments, preview)
+        offered = await self._offer(tool, preview, roots)
+        request = ApprovalRequest(
+            self.events.run_id, call_id, tool, shown, arguments, preview, offered
+        )
         verdict = await self._ask(request, roots, remember=True)
         self.events.approval(call_id, verdict.decision)
         return verdict
+
+    async def _offer(self, tool: str, preview: Preview, roots: Sequence[Path]) -> tuple[str, ...]:
+        """The allow-always rules the question offers (parsing a command: off the loop)."""
+        return tuple(await anyio.to_thread.run_sync(suggest_patterns, tool, preview, roots))
 
     async def _judge(self, tool: str, preview: Preview | None, roots: Sequence[Path]) -> Judgement:
         try:

@@ -164,6 +164,8 @@ class ApprovalRequest:
     title: str
     arguments: dict[str, Any]
     preview: Preview
+    suggested_patterns: tuple[str, ...] = ()
+    """Allow-always rules to offer, narrowest first (``rules.propose.suggest_patterns``)."""
 
 
 @dataclass(frozen=True, slots=True)

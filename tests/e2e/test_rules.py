@@ -126,6 +126,23 @@ async def test_the_sensitive_floor_asks_whatever_a_rule_allows(
     assert not (workspace / ".env").exists()
 
 
+async def test_each_question_offers_the_rules_the_server_would_store(
+    tmp_path: Path, workspace: Path
+) -> None:
+    edit = {"name": "write_file", "arguments": {"path": "src/new.py", "content": "x = 1\n"}}
+    secret = {"name": "write_file", "arguments": {"path": ".env", "content": "TOKEN=x\n"}}
+    calls = (bash("pytest -q tests"), bash("touch a && touch b"), edit, secret)
+    async with served(tmp_path, workspace, *calls) as editor:
+        offered: list[Any] = []
+        editor.approve = lambda params: (
+            offered.append(params.get("suggestedPatterns")) or {"decision": "deny"}
+        )
+        await editor.run(prompt="go", runId="r1")
+    # Narrowest first; a pipeline no one rule covers offers none; a sensitive path (never
+    # remembered) offers none.
+    assert offered == [["pytest -q tests", "pytest *"], None, ["src/new.py", "src/*.py"], None]
+
+
 async def test_a_picked_rule_from_an_answer_is_stored_in_its_scope(
     tmp_path: Path, workspace: Path
 ) -> None:

@@ -3,11 +3,13 @@ command, and only one the server would store (it allows the very command shown).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tether.rules.match import judge
-from tether.rules.propose import propose_command_pattern
-from tether_protocol import CommandPreview, Rule
+from tether.rules.propose import propose_command_pattern, suggest_patterns
+from tether_protocol import CommandPreview, DiffPreview, Rule
 
 
 @pytest.mark.parametrize(
@@ -58,3 +60,39 @@ def test_every_proposal_allows_the_command_it_was_made_for(command: str) -> None
     assert judge("bash", preview, [rule], []).outcome == "allow"
     other = CommandPreview(command=command + " > out.txt", cwd="/w")
     assert judge("bash", other, [rule], []).outcome != "allow"  # a redirection: still asked
+
+
+@pytest.mark.parametrize(
+    ("command", "offered"),
+    [
+        ("pytest -q tests", ["pytest -q tests", "pytest *"]),
+        ("git commit -m x", ["git commit -m x", "git commit *"]),
+        ("echo 'a b'", ["echo *"]),  # quotes: no exact pattern says it
+        ("rm -rf build", ["rm -rf build"]),  # never widened, exact only
+        ("ls | wc -l", []),
+    ],
+)
+def test_a_command_question_offers_the_exact_command_then_the_wider_rule(
+    command: str, offered: list[str]
+) -> None:
+    preview = CommandPreview(command=command, cwd="/w")
+    assert suggest_patterns("bash", preview, [Path("/w")]) == offered
+    for pattern in offered:
+        rule = Rule(tool="bash", pattern=pattern, decision="allow", scope="session")
+        assert judge("bash", preview, [rule], [Path("/w")]).outcome == "allow"
+
+
+@pytest.mark.parametrize(
+    ("uri", "offered"),
+    [
+        ("file:///w/src/app.py", ["src/app.py", "src/*.py"]),
+        ("file:///w/Makefile", ["Makefile"]),
+        ("file:///w/a[1].py", []),  # a name a glob cannot say
+        ("file:///elsewhere/a.py", []),  # outside the workspace
+    ],
+)
+def test_an_edit_question_offers_the_file_then_its_folders_files_of_its_kind(
+    uri: str, offered: list[str]
+) -> None:
+    preview = DiffPreview(uri=uri, diff="")
+    assert suggest_patterns("edit_file", preview, [Path("/w")]) == offered

@@ -129,6 +129,7 @@ export type AgentApproveParams = {
   title: string;
   arguments: { [key: string]: unknown };
   preview: DiffPreview | CommandPreview;
+  suggestedPatterns?: string[] | null;
 };
 
 export type AgentApproveResult = {

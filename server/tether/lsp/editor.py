@@ -133,6 +133,7 @@ class LspEditor:
             preview=in_encoding(
                 request.preview, encoding_name(self._server.workspace.position_encoding)
             ),
+            suggested_patterns=list(request.suggested_patterns) or None,
         )
         raw = await self._request(AGENT_APPROVE_METHOD, params.to_wire())
         try:

@@ -1,4 +1,8 @@
-"""The rule a client offers beside "allow always (this exact command)": ``pytest *``.
+"""The rules an approval offers for "allow always": the exact call and a wider one.
+
+``suggest_patterns`` is what the server sends in ``agent/approve`` (``suggestedPatterns``),
+so every client offers the same rules: for ``bash`` the exact command (its words) and
+``pytest *``; for an edit the file and its folder's files of its kind (``src/*.py``).
 
 Computed from the parsed command, never its text: one simple command, with no assignment,
 redirection or substitution, whose program (and subcommand, for the tools that have them:
@@ -9,12 +13,15 @@ would store it (it allows the very call shown).
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
+from collections.abc import Sequence
+from pathlib import Path
 
-from tether_protocol import CommandPreview, Rule
+from tether_protocol import CommandPreview, DiffPreview, Preview, Rule
 
-from .match import LAUNCHERS, judge
+from .match import COMMAND_TOOLS, LAUNCHERS, PATH_TOOLS, judge, relative_path
 from .shellparse import WILD, parse_command
 
 SUBCOMMANDS = frozenset(
@@ -61,3 +68,48 @@ def propose_command_pattern(command: str) -> str | None:
     if judge("bash", preview, [rule], []).outcome != "allow":
         return None
     return pattern
+
+
+PLAIN_WORD = re.compile(r"[\w./:=@%+,-]+")
+"""A word a pattern holds as it is (no quoting, expansion, glob or operator)."""
+GLOB_CHARS = re.compile(r"[*?\[\]{}!\\\s]")
+PLAIN_EXTENSION = re.compile(r"\.[\w-]+")
+
+
+def exact_command_pattern(command: str) -> str | None:
+    """The ``bash`` pattern allowing exactly ``command`` (its words, no ``*``), or None when
+    a pattern cannot say it (quotes, globs, operators, expansions, assignments)."""
+    words = command.split()
+    if not words or "=" in words[0] or not all(PLAIN_WORD.fullmatch(w) for w in words):
+        return None
+    return " ".join(words)
+
+
+def file_patterns(rel: str) -> list[str]:
+    """Edit patterns for a workspace-relative file: the file, then its folder's files of its
+    kind (``src/*.py``); none for a name a glob cannot say."""
+    if GLOB_CHARS.search(rel):
+        return []
+    folder, name = posixpath.split(rel)
+    ext = posixpath.splitext(name)[1]
+    if name.startswith(".") or not PLAIN_EXTENSION.fullmatch(ext or "-"):
+        return [rel]
+    return [rel, posixpath.join(folder, "*" + ext)]
+
+
+def suggest_patterns(tool: str, preview: Preview | None, roots: Sequence[Path]) -> list[str]:
+    """The allow patterns to offer for this call, narrowest first; each allows the call."""
+    if tool in COMMAND_TOOLS and isinstance(preview, CommandPreview):
+        found = [exact_command_pattern(preview.command), propose_command_pattern(preview.command)]
+        candidates = [p for p in found if p is not None]
+    elif tool in PATH_TOOLS and isinstance(preview, DiffPreview):
+        rel = relative_path(preview, roots)
+        candidates = [] if rel is None else file_patterns(rel)
+    else:
+        return []
+    offered: list[str] = []
+    for pattern in candidates:
+        rule = Rule(tool=tool, pattern=pattern, decision="allow", scope="session")
+        if pattern not in offered and judge(tool, preview, [rule], roots).outcome == "allow":
+            offered.append(pattern)
+    return offered
