@@ -165,6 +165,7 @@ describe("integration: the protocol layer against the real tether serve", functi
       "read_file",
       "list_files",
       "search",
+      "diagnostics",
       "edit_file",
       "write_file",
       "bash",
