@@ -10,7 +10,8 @@ from .conftest import Nvim, call, script
 
 APP = "def greet(name):\n    return 'hello ' + name\n"
 HINT = " Tether: Edit src/app.py   <leader>ta or :TetherApprove to decide "
-FOOTER = " a allow · A always (every file) · r always `src/*.py` · d deny · e edit · q deny "
+FOOTER = " a allow · A always `src/app.py` · r always `src/*.py` · d deny · e edit · q deny "
+"""The server's suggestedPatterns for the edit: `A` the file, `r` the folder's Python files."""
 GO = "<leader>ta"  # the default key of :TetherApprove: enters the approval's float
 EDIT = call("edit_file", path="src/app.py", old_text="'hello '", new_text="'hi '")
 
@@ -100,27 +101,61 @@ def test_float_deny_with_feedback_changes_nothing(nvim: Nvim) -> None:
     assert_nothing_left(r)
 
 
-def test_allow_always_asks_once_per_session(nvim: Nvim) -> None:
+def test_allow_always_of_a_write_allows_that_file_for_the_session(nvim: Nvim) -> None:
     workspace(nvim)
 
-    def write(content: str) -> dict[str, Any]:
-        return call("write_file", path="notes/a.txt", content=content)
+    def write(path: str, content: str) -> dict[str, Any]:
+        return call("write_file", path=path, content=content)
 
     r = nvim.run(
         "approve",
-        script({"toolCalls": [write("one\n")]}, {"toolCalls": [write("two\n")]}),
-        env(OPEN="README.md", KEYS=[GO + "A"]),
+        script(
+            {"toolCalls": [write("notes/a.txt", "one\n")]},
+            {"toolCalls": [write("notes/a.txt", "two\n")]},
+            {"toolCalls": [write("notes/b.txt", "three\n")]},
+        ),
+        env(OPEN="README.md", KEYS=[GO + "A", GO + "a"]),
     )
-    assert [(s["tool"], s["view"]) for s in r["shown"]] == [("write_file", "float")]
+    # asked for a.txt (A: the file, the narrowest rule the server offers), then for b.txt
+    assert [(s["tool"], s["view"]) for s in r["shown"]] == [("write_file", "float")] * 2
     assert r["shown"][0]["title"] == [[" Tether: Create notes/a.txt "]]
+    assert r["shown"][0]["footer"] == [
+        [" a allow · A always `notes/a.txt` · r always `notes/*.txt` · d deny · e edit · q deny "]
+    ]
     run = r["run"]
-    assert decisions(run) == ["allow-always", "auto"]
-    # sent as a rule covering every file, so :TetherRules shows it and can revoke it
-    [_, auto] = [e for e in run["events"] if e["kind"] == "approval"]
-    rule = {"tool": "write_file", "pattern": "**", "decision": "allow", "scope": "session"}
+    assert decisions(run) == ["allow-always", "auto", "allow"]
+    # sent as the file's rule, so :TetherRules shows it and can revoke it
+    [_, auto, _] = [e for e in run["events"] if e["kind"] == "approval"]
+    rule = {"tool": "write_file", "pattern": "notes/a.txt", "decision": "allow", "scope": "session"}
     assert auto["rules"] == [rule]
-    assert [e["ok"] for e in tool_results(run)] == [True, True], tool_results(run)
+    assert [e["ok"] for e in tool_results(run)] == [True, True, True], tool_results(run)
     assert (nvim.workspace / "notes" / "a.txt").read_text() == "two\n"
+    assert (nvim.workspace / "notes" / "b.txt").read_text() == "three\n"
+    assert_nothing_left(r)
+
+
+def test_allow_always_of_a_command_stores_the_exact_command(nvim: Nvim) -> None:
+    workspace(nvim)
+    once, other = call("bash", command="python3 -m platform"), call("bash", command="python3 -V")
+    r = nvim.run(
+        "approve",
+        script({"toolCalls": [once]}, {"toolCalls": [once]}, {"toolCalls": [other]}),
+        env(OPEN="README.md", KEYS=[GO + "A", GO + "a"]),
+    )
+    assert r["shown"][0]["footer"] == [
+        [
+            " a allow · A always (this exact command) · r always `python3 -m platform *` "
+            "· d deny · e edit · q deny "
+        ]
+    ]
+    run = r["run"]
+    assert decisions(run) == ["allow-always", "auto", "allow"]  # another command: asked
+    [_, auto, _] = [e for e in run["events"] if e["kind"] == "approval"]
+    pattern = "python3 -m platform"
+    assert auto["rules"] == [
+        {"tool": "bash", "pattern": pattern, "decision": "allow", "scope": "session"}
+    ]
+    assert [e["ok"] for e in tool_results(run)] == [True, True, True], tool_results(run)
     assert_nothing_left(r)
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
 
-from tether.rules.match import judge
-from tether_protocol import Preview, Rule
+from tether.rules.propose import suggest_patterns
+from tether_protocol import Preview
 
 from .conftest import Nvim, call, script
 
@@ -21,124 +22,118 @@ def outputs(run: dict[str, Any]) -> list[str]:
     return [e["output"] for e in run["events"] if e["kind"] == "tool-result"]
 
 
+PLATFORM = ("python3 -m platform", "python3 -m platform --terse", "python3 -m platform --nonaliased")
+"""Three calls of one module: the server's wider rule keeps the module (`python3 -m platform
+*`); a rule of the program alone (`python3 *`) would allow any Python."""
+
+
 def test_a_rule_allowed_always_covers_the_next_runs_until_revoked(nvim: Nvim) -> None:
     (nvim.workspace / "README.md").write_text("# demo\n")
     files = []
-    for n, word in enumerate(("one", "two", "three"), 1):
+    for n, command in enumerate(PLATFORM, 1):
         path = nvim.tmp_path / f"run-{n}.json"
-        path.write_text(json.dumps(script({"toolCalls": [call("bash", command=f"echo {word}")]})))
+        path.write_text(json.dumps(script({"toolCalls": [call("bash", command=command)]})))
         files.append(str(path))
-    r = nvim.run("rules", env={"SCRIPTS": json.dumps(files)})
+    r = nvim.run("rules", env={"SCRIPTS": json.dumps(files), "PATTERN": "python3 -m platform *"})
     first, second, third = r["runs"]
-    # run 1: the float offers the rule; `r` asks for the pattern with it filled in
+    # run 1: the float offers the server's wider rule; `r` asks for it, filled in
     assert [s["run"] for s in r["shown"]] == [1, 3]  # run 2 was not asked
-    assert "r always `echo *`" in r["shown"][0]["footer"]
+    assert r["shown"][0]["footer"] == (
+        " a allow · A always (this exact command) · r always `python3 -m platform *` · d deny "
+        "· e edit · q deny "
+    )
     assert r["inputs"][0] == "Tether: allow always (session rule) bash: "
-    assert r["input_defaults"][0] == "echo *"
-    assert decisions(first) == ["allow-always"] and "one" in outputs(first)[0]
-    # run 2 continues the editor session: `echo two` runs under the rule, unasked
+    assert r["input_defaults"][0] == "python3 -m platform *"
+    assert decisions(first) == ["allow-always"] and "Linux" in outputs(first)[0]
+    # run 2 continues the editor session: another call of the module runs under the rule
     session = first["result"]["sessionId"]
     assert second["params"]["sessionId"] == session
     [approval] = [e for e in second["events"] if e["kind"] == "approval"]
     assert approval["decision"] == "auto"
-    rule = {"tool": "bash", "pattern": "echo *", "decision": "allow", "scope": "session"}
+    rule = {"tool": "bash", "pattern": "python3 -m platform *", "decision": "allow"}
+    rule["scope"] = "session"
     assert approval["rules"] == [rule]
-    assert "two" in outputs(second)[0]
+    assert "Linux" in outputs(second)[0]
     # :TetherRules lists it first (the session's rules), then revoking it with x
     listed, after = r["listings"]
     assert listed["name"].endswith("tether://rules")
     assert listed["rules"][0] == rule
     assert listed["lines"][2].split() == [
-        *("session", "allow", "bash", "echo", "*"),
+        *("session", "allow", "bash", "python3", "-m", "platform", "*"),
         *("this", "editor", "session"),
     ]
     assert rule not in after["rules"]
-    assert all("echo *" not in line for line in after["lines"])
+    assert all("platform" not in line for line in after["lines"])
     # run 3, same session: asked again, allowed once
     assert third["params"]["sessionId"] == session
-    assert decisions(third) == ["allow"] and "three" in outputs(third)[0]
+    assert decisions(third) == ["allow"] and "Linux" in outputs(third)[0]
 
 
-def test_the_rule_offered_is_the_commands_leading_words_or_the_files_folder(
+def approval(ws: Path, tool: str, shown: dict[str, Any], offer: bool = True) -> dict[str, Any]:
+    """agent/approve params as the server sends them: with its suggestedPatterns (computed
+    by the server's own code) unless ``offer`` is False."""
+    params: dict[str, Any] = {
+        **{"runId": "r1", "callId": f"c-{tool}", "tool": tool, "title": tool},
+        **{"arguments": {}, "preview": shown},
+    }
+    if offer:
+        extra = {"diff": ""} if shown["kind"] == "diff" else {}
+        preview = TypeAdapter(Preview).validate_python({**shown, **extra})
+        params["suggestedPatterns"] = suggest_patterns(tool, preview, [ws])
+    return params
+
+
+def test_a_and_r_offer_the_servers_suggested_patterns_and_nothing_of_their_own(
     nvim: Nvim,
 ) -> None:
     ws = nvim.workspace
 
-    def bash(command: str) -> dict[str, Any]:
-        preview = {"kind": "command", "command": command, "cwd": str(ws)}
-        return {"tool": "bash", "preview": preview}
+    def bash(command: str, offer: bool = True) -> dict[str, Any]:
+        return approval(ws, "bash", {"kind": "command", "command": command, "cwd": str(ws)}, offer)
 
-    def edit(path: str, tool: str = "edit_file") -> dict[str, Any]:
-        return {"tool": tool, "preview": {"kind": "diff", "uri": (ws / path).as_uri()}}
+    def edit(path: str, offer: bool = True) -> dict[str, Any]:
+        diff = {"kind": "diff", "uri": (ws / path).as_uri(), "diff": "@@ -1 +1 @@\n-a\n+b\n"}
+        return approval(ws, "edit_file", diff, offer)
 
-    cases = {
-        "pytest *": bash("pytest -q tests/test_app.py"),
-        "git commit *": bash("git commit -m 'fix it'"),
-        "npm run *": bash("npm run test"),
-        "python3 *": bash("python3 -m unittest"),
-        "make *": bash("make"),
-        "src/*.py": edit("src/app.py"),
-        "*.md": edit("README.md", "write_file"),
-        "src/Makefile": edit("src/Makefile"),
-    }
-    none = [
-        bash("pytest && rm -rf build"),  # one rule cannot cover two commands
-        bash("pytest | tee out.txt"),
-        bash("echo $(whoami)"),
-        bash("pytest > out.txt"),
-        bash("./run-tests.sh"),  # a path, not a program name
-        bash("FOO=1 pytest"),
-        edit("../outside.py"),
-        edit("src/my file.py"),  # globs are separated by spaces
-        {"tool": "read_file", "preview": {"kind": "command", "command": "ls"}},
+    offered = [
+        bash("python -m pytest -q tests"),  # the module is kept: only the server says so
+        bash("git commit -m 'fix it'"),  # quoted: no exact pattern, only `git commit *`
+        edit("src/app.py"),
     ]
-    calls = [*cases.values(), *none]
-    r = nvim.run("suggest", env={"CALLS": json.dumps(calls)})
-    offered = r["offered"]
-    assert [o and o["pattern"] for o in offered[: len(cases)]] == list(cases)
-    assert [o["tool"] for o in offered[: len(cases)]] == [c["tool"] for c in cases.values()]
-    assert offered[len(cases) :] == [None] * len(none)
-    # each rule offered covers its call as the server judges it (else it would not be kept)
-    for pattern, params in cases.items():
-        shown = params["preview"]
-        extra = {"diff": ""} if shown["kind"] == "diff" else {}
-        preview = TypeAdapter(Preview).validate_python({**shown, **extra})
-        rule = Rule(tool=params["tool"], pattern=pattern, decision="allow", scope="session")
-        assert judge(params["tool"], preview, [rule], [ws]).outcome == "allow", pattern
-
-
-def test_allow_always_of_a_command_is_its_exact_rule_when_a_pattern_can_say_it(
-    nvim: Nvim,
-) -> None:
-    ws = nvim.workspace
-
-    def bash(command: str) -> dict[str, Any]:
-        return {"tool": "bash", "preview": {"kind": "command", "command": command, "cwd": str(ws)}}
-
-    exact = {
-        "pytest -q tests/test_app.py": bash("pytest  -q tests/test_app.py"),
-        "git log --oneline -n 3": bash("git log --oneline -n 3"),
-        "**": {"tool": "edit_file", "preview": {"kind": "diff", "uri": (ws / "a.py").as_uri()}},
-    }
-    bare = [  # a pattern would not say exactly this command: a bare allow-always instead
-        bash("ls *"),  # a last `*` in a pattern allows any arguments
-        bash("rm *.pyc"),
-        bash("git commit -m 'a b'"),
-        bash("echo $HOME"),
-        bash("make && make install"),
-        bash("A=1 make"),
+    assert [c["suggestedPatterns"] for c in offered] == [
+        ["python -m pytest -q tests", "python -m pytest *"],
+        ["git commit *"],
+        ["src/app.py", "src/*.py"],
     ]
-    r = nvim.run("suggest", env={"CALLS": json.dumps([*exact.values(), *bare]), "EXACT": "1"})
-    offered = r["offered"]
-    assert [o and o["pattern"] for o in offered[: len(exact)]] == list(exact)
-    assert offered[len(exact) :] == [None] * len(bare)
-    for pattern, params in exact.items():  # the server keeps each: it covers the call
-        shown = params["preview"]
-        extra = {"diff": ""} if shown["kind"] == "diff" else {}
-        preview = TypeAdapter(Preview).validate_python({**shown, **extra})
-        rule = Rule(tool=params["tool"], pattern=pattern, decision="allow", scope="session")
-        assert judge(params["tool"], preview, [rule], [ws]).outcome == "allow", pattern
-    # and it allows nothing more: other arguments are asked
-    more = TypeAdapter(Preview).validate_python({**bash("pytest -q tests/other.py")["preview"]})
-    rule = Rule(tool="bash", pattern="pytest -q tests/test_app.py", decision="allow")
-    assert judge("bash", more, [rule], [ws]).outcome == "none"
+    none = [bash("pytest -q", offer=False), edit("src/app.py", offer=False)]
+
+    always = nvim.run("suggest", env={"CALLS": json.dumps([*offered, *none]), "KEY": "A"})
+    footers = [o["footer"] for o in always["offered"]]
+    assert footers == [
+        " a allow · A always (this exact command) · r always `python -m pytest *` · d deny "
+        "· e edit · q deny ",
+        " a allow · A always `git commit *` · d deny · e edit · q deny ",
+        " a allow · A always `src/app.py` · r always `src/*.py` · d deny · q deny ",
+        # the server offered nothing: nothing computed here, `A` as it always was
+        " a allow · A always (this exact command) · d deny · e edit · q deny ",
+        " a allow · A always (every file) · d deny · q deny ",
+    ]
+    # `A`: the narrowest suggestion as a session rule; a bare allow-always without one
+    answers = [o["answer"] for o in always["offered"]]
+    rules = [(a.get("rule") or {}).get("pattern") for a in answers]
+    assert rules == ["python -m pytest -q tests", "git commit *", "src/app.py", None, None]
+    assert all(a["decision"] == "allow-always" for a in answers)
+    assert answers[0]["rule"] == {
+        **{"tool": "bash", "pattern": "python -m pytest -q tests"},
+        **{"decision": "allow", "scope": "session"},
+    }
+
+    # `r`: the widest suggestion (the only one, when one) offered to accept or change
+    wider = nvim.run("suggest", env={"CALLS": json.dumps(offered), "KEY": "r"})
+    assert wider["input_defaults"] == ["python -m pytest *", "git commit *", "src/*.py"]
+    picked = [o["answer"]["rule"] for o in wider["offered"]]
+    assert [(r["tool"], r["pattern"], r["scope"]) for r in picked] == [
+        ("bash", "python -m pytest *", "session"),
+        ("bash", "git commit *", "session"),
+        ("edit_file", "src/*.py", "session"),
+    ]

@@ -1,6 +1,7 @@
 -- "Allow always" with a rule (`r` in the approval's float, typed with nvim_input), the rule
 -- applying to the next :Tether of the editor session, :TetherRules listing it, `x` revoking
--- it, and the next run asking again. Env: SCRIPTS (JSON: the script file of each run).
+-- it, and the next run asking again. Env: SCRIPTS (JSON: the script file of each run),
+-- PATTERN (the rule to revoke).
 local H = dofile(vim.env.HARNESS)
 local scripts = vim.json.decode(vim.env.SCRIPTS)
 H.setup({ settings = { script = scripts[1] } })
@@ -35,9 +36,9 @@ H.on('TetherRules', function()
     rules = require('tether.rules').listed(),
   }
   table.insert(H.result.listings, listing)
-  if #H.result.listings == 1 then -- revoke the `echo *` rule: its line, then x
+  if #H.result.listings == 1 then -- revoke the rule: its line, then x
     for row, line in ipairs(listing.lines) do
-      if line:find('echo *', 1, true) then
+      if line:find(vim.env.PATTERN, 1, true) then
         H.input(row .. 'Gx')
         return
       end

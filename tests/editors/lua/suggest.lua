@@ -1,15 +1,35 @@
--- The rule "allow always with a rule" (`r`) offers, for each call in CALLS (JSON: agent/approve
--- params), with the workspace as the root; with EXACT=1 the rule of a plain "allow always" (`A`).
+-- What an approval offers for "allow always", and what `A` and `r` send, for each call in
+-- CALLS (JSON: agent/approve params, with or without the server's `suggestedPatterns`),
+-- shown through the plugin's own approval queue (no server: the params are the input).
+-- KEY (`A` or `r`) is typed with nvim_input in the float; `r` accepts the offered default.
 local H = dofile(vim.env.HARNESS)
-local rules = require('tether.rules')
+local approve = require('tether.approve')
+local calls = vim.json.decode(vim.env.CALLS)
 H.result.offered = {}
-for _, params in ipairs(vim.json.decode(vim.env.CALLS)) do
-  local offered
-  if vim.env.EXACT == '1' then
-    offered = rules.exact(params)
-  else
-    offered = rules.suggest(params, vim.env.WORKSPACE)
+
+local function ask(n)
+  local params = calls[n]
+  if not params then
+    return H.finish('done')
   end
-  table.insert(H.result.offered, offered or vim.NIL)
+  H.input_answers = { '<default>' }
+  local seen = {}
+  table.insert(H.result.offered, seen)
+  approve.ask(params, function(answer)
+    seen.answer = answer
+    H.later(function()
+      ask(n + 1)
+    end)
+  end)
 end
-H.finish('done')
+
+H.on('TetherApprove', function(data)
+  local seen = H.result.offered[#H.result.offered]
+  seen.footer = vim.api.nvim_win_get_config(data.view.win).footer[1][1]
+  H.later(function()
+    approve.focus()
+    H.input(vim.env.KEY)
+  end, 10)
+end)
+
+ask(1)

@@ -18,7 +18,6 @@ local preview = require('tether.preview')
 ---@field client_id? integer
 ---@field request_id? integer|string the id of the agent/approve request, when known
 ---@field edit_buf? integer the edit-before-allow buffer
----@field rule? { tool: string, pattern: string }|false the rule offered (false: none)
 
 ---@type tether.Approval[]
 local queue = {}
@@ -44,16 +43,43 @@ local function keys()
   return require('tether').config.approve_keys
 end
 
---- The rule "allow always" may store for a request (computed once, when first shown).
----@param req tether.Approval
----@return { tool: string, pattern: string }?
-local function offered_rule(req)
-  if req.rule == nil then
-    local client = req.client_id and vim.lsp.get_client_by_id(req.client_id)
-    local root = client and client.root_dir or require('tether').root(0)
-    req.rule = require('tether.rules').suggest(req.params, root) or false
+--- The rules the server offers for "allow always" (`suggestedPatterns`, narrowest first,
+--- each one it would store for this call): `A` stores the narrowest, `r` offers the widest
+--- when there are two. The plugin computes none itself: without them `A` is a bare
+--- `allow-always` and `r` offers nothing to accept.
+---@param params table agent/approve params
+---@return string? narrow
+---@return string? wide
+local function offered(params)
+  local list = type(params.suggestedPatterns) == 'table' and params.suggestedPatterns or {}
+  local patterns = vim.tbl_filter(function(p)
+    return type(p) == 'string' and p:match('%S') ~= nil
+  end, list)
+  return patterns[1], #patterns > 1 and patterns[#patterns] or nil
+end
+
+--- Whether a pattern is the command shown, word for word (the footer then says so).
+---@param pattern string
+---@param params table
+---@return boolean
+local function is_exact_command(pattern, params)
+  local shown = type(params.preview) == 'table' and params.preview or {}
+  if shown.kind ~= 'command' or type(shown.command) ~= 'string' then
+    return false
   end
-  return req.rule or nil
+  return table.concat(vim.split(vim.trim(shown.command), '%s+'), ' ') == pattern
+end
+
+--- What `A` says it allows always.
+---@param params table
+---@return string
+local function always_label(params)
+  local narrow = offered(params)
+  local command = type(params.preview) == 'table' and params.preview.kind == 'command'
+  if narrow and not is_exact_command(narrow, params) then
+    return string.format(' always `%s`', narrow)
+  end
+  return command and ' always (this exact command)' or ' always (every file)'
 end
 
 ---@param req tether.Approval
@@ -61,14 +87,10 @@ end
 local function hint(req)
   local params = req.params
   local k = keys()
-  local command = type(params.preview) == 'table' and params.preview.kind == 'command'
-  local parts = {
-    k.allow .. ' allow',
-    k.allow_always .. (command and ' always (this exact command)' or ' always (every file)'),
-  }
-  local rule = offered_rule(req)
-  if rule and k.allow_rule then
-    table.insert(parts, string.format('%s always `%s`', k.allow_rule, rule.pattern))
+  local parts = { k.allow .. ' allow', k.allow_always .. always_label(params) }
+  local _, wide = offered(params)
+  if wide and k.allow_rule then
+    table.insert(parts, string.format('%s always `%s`', k.allow_rule, wide))
   end
   table.insert(parts, k.deny .. ' deny')
   if editable(params) then
@@ -363,26 +385,27 @@ function M.decide(answer)
   next_request()
 end
 
---- Allow always for the editor session: with the exact rule of the call when a pattern can
---- say it (listed by `:TetherRules`, revocable), else a bare `allow-always`.
+--- Allow always for the editor session: with the narrowest rule the server offers (the
+--- exact command, the file), listed by `:TetherRules` and revocable; without one a bare
+--- `allow-always` (the server keeps the exact command, or the tool, for the session).
 function M.allow_always()
   local req = current
   if not req then
     return
   end
-  local exact = require('tether.rules').exact(req.params)
+  local narrow = offered(req.params)
   local answer = { decision = 'allow-always' }
-  if exact then
-    answer.rule =
-      { tool = exact.tool, pattern = exact.pattern, decision = 'allow', scope = 'session' }
+  if narrow then
+    answer.rule = { tool = req.params.tool, pattern = narrow, decision = 'allow', scope = 'session' }
   end
   M.decide(answer)
 end
 
---- Allow always with a rule: `vim.ui.input` offers the rule's pattern (`pytest *`,
---- `src/*.py`) to confirm or change; the answer carries it as `rule` with `allow-always`.
---- The server stores it (in the editor session, or `rule_scope`) only if it covers the call
---- shown; otherwise the call is allowed once. Cancelled or empty: the approval still waits.
+--- Allow always with a rule: `vim.ui.input` offers the server's widest rule (`pytest *`,
+--- `src/*.py`; else its only one) to confirm or change; the answer carries it as `rule`
+--- with `allow-always`. The server stores it (in the editor session, or `rule_scope`) only
+--- if it covers the call shown; otherwise the call is allowed once. Cancelled or empty:
+--- the approval still waits.
 function M.allow_rule()
   local req = current
   if not req or req.edit_buf then
@@ -392,10 +415,10 @@ function M.allow_rule()
   if tool ~= 'bash' and tool ~= 'edit_file' and tool ~= 'write_file' then
     return vim.notify('Tether: rules exist for bash, edit_file and write_file', vim.log.levels.WARN)
   end
-  local offered = offered_rule(req)
+  local narrow, wide = offered(req.params)
   local scope = require('tether.rules').scope()
   local prompt = string.format('Tether: allow always (%s rule) %s: ', scope, tool)
-  vim.ui.input({ prompt = prompt, default = offered and offered.pattern or '' }, function(pattern)
+  vim.ui.input({ prompt = prompt, default = wide or narrow or '' }, function(pattern)
     if current ~= req or not pattern or not pattern:match('%S') then
       return
     end
