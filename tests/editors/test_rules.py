@@ -107,11 +107,13 @@ def test_a_and_r_offer_the_servers_suggested_patterns_and_nothing_of_their_own(
     offered = [
         bash("python -m pytest -q tests"),  # the module is kept: only the server says so
         bash("git commit -m 'fix it'"),  # quoted: no exact pattern, only `git commit *`
+        bash("rm -rf build"),  # never widened: only the exact command
         edit("src/app.py"),
     ]
     assert [c["suggestedPatterns"] for c in offered] == [
         ["python -m pytest -q tests", "python -m pytest *"],
         ["git commit *"],
+        ["rm -rf build"],
         ["src/app.py", "src/*.py"],
     ]
     none = [bash("pytest -q", offer=False), edit("src/app.py", offer=False)]
@@ -121,16 +123,20 @@ def test_a_and_r_offer_the_servers_suggested_patterns_and_nothing_of_their_own(
     assert footers == [
         " a allow · A always (this exact command) · r always `python -m pytest *` · d deny "
         "· e edit · q deny ",
-        " a allow · A always `git commit *` · d deny · e edit · q deny ",
+        # only a wider rule offered: `A` stays this exact command (bare), `r` offers it
+        " a allow · A always (this exact command) · r always `git commit *` · d deny "
+        "· e edit · q deny ",
+        " a allow · A always (this exact command) · d deny · e edit · q deny ",
         " a allow · A always `src/app.py` · r always `src/*.py` · d deny · q deny ",
         # the server offered nothing: nothing computed here, `A` as it always was
         " a allow · A always (this exact command) · d deny · e edit · q deny ",
         " a allow · A always (every file) · d deny · q deny ",
     ]
-    # `A`: the narrowest suggestion as a session rule; a bare allow-always without one
+    # `A`: the exact suggestion (the command's words, the file) as a session rule; a bare
+    # allow-always without one
     answers = [o["answer"] for o in always["offered"]]
     rules = [(a.get("rule") or {}).get("pattern") for a in answers]
-    assert rules == ["python -m pytest -q tests", "git commit *", "src/app.py", None, None]
+    assert rules == ["python -m pytest -q tests", None, "rm -rf build", "src/app.py", None, None]
     assert all(a["decision"] == "allow-always" for a in answers)
     assert answers[0]["rule"] == {
         "tool": "bash",
@@ -139,12 +145,14 @@ def test_a_and_r_offer_the_servers_suggested_patterns_and_nothing_of_their_own(
         "scope": "session",
     }
 
-    # `r`: the widest suggestion (the only one, when one) offered to accept or change
+    # `r`: the wider suggestion offered to accept or change
     wider = nvim.run("suggest", env={"CALLS": json.dumps(offered), "KEY": "r"})
-    assert wider["input_defaults"] == ["python -m pytest *", "git commit *", "src/*.py"]
+    defaults = ["python -m pytest *", "git commit *", "rm -rf build", "src/*.py"]
+    assert wider["input_defaults"] == defaults
     picked = [o["answer"]["rule"] for o in wider["offered"]]
     assert [(r["tool"], r["pattern"], r["scope"]) for r in picked] == [
         ("bash", "python -m pytest *", "session"),
         ("bash", "git commit *", "session"),
+        ("bash", "rm -rf build", "session"),
         ("edit_file", "src/*.py", "session"),
     ]

@@ -43,43 +43,44 @@ local function keys()
   return require('tether').config.approve_keys
 end
 
+--- Whether a pattern is the command shown, word for word.
+---@param pattern string
+---@param shown table the preview
+---@return boolean
+local function is_exact_command(pattern, shown)
+  return table.concat(vim.split(vim.trim(shown.command), '%s+'), ' ') == pattern
+end
+
 --- The rules the server offers for "allow always" (`suggestedPatterns`, narrowest first,
---- each one it would store for this call): `A` stores the narrowest, `r` offers the widest
---- when there are two. The plugin computes none itself: without them `A` is a bare
---- `allow-always` and `r` offers nothing to accept.
+--- each one it would store for this call): `exact` for `A` (the command word for word, or
+--- the file), `wide` for `r` (`pytest *`, `src/*.py`). The plugin computes none itself:
+--- without them `A` is a bare `allow-always` and `r` offers nothing to accept.
 ---@param params table agent/approve params
----@return string? narrow
+---@return string? exact
 ---@return string? wide
 local function offered(params)
   local list = type(params.suggestedPatterns) == 'table' and params.suggestedPatterns or {}
   local patterns = vim.tbl_filter(function(p)
     return type(p) == 'string' and p:match('%S') ~= nil
   end, list)
-  return patterns[1], #patterns > 1 and patterns[#patterns] or nil
-end
-
---- Whether a pattern is the command shown, word for word (the footer then says so).
----@param pattern string
----@param params table
----@return boolean
-local function is_exact_command(pattern, params)
   local shown = type(params.preview) == 'table' and params.preview or {}
-  if shown.kind ~= 'command' or type(shown.command) ~= 'string' then
-    return false
+  local exact = patterns[1]
+  if exact and shown.kind == 'command' then -- `git commit *` alone: no exact one offered
+    exact = type(shown.command) == 'string' and is_exact_command(exact, shown) and exact or nil
   end
-  return table.concat(vim.split(vim.trim(shown.command), '%s+'), ' ') == pattern
+  local wide = patterns[#patterns]
+  return exact, wide ~= exact and wide or nil
 end
 
 --- What `A` says it allows always.
 ---@param params table
 ---@return string
 local function always_label(params)
-  local narrow = offered(params)
-  local command = type(params.preview) == 'table' and params.preview.kind == 'command'
-  if narrow and not is_exact_command(narrow, params) then
-    return string.format(' always `%s`', narrow)
+  if type(params.preview) == 'table' and params.preview.kind == 'command' then
+    return ' always (this exact command)'
   end
-  return command and ' always (this exact command)' or ' always (every file)'
+  local exact = offered(params)
+  return exact and string.format(' always `%s`', exact) or ' always (every file)'
 end
 
 ---@param req tether.Approval
@@ -385,24 +386,24 @@ function M.decide(answer)
   next_request()
 end
 
---- Allow always for the editor session: with the narrowest rule the server offers (the
---- exact command, the file), listed by `:TetherRules` and revocable; without one a bare
+--- Allow always for the editor session: with the exact rule the server offers (the
+--- command's words, the file), listed by `:TetherRules` and revocable; without one a bare
 --- `allow-always` (the server keeps the exact command, or the tool, for the session).
 function M.allow_always()
   local req = current
   if not req then
     return
   end
-  local narrow = offered(req.params)
+  local exact = offered(req.params)
   local answer = { decision = 'allow-always' }
-  if narrow then
-    answer.rule = { tool = req.params.tool, pattern = narrow, decision = 'allow', scope = 'session' }
+  if exact then
+    answer.rule = { tool = req.params.tool, pattern = exact, decision = 'allow', scope = 'session' }
   end
   M.decide(answer)
 end
 
---- Allow always with a rule: `vim.ui.input` offers the server's widest rule (`pytest *`,
---- `src/*.py`; else its only one) to confirm or change; the answer carries it as `rule`
+--- Allow always with a rule: `vim.ui.input` offers the server's wider rule (`pytest *`,
+--- `src/*.py`; else its exact one) to confirm or change; the answer carries it as `rule`
 --- with `allow-always`. The server stores it (in the editor session, or `rule_scope`) only
 --- if it covers the call shown; otherwise the call is allowed once. Cancelled or empty:
 --- the approval still waits.
@@ -415,10 +416,10 @@ function M.allow_rule()
   if tool ~= 'bash' and tool ~= 'edit_file' and tool ~= 'write_file' then
     return vim.notify('Tether: rules exist for bash, edit_file and write_file', vim.log.levels.WARN)
   end
-  local narrow, wide = offered(req.params)
+  local exact, wide = offered(req.params)
   local scope = require('tether.rules').scope()
   local prompt = string.format('Tether: allow always (%s rule) %s: ', scope, tool)
-  vim.ui.input({ prompt = prompt, default = wide or narrow or '' }, function(pattern)
+  vim.ui.input({ prompt = prompt, default = wide or exact or '' }, function(pattern)
     if current ~= req or not pattern or not pattern:match('%S') then
       return
     end
