@@ -184,36 +184,76 @@ def test_a_spinner_turns_while_the_model_thinks_and_goes_when_it_answers() -> No
     assert "thinking" not in plain.getvalue()  # no spinner in a pipe or a log
 
 
-async def test_a_command_offers_its_rule_and_picking_it_answers_with_the_rule() -> None:
-    params = {**COMMAND_PARAMS, "preview": {"kind": "command", "command": "pytest -q", "cwd": "/w"}}
+def command(line: str, *suggested: str) -> dict[str, Any]:
+    """agent/approve params of a command, with the rules the server offers for it."""
+    preview = {"kind": "command", "command": line, "cwd": "/w"}
+    return {**COMMAND_PARAMS, "preview": preview, "suggestedPatterns": list(suggested) or None}
+
+
+async def answered(params: dict[str, Any], *replies: str) -> tuple[list[str], dict[str, Any]]:
+    """The prompts shown and the answer sent when the user types ``replies``."""
     asked: list[str] = []
-    out = io.StringIO()
+    typed = iter(replies)
 
     def ask(prompt: str) -> str:
         asked.append(prompt)
-        return "p"
+        return next(typed)
 
-    answer = await TerminalApprover(yes=False, out=out, ask=ask, color=False)(params)
-    assert "[A] always this exact command" in asked[0]
-    assert "[p] always `pytest *` in this project" in asked[0]
-    assert answer == {
+    answer = await TerminalApprover(yes=False, out=io.StringIO(), ask=ask, color=False)(params)
+    return asked, answer
+
+
+async def test_a_command_offers_the_servers_rules_and_sends_the_one_picked() -> None:
+    params = command("python -m pytest -q", "python -m pytest -q", "python -m pytest *")
+    asked, wide = await answered(params, "p")
+    assert asked == [
+        "[a] allow  [A] always this exact command  "
+        "[p] always `python -m pytest *` in this project  [d] deny > "
+    ]
+    assert wide == {
         "decision": "allow-always",
-        "rule": {"pattern": "pytest *", "scope": "project"},
+        "rule": {"pattern": "python -m pytest *", "scope": "project"},
+    }
+    _, exact = await answered(params, "A")  # the exact command, as a rule of this session
+    assert exact == {
+        "decision": "allow-always",
+        "rule": {"pattern": "python -m pytest -q", "scope": "session"},
     }
 
 
-async def test_no_rule_is_offered_for_a_command_only_exact_allows() -> None:
-    params = {**COMMAND_PARAMS, "preview": {"kind": "command", "command": "rm -rf x", "cwd": "/w"}}
-    asked: list[str] = []
-    replies = iter(["p", "A"])  # `p` offers nothing here: asked again
+async def test_a_lone_wider_rule_is_offered_by_p_and_A_stays_this_exact_command() -> None:
+    asked, answer = await answered(command("git commit -m 'a b'", "git commit *"), "A")
+    assert "[p] always `git commit *` in this project" in asked[0]
+    assert answer == {"decision": "allow-always"}  # the server keeps this exact command
 
-    def ask(prompt: str) -> str:
-        asked.append(prompt)
-        return next(replies)
 
-    answer = await TerminalApprover(yes=False, out=io.StringIO(), ask=ask, color=False)(params)
-    assert "[p]" not in asked[0] and len(asked) == 2
+async def test_no_rule_is_offered_when_the_server_offers_none() -> None:
+    # `pytest -q` would widen to `pytest *`, but only the server proposes rules now
+    asked, answer = await answered(command("pytest -q"), "p", "A")
+    assert "[p]" not in asked[0] and len(asked) == 2  # `p` offers nothing here: asked again
     assert answer == {"decision": "allow-always"}  # this exact command, as before
+    asked, answer = await answered(command("rm -rf x", "rm -rf x"), "p", "A")
+    assert "[p]" not in asked[0] and len(asked) == 2  # only the exact rule offered
+    assert answer == {
+        "decision": "allow-always",
+        "rule": {"pattern": "rm -rf x", "scope": "session"},
+    }
+
+
+async def test_an_edit_offers_the_file_and_its_folders_rule_from_the_server() -> None:
+    params = {**DIFF_PARAMS, "suggestedPatterns": ["src/a.py", "src/*.py"]}
+    asked, folder = await answered(params, "p")
+    assert asked == [
+        "[a] allow  [A] always `src/a.py`  [p] always `src/*.py` in this project  [d] deny > "
+    ]
+    assert folder == {
+        "decision": "allow-always",
+        "rule": {"pattern": "src/*.py", "scope": "project"},
+    }
+    _, file = await answered(params, "A")
+    assert file == {"decision": "allow-always", "rule": {"pattern": "src/a.py", "scope": "session"}}
+    asked, bare = await answered(DIFF_PARAMS, "A")  # none offered (a sensitive path)
+    assert asked == [PROMPT] and bare == {"decision": "allow-always"}
 
 
 async def test_a_held_server_stderr_is_relayed_before_its_exit_is_reported(

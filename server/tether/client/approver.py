@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio.to_thread
@@ -15,25 +16,48 @@ from .render import styled_terminal
 from .terminal import TextOut, read_line
 
 PROMPT = "[a] allow  [A] allow always  [d] deny > "
-"""The question for an edit ("always": that tool, for this session)."""
+"""The question for an edit the server offers no rule for ("always": that tool, for this
+session)."""
 ASKED = "[d] deny > "
 """How every question ends (a command's offers more choices before it)."""
 
 
+@dataclass(frozen=True)
+class Offer:
+    """The allow-always rules the server offered (``suggestedPatterns``), as the prompt
+    uses them: ``exact`` for ``[A]`` (the command's words, or the file), ``wide`` for ``[p]``
+    (``pytest *``, ``src/*.py``). The client computes none itself."""
+
+    exact: str | None = None
+    wide: str | None = None
+
+
+def offer_of(params: ApproveParams) -> Offer:
+    """Split the server's suggestions (narrowest first) into the exact and the wider rule."""
+    patterns = [p for p in params.suggested_patterns or [] if p.strip()]
+    if not patterns:
+        return Offer()
+    exact: str | None = patterns[0]
+    preview = params.preview
+    if isinstance(preview, CommandPreview) and exact != " ".join(preview.command.split()):
+        exact = None  # only a wider rule (`git commit *` for a quoted command): [p] offers it
+    wide = patterns[-1] if patterns[-1] != exact else None
+    return Offer(exact, wide)
+
+
 def command_prompt(pattern: str | None) -> str:
-    """The question for a command: always this exact command, or by the proposed rule."""
+    """The question for a command: always this exact command, or by the offered rule."""
     offer = f"  [p] always `{pattern}` in this project" if pattern else ""
     return f"[a] allow  [A] always this exact command{offer}  {ASKED}"
 
 
-def proposed_pattern(preview: CommandPreview) -> str | None:
-    """The ``bash`` rule to offer for the command (None when only the exact one is safe)."""
-    from ..rules.propose import propose_command_pattern  # bashlex: only when asked
-
-    try:
-        return propose_command_pattern(preview.command)
-    except Exception:  # a proposal is a convenience: without one, the question still stands
-        return None
+def edit_prompt(offer: Offer) -> str:
+    """The question for an edit: always this file (this session), or the offered folder
+    rule in this project; the bare one when the server offered none."""
+    if offer.exact is None:
+        return PROMPT
+    wide = f"  [p] always `{offer.wide}` in this project" if offer.wide else ""
+    return f"[a] allow  [A] always `{offer.exact}`{wide}  {ASKED}"
 
 
 def colour_diff(diff: str, color: bool) -> str:
@@ -130,12 +154,11 @@ class TerminalApprover:
         if self._ask is None and not sys.stdin.isatty():
             self.out.write("  → denied (no terminal to ask; use --yes to allow)\n")
             return {"decision": "deny", "feedback": "no one was there to approve it"}
-        pattern: str | None = None
-        prompt = PROMPT
+        offer = offer_of(params)
         if isinstance(params.preview, CommandPreview):
-            # bashlex's first import builds its tables (~60 ms): not on the event loop.
-            pattern = await anyio.to_thread.run_sync(proposed_pattern, params.preview)
-            prompt = command_prompt(pattern)
+            prompt = command_prompt(offer.wide)
+        else:
+            prompt = edit_prompt(offer)
         while True:
             answer = await self._read(prompt)
             if answer is None:
@@ -143,11 +166,18 @@ class TerminalApprover:
             if answer == "a":
                 return {"decision": "allow"}
             if answer == "A":
-                return {"decision": "allow-always"}
-            if answer == "p" and pattern is not None:
-                self.out.write(f"  → always allowed in this project: {params.tool} `{pattern}`\n")
+                if offer.exact is None:
+                    return {"decision": "allow-always"}
+                return {
+                    "decision": "allow-always",
+                    "rule": {"pattern": offer.exact, "scope": "session"},
+                }
+            if answer == "p" and offer.wide is not None:
+                self.out.write(
+                    f"  → always allowed in this project: {params.tool} `{offer.wide}`\n"
+                )
                 self.out.flush()
-                rule = {"pattern": pattern, "scope": "project"}
+                rule = {"pattern": offer.wide, "scope": "project"}
                 return {"decision": "allow-always", "rule": rule}
             if answer == "d":
                 feedback = await self._read("why (optional) > ")
