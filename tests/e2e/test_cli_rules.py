@@ -111,3 +111,33 @@ def test_always_allowing_the_proposed_rule_stores_it_for_later_runs(tmp_path: Pa
     assert "denied" not in out.stdout
     assert "  approval: auto (project rule `touch *`)\n" in out.stdout
     assert_nothing_left(env)
+
+
+def test_an_edits_folder_rule_offered_by_the_server_is_stored_for_later_runs(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "src").mkdir()
+    for name in ("a", "b", "c"):
+        (tmp_path / "src" / f"{name}.py").write_text("X = 1\n")
+
+    def edit(name: str) -> dict[str, Any]:
+        arguments = {"path": f"src/{name}.py", "old_text": "X = 1", "new_text": "X = 2"}
+        return {"toolCalls": [{"name": "edit_file", "arguments": arguments}]}
+
+    env = scripted(tmp_path, {"turns": [edit("a"), edit("b"), {"text": "edited"}]})
+    term = Terminal(["run", "edit two files"], env, tmp_path)
+    term.expect("[A] always `src/a.py`  [p] always `src/*.py` in this project")
+    term.send("p\r")
+    assert term.wait(timeout=60) == 0, term.text
+    assert term.text.count("[p] always") == 1  # b.py was edited under the new rule, unasked
+    assert "approval: auto (project rule `src/*.py`)" in term.text
+    rule = {"tool": "edit_file", "pattern": "src/*.py", "decision": "allow", "scope": "project"}
+    assert stored(tmp_path, env) == [rule]
+
+    later = scripted(tmp_path, {"turns": [edit("c"), {"text": "done"}]})
+    later["TETHER_TEST_MARK"] = env["TETHER_TEST_MARK"]
+    out = tether(["run", "one more"], tmp_path, later)  # no terminal to ask, no --yes
+    assert out.returncode == 0, out.stderr
+    assert "  approval: auto (project rule `src/*.py`)\n" in out.stdout
+    assert [(tmp_path / "src" / f"{n}.py").read_text() for n in "abc"] == ["X = 2\n"] * 3
+    assert_nothing_left(env)

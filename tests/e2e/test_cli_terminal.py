@@ -314,3 +314,22 @@ def test_run_help_lists_the_environment(tmp_path: Path) -> None:
     out = run_cli(["run", "--help"], environment(tmp_path), tmp_path)
     for name in ("TETHER_PROVIDER", "TETHER_BASE_URL", "--provider", "--max-steps"):
         assert name in out.stdout
+
+
+def test_allow_always_stores_the_exact_command_the_server_offers(tmp_path: Path) -> None:
+    def touch(name: str) -> dict[str, Any]:
+        return {"toolCalls": [{"name": "bash", "arguments": {"command": f"touch {name}"}}]}
+
+    script = {"turns": [touch("a.txt"), touch("a.txt"), touch("b.txt"), {"text": "done"}]}
+    env = scripted(tmp_path, script)
+    term = Terminal(["run", "touch them"], env, tmp_path)
+    term.expect("[A] always this exact command  [p] always `touch *` in this project")
+    term.send("A\r")
+    term.expect("$ touch b.txt")  # the same command again ran unasked; another one is asked
+    term.send("a\r")
+    assert term.wait(timeout=60) == 0, term.text
+    # the server's exact suggestion, stored as a session rule, decided the second call
+    assert "approval: auto (session rule `touch a.txt`)" in term.text
+    assert term.text.count("[A] always this exact command") == 2
+    assert (tmp_path / "a.txt").exists() and (tmp_path / "b.txt").exists()
+    assert_nothing_left(env)
