@@ -107,7 +107,7 @@ function M.refresh(done)
     if err then
       table.insert(lines, 'cannot list the rules: ' .. err)
     elseif #view.rules == 0 then
-      table.insert(lines, 'no rule: "allow always" with a rule (key r of an approval) adds one')
+      table.insert(lines, 'no rule: "allow always" (key A or r of an approval) adds one')
     end
     for _, rule in ipairs(view.rules) do
       table.insert(lines, M.format(rule))
