@@ -43,6 +43,10 @@ def test_the_program_and_its_subcommand_are_kept(command: str, pattern: str) -> 
         "git -C other status",  # an option where the subcommand goes
         "$EDITOR notes.txt",
         "if true; then ls; fi",  # not read by the rules at all
+        "python3 -c 'print(1)'",  # an interpreter: `python3 *` would allow any program
+        "python script.py",
+        "node -e 'process.exit()'",
+        "perl -e 1",
     ],
 )
 def test_nothing_is_offered_where_only_the_exact_command_is_safe(command: str) -> None:

@@ -38,6 +38,24 @@ NEVER_WIDENED = frozenset(
 )
 """Programs no one should allow with any arguments at a keypress: only the exact command."""
 
+INTERPRETERS = frozenset(
+    {
+        "node",
+        "nodejs",
+        "perl",
+        "ruby",
+        "php",
+        "lua",
+        "luajit",
+        "Rscript",
+        "tclsh",
+        "pwsh",
+        "osascript",
+    }
+)
+"""Programs that run code given in their arguments (``node -e``): ``node *`` would allow any
+program, so only the exact command is offered (Python: only ``python -m module *``)."""
+
 PYTHON = re.compile(r"python(3(\.\d+)?)?")
 SUBCOMMAND = re.compile(r"[A-Za-z][\w.:-]*")
 
@@ -54,8 +72,12 @@ def propose_command_pattern(command: str) -> str | None:
     program = argv[0]
     if program in LAUNCHERS or program in NEVER_WIDENED or "/" in program:
         return None
+    if program in INTERPRETERS:
+        return None
     kept = 1
-    if PYTHON.fullmatch(program) and len(argv) > 2 and argv[1] == "-m":
+    if PYTHON.fullmatch(program):
+        if len(argv) <= 2 or argv[1] != "-m":
+            return None  # python -c '...', python script.py: code chosen by the arguments
         kept = 3  # python -m pytest: the module is what runs
     elif program in SUBCOMMANDS and len(argv) > 1:
         kept = 2
