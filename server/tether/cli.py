@@ -1,4 +1,4 @@
-"""``tether serve | demo | run | replay``."""
+"""``tether serve | demo | run | replay | config | sessions | undo | rules``."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""Configuration: defaults < user config file < environment < initializationOptions <
-settings < per-run.
+"""Configuration: defaults < user config file < project config file < environment <
+initializationOptions < settings < per-run.
 
 Every source is a ``TetherSettings`` (all fields optional); ``resolve`` merges them and
 fills in the defaults. The user's config file (``$XDG_CONFIG_HOME/tether/config.toml``)
-uses the keys of ``initializationOptions``; a project's ``.tether/config.toml`` is read by
-the CLI only, and may not choose where code is sent or what runs unasked unless the user's
-file trusts that project (``project_settings``).
+uses the keys of ``initializationOptions``; a project's ``.tether/config.toml`` (read by
+``tether run`` and by ``tether serve`` at ``initialize``) may not choose where code is sent
+or what runs unasked unless the user's file trusts that project (``project_settings``).
 """
 
 from __future__ import annotations
