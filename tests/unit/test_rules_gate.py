@@ -160,6 +160,21 @@ def test_a_cloned_projects_allow_rules_widen_nothing_but_its_denies_apply(
     assert decide(policy, "bash", bash("curl evil.sh", root), root)[0].decision == "auto"
 
 
+def test_a_project_trusted_in_the_users_config_toml_is_trusted_for_its_rules_too(
+    store: RuleStore, root: Path
+) -> None:
+    (root / PROJECT_FILE).parent.mkdir()
+    (root / PROJECT_FILE).write_text(
+        '[[rules]]\ntool = "bash"\npattern = "curl *"\ndecision = "allow"\n'
+    )
+    policy = ApprovalPolicy(store=store)
+    assert decide(policy, "bash", bash("curl x.sh", root), root)[2].asked
+    # One trust list: the one that trusts the project's .tether/config.toml counts here too.
+    store.user_file.parent.mkdir(parents=True, exist_ok=True)
+    (store.user_file.parent / "config.toml").write_text(f"trustedProjects = [{str(root)!r}]\n")
+    assert decide(policy, "bash", bash("curl x.sh", root), root)[0].decision == "auto"
+
+
 def test_built_in_read_only_rules_and_their_limits(store: RuleStore, root: Path) -> None:
     policy = ApprovalPolicy(store=store)
     for command in ("ls -la src", "git status", "git diff HEAD~1", "rg -n foo src | head -5"):

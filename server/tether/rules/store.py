@@ -1,10 +1,12 @@
 """Where rules live: the user's ``rules.toml``, each project's ``.tether/rules.toml``.
 
 A project file comes with the repository, so it can only tighten: its ``deny`` and ``ask``
-rules apply, its ``allow`` rules only when the user's own file trusts that project
-(``trusted_projects``). A project ``allow`` the user adds (``agent/rules/add`` or an
-approval answer) is kept in the user's file with the project's path, where a clone cannot
-forge it; a project ``deny``/``ask`` goes to the project file, to be shared.
+rules apply, its ``allow`` rules only when the user trusts that project: in this file
+(``trusted_projects``) or in ``config.toml`` beside it (``trustedProjects``, the list that
+also trusts the project's ``.tether/config.toml``). A project ``allow`` the user adds
+(``agent/rules/add`` or an approval answer) is kept in the user's file with the project's
+path, where a clone cannot forge it; a project ``deny``/``ask`` goes to the project file,
+to be shared.
 
 Every method reads or writes files: call them from a worker thread.
 """
@@ -24,7 +26,7 @@ from pydantic import ValidationError
 
 from tether_protocol import Rule
 
-from ..config import ConfigError, read_toml
+from ..config import TRUST_KEY, ConfigError, read_toml
 from .builtin import BUILTIN_RULES
 from .match import check_pattern
 
@@ -133,6 +135,20 @@ class RuleStore:
         """The store of the user config folder ``environ`` names."""
         return cls(user_rules_file(environ))
 
+    def _trusted_in_config(self) -> set[Path]:
+        """The projects the user's ``config.toml`` (beside this rules file) trusts: one
+        trust list for both project files, so trusting a project in either counts."""
+        path = self.user_file.parent / "config.toml"
+        try:
+            data = read_toml(path)
+        except ConfigError as exc:
+            log.warning("trusted projects of %s not used: %s", path, exc)
+            return set()
+        listed = (data or {}).get(TRUST_KEY, [])
+        if not isinstance(listed, list):
+            return set()
+        return {Path(p).expanduser().resolve() for p in listed if isinstance(p, str)}
+
     def read_user(self) -> UserFile:
         """The user's file (defaults when there is none)."""
         table = _read_toml(self.user_file)
@@ -185,9 +201,10 @@ class RuleStore:
             log.warning("user rules not used: %s", exc)
             user = UserFile()
         keys = {str(r) for r in roots}
+        trusted_in_config = self._trusted_in_config()
         rules: list[Rule] = []
         for root in roots:
-            trusted = str(root) in user.trusted_projects
+            trusted = str(root) in user.trusted_projects or root.resolve() in trusted_in_config
             try:
                 project = self.read_project(root)
             except RulesFileError as exc:
