@@ -125,3 +125,15 @@ def test_errors_speak_of_flags_not_protocol_fields(tmp_path: Path) -> None:
     assert "tether serve" not in out.stderr and "baseUrl" not in out.stderr
     out = tether(["run", "hi", "--provider", "scripted", "--session", "s-gone"], root, env)
     assert out.returncode == 2 and "--session: unknown session 's-gone'" in out.stderr
+
+
+def test_every_setting_with_a_default_is_shown_with_it(tmp_path: Path) -> None:
+    root, env = setup(tmp_path, "diagnosticsMaxWaitMs = 5000\n")
+    out = tether(["config"], root, env)
+    assert out.returncode == 0, out.stderr
+    rows = {line.split()[0]: line.split()[1:] for line in out.stdout.splitlines() if line.strip()}
+    assert rows["diagnosticsSettleMs"] == ["300", "default"]
+    assert rows["diagnosticsMaxWaitMs"][0] == "5000"  # the file's value, not the default
+    assert rows["approvalTimeoutSeconds"] == ["300.0", "default"]
+    assert rows["sandbox"] == ["'off'", "default"]
+    assert rows["maxMessageBytes"] == [str(64 * 1024 * 1024), "default"]

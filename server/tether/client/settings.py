@@ -12,6 +12,10 @@ from typing import Any
 from tether_protocol import TetherSettings
 
 from ..config import (
+    DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+    DEFAULT_DIAGNOSTICS_MAX_WAIT_MS,
+    DEFAULT_DIAGNOSTICS_SETTLE_MS,
+    DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_MAX_STEPS,
     DEFAULT_TIMEOUT_SECONDS,
     PROJECT_CONFIG,
@@ -89,6 +93,11 @@ def describe(settings: CliSettings, environ: Mapping[str, str] | None = None) ->
         "maxSteps": (DEFAULT_MAX_STEPS, "default"),
         "timeoutSeconds": (DEFAULT_TIMEOUT_SECONDS, "default"),
         "stateDir": (str(default_state_dir(dict(env))), "default"),
+        "approvalTimeoutSeconds": (DEFAULT_APPROVAL_TIMEOUT_SECONDS, "default"),
+        "maxMessageBytes": (DEFAULT_MAX_MESSAGE_BYTES, "default"),
+        "diagnosticsSettleMs": (DEFAULT_DIAGNOSTICS_SETTLE_MS, "default"),
+        "diagnosticsMaxWaitMs": (DEFAULT_DIAGNOSTICS_MAX_WAIT_MS, "default"),
+        "sandbox": ("off", "default"),
     }
     for layer in settings.layers:
         for key, value in layer.values.items():
