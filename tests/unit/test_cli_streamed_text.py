@@ -50,6 +50,10 @@ def test_the_eraser_reaches_only_rows_still_on_the_screen() -> None:
     assert streamed.eraser((80, 2)) is None  # "one" has scrolled off a 2-row screen
     assert streamed.eraser(None) is None  # a terminal that does not say its size
     assert StreamedText(from_row_start=False).eraser((80, 24)) is None
+    resized = StreamedText(from_row_start=True, size=(100, 40))
+    resized.add("one")
+    assert resized.eraser((100, 40)) == "\r\x1b[J"
+    assert resized.eraser((60, 40)) is None  # the terminal rewrapped its rows
 
 
 class Tty(io.StringIO):
@@ -94,3 +98,23 @@ def test_after_ctrl_c_wrote_among_it_the_streamed_text_stays() -> None:
     text = shown(*STREAM, finished, interrupt_after=1)
     assert "\x1b[J" not in text and "\x1b[1A" not in text
     assert text.count("look") == 1
+
+
+async def test_a_server_message_warns_the_renderer_before_it_is_printed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from types import SimpleNamespace
+
+    import anyio
+
+    from tether.client.connection import TetherClient
+
+    seen: list[str] = []
+    async with anyio.create_task_group() as group:
+        process = SimpleNamespace(stdout=Tty(), stdin=Tty())
+        client = TetherClient(process, group)  # type: ignore[arg-type]  # only messages here
+        client.on_notice = lambda: seen.append(capsys.readouterr().err)
+        message = {"type": 2, "message": "Tether: the sandbox is not usable"}
+        await client._dispatch({"method": "window/showMessage", "params": message})
+    assert seen == [""]  # told before the line went to the terminal
+    assert "the sandbox is not usable" in capsys.readouterr().err

@@ -93,7 +93,7 @@ class RichRenderer(TerminalRenderer):
         """Show one event; a message's streamed text is replaced once it has ended."""
         if isinstance(event, TextDeltaEvent):
             if self._streamed is None:
-                self._streamed = StreamedText(from_row_start=not self._mid_line)
+                self._streamed = StreamedText(not self._mid_line, self._size())
             self._streamed.add(event.text)
         elif isinstance(event, AssistantEvent):
             self._clear_spinner()

@@ -52,10 +52,12 @@ def rows_above_cursor(text: str, columns: int) -> int | None:
 class StreamedText:
     """The raw text of one assistant message as it went to the terminal."""
 
-    def __init__(self, from_row_start: bool) -> None:
+    def __init__(self, from_row_start: bool, size: tuple[int, int] | None = None) -> None:
         self.text = ""
         self.erasable = from_row_start
         """False once something else was written among it or it did not start a row."""
+        self.size = size
+        """The terminal's size when it began (a resize rewraps the rows: not countable)."""
 
     def add(self, piece: str) -> None:
         """A piece as written."""
@@ -65,7 +67,7 @@ class StreamedText:
         """What moves the cursor back to where the text began and clears everything below;
         None when some of it has scrolled off the screen (or the size is unknown), where
         no terminal can take it back."""
-        if not self.erasable or size is None:
+        if not self.erasable or size is None or self.size not in (None, size):
             return None
         columns, lines = size
         up = rows_above_cursor(self.text, columns)

@@ -152,6 +152,7 @@ async def run_in_terminal(job: TerminalRun, server: Process | None = None) -> in
             async with connect(job.root, job.options, approver=approver, process=server) as client:
                 stopper.client = client
                 client.on_event = show
+                client.on_notice = renderer.others_wrote
                 async with anyio.create_task_group() as spinner:
                     if not job.as_json and renderer.color:
                         spinner.start_soon(renderer.animate)
