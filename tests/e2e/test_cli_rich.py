@@ -9,7 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.e2e.test_cli_terminal import TETHER, Terminal, assert_nothing_left, scripted
+from tests.e2e.test_cli_terminal import (
+    TETHER,
+    Terminal,
+    assert_nothing_left,
+    environment,
+    scripted,
+)
+from tests.providers.fakes import FakeApi, Sse, openai_stream
 
 APP = 'def greet(name):\n    return "hello " + name\n'
 EDIT = {"name": "edit_file", "arguments": {"path": "app.py", "old_text": "hello", "new_text": "hi"}}
@@ -246,3 +253,36 @@ def test_a_pipe_still_gets_the_streamed_text_and_the_answer_as_before(tmp_path: 
     )
     assert piped.returncode == 0, piped.stderr
     assert re.sub(r"\d+ (in|out) ", r"N \1 ", plain(piped.stdout)) == PIPED
+
+
+def test_ctrl_c_while_the_answer_streams_leaves_what_came_once_and_readable(
+    tmp_path: Path,
+) -> None:
+    pieces = [f"line {n} of a slow answer\n" for n in range(1, 31)]
+    with FakeApi() as fake:
+        fake.queue(Sse(openai_stream(*pieces), delay=0.2))  # a slow model: ~6 s in all
+        env = environment(
+            tmp_path,
+            TETHER_PROVIDER="openai",
+            TETHER_BASE_URL=fake.url + "/v1",
+            TETHER_MODEL="gpt-5.4",
+            OPENAI_API_KEY="test-key",
+            TERM="xterm-256color",
+        )
+        env.pop("NO_COLOR", None)
+        term = Terminal(["run", "go"], env, project(tmp_path))
+        term.expect("line 3 of")
+        term.send("\x03")
+        status = term.wait(timeout=30)
+    lines = screen(term.text, 100, 40)
+    shown = "\n".join(lines)
+    assert status == 130, shown
+    streamed = [line for line in lines if line.startswith("line ")]
+    assert streamed == pieces_shown(len(streamed)) and len(streamed) < len(pieces), shown
+    assert "tether: cancelling the run (Ctrl-C again to quit)" in lines, shown
+    assert "outcome cancelled" in shown and "Traceback" not in shown, shown
+    assert_nothing_left(env)
+
+
+def pieces_shown(count: int) -> list[str]:
+    return [f"line {n} of a slow answer" for n in range(1, count + 1)]
