@@ -4,12 +4,15 @@ a check that no `tether serve` is left behind."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
 import select
+import struct
 import subprocess
 import sys
+import termios
 import uuid
 from pathlib import Path
 from typing import Any
@@ -101,12 +104,17 @@ def test_a_closed_pipe_ends_the_cli_quietly(tmp_path: Path, argv: list[str]) -> 
 
 
 class Terminal:
-    """The CLI running on a pseudo-terminal, as when a person types at it."""
+    """The CLI running on a pseudo-terminal, as when a person types at it: ``size``
+    columns by rows, as a terminal window says it has (a bare pty says 0×0)."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+    def __init__(
+        self, argv: list[str], env: dict[str, str], cwd: Path, size: tuple[int, int] = (100, 40)
+    ) -> None:
         self.env = env
         pid, fd = pty.fork()
         if pid == 0:  # the child: the pty is its controlling terminal, so ^C is SIGINT
+            columns, rows = size
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
             os.chdir(cwd)
             os.execve(TETHER[0], [*TETHER, *argv], env)
         self.pid, self.fd = pid, fd

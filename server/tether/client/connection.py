@@ -67,6 +67,8 @@ class TetherClient:
             "window/workDoneProgress/create": _null,
         }
         self.on_event: EventHandler | None = None
+        self.on_notice: Callable[[], None] | None = None
+        """Called before a server message is printed to stderr (the terminal it shares)."""
         self._shown: set[str] = set()
         self.capabilities: dict[str, Any] = {}
         self._closed = False
@@ -152,6 +154,8 @@ class TetherClient:
             return
         self._shown.add(text)
         kind = MESSAGE_TYPES.get(params.get("type", 0), "")
+        if self.on_notice is not None:
+            self.on_notice()
         print(f"tether: {kind}{text}", file=sys.stderr)
 
     async def _answer(self, message: dict[str, Any]) -> None:

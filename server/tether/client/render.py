@@ -70,6 +70,10 @@ class TerminalRenderer:
         """How approvals should show diffs (None: as coloured text, ``colour_diff``)."""
         return None
 
+    def others_wrote(self) -> None:
+        """Something else was written to the terminal (Ctrl-C's notice); plain output
+        takes nothing back, so it needs to know nothing."""
+
     def _clear_spinner(self) -> None:
         if self._spinner_shown:
             self.out.write("\r\x1b[K")
@@ -160,10 +164,12 @@ class TerminalRenderer:
 
 
 def decided_by(event: ApprovalEvent) -> str:
-    """The rules that decided an approval, as `` (project rule `pytest *`)``; else nothing."""
-    if not event.rules:
-        return ""
-    return " (" + ", ".join(f"{r.scope} rule `{r.pattern}`" for r in event.rules) + ")"
+    """What decided an approval, as `` (project rule `pytest *`)`` or `` (in the bwrap
+    sandbox)``; else nothing."""
+    why = [f"{r.scope} rule `{r.pattern}`" for r in event.rules or []]
+    if event.sandbox is not None:  # ran unasked because it ran inside the walls
+        why.append(f"in the {event.sandbox} sandbox")
+    return f" ({', '.join(why)})" if why else ""
 
 
 def shown_output(output: str) -> list[str]:

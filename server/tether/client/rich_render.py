@@ -1,10 +1,15 @@
 """The terminal renderer on a colour terminal, with Rich: the answer as Markdown, tool
 calls and results as cards, a styled outcome line, and diffs highlighted in the file's
-language. Imported only when the output is such a terminal (Rich costs ~40 ms to load)."""
+language. Imported only when the output is such a terminal (Rich costs ~40 ms to load).
+
+Each assistant message streams as raw text, then, when it ends, that text is erased and
+the message shown once more rendered, in its place: the answer is on the screen once. A
+message taller than the screen cannot be taken back; its streamed text stays as it is."""
 
 from __future__ import annotations
 
 import shutil
+from typing import Any
 
 from rich.console import Console, RenderableType
 from rich.markdown import Markdown
@@ -12,11 +17,20 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
-from tether_protocol import ToolCallEvent, ToolResultEvent
+from tether_protocol import (
+    AssistantEvent,
+    RunEvent,
+    RunFinishedEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UsageEvent,
+)
 
 from ..textmodel import split_lines
 from ..workspace import path_from_uri
-from .render import DiffPrinter, TerminalRenderer, _arguments, shown_output
+from .render import DiffPrinter, TerminalRenderer, _arguments, outcome_line, shown_output
+from .streamed_text import StreamedText, TerminalSize, stdout_size
 from .terminal import TextOut
 
 CODE_THEME = "ansi_dark"
@@ -63,9 +77,66 @@ def highlighted_diff(diff: str, uri: str) -> Text:
 class RichRenderer(TerminalRenderer):
     """``TerminalRenderer`` with Rich's styling; the events and the flow are the same."""
 
-    def __init__(self, out: TextOut) -> None:
+    def __init__(self, out: TextOut, size: TerminalSize = stdout_size) -> None:
         super().__init__(out, color=True)
         self.console = console_for(self.out)
+        self._size = size
+        self._streamed: StreamedText | None = None
+        """The raw text of the message streaming now (or ended, not yet replaced)."""
+        self._ended: str | None = None
+        """The text of a message that ended, shown rendered at the next event (which tells
+        whether it was the answer: the run ends, rather than a tool being called)."""
+        self._shown: str | None = None
+        """The last message's text on the screen, so that the summary does not repeat it."""
+
+    def render(self, event: RunEvent) -> None:
+        """Show one event; a message's streamed text is replaced once it has ended."""
+        if isinstance(event, TextDeltaEvent):
+            if self._streamed is None:
+                self._streamed = StreamedText(not self._mid_line, self._size())
+            self._streamed.add(event.text)
+        elif isinstance(event, AssistantEvent):
+            self._clear_spinner()
+            self._thinking_since = None
+            self._ended = event.text
+            return
+        elif not isinstance(event, UsageEvent):
+            self._settle(answer=isinstance(event, RunFinishedEvent))
+        super().render(event)
+
+    def others_wrote(self) -> None:
+        """Something else went to the terminal (Ctrl-C's notice): the rows of the streamed
+        text can no longer be counted, so it stays."""
+        if self._streamed is not None:
+            self._streamed.erasable = False
+
+    def _settle(self, *, answer: bool) -> None:
+        """Replace the ended message's streamed text with it rendered (``answer``: under
+        the "Answer:" heading), or leave the streamed text when the screen lost its top."""
+        streamed, text = self._streamed, self._ended
+        self._streamed = self._ended = None
+        if text is None or not text.strip():  # cut off (cancelled) or no text: as streamed
+            return
+        self._shown = text
+        if streamed is not None:
+            eraser = streamed.eraser(self._size())
+            if eraser is None:
+                return  # taller than the screen: the streamed text is its one copy
+            self.out.write(eraser)
+            self._mid_line = False
+        if answer:
+            self._print(Text("Answer:", style="bold"))
+        self._answer(text)
+
+    def summary(self, result: dict[str, Any]) -> None:
+        """The outcome, and the answer unless it is already on the screen."""
+        self._clear_spinner()
+        self._thinking_since = None
+        self._settle(answer=True)
+        if not result.get("answer") or result["answer"] != self._shown:
+            super().summary(result)
+            return
+        self._outcome(outcome_line(result), result["outcome"] == "done")
 
     def _print(self, renderable: RenderableType, *, one_line: bool = False) -> None:
         if self._mid_line:

@@ -51,6 +51,7 @@ class _Stopper:
         self.err = err
         self.client: TetherClient | None = None
         self.approver: TerminalApprover | None = None
+        self.renderer: TerminalRenderer | None = None
         self.everything: anyio.CancelScope | None = None
         self.interrupts = 0
         self.output_closed = False
@@ -72,6 +73,8 @@ class _Stopper:
     def interrupt(self) -> None:
         """Ctrl-C: the first cancels the run, the second leaves at once."""
         self.interrupts += 1
+        if self.renderer is not None:
+            self.renderer.others_wrote()
         if self.interrupts == 1:
             self.err.write("\ntether: cancelling the run (Ctrl-C again to quit)\n")
             self.err.flush()
@@ -131,6 +134,7 @@ async def run_in_terminal(job: TerminalRun, server: Process | None = None) -> in
         diff_printer=renderer.diff_printer(),
     )
     stopper.approver = approver
+    stopper.renderer = renderer
     result: dict[str, Any] | None = None
     if job.intro and not job.as_json:
         renderer._line(renderer._style(job.intro, "2"))
@@ -148,6 +152,7 @@ async def run_in_terminal(job: TerminalRun, server: Process | None = None) -> in
             async with connect(job.root, job.options, approver=approver, process=server) as client:
                 stopper.client = client
                 client.on_event = show
+                client.on_notice = renderer.others_wrote
                 async with anyio.create_task_group() as spinner:
                     if not job.as_json and renderer.color:
                         spinner.start_soon(renderer.animate)

@@ -1,0 +1,120 @@
+"""Taking back an assistant message's streamed text on a terminal: the rows it filled as
+the terminal wrapped them, and when it must stay (off the screen, or Ctrl-C wrote among it)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from tether.client.rich_render import RichRenderer
+from tether.client.streamed_text import StreamedText, rows_above_cursor
+from tether_protocol import (
+    AssistantEvent,
+    RunEvent,
+    RunFinishedEvent,
+    StepEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "columns", "rows"),
+    [
+        ("abc", 10, 0),
+        ("abc\n", 10, 1),
+        ("a" * 10, 10, 0),  # the cursor waits at the last column: no row yet
+        ("a" * 10 + "\n", 10, 1),  # a full row, then the line feed: one row
+        ("a" * 11, 10, 1),
+        ("a" * 25 + "\nb\n\nc", 10, 5),
+        ("你你你", 3, 2),  # a wide character wraps whole: 3 rows, not the 2 its cells fill
+        ("你" * 5 + "\n", 10, 1),
+        ("\tx\tab", 10, 1),  # tabs stop at 8 and at the margin; b wraps
+        ("", 10, 0),
+    ],
+)
+def test_the_rows_a_text_fills(text: str, columns: int, rows: int) -> None:
+    assert rows_above_cursor(text, columns) == rows
+
+
+@pytest.mark.parametrize("text", ["a\x1b[2Jb", "50%\r100%", "x\by"])
+def test_text_that_moves_the_cursor_itself_is_not_counted(text: str) -> None:
+    assert rows_above_cursor(text, 80) is None
+
+
+def test_the_eraser_reaches_only_rows_still_on_the_screen() -> None:
+    streamed = StreamedText(from_row_start=True)
+    streamed.add("one\ntwo\nthree")
+    assert streamed.eraser((80, 3)) == "\r\x1b[2A\x1b[J"
+    assert streamed.eraser((80, 2)) is None  # "one" has scrolled off a 2-row screen
+    assert streamed.eraser(None) is None  # a terminal that does not say its size
+    assert StreamedText(from_row_start=False).eraser((80, 24)) is None
+    resized = StreamedText(from_row_start=True, size=(100, 40))
+    resized.add("one")
+    assert resized.eraser((100, 40)) == "\r\x1b[J"
+    assert resized.eraser((60, 40)) is None  # the terminal rewrapped its rows
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def shown(*events: RunEvent, interrupt_after: int | None = None) -> str:
+    out = Tty()
+    renderer = RichRenderer(out, size=lambda: (80, 24))
+    for at, event in enumerate(events):
+        renderer.render(event)
+        if at == interrupt_after:
+            renderer.others_wrote()
+    return out.getvalue()
+
+
+STREAM: list[RunEvent] = [
+    StepEvent(run_id="r", seq=1, step=1),
+    TextDeltaEvent(run_id="r", seq=2, text="Let me **look**.\n"),
+    TextDeltaEvent(run_id="r", seq=3, text="Then edit."),
+    AssistantEvent(run_id="r", seq=4, text="Let me **look**.\nThen edit."),
+]
+
+
+def test_a_message_followed_by_a_tool_call_is_rendered_in_place_without_a_heading() -> None:
+    call = ToolCallEvent(run_id="r", seq=5, call_id="c", tool="read_file", arguments={})
+    text = shown(*STREAM, call)
+    raw, rendered = text.split("\r\x1b[1A\x1b[J")
+    assert "**look**" in raw and "**look**" not in rendered and "Answer:" not in rendered
+    assert "read_file" in rendered
+
+
+def test_the_last_message_is_rendered_as_the_answer() -> None:
+    text = shown(*STREAM, RunFinishedEvent(run_id="r", seq=5, outcome="done", steps=1))
+    assert "Answer:" in text.split("\x1b[J")[1]
+
+
+def test_after_ctrl_c_wrote_among_it_the_streamed_text_stays() -> None:
+    # The notice went to the same terminal between two pieces: the rows no longer add up.
+    finished = RunFinishedEvent(run_id="r", seq=5, outcome="cancelled", steps=1)
+    text = shown(*STREAM, finished, interrupt_after=1)
+    assert "\x1b[J" not in text and "\x1b[1A" not in text
+    assert text.count("look") == 1
+
+
+async def test_a_server_message_warns_the_renderer_before_it_is_printed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from types import SimpleNamespace
+
+    import anyio
+
+    from tether.client.connection import TetherClient
+
+    seen: list[str] = []
+    async with anyio.create_task_group() as group:
+        process = SimpleNamespace(stdout=Tty(), stdin=Tty())
+        client = TetherClient(process, group)  # type: ignore[arg-type]  # only messages here
+        client.on_notice = lambda: seen.append(capsys.readouterr().err)
+        message = {"type": 2, "message": "Tether: the sandbox is not usable"}
+        await client._dispatch({"method": "window/showMessage", "params": message})
+    assert seen == [""]  # told before the line went to the terminal
+    assert "the sandbox is not usable" in capsys.readouterr().err
