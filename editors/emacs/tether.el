@@ -193,30 +193,170 @@
 
 ;;; Approvals
 
+;; An approval is answered later, from the `*tether-approval*' buffer or
+;; `tether-approve', never by a minibuffer read inside the request handler: a
+;; blocking read there stalls every message behind it (jsonrpc 1.0.14 would even
+;; re-enter its process filter), so a `$/cancelRequest' could not close the prompt.
+
 (defvar tether-approval-choices
   '(("allow" . "allow") ("allow-always" . "allow-always") ("deny" . "deny"))
   "Minibuffer answers to an approval and the decisions they mean.")
 
+(cl-defstruct (tether--approval (:constructor tether--approval-create))
+  "An `agent/approve' request waiting for the user."
+  connection id run-id title params)
+
+(defvar tether--approvals nil
+  "Approvals waiting for an answer, oldest first.")
+
+(defvar tether--reading nil
+  "(APPROVAL . MINIBUFFER-DEPTH) while `tether-approve' reads its answer.")
+
+(defclass tether-process-connection (jsonrpc-process-connection) ()
+  "A connection to `tether serve' whose `agent/approve' is answered later.")
+
+(cl-defmethod jsonrpc-connection-send ((connection tether-process-connection) &rest args
+                                       &key id result &allow-other-keys)
+  "Send ARGS, except the reply to an approval: register it to answer later."
+  ;; The request handler has no id; its reply, sent right after it returns, has it.
+  (if (and id (tether--approval-p result))
+      (progn (setf (tether--approval-id result) id
+                   (tether--approval-connection result) connection)
+             (setq tether--approvals (append tether--approvals (list result)))
+             (tether--show-approval))
+    (apply #'cl-call-next-method connection args)))
+
+(defun tether-pending-approvals ()
+  "The titles of the approvals waiting for an answer, oldest first."
+  (mapcar #'tether--approval-title tether--approvals))
+
+(defvar tether-approval-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map "a" #'tether-approval-allow)
+    (define-key map "A" #'tether-approval-allow-always)
+    (define-key map "d" #'tether-approval-deny)
+    (define-key map "q" #'tether-approval-deny)
+    map)
+  "Keys of the `*tether-approval*' buffer.")
+
+(define-minor-mode tether-approval-mode
+  "The `*tether-approval*' buffer: a allow, A allow always, d or q deny."
+  :lighter " Approve" :keymap tether-approval-mode-map)
+
 (defun tether--approve (params)
-  "`agent/approve': show the change and ask in the minibuffer."
-  (let* ((preview (plist-get params :preview))
-         (title (plist-get params :title))
-         (buffer (get-buffer-create "*tether-approval*")))
-    (with-current-buffer buffer
-      (let ((inhibit-read-only t))
-        (erase-buffer)
-        (insert (if (equal (plist-get preview :kind) "command")
-                    (format "$ %s\n(in %s)\n" (plist-get preview :command)
-                            (plist-get preview :cwd))
-                  (plist-get preview :diff)))
-        (when (fboundp 'diff-mode) (diff-mode))
-        (goto-char (point-min))))
-    (display-buffer buffer)
-    (let* ((answer (completing-read (format "Tether wants to: %s — allow? " title)
-                                    tether-approval-choices nil t))
-           (decision (or (cdr (assoc answer tether-approval-choices)) "deny")))
-      (tether--log "  %s: %s" decision title)
-      (list :decision decision))))
+  "`agent/approve': an approval to show; answered when the user decides."
+  (tether--approval-create :run-id (plist-get params :runId)
+                           :title (plist-get params :title) :params params))
+
+(defun tether--show-approval ()
+  "Show the oldest waiting approval in `*tether-approval*', or close that buffer."
+  (let ((approval (car tether--approvals))
+        (buffer (get-buffer "*tether-approval*")))
+    (if (null approval)
+        (when buffer
+          (when-let ((window (get-buffer-window buffer t)))
+            (ignore-errors (quit-window nil window)))
+          (kill-buffer buffer))
+      (let ((preview (plist-get (tether--approval-params approval) :preview))
+            (prompt (format "Tether wants to: %s — a allow · A always · d deny"
+                            (tether--approval-title approval))))
+        (with-current-buffer (get-buffer-create "*tether-approval*")
+          (let ((inhibit-read-only t))
+            (erase-buffer)
+            (insert (if (equal (plist-get preview :kind) "command")
+                        (format "$ %s\n(in %s)\n" (plist-get preview :command)
+                                (plist-get preview :cwd))
+                      (plist-get preview :diff)))
+            (when (fboundp 'diff-mode) (diff-mode))
+            (tether-approval-mode 1)
+            (setq buffer-read-only t header-line-format prompt)
+            (goto-char (point-min)))
+          (display-buffer (current-buffer)))
+        (message "%s (in *tether-approval*, or M-x tether-approve)" prompt)))))
+
+(defun tether--close-approval (approval reason)
+  "Forget APPROVAL without answering it and tell the user why (REASON)."
+  (when (memq approval tether--approvals)
+    (setq tether--approvals (delq approval tether--approvals))
+    (tether--log "  withdrawn (%s): %s" reason (tether--approval-title approval))
+    (message "Tether: approval withdrawn (%s): %s" reason (tether--approval-title approval))
+    (tether--show-approval)
+    (when (eq (car tether--reading) approval)
+      ;; Leave the `tether-approve' prompt from the command loop, not from a filter.
+      (let ((depth (cdr tether--reading)))
+        (run-at-time 0 nil (lambda ()
+                             (when (and (eq (car tether--reading) approval)
+                                        (= (minibuffer-depth) depth))
+                               (abort-recursive-edit))))))))
+
+(defun tether--withdraw (connection id)
+  "`$/cancelRequest': the server no longer waits for request ID."
+  (when-let ((approval (seq-find (lambda (approval)
+                                   (and (eq (tether--approval-connection approval) connection)
+                                        (equal (tether--approval-id approval) id)))
+                                 tether--approvals)))
+    (tether--close-approval approval "the server stopped waiting")))
+
+(defun tether--close-run-approvals (connection run-id reason)
+  "Close every approval of CONNECTION's run RUN-ID (all of CONNECTION's when nil)."
+  (dolist (approval (copy-sequence tether--approvals))
+    (when (and (eq (tether--approval-connection approval) connection)
+               (or (null run-id) (equal (tether--approval-run-id approval) run-id)))
+      (tether--close-approval approval reason))))
+
+(defun tether--answer (approval decision)
+  "Send DECISION for APPROVAL if the server still waits for it."
+  (if (not (memq approval tether--approvals))
+      (message "Tether: that approval was withdrawn; nothing was sent")
+    (setq tether--approvals (delq approval tether--approvals))
+    (tether--log "  %s: %s" decision (tether--approval-title approval))
+    (when (jsonrpc-running-p (tether--approval-connection approval))
+      (jsonrpc-connection-send (tether--approval-connection approval)
+                               :id (tether--approval-id approval)
+                               :result (list :decision decision)))
+    (tether--show-approval)))
+
+(defun tether--decide (decision)
+  "Answer the approval shown with DECISION."
+  (if-let ((approval (car tether--approvals)))
+      (tether--answer approval decision)
+    (message "Tether: no approval is waiting")))
+
+(defun tether-approval-allow ()
+  "Allow the change shown."
+  (interactive)
+  (tether--decide "allow"))
+
+(defun tether-approval-allow-always ()
+  "Allow the change shown, and such changes for the rest of the session."
+  (interactive)
+  (tether--decide "allow-always"))
+
+(defun tether-approval-deny ()
+  "Deny the change shown."
+  (interactive)
+  (tether--decide "deny"))
+
+;;;###autoload
+(defun tether-approve ()
+  "Answer the oldest waiting approval in the minibuffer.
+The prompt closes by itself when the server withdraws that approval."
+  (interactive)
+  (let ((approval (car tether--approvals)))
+    (if (null approval)
+        (message "Tether: no approval is waiting")
+      (let ((answer
+             (minibuffer-with-setup-hook
+                 (lambda () (setq tether--reading (cons approval (minibuffer-depth))))
+               (unwind-protect
+                   (condition-case nil
+                       (completing-read
+                        (format "Tether wants to: %s — allow? " (tether--approval-title approval))
+                        tether-approval-choices nil t)
+                     (quit nil))
+                 (setq tether--reading nil)))))
+        (when answer
+          (tether--answer approval (or (cdr (assoc answer tether-approval-choices)) "deny")))))))
 
 (defun tether--ask (params)
   "`window/showMessageRequest': pick one of PARAMS' actions in the minibuffer."
@@ -240,8 +380,8 @@
                 (split-string (or text "") "\n"))
       ""))
 
-(defun tether--event (event)
-  "An `agent/event' as transcript lines."
+(defun tether--event (connection event)
+  "CONNECTION's `agent/event' EVENT as transcript lines."
   (pcase (plist-get event :kind)
     ("run-started" (tether--log "▶ %s" (plist-get event :prompt)))
     ("assistant" (let ((text (string-trim (or (plist-get event :text) ""))))
@@ -256,6 +396,8 @@
                   (plist-get event :tool)
                   (tether--first-line (or (plist-get event :error) (plist-get event :output)))))
     ("run-finished"
+     ;; The server withdraws its questions itself; this closes any it could not.
+     (tether--close-run-approvals connection (plist-get event :runId) "the run ended")
      (tether--log "■ %s · %s steps" (plist-get event :outcome) (plist-get event :steps)))))
 
 ;;; The connection
@@ -272,10 +414,11 @@
      (make-vector (length (plist-get params :items)) nil))
     (_ (jsonrpc-error :code -32601 :message (format "%s is not supported" method)))))
 
-(defun tether--dispatch-notification (_connection method params)
+(defun tether--dispatch-notification (connection method params)
   "Handle the server's notification METHOD."
   (pcase method
-    ('agent/event (tether--event params))
+    ('agent/event (tether--event connection params))
+    ('$/cancelRequest (tether--withdraw connection (plist-get params :id)))
     ('window/showMessage (message "%s" (plist-get params :message)))
     ('window/logMessage (tether--log "%s" (plist-get params :message)))))
 
@@ -286,8 +429,11 @@
                    :name "tether" :command tether-server-command
                    :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t
                    :stderr (get-buffer-create "*tether stderr*")))
-         (connection (make-instance 'jsonrpc-process-connection
+         (connection (make-instance 'tether-process-connection
                                     :name "tether" :process process
+                                    :on-shutdown (lambda (connection)
+                                                   (tether--close-run-approvals
+                                                    connection nil "the server exited"))
                                     :request-dispatcher #'tether--dispatch-request
                                     :notification-dispatcher #'tether--dispatch-notification)))
     (process-put process 'tether-root root)

@@ -22,6 +22,8 @@ PACKAGE = REPO / "editors" / "emacs"
 STORY = Path(__file__).parent / "emacs" / "story.el"
 EGLOT_STORY = Path(__file__).parent / "emacs" / "eglot-story.el"
 CANCEL_STORY = Path(__file__).parent / "emacs" / "cancel-story.el"
+WITHDRAW_STORY = Path(__file__).parent / "emacs" / "withdraw-story.el"
+PROXY = Path(__file__).parent / "lsp_proxy.py"
 INSTALL = ["apt-get", "install", "-y", "--no-install-recommends", "emacs-nox", "elpa-eglot"]
 ELPA = Path("/usr/share/emacs/site-lisp/elpa")
 
@@ -149,3 +151,111 @@ def test_tether_cancel_stops_the_run(tmp_path: Path) -> None:
     assert report["outcome"] == "cancelled", report
     assert "■ cancelled" in report["transcript"]
     assert report["seconds"] < 10  # the model would have taken 30 s
+
+
+EDIT = {"path": "src/app.py", "old_text": "'hello '", "new_text": "'hi '"}
+WRITE = {"path": "notes/after.txt", "content": "later\n"}
+
+
+def withdrawn_story(
+    tmp_path: Path, how: str, turns: dict[str, Any]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Run withdraw-story.el (``how``: timeout or cancel); its report and the wire."""
+    require_emacs()
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def greet(name):\n    return 'hello ' + name\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=30)
+    env = story_env(tmp_path, root, turns)
+    wire_log = tmp_path / "wire.jsonl"
+    env.update(TETHER_PROXY=str(PROXY), TETHER_PROXY_LOG=str(wire_log), TETHER_WITHDRAW=how)
+    emacs_batch(WITHDRAW_STORY, env, "")  # the user types nothing in the minibuffer
+    report = json.loads((tmp_path / "result.json").read_text())
+    wire = [json.loads(line) for line in wire_log.read_text().splitlines()]
+    return report, wire
+
+
+def approvals_asked(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``agent/approve`` requests the server sent."""
+    return [
+        entry["message"]
+        for entry in wire
+        if entry["from"] == "server" and entry["message"].get("method") == "agent/approve"
+    ]
+
+
+def withdrawn_ids(wire: list[dict[str, Any]]) -> list[Any]:
+    """The ids of the server's ``$/cancelRequest`` notifications."""
+    return [
+        entry["message"]["params"]["id"]
+        for entry in wire
+        if entry["from"] == "server" and entry["message"].get("method") == "$/cancelRequest"
+    ]
+
+
+def answers(wire: list[dict[str, Any]], request_id: Any) -> list[dict[str, Any]]:
+    """The editor's responses to the server's request ``request_id``."""
+    return [
+        entry["message"]
+        for entry in wire
+        if entry["from"] == "editor"
+        and "method" not in entry["message"]
+        and entry["message"].get("id") == request_id
+    ]
+
+
+def tool_results(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The run's ``tool-result`` events."""
+    return [
+        entry["message"]["params"]
+        for entry in wire
+        if entry["from"] == "server"
+        and entry["message"].get("method") == "agent/event"
+        and entry["message"]["params"].get("kind") == "tool-result"
+    ]
+
+
+def test_an_approval_that_times_out_closes_unanswered_and_the_next_one_works(
+    tmp_path: Path,
+) -> None:
+    turns = {
+        "turns": [
+            {"toolCalls": [{"name": "edit_file", "arguments": EDIT}]},
+            {"toolCalls": [{"name": "write_file", "arguments": WRITE}]},
+            {"text": "Wrote the note instead."},
+        ]
+    }
+    report, wire = withdrawn_story(tmp_path, "timeout", turns)
+    first, second = approvals_asked(wire)
+    assert answers(wire, first["id"]) == []  # Emacs never answered the withdrawn request
+    assert "error" not in report, report
+    assert report["firstShown"] is True and report["toldWithdrawn"] is True, report
+    # The withdrawn prompt is gone (the next approval may already be shown in its place).
+    assert "'hi '" not in (report["shownAfterWithdraw"] or ""), report
+    assert "Edit src/app.py" not in report["pendingAfterWithdraw"], report
+    assert "Tether: approval withdrawn" in report["messages"]
+    assert first["params"]["title"] == "Edit src/app.py"
+    assert withdrawn_ids(wire) == [first["id"]]
+    [answer] = answers(wire, second["id"])
+    assert answer["result"]["decision"] == "allow"
+    denied, written = tool_results(wire)
+    assert denied["ok"] is False and "No one answered the approval" in denied["output"], denied
+    assert written["ok"] is True
+    assert report["outcome"] == "done", report
+    assert (tmp_path / "ws" / "notes" / "after.txt").read_text() == "later\n"
+    assert (tmp_path / "ws" / "src" / "app.py").read_text().count("'hello '") == 1
+
+
+def test_cancelling_the_run_closes_its_approval_unanswered(tmp_path: Path) -> None:
+    turns = {"turns": [{"toolCalls": [{"name": "edit_file", "arguments": EDIT}]}]}
+    report, wire = withdrawn_story(tmp_path, "cancel", turns)
+    [asked] = approvals_asked(wire)
+    # Not even the `a' pressed after the run ended answers it.
+    assert answers(wire, asked["id"]) == []
+    assert "error" not in report, report
+    assert report["firstShown"] is True and report["toldWithdrawn"] is True, report
+    assert report["shownAfterWithdraw"] is False and report["pendingAfterWithdraw"] == []
+    assert report["outcome"] == "cancelled", report
+    assert withdrawn_ids(wire) == [asked["id"]]
+    assert "Tether: no approval is waiting" in report["messages"]
+    assert (tmp_path / "ws" / "src" / "app.py").read_text().count("'hello '") == 1
