@@ -7,11 +7,14 @@ Otherwise the test fails saying how to install it: it is never skipped.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
+import termios
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +65,51 @@ def emacs_batch(story: Path, env: dict[str, str], typed: str) -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[:3000]
+
+
+def emacs_on_a_terminal(story: Path, env: dict[str, str]) -> None:
+    """Run ``story`` in an interactive ``emacs -nw`` on a pseudo-terminal (nothing typed)."""
+    main, side = os.openpty()
+    with subprocess.Popen(
+        [require_emacs(), "-nw", "-Q", "-l", str(story)],
+        stdin=side,
+        stdout=side,
+        stderr=side,
+        env={**env, "TERM": "xterm"},
+        start_new_session=True,
+        preexec_fn=own_terminal,  # Emacs opens /dev/tty: the pty must be its terminal
+    ) as emacs:
+        os.close(side)
+        screen = bytearray()
+        # Emacs blocks when no one reads its terminal: drain it until it exits.
+        drain = threading.Thread(target=read_all, args=(main, screen), daemon=True)
+        drain.start()
+        try:
+            code = emacs.wait(timeout=120)
+        finally:
+            if emacs.poll() is None:
+                emacs.kill()
+                emacs.wait(timeout=10)
+            drain.join(timeout=10)
+            os.close(main)
+    assert code == 0, bytes(screen[-3000:]).decode(errors="replace")
+
+
+def own_terminal() -> None:
+    """In the child, after ``setsid``: make its stdin (the pty) the controlling terminal."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def read_all(fd: int, into: bytearray) -> None:
+    """Append what ``fd`` gives to ``into`` until it ends (the terminal closes)."""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            return
+        if not chunk:
+            return
+        into.extend(chunk)
 
 
 def story_env(tmp_path: Path, root: Path, turns: dict[str, Any]) -> dict[str, str]:
@@ -158,9 +206,10 @@ WRITE = {"path": "notes/after.txt", "content": "later\n"}
 
 
 def withdrawn_story(
-    tmp_path: Path, how: str, turns: dict[str, Any]
+    tmp_path: Path, how: str, turns: dict[str, Any], *, terminal: bool = False
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Run withdraw-story.el (``how``: timeout or cancel); its report and the wire."""
+    """Run withdraw-story.el (``how``: timeout or cancel; in ``emacs -nw`` with the
+    minibuffer prompt open when ``terminal``); its report and the wire."""
     require_emacs()
     root = tmp_path / "ws"
     (root / "src").mkdir(parents=True)
@@ -169,7 +218,10 @@ def withdrawn_story(
     env = story_env(tmp_path, root, turns)
     wire_log = tmp_path / "wire.jsonl"
     env.update(TETHER_PROXY=str(PROXY), TETHER_PROXY_LOG=str(wire_log), TETHER_WITHDRAW=how)
-    emacs_batch(WITHDRAW_STORY, env, "")  # the user types nothing in the minibuffer
+    if terminal:
+        emacs_on_a_terminal(WITHDRAW_STORY, {**env, "TETHER_READ": "1"})
+    else:
+        emacs_batch(WITHDRAW_STORY, env, "")  # the user types nothing in the minibuffer
     report = json.loads((tmp_path / "result.json").read_text())
     wire = [json.loads(line) for line in wire_log.read_text().splitlines()]
     return report, wire
@@ -215,17 +267,20 @@ def tool_results(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+TIMEOUT_TURNS = {
+    "turns": [
+        {"toolCalls": [{"name": "edit_file", "arguments": EDIT}]},
+        {"toolCalls": [{"name": "write_file", "arguments": WRITE}]},
+        {"text": "Wrote the note instead."},
+    ]
+}
+
+
+@pytest.mark.parametrize("terminal", [False, True], ids=["batch", "minibuffer-open"])
 def test_an_approval_that_times_out_closes_unanswered_and_the_next_one_works(
-    tmp_path: Path,
+    tmp_path: Path, terminal: bool
 ) -> None:
-    turns = {
-        "turns": [
-            {"toolCalls": [{"name": "edit_file", "arguments": EDIT}]},
-            {"toolCalls": [{"name": "write_file", "arguments": WRITE}]},
-            {"text": "Wrote the note instead."},
-        ]
-    }
-    report, wire = withdrawn_story(tmp_path, "timeout", turns)
+    report, wire = withdrawn_story(tmp_path, "timeout", TIMEOUT_TURNS, terminal=terminal)
     first, second = approvals_asked(wire)
     assert answers(wire, first["id"]) == []  # Emacs never answered the withdrawn request
     assert "error" not in report, report
@@ -244,6 +299,8 @@ def test_an_approval_that_times_out_closes_unanswered_and_the_next_one_works(
     assert report["outcome"] == "done", report
     assert (tmp_path / "ws" / "notes" / "after.txt").read_text() == "later\n"
     assert (tmp_path / "ws" / "src" / "app.py").read_text().count("'hello '") == 1
+    if terminal:  # the open `M-x tether-approve' prompt was closed by the withdrawal
+        assert (report["readFrom"], report["readClosed"]) == (0, 0), report
 
 
 def test_cancelling_the_run_closes_its_approval_unanswered(tmp_path: Path) -> None:

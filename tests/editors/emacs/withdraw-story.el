@@ -3,7 +3,8 @@
 ;; Environment as story.el, plus TETHER_PROXY / TETHER_PROXY_LOG (the wire recorder the
 ;; server runs behind) and TETHER_WITHDRAW: "timeout" (the user does not answer within
 ;; approvalTimeoutSeconds) or "cancel" (the user cancels the run while the approval is
-;; shown).  Every phase waits for its condition with a bound and the report says what was
+;; shown); with TETHER_READ (an Emacs on a terminal), the user opens `M-x tether-approve'
+;; on it and leaves the minibuffer open.  Every phase waits for its condition with a bound and the report says what was
 ;; seen, so a client that misbehaves yields a report rather than a hang.
 
 (require 'json)
@@ -53,6 +54,12 @@
                        (lambda () (string-match-p "'hi '" (or (withdraw-shown) ""))) 30)
         (when (equal (getenv "TETHER_WITHDRAW") "cancel")
           (call-interactively #'tether-cancel))
+        (when (getenv "TETHER_READ")
+          ;; An interactive Emacs: the user opens the minibuffer prompt and leaves it
+          ;; open; it returns only when something closes it.
+          (withdraw-note 'readFrom (minibuffer-depth))
+          (call-interactively #'tether-approve)
+          (withdraw-note 'readClosed (minibuffer-depth)))
         ;; 2. The server withdraws it: Emacs says so and closes it.
         (withdraw-wait 'toldWithdrawn
                        (lambda () (string-match-p "Tether: approval withdrawn"
