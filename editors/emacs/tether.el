@@ -15,9 +15,15 @@
 ;;
 ;;   M-x tether-run      ask the agent (asynchronous; unsaved buffers are sent first)
 ;;   M-x tether-cancel   stop the last run
+;;   M-x tether-approve  answer the waiting approval in the minibuffer
 ;;
-;; Approvals are asked in the minibuffer with the change shown in
-;; `*tether-approval*'; the run's transcript goes to `*tether*'.
+;; Each approval shows the change in `*tether-approval*': `a' allows, `A' allows
+;; always, `d' or `q' denies (or M-x tether-approve).  Nothing blocks while it
+;; waits.  When the server withdraws it (`$/cancelRequest': no answer within
+;; `approvalTimeoutSeconds', the run cancelled or ended) or its run finishes, the
+;; buffer and an open `tether-approve' prompt close, the echo area says
+;; "Tether: approval withdrawn (...)", and no answer is ever sent for it.  The
+;; run's transcript goes to `*tether*'.
 
 ;;; Code:
 
@@ -365,6 +371,65 @@ The prompt closes by itself when the server withdraws that approval."
          (answer (completing-read (concat (plist-get params :message) " ") titles nil t)))
     (and (member answer titles) (list :title answer))))
 
+;;; Diagnostics
+
+(declare-function flymake-diagnostics "flymake" (&optional beg end))
+(declare-function flymake-diagnostic-beg "flymake" (diag))
+(declare-function flymake-diagnostic-end "flymake" (diag))
+(declare-function flymake-diagnostic-type "flymake" (diag))
+(declare-function flymake-diagnostic-text "flymake" (diag))
+(declare-function flymake-diagnostic-data "flymake" (diag))
+(declare-function flymake-diagnostic-backend "flymake" (diag))
+
+(defun tether--diagnostics (connection params)
+  "`agent/diagnostics': Flymake's problems in PARAMS' URIs (Eglot feeds Flymake).
+Without URIs, those of every buffer of CONNECTION's project that has some."
+  (let ((uris (plist-get params :uris))
+        items)
+    (if uris
+        (seq-doseq (uri uris)
+          (when-let ((buffer (find-buffer-visiting (tether--file uri))))
+            (when (tether--flymake-p buffer)
+              ;; The server's own URI back, so it matches whatever spelling it used.
+              (push (list :uri uri :diagnostics (tether--buffer-diagnostics buffer)) items))))
+      (dolist (buffer (tether--buffers (process-get (jsonrpc--process connection) 'tether-root)))
+        (when (tether--flymake-p buffer)
+          (let ((diagnostics (tether--buffer-diagnostics buffer)))
+            (when (> (length diagnostics) 0)
+              (push (list :uri (tether--uri (buffer-file-name buffer)) :diagnostics diagnostics)
+                    items))))))
+    (list :items (vconcat (nreverse items)))))
+
+(defun tether--flymake-p (buffer)
+  "Whether Flymake checks BUFFER (it need not be loaded at all)."
+  (with-current-buffer buffer (bound-and-true-p flymake-mode)))
+
+(defun tether--buffer-diagnostics (buffer)
+  "BUFFER's Flymake diagnostics as a vector of LSP diagnostics."
+  (with-current-buffer buffer
+    (save-restriction
+      (widen)
+      (vconcat (mapcar #'tether--lsp-diagnostic (flymake-diagnostics))))))
+
+(defun tether--lsp-diagnostic (diagnostic)
+  "A Flymake DIAGNOSTIC as an LSP one.
+Eglot's keep their language server's severity, source and code."
+  (let* ((data (flymake-diagnostic-data diagnostic))
+         (lsp (and (consp data) (consp (car data)) (alist-get 'eglot-lsp-diag data)))
+         (category (get (flymake-diagnostic-type diagnostic) 'flymake-category))
+         (backend (flymake-diagnostic-backend diagnostic))
+         (source (or (plist-get lsp :source)
+                     (and (not lsp) (symbolp backend) backend (symbol-name backend)))))
+    (append
+     (list :range (list :start (tether--position (flymake-diagnostic-beg diagnostic))
+                        :end (tether--position (flymake-diagnostic-end diagnostic)))
+           :severity (or (plist-get lsp :severity)
+                         (pcase category ('flymake-error 1) ('flymake-warning 2) (_ 3)))
+           ;; Eglot's text is "source [code]: message"; the server prints those itself.
+           :message (or (plist-get lsp :message) (flymake-diagnostic-text diagnostic)))
+     (and source (list :source source))
+     (and (plist-get lsp :code) (list :code (plist-get lsp :code))))))
+
 ;;; The transcript
 
 (defun tether--log (format-string &rest args)
@@ -408,6 +473,7 @@ The prompt closes by itself when the server withdraws that approval."
     ('agent/approve (tether--approve params))
     ('workspace/applyEdit (tether--apply-edit connection params))
     ('agent/saveDocuments (tether--save-documents params))
+    ('agent/diagnostics (tether--diagnostics connection params))
     ('window/showMessageRequest (tether--ask params))
     ('window/workDoneProgress/create nil)
     ('workspace/configuration
@@ -452,7 +518,7 @@ The prompt closes by itself when the server withdraws that approval."
                                                        :resourceOperations ["create"]))
                  :textDocument (list :synchronization (list :didSave t))
                  :experimental (list :tether (list :events t :approvals t
-                                                   :saveDocuments t)))))
+                                                   :saveDocuments t :diagnostics t)))))
     (jsonrpc-notify connection 'initialized (make-hash-table))
     (puthash root connection tether--connections)
     connection))

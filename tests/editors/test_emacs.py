@@ -26,6 +26,7 @@ STORY = Path(__file__).parent / "emacs" / "story.el"
 EGLOT_STORY = Path(__file__).parent / "emacs" / "eglot-story.el"
 CANCEL_STORY = Path(__file__).parent / "emacs" / "cancel-story.el"
 WITHDRAW_STORY = Path(__file__).parent / "emacs" / "withdraw-story.el"
+DIAGNOSTICS_STORY = Path(__file__).parent / "emacs" / "diagnostics-story.el"
 PROXY = Path(__file__).parent / "lsp_proxy.py"
 INSTALL = ["apt-get", "install", "-y", "--no-install-recommends", "emacs-nox", "elpa-eglot"]
 ELPA = Path("/usr/share/emacs/site-lisp/elpa")
@@ -205,26 +206,42 @@ EDIT = {"path": "src/app.py", "old_text": "'hello '", "new_text": "'hi '"}
 WRITE = {"path": "notes/after.txt", "content": "later\n"}
 
 
+def proxied_story(
+    tmp_path: Path,
+    story: Path,
+    turns: dict[str, Any],
+    extra: dict[str, str],
+    *,
+    app: str = "def greet(name):\n    return 'hello ' + name\n",
+    terminal: bool = False,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Run ``story`` with the server behind the wire recorder (in ``emacs -nw`` when
+    ``terminal``); its report and the wire."""
+    require_emacs()
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text(app)
+    (root / "README.md").write_text("# demo\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=30)
+    env = story_env(tmp_path, root, turns)
+    wire_log = tmp_path / "wire.jsonl"
+    env.update(TETHER_PROXY=str(PROXY), TETHER_PROXY_LOG=str(wire_log), **extra)
+    if terminal:
+        emacs_on_a_terminal(story, env)
+    else:
+        emacs_batch(story, env, "")  # the user types nothing in the minibuffer
+    report = json.loads((tmp_path / "result.json").read_text())
+    wire = [json.loads(line) for line in wire_log.read_text().splitlines()]
+    return report, wire
+
+
 def withdrawn_story(
     tmp_path: Path, how: str, turns: dict[str, Any], *, terminal: bool = False
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run withdraw-story.el (``how``: timeout or cancel; in ``emacs -nw`` with the
     minibuffer prompt open when ``terminal``); its report and the wire."""
-    require_emacs()
-    root = tmp_path / "ws"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text("def greet(name):\n    return 'hello ' + name\n")
-    subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=30)
-    env = story_env(tmp_path, root, turns)
-    wire_log = tmp_path / "wire.jsonl"
-    env.update(TETHER_PROXY=str(PROXY), TETHER_PROXY_LOG=str(wire_log), TETHER_WITHDRAW=how)
-    if terminal:
-        emacs_on_a_terminal(WITHDRAW_STORY, {**env, "TETHER_READ": "1"})
-    else:
-        emacs_batch(WITHDRAW_STORY, env, "")  # the user types nothing in the minibuffer
-    report = json.loads((tmp_path / "result.json").read_text())
-    wire = [json.loads(line) for line in wire_log.read_text().splitlines()]
-    return report, wire
+    extra = {"TETHER_WITHDRAW": how, **({"TETHER_READ": "1"} if terminal else {})}
+    return proxied_story(tmp_path, WITHDRAW_STORY, turns, extra, terminal=terminal)
 
 
 def approvals_asked(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -316,3 +333,44 @@ def test_cancelling_the_run_closes_its_approval_unanswered(tmp_path: Path) -> No
     assert withdrawn_ids(wire) == [asked["id"]]
     assert "Tether: no approval is waiting" in report["messages"]
     assert (tmp_path / "ws" / "src" / "app.py").read_text().count("'hello '") == 1
+
+
+def test_the_agent_reads_flymakes_problems(tmp_path: Path) -> None:
+    app = "def greet(name):\n    # TODO: polite\n    return 'hello ' + nme\n"
+    turns = {
+        "turns": [
+            {"toolCalls": [{"name": "diagnostics", "arguments": {"path": "src/app.py"}}]},
+            {"toolCalls": [{"name": "diagnostics", "arguments": {}}]},
+            {"toolCalls": [{"name": "diagnostics", "arguments": {"path": "README.md"}}]},
+            {"text": "One error, one warning."},
+        ]
+    }
+    report, wire = proxied_story(tmp_path, DIAGNOSTICS_STORY, turns, {}, app=app)
+    assert report == {"outcome": "done", "flymake": 2}, report
+    one_file, every_file, clean = (r["output"] for r in tool_results(wire)[:3])
+    expected = [
+        "src/app.py:3: error [story-flymake] undefined name 'nme'",
+        "src/app.py:2: warning [story-flymake] a TODO is left",
+    ]
+    for output in (one_file, every_file):  # README.md has no Flymake: it is not listed
+        assert output.splitlines()[1:] == expected, output
+    assert clean == "The editor reports no problems in README.md."
+    [initialize] = [
+        e["message"]
+        for e in wire
+        if e["from"] == "editor" and e["message"].get("method") == "initialize"
+    ]
+    assert initialize["params"]["capabilities"]["experimental"]["tether"]["diagnostics"] is True
+    # The request itself, as Emacs answered it: LSP ranges in characters.
+    asked = [
+        e["message"]["id"]
+        for e in wire
+        if e["from"] == "server" and e["message"].get("method") == "agent/diagnostics"
+    ]
+    [first] = answers(wire, asked[0])
+    [item] = first["result"]["items"]
+    error = next(d for d in item["diagnostics"] if d["severity"] == 1)
+    assert error["range"] == {
+        "start": {"line": 2, "character": 22},
+        "end": {"line": 2, "character": 25},
+    }
