@@ -23,7 +23,8 @@
 ;; `approvalTimeoutSeconds', the run cancelled or ended) or its run finishes, the
 ;; buffer and an open `tether-approve' prompt close, the echo area says
 ;; "Tether: approval withdrawn (...)", and no answer is ever sent for it.  The
-;; run's transcript goes to `*tether*'.
+;; run's transcript goes to `*tether*'.  The agent reads your buffers' problems
+;; from Flymake (which Eglot fills from your language server).
 
 ;;; Code:
 

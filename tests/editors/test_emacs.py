@@ -374,3 +374,44 @@ def test_the_agent_reads_flymakes_problems(tmp_path: Path) -> None:
         "start": {"line": 2, "character": 22},
         "end": {"line": 2, "character": 25},
     }
+
+
+def test_eglots_diagnostics_from_a_real_language_server_reach_the_agent(tmp_path: Path) -> None:
+    server = Path(sys.executable).parent / "basedpyright-langserver"
+    if not server.exists():
+        pytest.fail(f"{server} is missing: install the test extra (basedpyright)", pytrace=False)
+    app = "def greet(name):\n    return 'héllo ' + nme\n"
+    turns = {
+        "turns": [
+            {"toolCalls": [{"name": "diagnostics", "arguments": {"path": "src/app.py"}}]},
+            {"text": "One error."},
+        ]
+    }
+    extra = {"TETHER_LSP": str(server)}
+    report, wire = proxied_story(tmp_path, DIAGNOSTICS_STORY, turns, extra, app=app)
+    assert report["outcome"] == "done", report
+    [result] = tool_results(wire)
+    # Eglot's Flymake text is "basedpyright [reportUndefinedVariable]: …": the server's own
+    # message, source and code are sent instead, so the model reads them once.
+    # (basedpyright also warns about the missing annotations: errors come first.)
+    lines = result["output"].splitlines()
+    assert lines[1] == 'src/app.py:2: error [basedpyright] "nme" is not defined', lines
+    [asked] = [
+        e["message"]["id"]
+        for e in wire
+        if e["from"] == "server" and e["message"].get("method") == "agent/diagnostics"
+    ]
+    [answer] = answers(wire, asked)
+    [item] = answer["result"]["items"]
+    [typo] = [d for d in item["diagnostics"] if d["severity"] == 1]
+    column = "    return 'héllo ' + ".__len__()  # Emacs characters: utf-32, as negotiated
+    assert typo == {
+        "range": {
+            "start": {"line": 1, "character": column},
+            "end": {"line": 1, "character": column + 3},
+        },
+        "severity": 1,
+        "message": '"nme" is not defined',
+        "source": "basedpyright",
+        "code": "reportUndefinedVariable",
+    }

@@ -3,7 +3,9 @@
 ;; Environment as withdraw-story.el.  src/app.py is checked by Flymake with a small
 ;; backend (as Eglot feeds Flymake from its language server): an error on each `nme', a
 ;; warning on each `TODO'.  README.md is open without Flymake.  The scripted model calls
-;; the `diagnostics' tool; the test reads its results on the wire.
+;; the `diagnostics' tool; the test reads its results on the wire.  With TETHER_LSP (a
+;; language server command) and TETHER_EGLOT_DIR, Flymake is fed by a real Eglot running
+;; that server instead, as users have it.
 
 (require 'json)
 (require 'flymake)
@@ -33,12 +35,21 @@
 (let* ((root (file-name-as-directory (getenv "TETHER_ROOT")))
        (default-directory root)
        (app (find-file (expand-file-name "src/app.py" root)))
-       (deadline (+ (float-time) 30)))
+       (deadline (+ (float-time) 60)))
   (find-file-noselect (expand-file-name "README.md" root))
   (with-current-buffer app
-    (add-hook 'flymake-diagnostic-functions #'story-flymake nil t)
-    (flymake-mode 1)
-    (flymake-start)
+    (if (getenv "TETHER_LSP")
+        (progn
+          (add-to-list 'load-path (getenv "TETHER_EGLOT_DIR"))
+          (require 'eglot)
+          (require 'python)
+          (setq eglot-server-programs `((python-mode . (,(getenv "TETHER_LSP") "--stdio"))))
+          (python-mode)
+          (apply #'eglot (eglot--guess-contact))  ; M-x eglot: turns Flymake on
+          (flymake-start))
+      (add-hook 'flymake-diagnostic-functions #'story-flymake nil t)
+      (flymake-mode 1)
+      (flymake-start))
     (while (and (null (flymake-diagnostics)) (< (float-time) deadline))
       (accept-process-output nil 0.05)))
   (tether-run "what is wrong?")
