@@ -248,7 +248,12 @@
 
 (define-minor-mode tether-approval-mode
   "The `*tether-approval*' buffer: a allow, A allow always, d or q deny."
-  :lighter " Approve" :keymap tether-approval-mode-map)
+  :lighter " Approve" :keymap tether-approval-mode-map
+  ;; diff-mode's read-only keys (A ediff, q quit-window) override minor modes: go first.
+  (setq-local minor-mode-overriding-map-alist
+              (cons (cons 'tether-approval-mode tether-approval-mode-map)
+                    (assq-delete-all 'tether-approval-mode
+                                     (copy-sequence minor-mode-overriding-map-alist)))))
 
 (defun tether--approve (params)
   "`agent/approve': an approval to show; answered when the user decides."

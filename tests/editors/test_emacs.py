@@ -323,6 +323,13 @@ def test_an_approval_that_times_out_closes_unanswered_and_the_next_one_works(
 def test_cancelling_the_run_closes_its_approval_unanswered(tmp_path: Path) -> None:
     turns = {"turns": [{"toolCalls": [{"name": "edit_file", "arguments": EDIT}]}]}
     report, wire = withdrawn_story(tmp_path, "cancel", turns)
+    # The approval buffer's keys are Tether's, not diff-mode's (`A' ediff, `q' quit-window).
+    assert report["keys"] == [
+        "tether-approval-allow",
+        "tether-approval-allow-always",
+        "tether-approval-deny",
+        "tether-approval-deny",
+    ], report
     [asked] = approvals_asked(wire)
     # Not even the `a' pressed after the run ended answers it.
     assert answers(wire, asked["id"]) == []

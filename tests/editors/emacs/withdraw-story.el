@@ -52,6 +52,11 @@
         ;; 1. The approval of the edit is shown; the user does not answer it.
         (withdraw-wait 'firstShown
                        (lambda () (string-match-p "'hi '" (or (withdraw-shown) ""))) 30)
+        (withdraw-note 'keys (if (get-buffer "*tether-approval*")
+                                 (with-current-buffer "*tether-approval*"
+                                   (vconcat (mapcar (lambda (key) (format "%s" (key-binding key)))
+                                                    '("a" "A" "d" "q"))))
+                               :json-false))
         (when (equal (getenv "TETHER_WITHDRAW") "cancel")
           (call-interactively #'tether-cancel))
         (when (getenv "TETHER_READ")
