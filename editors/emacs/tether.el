@@ -230,7 +230,9 @@
       (progn (setf (tether--approval-id result) id
                    (tether--approval-connection result) connection)
              (setq tether--approvals (append tether--approvals (list result)))
-             (tether--show-approval))
+             ;; Outside jsonrpc's own error handling: a display failure must not stop it.
+             (with-demoted-errors "Tether: showing the approval failed: %S"
+               (tether--show-approval)))
     (apply #'cl-call-next-method connection args)))
 
 (defun tether-pending-approvals ()
@@ -256,7 +258,9 @@
                                      (copy-sequence minor-mode-overriding-map-alist)))))
 
 (defun tether--approve (params)
-  "`agent/approve': an approval to show; answered when the user decides."
+  "`agent/approve': the approval, returned in place of an answer.
+`jsonrpc-connection-send' of `tether-process-connection' keeps it instead
+of replying; `tether--answer' replies when the user decides."
   (tether--approval-create :run-id (plist-get params :runId)
                            :title (plist-get params :title) :params params))
 
