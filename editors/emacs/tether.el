@@ -15,9 +15,16 @@
 ;;
 ;;   M-x tether-run      ask the agent (asynchronous; unsaved buffers are sent first)
 ;;   M-x tether-cancel   stop the last run
+;;   M-x tether-approve  answer the waiting approval in the minibuffer
 ;;
-;; Approvals are asked in the minibuffer with the change shown in
-;; `*tether-approval*'; the run's transcript goes to `*tether*'.
+;; Each approval shows the change in `*tether-approval*': `a' allows, `A' allows
+;; always, `d' or `q' denies (or M-x tether-approve).  Nothing blocks while it
+;; waits.  When the server withdraws it (`$/cancelRequest': no answer within
+;; `approvalTimeoutSeconds', the run cancelled or ended) or its run finishes, the
+;; buffer and an open `tether-approve' prompt close, the echo area says
+;; "Tether: approval withdrawn (...)", and no answer is ever sent for it.  The
+;; run's transcript goes to `*tether*'.  The agent reads your buffers' problems
+;; from Flymake (which Eglot fills from your language server).
 
 ;;; Code:
 
@@ -193,30 +200,179 @@
 
 ;;; Approvals
 
+;; An approval is answered later, from the `*tether-approval*' buffer or
+;; `tether-approve', never by a minibuffer read inside the request handler: a
+;; blocking read there stalls every message behind it (jsonrpc 1.0.14 would even
+;; re-enter its process filter), so a `$/cancelRequest' could not close the prompt.
+
 (defvar tether-approval-choices
   '(("allow" . "allow") ("allow-always" . "allow-always") ("deny" . "deny"))
   "Minibuffer answers to an approval and the decisions they mean.")
 
+(cl-defstruct (tether--approval (:constructor tether--approval-create))
+  "An `agent/approve' request waiting for the user."
+  connection id run-id title params)
+
+(defvar tether--approvals nil
+  "Approvals waiting for an answer, oldest first.")
+
+(defvar tether--reading nil
+  "(APPROVAL . MINIBUFFER-DEPTH) while `tether-approve' reads its answer.")
+
+(defclass tether-process-connection (jsonrpc-process-connection) ()
+  "A connection to `tether serve' whose `agent/approve' is answered later.")
+
+(cl-defmethod jsonrpc-connection-send ((connection tether-process-connection) &rest args
+                                       &key id result &allow-other-keys)
+  "Send ARGS, except the reply to an approval: register it to answer later."
+  ;; The request handler has no id; its reply, sent right after it returns, has it.
+  (if (and id (tether--approval-p result))
+      (progn (setf (tether--approval-id result) id
+                   (tether--approval-connection result) connection)
+             (setq tether--approvals (append tether--approvals (list result)))
+             ;; Outside jsonrpc's own error handling: a display failure must not stop it.
+             (with-demoted-errors "Tether: showing the approval failed: %S"
+               (tether--show-approval)))
+    (apply #'cl-call-next-method connection args)))
+
+(defun tether-pending-approvals ()
+  "The titles of the approvals waiting for an answer, oldest first."
+  (mapcar #'tether--approval-title tether--approvals))
+
+(defvar tether-approval-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map "a" #'tether-approval-allow)
+    (define-key map "A" #'tether-approval-allow-always)
+    (define-key map "d" #'tether-approval-deny)
+    (define-key map "q" #'tether-approval-deny)
+    map)
+  "Keys of the `*tether-approval*' buffer.")
+
+(define-minor-mode tether-approval-mode
+  "The `*tether-approval*' buffer: a allow, A allow always, d or q deny."
+  :lighter " Approve" :keymap tether-approval-mode-map
+  ;; diff-mode's read-only keys (A ediff, q quit-window) override minor modes: go first.
+  (setq-local minor-mode-overriding-map-alist
+              (cons (cons 'tether-approval-mode tether-approval-mode-map)
+                    (assq-delete-all 'tether-approval-mode
+                                     (copy-sequence minor-mode-overriding-map-alist)))))
+
 (defun tether--approve (params)
-  "`agent/approve': show the change and ask in the minibuffer."
-  (let* ((preview (plist-get params :preview))
-         (title (plist-get params :title))
-         (buffer (get-buffer-create "*tether-approval*")))
-    (with-current-buffer buffer
-      (let ((inhibit-read-only t))
-        (erase-buffer)
-        (insert (if (equal (plist-get preview :kind) "command")
-                    (format "$ %s\n(in %s)\n" (plist-get preview :command)
-                            (plist-get preview :cwd))
-                  (plist-get preview :diff)))
-        (when (fboundp 'diff-mode) (diff-mode))
-        (goto-char (point-min))))
-    (display-buffer buffer)
-    (let* ((answer (completing-read (format "Tether wants to: %s — allow? " title)
-                                    tether-approval-choices nil t))
-           (decision (or (cdr (assoc answer tether-approval-choices)) "deny")))
-      (tether--log "  %s: %s" decision title)
-      (list :decision decision))))
+  "`agent/approve': the approval, returned in place of an answer.
+`jsonrpc-connection-send' of `tether-process-connection' keeps it instead
+of replying; `tether--answer' replies when the user decides."
+  (tether--approval-create :run-id (plist-get params :runId)
+                           :title (plist-get params :title) :params params))
+
+(defun tether--show-approval ()
+  "Show the oldest waiting approval in `*tether-approval*', or close that buffer."
+  (let ((approval (car tether--approvals))
+        (buffer (get-buffer "*tether-approval*")))
+    (if (null approval)
+        (when buffer
+          (when-let ((window (get-buffer-window buffer t)))
+            (ignore-errors (quit-window nil window)))
+          (kill-buffer buffer))
+      (let ((preview (plist-get (tether--approval-params approval) :preview))
+            (prompt (format "Tether wants to: %s — a allow · A always · d deny"
+                            (tether--approval-title approval))))
+        (with-current-buffer (get-buffer-create "*tether-approval*")
+          (let ((inhibit-read-only t))
+            (erase-buffer)
+            (insert (if (equal (plist-get preview :kind) "command")
+                        (format "$ %s\n(in %s)\n" (plist-get preview :command)
+                                (plist-get preview :cwd))
+                      (plist-get preview :diff)))
+            (when (fboundp 'diff-mode) (diff-mode))
+            (tether-approval-mode 1)
+            (setq buffer-read-only t header-line-format prompt)
+            (goto-char (point-min)))
+          (display-buffer (current-buffer)))
+        (message "%s (in *tether-approval*, or M-x tether-approve)" prompt)))))
+
+(defun tether--close-approval (approval reason)
+  "Forget APPROVAL without answering it and tell the user why (REASON)."
+  (when (memq approval tether--approvals)
+    (setq tether--approvals (delq approval tether--approvals))
+    (tether--log "  withdrawn (%s): %s" reason (tether--approval-title approval))
+    (message "Tether: approval withdrawn (%s): %s" reason (tether--approval-title approval))
+    (tether--show-approval)
+    (when (eq (car tether--reading) approval)
+      ;; Leave the `tether-approve' prompt from the command loop, not from a filter.
+      (let ((depth (cdr tether--reading)))
+        (run-at-time 0 nil (lambda ()
+                             (when (and (eq (car tether--reading) approval)
+                                        (= (minibuffer-depth) depth))
+                               (abort-recursive-edit))))))))
+
+(defun tether--withdraw (connection id)
+  "`$/cancelRequest': the server no longer waits for request ID."
+  (when-let ((approval (seq-find (lambda (approval)
+                                   (and (eq (tether--approval-connection approval) connection)
+                                        (equal (tether--approval-id approval) id)))
+                                 tether--approvals)))
+    (tether--close-approval approval "the server stopped waiting")))
+
+(defun tether--close-run-approvals (connection run-id reason)
+  "Close every approval of CONNECTION's run RUN-ID (all of CONNECTION's when nil)."
+  (dolist (approval (copy-sequence tether--approvals))
+    (when (and (eq (tether--approval-connection approval) connection)
+               (or (null run-id) (equal (tether--approval-run-id approval) run-id)))
+      (tether--close-approval approval reason))))
+
+(defun tether--answer (approval decision)
+  "Send DECISION for APPROVAL if the server still waits for it."
+  (if (not (memq approval tether--approvals))
+      (message "Tether: that approval was withdrawn; nothing was sent")
+    (setq tether--approvals (delq approval tether--approvals))
+    (tether--log "  %s: %s" decision (tether--approval-title approval))
+    (when (jsonrpc-running-p (tether--approval-connection approval))
+      (jsonrpc-connection-send (tether--approval-connection approval)
+                               :id (tether--approval-id approval)
+                               :result (list :decision decision)))
+    (tether--show-approval)))
+
+(defun tether--decide (decision)
+  "Answer the approval shown with DECISION."
+  (if-let ((approval (car tether--approvals)))
+      (tether--answer approval decision)
+    (message "Tether: no approval is waiting")))
+
+(defun tether-approval-allow ()
+  "Allow the change shown."
+  (interactive)
+  (tether--decide "allow"))
+
+(defun tether-approval-allow-always ()
+  "Allow the change shown, and such changes for the rest of the session."
+  (interactive)
+  (tether--decide "allow-always"))
+
+(defun tether-approval-deny ()
+  "Deny the change shown."
+  (interactive)
+  (tether--decide "deny"))
+
+;;;###autoload
+(defun tether-approve ()
+  "Answer the oldest waiting approval in the minibuffer.
+The prompt closes by itself when the server withdraws that approval."
+  (interactive)
+  (let ((approval (car tether--approvals)))
+    (if (null approval)
+        (message "Tether: no approval is waiting")
+      (let ((answer
+             (minibuffer-with-setup-hook
+                 (lambda () (setq tether--reading (cons approval (minibuffer-depth))))
+               (unwind-protect
+                   (condition-case nil
+                       (completing-read
+                        (format "Tether wants to: %s — allow? " (tether--approval-title approval))
+                        tether-approval-choices nil t)
+                     (quit nil))
+                 (setq tether--reading nil)))))
+        (when answer
+          (tether--answer approval (or (cdr (assoc answer tether-approval-choices)) "deny")))))))
 
 (defun tether--ask (params)
   "`window/showMessageRequest': pick one of PARAMS' actions in the minibuffer."
@@ -224,6 +380,65 @@
                          (plist-get params :actions)))
          (answer (completing-read (concat (plist-get params :message) " ") titles nil t)))
     (and (member answer titles) (list :title answer))))
+
+;;; Diagnostics
+
+(declare-function flymake-diagnostics "flymake" (&optional beg end))
+(declare-function flymake-diagnostic-beg "flymake" (diag))
+(declare-function flymake-diagnostic-end "flymake" (diag))
+(declare-function flymake-diagnostic-type "flymake" (diag))
+(declare-function flymake-diagnostic-text "flymake" (diag))
+(declare-function flymake-diagnostic-data "flymake" (diag))
+(declare-function flymake-diagnostic-backend "flymake" (diag))
+
+(defun tether--diagnostics (connection params)
+  "`agent/diagnostics': Flymake's problems in PARAMS' URIs (Eglot feeds Flymake).
+Without URIs, those of every buffer of CONNECTION's project that has some."
+  (let ((uris (plist-get params :uris))
+        items)
+    (if uris
+        (seq-doseq (uri uris)
+          (when-let ((buffer (find-buffer-visiting (tether--file uri))))
+            (when (tether--flymake-p buffer)
+              ;; The server's own URI back, so it matches whatever spelling it used.
+              (push (list :uri uri :diagnostics (tether--buffer-diagnostics buffer)) items))))
+      (dolist (buffer (tether--buffers (process-get (jsonrpc--process connection) 'tether-root)))
+        (when (tether--flymake-p buffer)
+          (let ((diagnostics (tether--buffer-diagnostics buffer)))
+            (when (> (length diagnostics) 0)
+              (push (list :uri (tether--uri (buffer-file-name buffer)) :diagnostics diagnostics)
+                    items))))))
+    (list :items (vconcat (nreverse items)))))
+
+(defun tether--flymake-p (buffer)
+  "Whether Flymake checks BUFFER (it need not be loaded at all)."
+  (with-current-buffer buffer (bound-and-true-p flymake-mode)))
+
+(defun tether--buffer-diagnostics (buffer)
+  "BUFFER's Flymake diagnostics as a vector of LSP diagnostics."
+  (with-current-buffer buffer
+    (save-restriction
+      (widen)
+      (vconcat (mapcar #'tether--lsp-diagnostic (flymake-diagnostics))))))
+
+(defun tether--lsp-diagnostic (diagnostic)
+  "A Flymake DIAGNOSTIC as an LSP one.
+Eglot's keep their language server's severity, source and code."
+  (let* ((data (flymake-diagnostic-data diagnostic))
+         (lsp (and (consp data) (consp (car data)) (alist-get 'eglot-lsp-diag data)))
+         (category (get (flymake-diagnostic-type diagnostic) 'flymake-category))
+         (backend (flymake-diagnostic-backend diagnostic))
+         (source (or (plist-get lsp :source)
+                     (and (not lsp) (symbolp backend) backend (symbol-name backend)))))
+    (append
+     (list :range (list :start (tether--position (flymake-diagnostic-beg diagnostic))
+                        :end (tether--position (flymake-diagnostic-end diagnostic)))
+           :severity (or (plist-get lsp :severity)
+                         (pcase category ('flymake-error 1) ('flymake-warning 2) (_ 3)))
+           ;; Eglot's text is "source [code]: message"; the server prints those itself.
+           :message (or (plist-get lsp :message) (flymake-diagnostic-text diagnostic)))
+     (and source (list :source source))
+     (and (plist-get lsp :code) (list :code (plist-get lsp :code))))))
 
 ;;; The transcript
 
@@ -240,8 +455,8 @@
                 (split-string (or text "") "\n"))
       ""))
 
-(defun tether--event (event)
-  "An `agent/event' as transcript lines."
+(defun tether--event (connection event)
+  "CONNECTION's `agent/event' EVENT as transcript lines."
   (pcase (plist-get event :kind)
     ("run-started" (tether--log "▶ %s" (plist-get event :prompt)))
     ("assistant" (let ((text (string-trim (or (plist-get event :text) ""))))
@@ -256,6 +471,8 @@
                   (plist-get event :tool)
                   (tether--first-line (or (plist-get event :error) (plist-get event :output)))))
     ("run-finished"
+     ;; The server withdraws its questions itself; this closes any it could not.
+     (tether--close-run-approvals connection (plist-get event :runId) "the run ended")
      (tether--log "■ %s · %s steps" (plist-get event :outcome) (plist-get event :steps)))))
 
 ;;; The connection
@@ -266,16 +483,18 @@
     ('agent/approve (tether--approve params))
     ('workspace/applyEdit (tether--apply-edit connection params))
     ('agent/saveDocuments (tether--save-documents params))
+    ('agent/diagnostics (tether--diagnostics connection params))
     ('window/showMessageRequest (tether--ask params))
     ('window/workDoneProgress/create nil)
     ('workspace/configuration
      (make-vector (length (plist-get params :items)) nil))
     (_ (jsonrpc-error :code -32601 :message (format "%s is not supported" method)))))
 
-(defun tether--dispatch-notification (_connection method params)
+(defun tether--dispatch-notification (connection method params)
   "Handle the server's notification METHOD."
   (pcase method
-    ('agent/event (tether--event params))
+    ('agent/event (tether--event connection params))
+    ('$/cancelRequest (tether--withdraw connection (plist-get params :id)))
     ('window/showMessage (message "%s" (plist-get params :message)))
     ('window/logMessage (tether--log "%s" (plist-get params :message)))))
 
@@ -286,8 +505,11 @@
                    :name "tether" :command tether-server-command
                    :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t
                    :stderr (get-buffer-create "*tether stderr*")))
-         (connection (make-instance 'jsonrpc-process-connection
+         (connection (make-instance 'tether-process-connection
                                     :name "tether" :process process
+                                    :on-shutdown (lambda (connection)
+                                                   (tether--close-run-approvals
+                                                    connection nil "the server exited"))
                                     :request-dispatcher #'tether--dispatch-request
                                     :notification-dispatcher #'tether--dispatch-notification)))
     (process-put process 'tether-root root)
@@ -306,7 +528,7 @@
                                                        :resourceOperations ["create"]))
                  :textDocument (list :synchronization (list :didSave t))
                  :experimental (list :tether (list :events t :approvals t
-                                                   :saveDocuments t)))))
+                                                   :saveDocuments t :diagnostics t)))))
     (jsonrpc-notify connection 'initialized (make-hash-table))
     (puthash root connection tether--connections)
     connection))

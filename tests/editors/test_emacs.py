@@ -1,83 +1,18 @@
-"""editors/emacs/tether.el in a real ``emacs --batch`` against the real ``tether serve``.
-
-Emacs comes from Debian (``emacs-nox``); when it is missing and apt can install it (root,
-a Debian-like system) the test installs it, as CI does on a fresh machine (about 20 s).
-Otherwise the test fails saying how to install it: it is never skipped.
-"""
+"""editors/emacs/tether.el, and plain Eglot, in a real ``emacs --batch`` against the real
+``tether serve``: a run with approvals, edits and a new file; ``tether.run`` from Eglot;
+``M-x tether-cancel``."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
-import pytest
+from .emacs_harness import STORIES, emacs_batch, require_emacs, story_env
 
-REPO = Path(__file__).resolve().parents[2]
-PACKAGE = REPO / "editors" / "emacs"
-STORY = Path(__file__).parent / "emacs" / "story.el"
-EGLOT_STORY = Path(__file__).parent / "emacs" / "eglot-story.el"
-CANCEL_STORY = Path(__file__).parent / "emacs" / "cancel-story.el"
-INSTALL = ["apt-get", "install", "-y", "--no-install-recommends", "emacs-nox", "elpa-eglot"]
-ELPA = Path("/usr/share/emacs/site-lisp/elpa")
-
-
-def require_emacs() -> str:
-    """The ``emacs`` binary, installed with apt when missing and possible."""
-    found = shutil.which("emacs")
-    if (found is None or not eglot_dirs()) and shutil.which("apt-get") and os.geteuid() == 0:
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update"], env=env, capture_output=True, timeout=300)
-        subprocess.run(INSTALL, env=env, capture_output=True, timeout=300)
-        found = shutil.which("emacs")
-    if found is None or not eglot_dirs():
-        pytest.fail(
-            "Emacs or Eglot is missing and could not be installed here: install Debian's "
-            "emacs-nox and elpa-eglot (`sudo apt-get install emacs-nox elpa-eglot`, Emacs 28+, "
-            "Eglot 1.9) to run the Emacs tests.",
-            pytrace=False,
-        )
-    return found
-
-
-def eglot_dirs() -> list[Path]:
-    """Debian's elpa-eglot folders (``eglot-1.9``...)."""
-    return sorted(ELPA.glob("eglot-*")) if ELPA.is_dir() else []
-
-
-def emacs_batch(story: Path, env: dict[str, str], typed: str) -> None:
-    """Run ``story`` in ``emacs --batch`` with ``typed`` as what the user types."""
-    done = subprocess.run(
-        [require_emacs(), "--batch", "-Q", "-l", str(story)],
-        input=typed,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[:3000]
-
-
-def story_env(tmp_path: Path, root: Path, turns: dict[str, Any]) -> dict[str, str]:
-    """The environment a story reads: the package, the server, the script, the report."""
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(turns))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
-    env.update(
-        TETHER_EL_DIR=str(PACKAGE),
-        TETHER_EGLOT_DIR=str(eglot_dirs()[-1]) if eglot_dirs() else "",
-        TETHER_PYTHON=sys.executable,
-        TETHER_ROOT=str(root),
-        TETHER_SCRIPT_FILE=str(script),
-        TETHER_RESULT=str(tmp_path / "result.json"),
-        TETHER_STATE_DIR=str(tmp_path / "state"),
-        HOME=str(tmp_path / "home"),
-    )
-    return env
+STORY = STORIES / "story.el"
+EGLOT_STORY = STORIES / "eglot-story.el"
+CANCEL_STORY = STORIES / "cancel-story.el"
 
 
 def test_a_run_from_emacs_reads_unsaved_text_edits_the_buffer_and_creates_a_file(

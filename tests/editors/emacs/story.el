@@ -24,7 +24,9 @@
     (insert "UNSAVED = 1\n"))
   (tether-run "rename the constant and add a note")
   (while (not tether-last-result)
-    (accept-process-output nil 0.05))
+    (if (tether-pending-approvals)
+        (tether-approve)  ; the user answers in the minibuffer (here: stdin)
+      (accept-process-output nil 0.05)))
   (with-temp-file (getenv "TETHER_RESULT")
     (insert
      (json-encode
