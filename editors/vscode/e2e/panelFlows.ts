@@ -81,40 +81,53 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
   await bench.screenshot("panel-undone");
   passed.push("panel: Undo this run reverts the run's edit");
 
-  // 3. A command approved on the panel's card with Allow Always for this project: it runs,
-  //    the rule is listed under Rules, revoked there, and the next run asks again.
-  const command = "echo ran > panel-ran.txt";
-  const runCommand = {
-    turns: [{ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "Ran it." }],
-  };
-  script(runCommand);
+  // 3. A command approved on the panel's card with the server's wider rule for this project
+  //    ("Always allow `touch *`"): it runs; the next run's `touch` of another file runs
+  //    without asking; the rule is listed under Rules, revoked there, and the server asks again.
+  const touch = (name: string): object => ({
+    turns: [{ toolCalls: [{ name: "bash", arguments: { command: `touch ${name}` } }] }, { text: "Ran it." }],
+  });
+  script(touch("panel-ran.txt"));
   before = finishedRuns(userData);
   await ask("run the command");
-  const commandCard = panel.locator("section.approval", { hasText: `Run ${command}` });
+  const commandCard = panel.locator("section.approval", { hasText: "Run touch panel-ran.txt" });
   await visible(commandCard);
   assert.strictEqual(await bench.page.locator(".monaco-dialog-box").count(), 0, "a modal blocks the panel");
+  const offered = (await commandCard.locator("button.always-allow").allTextContents()).map((t) => t.trim());
+  assert.deepStrictEqual(offered, ["Always allow touch panel-ran.txt", "Always allow touch *"]);
+  assert.strictEqual(await commandCard.locator("button", { hasText: /^Allow Always$/ }).count(), 0);
   await commandCard.locator("select.scope").selectOption("project");
   await bench.screenshot("panel-command-approval");
-  await commandCard.locator("button", { hasText: "Allow Always" }).click();
+  await commandCard.locator('button.always-allow[data-pattern="touch *"]').click();
   await waitFor("the command to run", () => fs.existsSync(file("panel-ran.txt")));
   await waitFor("the run to finish", () => finishedRuns(userData) > before);
   await waitFor(
     "the rule in the user's rules file",
-    () => fs.existsSync(userRules) && fs.readFileSync(userRules, "utf8").includes(command),
+    () => fs.existsSync(userRules) && fs.readFileSync(userRules, "utf8").includes('"touch *"'),
   );
+  script(touch("panel-ran-2.txt"));
+  before = finishedRuns(userData);
+  await ask("run a matching command");
+  await waitFor("the matching command to run unasked", () => fs.existsSync(file("panel-ran-2.txt")));
+  await waitFor("the run to finish", () => finishedRuns(userData) > before);
+  assert.strictEqual(await panel.locator("section.approval").count(), 0, "the matching command was asked");
+  const ranUnasked = lastRun().locator("details.tool", { hasText: "$ touch panel-ran-2.txt" });
+  await ranUnasked.locator("summary").click();
+  await visible(ranUnasked.locator(".tool-decision", { hasText: "auto (rule: touch *, project)" }));
   await panel.locator("#rules-box > summary").click();
-  const rule = panel.locator("#rules li.rule", { hasText: command });
+  const rule = panel.locator("#rules li.rule", { hasText: "allow bash: touch *" });
   await visible(rule);
+  await visible(rule.locator(".muted", { hasText: "project" }));
   await bench.screenshot("panel-rules");
   await rule.locator("button.revoke").click();
   await waitFor(
     "the rule to leave the rules file",
-    () => !fs.readFileSync(userRules, "utf8").includes(command),
+    () => !fs.readFileSync(userRules, "utf8").includes('"touch *"'),
   );
   await rule.waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
   await bench.screenshot("panel-rule-revoked");
   fs.rmSync(file("panel-ran.txt"));
-  script(runCommand);
+  script(touch("panel-ran.txt"));
   before = finishedRuns(userData);
   await ask("run it again");
   await visible(commandCard); // asked again: the rule is gone on the server too
@@ -124,7 +137,7 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
   assert.ok(!fs.existsSync(file("panel-ran.txt")), "the denied command ran");
   assert.match(transcript(userData), /not again/);
   passed.push(
-    "panel: Allow Always for the project from the card stores a rule; Revoke in the Rules list removes it; the server asks again",
+    "panel: Always allow `touch *` for the project from the card stores the server's rule; a later `touch` runs unasked; Revoke in the Rules list removes it; the server asks again",
   );
 
   // 4. New session, then the first one picked again from Sessions: the next prompt runs in

@@ -194,9 +194,9 @@
       const suggestions = approval.suggestions || [];
       const scope = suggestions.length
         ? el("select", { class: "scope", "aria-label": "Always allow: remember for" }, [
-            el("option", { value: "session", text: "for this session" }),
-            el("option", { value: "project", text: "for this project" }),
-            el("option", { value: "user", text: "for all my projects" }),
+            el("option", { value: "session", text: "this session" }),
+            el("option", { value: "project", text: "this project" }),
+            el("option", { value: "user", text: "all my projects" }),
           ])
         : undefined;
       const edited = (card) => {
@@ -211,6 +211,7 @@
       // The server's rules, narrowest first; none offered: plain Allow Always, as before.
       const always = suggestions.length
         ? el("div", { class: "row always", role: "group", "aria-label": "Allow always" }, [
+            el("label", { class: "muted always-scope" }, [document.createTextNode("Remember for "), scope]),
             ...suggestions.map((pattern) => {
               const button = answerButton("", approval.callId, rule(pattern));
               button.replaceChildren(...alwaysAllowText(pattern));
@@ -219,7 +220,6 @@
               button.title = `Allow this and every later call that ${pattern} matches, without asking`;
               return button;
             }),
-            scope,
           ])
         : undefined;
       return el("section", { class: "approval", role: "group", "aria-label": approval.title }, [
