@@ -1,7 +1,9 @@
 // The agent panel in the real VS Code: a prompt typed in the panel streams its answer and
 // outcome; an edit and a command are approved from the panel's cards; Undo this run; Cancel;
-// a rule stored with Allow Always is revoked from the panel's Rules list, and the server
-// asks again. Runs after flows.ts, in the same window.
+// the server's wider rule picked on a command's card ("Always allow `touch *`", this project)
+// lets a later matching command run unasked, and is revoked from the Rules list; with
+// tether.sandbox a command runs unasked in the sandbox and one its walls stopped is asked
+// again. Runs after flows.ts, in the same window.
 import * as assert from "assert";
 import { execFileSync } from "child_process";
 import * as fs from "fs";
