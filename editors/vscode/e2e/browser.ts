@@ -26,7 +26,11 @@ export interface Page {
   goto(url: string): Promise<unknown>;
   locator(selector: string, options?: { hasText?: string | RegExp }): Locator;
   frameLocator(selector: string): FrameLocator;
-  keyboard: { press(key: string): Promise<void>; type(text: string): Promise<void> };
+  keyboard: {
+    press(key: string): Promise<void>;
+    type(text: string): Promise<void>;
+    insertText(text: string): Promise<void>;
+  };
   screenshot(options: { path: string }): Promise<unknown>;
   evaluate<T>(expression: string): Promise<T>;
 }

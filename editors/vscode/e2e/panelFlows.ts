@@ -1,11 +1,15 @@
 // The agent panel in the real VS Code: a prompt typed in the panel streams its answer and
 // outcome; an edit and a command are approved from the panel's cards; Undo this run; Cancel;
-// a rule stored with Allow Always is revoked from the panel's Rules list, and the server
-// asks again. Runs after flows.ts, in the same window.
+// the server's wider rule picked on a command's card ("Always allow `touch *`", this project)
+// lets a later matching command run unasked, and is revoked from the Rules list; with
+// tether.sandbox a command runs unasked in the sandbox and one its walls stopped is asked
+// again. Runs after flows.ts, in the same window.
 import * as assert from "assert";
+import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import type { FrameLocator, Locator } from "./browser";
+import { serverLog } from "./reviewFlows";
 import { STEP_TIMEOUT_MS, Workbench, transcript, waitFor } from "./workbench";
 
 /** The panel's document: the webview's outer iframe (ours, by extension id), then its content. */
@@ -21,6 +25,63 @@ function finishedRuns(userData: string): number {
 
 async function visible(locator: Locator): Promise<void> {
   await locator.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+}
+
+/** Whether bubblewrap runs here (installed, and user namespaces allowed), as the server checks. */
+function bwrapWorks(): boolean {
+  try {
+    execFileSync("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "true"], {
+      stdio: "ignore",
+      timeout: 10_000,
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Sets (or removes) `tether.sandbox` in the User settings as a user does (the settings.json
+ * editor: code-server does not notice the file written from outside) and waits until the
+ * server was told.
+ */
+async function setSandbox(bench: Workbench, userData: string, value: "auto" | undefined): Promise<void> {
+  const file = path.join(userData, "User", "settings.json");
+  const entry = '"tether.sandbox":"auto",';
+  const sent = /Sending notification 'workspace\/didChangeConfiguration'/g;
+  const before = (serverLog(userData).match(sent) ?? []).length;
+  await bench.command("Preferences: Open User Settings (JSON)");
+  // VS Code 1.139 opens it in a modal editor (no tab): found by its text.
+  const lines = bench.page.locator(".editor-instance .view-lines", { hasText: "files.autoSave" }).last();
+  await lines.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  await lines.click();
+  // The file is one line, `{"files.autoSave":…}`: the entry goes (or is) right after `{`.
+  await bench.page.keyboard.press("Control+Home");
+  await bench.page.keyboard.press("ArrowRight");
+  if (value === "auto") {
+    await bench.page.keyboard.type(entry);
+  } else {
+    for (let i = 0; i < entry.length; i += 1) {
+      await bench.page.keyboard.press("Shift+ArrowRight");
+    }
+    await bench.page.keyboard.press("Delete");
+  }
+  await bench.page.keyboard.press("Control+S");
+  await waitFor("settings.json to be saved", () => {
+    try {
+      const saved = JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>;
+      return saved["tether.sandbox"] === value;
+    } catch {
+      return false; // being written
+    }
+  });
+  await bench.page.keyboard.press("Control+W");
+  await waitFor("the settings change to reach the server", () => {
+    const log = serverLog(userData);
+    const last = log.slice(log.lastIndexOf("workspace/didChangeConfiguration"));
+    const told = (log.match(sent) ?? []).length > before;
+    return told && last.includes('"sandbox": "auto"') === (value === "auto");
+  });
 }
 
 /** Runs every panel flow; the names of those that passed (the first failure throws). */
@@ -81,40 +142,53 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
   await bench.screenshot("panel-undone");
   passed.push("panel: Undo this run reverts the run's edit");
 
-  // 3. A command approved on the panel's card with Allow Always for this project: it runs,
-  //    the rule is listed under Rules, revoked there, and the next run asks again.
-  const command = "echo ran > panel-ran.txt";
-  const runCommand = {
-    turns: [{ toolCalls: [{ name: "bash", arguments: { command } }] }, { text: "Ran it." }],
-  };
-  script(runCommand);
+  // 3. A command approved on the panel's card with the server's wider rule for this project
+  //    ("Always allow `touch *`"): it runs; the next run's `touch` of another file runs
+  //    without asking; the rule is listed under Rules, revoked there, and the server asks again.
+  const touch = (name: string): object => ({
+    turns: [{ toolCalls: [{ name: "bash", arguments: { command: `touch ${name}` } }] }, { text: "Ran it." }],
+  });
+  script(touch("panel-ran.txt"));
   before = finishedRuns(userData);
   await ask("run the command");
-  const commandCard = panel.locator("section.approval", { hasText: `Run ${command}` });
+  const commandCard = panel.locator("section.approval", { hasText: "Run touch panel-ran.txt" });
   await visible(commandCard);
   assert.strictEqual(await bench.page.locator(".monaco-dialog-box").count(), 0, "a modal blocks the panel");
+  const offered = (await commandCard.locator("button.always-allow").allTextContents()).map((t) => t.trim());
+  assert.deepStrictEqual(offered, ["Always allow touch panel-ran.txt", "Always allow touch *"]);
+  assert.strictEqual(await commandCard.locator("button", { hasText: /^Allow Always$/ }).count(), 0);
   await commandCard.locator("select.scope").selectOption("project");
   await bench.screenshot("panel-command-approval");
-  await commandCard.locator("button", { hasText: "Allow Always" }).click();
+  await commandCard.locator('button.always-allow[data-pattern="touch *"]').click();
   await waitFor("the command to run", () => fs.existsSync(file("panel-ran.txt")));
   await waitFor("the run to finish", () => finishedRuns(userData) > before);
   await waitFor(
     "the rule in the user's rules file",
-    () => fs.existsSync(userRules) && fs.readFileSync(userRules, "utf8").includes(command),
+    () => fs.existsSync(userRules) && fs.readFileSync(userRules, "utf8").includes('"touch *"'),
   );
+  script(touch("panel-ran-2.txt"));
+  before = finishedRuns(userData);
+  await ask("run a matching command");
+  await waitFor("the matching command to run unasked", () => fs.existsSync(file("panel-ran-2.txt")));
+  await waitFor("the run to finish", () => finishedRuns(userData) > before);
+  assert.strictEqual(await panel.locator("section.approval").count(), 0, "the matching command was asked");
+  const ranUnasked = lastRun().locator("details.tool", { hasText: "$ touch panel-ran-2.txt" });
+  await ranUnasked.locator("summary").click();
+  await visible(ranUnasked.locator(".tool-decision", { hasText: "auto (rule: touch *, project)" }));
   await panel.locator("#rules-box > summary").click();
-  const rule = panel.locator("#rules li.rule", { hasText: command });
+  const rule = panel.locator("#rules li.rule", { hasText: "allow bash: touch *" });
   await visible(rule);
+  await visible(rule.locator(".muted", { hasText: "project" }));
   await bench.screenshot("panel-rules");
   await rule.locator("button.revoke").click();
   await waitFor(
     "the rule to leave the rules file",
-    () => !fs.readFileSync(userRules, "utf8").includes(command),
+    () => !fs.readFileSync(userRules, "utf8").includes('"touch *"'),
   );
   await rule.waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
   await bench.screenshot("panel-rule-revoked");
   fs.rmSync(file("panel-ran.txt"));
-  script(runCommand);
+  script(touch("panel-ran.txt"));
   before = finishedRuns(userData);
   await ask("run it again");
   await visible(commandCard); // asked again: the rule is gone on the server too
@@ -124,7 +198,7 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
   assert.ok(!fs.existsSync(file("panel-ran.txt")), "the denied command ran");
   assert.match(transcript(userData), /not again/);
   passed.push(
-    "panel: Allow Always for the project from the card stores a rule; Revoke in the Rules list removes it; the server asks again",
+    "panel: Always allow `touch *` for the project from the card stores the server's rule; a later `touch` runs unasked; Revoke in the Rules list removes it; the server asks again",
   );
 
   // 4. New session, then the first one picked again from Sessions: the next prompt runs in
@@ -151,5 +225,46 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
   await visible(lastRun().locator(".outcome", { hasText: /^cancelled/ }));
   await bench.screenshot("panel-cancelled");
   passed.push("panel: a session picked from Sessions is continued; Cancel ends the run in flight");
+
+  // 5. tether.sandbox "auto" (bubblewrap here): a command that would be asked runs unasked in
+  //    the sandbox and its card says so; one the walls stop (a write outside the workspace)
+  //    is asked again on a card whose title says why, and denied. Then the setting goes.
+  if (!bwrapWorks()) {
+    console.log("not run here: panel sandbox flow (bubblewrap is missing or cannot start on this machine)");
+  } else {
+    await setSandbox(bench, userData, "auto");
+    script(touch("sandboxed.txt"));
+    before = finishedRuns(userData);
+    await ask("run it in the sandbox");
+    await waitFor("the sandboxed command to run unasked", () => fs.existsSync(file("sandboxed.txt")));
+    await waitFor("the run to finish", () => finishedRuns(userData) > before);
+    const sandboxed = lastRun().locator("details.tool", { hasText: "$ touch sandboxed.txt" });
+    await sandboxed.locator("summary").click();
+    await visible(sandboxed.locator(".tool-sandbox", { hasText: /^ran in the sandbox \(bwrap\)$/ }));
+    await bench.screenshot("panel-sandboxed");
+    const outside = "/usr/local/tether-e2e-outside.txt";
+    script(touch(outside));
+    before = finishedRuns(userData);
+    await ask("write outside the workspace");
+    const reasked = panel.locator("section.approval", { hasText: "outside the sandbox" });
+    await visible(reasked);
+    assert.match(
+      (await reasked.locator(".approval-title").textContent()) ?? "",
+      /^Run touch \/usr\/local\/tether-e2e-outside\.txt — outside the sandbox: in it, .*Read-only file system/,
+    );
+    await bench.screenshot("panel-sandbox-asked-again");
+    await reasked.locator("button", { hasText: /^Deny$/ }).click();
+    await waitFor("the run to finish", () => finishedRuns(userData) > before);
+    assert.ok(!fs.existsSync(outside), "the denied command ran outside the sandbox");
+    const stopped = lastRun().locator("details.tool", { hasText: `$ touch ${outside}` });
+    await stopped.locator("summary").click();
+    await visible(
+      stopped.locator(".tool-sandbox", { hasText: "its walls stopped it, so it was asked again" }),
+    );
+    await setSandbox(bench, userData, undefined);
+    passed.push(
+      "panel: with tether.sandbox auto a command runs unasked in bwrap and its card says so; one the walls stopped is asked again, the card's title saying why",
+    );
+  }
   return passed;
 }

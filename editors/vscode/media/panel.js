@@ -73,6 +73,7 @@
         el("summary", {}, [el("span", { class: "tool-title" }), el("span", { class: "badge" })]),
         el("pre", { class: "tool-detail" }),
         el("div", { class: "tool-decision" }),
+        el("div", { class: "tool-sandbox" }),
         el("pre", { class: "tool-output" }),
       ]),
     );
@@ -81,6 +82,9 @@
     setText(node.querySelector(".badge"), STATUS[card.status] || card.status);
     setText(node.querySelector(".tool-detail"), card.detail);
     setText(node.querySelector(".tool-decision"), card.decision ? `approval: ${card.decision}` : "");
+    const sandbox = node.querySelector(".tool-sandbox");
+    setText(sandbox, card.sandbox || "");
+    sandbox.hidden = !card.sandbox;
     const output = node.querySelector(".tool-output");
     setText(output, card.output || "");
     output.hidden = !card.output;
@@ -158,8 +162,16 @@
     });
   }
 
+  // The same call asked again (the sandbox's walls stopped it) has a new title: a new card.
+  const approvalKey = (approval) => `${approval.callId}\n${approval.title}`;
+
+  /** "Always allow `pytest *`" with the pattern as code. */
+  function alwaysAllowText(pattern) {
+    return [document.createTextNode("Always allow "), el("code", { text: pattern })];
+  }
+
   function drawApproval(container, approval) {
-    return keyed(container, "section.approval", approval.callId, () => {
+    return keyed(container, "section.approval", approvalKey(approval), () => {
       const isCommand = approval.kind === "command";
       const where =
         approval.alsoIn === "none"
@@ -179,33 +191,49 @@
       if (command) {
         command.value = approval.subject;
       }
-      const scope = isCommand
-        ? el("select", { class: "scope", "aria-label": "Allow Always remembers for" }, [
-            el("option", { value: "", text: "this exact command, this session" }),
-            el("option", { value: "project", text: "this exact command, this project" }),
-            el("option", { value: "user", text: "this exact command, all my projects" }),
+      const suggestions = approval.suggestions || [];
+      const scope = suggestions.length
+        ? el("select", { class: "scope", "aria-label": "Always allow: remember for" }, [
+            el("option", { value: "session", text: "this session" }),
+            el("option", { value: "project", text: "this project" }),
+            el("option", { value: "user", text: "all my projects" }),
           ])
         : undefined;
       const edited = (card) => {
         const value = card.querySelector(".command");
         return value && value.value !== approval.subject ? { command: value.value } : {};
       };
-      const rule = (card) => {
-        const picked = card.querySelector(".scope");
-        return picked && picked.value ? { rule: { pattern: approval.subject, scope: picked.value } } : {};
-      };
+      const rule = (pattern) => (card) => ({
+        choice: "allow-always",
+        ...edited(card),
+        rule: { pattern, scope: card.querySelector(".scope").value },
+      });
+      // The server's rules, narrowest first; none offered: plain Allow Always, as before.
+      const always = suggestions.length
+        ? el("div", { class: "row always", role: "group", "aria-label": "Allow always" }, [
+            el("label", { class: "muted always-scope" }, [document.createTextNode("Remember for "), scope]),
+            ...suggestions.map((pattern) => {
+              const button = answerButton("", approval.callId, rule(pattern));
+              button.replaceChildren(...alwaysAllowText(pattern));
+              button.classList.add("secondary", "always-allow");
+              button.dataset.pattern = pattern;
+              button.title = `Allow this and every later call that ${pattern} matches, without asking`;
+              return button;
+            }),
+          ])
+        : undefined;
       return el("section", { class: "approval", role: "group", "aria-label": approval.title }, [
         el("div", { class: "approval-title", text: `${approval.title}${where}` }),
         isCommand ? command : el("pre", { class: "diff", text: approval.diff || "" }),
         isCommand && approval.cwd ? el("div", { class: "cwd", text: `in ${approval.cwd}` }) : undefined,
         el("div", { class: "row" }, [
           answerButton("Allow", approval.callId, (card) => ({ choice: "allow", ...edited(card) })),
-          answerButton("Allow Always", approval.callId, (card) => ({
-            choice: "allow-always",
-            ...edited(card),
-            ...rule(card),
-          })),
-          scope,
+          always
+            ? undefined
+            : answerButton("Allow Always", approval.callId, (card) => ({
+                choice: "allow-always",
+                ...edited(card),
+              })),
           isCommand || approval.alsoIn !== "diff editor"
             ? undefined
             : el("button", {
@@ -216,6 +244,7 @@
                 onclick: () => send({ type: "reveal", callId: approval.callId }),
               }),
         ]),
+        always,
         el("div", { class: "row" }, [
           feedback,
           answerButton("Deny", approval.callId, (card) => ({
@@ -245,9 +274,9 @@
     let arrived;
     for (const approval of state.approvals) {
       const card = drawApproval(approvals, approval);
-      arrived = shown.has(approval.callId) ? arrived : card;
+      arrived = shown.has(approvalKey(approval)) ? arrived : card;
     }
-    prune(approvals, "section.approval", new Set(state.approvals.map((a) => a.callId)));
+    prune(approvals, "section.approval", new Set(state.approvals.map(approvalKey)));
 
     const notice = $("notice");
     setText(notice, state.notice || "");
@@ -309,7 +338,7 @@
         ? el("li", {}, [
             el("details", { class: "builtin", open: builtinOpen }, [
               el("summary", {
-                text: `${builtin.length} built-in read-only rules (turned off in your Tether config)`,
+                text: `${builtin.length} built-in read-only rules (turned off in your rules.toml: read_only_defaults = false)`,
               }),
               el("ul", {}, builtin.map(ruleItem)),
             ]),

@@ -7,6 +7,7 @@ import * as path from "path";
 import * as vscode from "vscode";
 import { Choice, CHOICE_LABELS, buildAnswer, choiceOf, commandAnswer, diffAnswer } from "./answers";
 import type { AgentApproveParams, AgentApproveResult, CommandPreview, DiffPreview } from "./protocol";
+import { PickedRule, RulePick, rulePicks, withPickedRule } from "./rulePicks";
 import { ProposalTexts, editedWindow, proposalTexts } from "./proposal";
 import { ProposalFiles } from "./proposalFiles";
 import type { InlineReviews } from "./review/inlineReview";
@@ -38,8 +39,11 @@ interface Pending {
   readonly proposal: vscode.Uri | undefined;
   /** The file a diff approval would change (its editor's title buttons decide it too). */
   readonly target?: vscode.Uri;
-  /** Undefined: nobody decided (withdrawn, the run ended, or the extension is going away). */
-  choose(choice: Choice | undefined): void;
+  /**
+   * Undefined: nobody decided (withdrawn, the run ended, or the extension is going away).
+   * `picked`: the allow-always rule already chosen (the panel's card); else it is asked.
+   */
+  choose(choice: Choice | undefined, picked?: PickedRule): void;
   /** Moves a diff approval to inline review in the file; false (and says why) when it cannot. */
   reviewInFile?(): Promise<boolean>;
 }
@@ -52,13 +56,44 @@ const EDITED_PROPOSAL_NOTE =
 
 export const WITHDRAWN_FEEDBACK = "the approval was cancelled";
 
+/** Allow Always when it opens a pick of the server's rules (the ellipsis: more to choose). */
+export const ALLOW_ALWAYS_PICK_LABEL = `${CHOICE_LABELS["allow-always"]}…`;
+
 /** The modal's buttons; Deny is its close affordance, so Esc and the dialog's X deny too. */
-const COMMAND_ITEMS: readonly vscode.MessageItem[] = [
-  { title: CHOICE_LABELS.allow },
-  { title: CHOICE_LABELS["allow-always"] },
-  { title: EDIT_COMMAND_LABEL },
-  { title: CHOICE_LABELS.deny, isCloseAffordance: true },
-];
+function commandItems(offersRules: boolean): vscode.MessageItem[] {
+  return [
+    { title: CHOICE_LABELS.allow },
+    { title: offersRules ? ALLOW_ALWAYS_PICK_LABEL : CHOICE_LABELS["allow-always"] },
+    { title: EDIT_COMMAND_LABEL },
+    { title: CHOICE_LABELS.deny, isCloseAffordance: true },
+  ];
+}
+
+/**
+ * Which rule "allow always" stores, picked among the server's offers; undefined: the user
+ * dismissed the pick (nothing decided yet). No offers: plain allow-always, as before.
+ */
+async function pickRule(
+  params: AgentApproveParams,
+  token: vscode.CancellationToken,
+): Promise<PickedRule | undefined> {
+  const picks = rulePicks(params);
+  if (picks.length === 0) {
+    return {};
+  }
+  const picked = await vscode.window.showQuickPick<RulePick & vscode.QuickPickItem>(
+    picks,
+    {
+      title: `Tether: ${params.title} — allow always`,
+      placeHolder: "What to allow without asking, and where",
+    },
+    token,
+  );
+  if (picked === undefined || token.isCancellationRequested) {
+    return undefined;
+  }
+  return picked.rule === undefined ? {} : { rule: picked.rule };
+}
 
 /** The dialog's title once the user changed the command: it names what will run. */
 export function commandTitle(title: string, original: string, command: string): string {
@@ -84,6 +119,12 @@ async function askFeedback(title: string): Promise<string | undefined> {
   });
 }
 
+/** What the user decided on a diff approval, with the allow-always rule when one was picked. */
+interface Decided {
+  readonly choice: Choice | undefined;
+  readonly picked?: PickedRule;
+}
+
 export class Approvals implements vscode.Disposable {
   private readonly pending: Pending[] = [];
   private statusItem: vscode.StatusBarItem | undefined;
@@ -105,9 +146,9 @@ export class Approvals implements vscode.Disposable {
   }
 
   /** The editor-title buttons: decide the approval shown in `uri`'s editor, else the oldest. */
-  decide(choice: Choice, uri?: vscode.Uri): boolean {
+  decide(choice: Choice, uri?: vscode.Uri, picked?: PickedRule): boolean {
     const entry = this.shownOrOldest(uri);
-    entry?.choose(choice);
+    entry?.choose(choice, picked);
     return entry !== undefined;
   }
 
@@ -197,13 +238,21 @@ export class Approvals implements vscode.Disposable {
       );
       return true;
     };
+    const ask = (): Promise<Decided> =>
+      this.ask(params, shown.right, token, reviewInFile, vscode.Uri.parse(preview.uri));
     try {
-      const choice = this.ask(params, shown.right, token, reviewInFile, vscode.Uri.parse(preview.uri));
+      const choice = ask();
       if (!(this.inlineFirst() && (await reviewInFile()))) {
         await openDiff();
       }
-      const decided = await choice;
-      return await this.answerDiff(params, preview, shown, decided, review());
+      let decided = await choice;
+      // Allow Always asks which rule to keep; dismissing that pick leaves the edit waiting.
+      while (decided.choice === "allow-always" && decided.picked === undefined) {
+        const picked = await pickRule(params, token);
+        decided = picked !== undefined ? { choice: "allow-always", picked } : await ask();
+      }
+      const answer = await this.answerDiff(params, preview, shown, decided.choice, review());
+      return withPickedRule(answer, decided.picked);
     } finally {
       this.reviews?.end(reviewId);
       await this.close(shown.right);
@@ -301,10 +350,12 @@ export class Approvals implements vscode.Disposable {
     try {
       let command = preview.command;
       for (;;) {
+        // The server's rules were offered for the command it showed, not for one the user changed.
+        const offersRules = command === preview.command && rulePicks(params).length > 0;
         const picked = await vscode.window.showWarningMessage(
           `Tether: ${commandTitle(params.title, preview.command, command)}`,
           { modal: true, detail: `$ ${command}\n\nin ${preview.cwd}` },
-          ...COMMAND_ITEMS,
+          ...commandItems(offersRules),
         );
         if (withdrawn || token.isCancellationRequested) {
           vscode.window.setStatusBarMessage(`Tether: ${WITHDRAWN_NOTE}`, 5000);
@@ -320,6 +371,13 @@ export class Approvals implements vscode.Disposable {
             command = edited; // shown again, so the user confirms what will run
           }
           continue;
+        }
+        if (picked?.title === ALLOW_ALWAYS_PICK_LABEL) {
+          const rule = await pickRule(params, token);
+          if (rule === undefined) {
+            continue; // dismissed: the dialog again
+          }
+          return withPickedRule(commandAnswer("allow-always", params, command), rule);
         }
         // Deny is the close affordance: a dismissed dialog (undefined) is a deny as well.
         const choice = choiceOf(picked?.title) ?? "deny";
@@ -339,17 +397,17 @@ export class Approvals implements vscode.Disposable {
     token: vscode.CancellationToken,
     reviewInFile?: () => Promise<boolean>,
     target?: vscode.Uri,
-  ): Promise<Choice | undefined> {
+  ): Promise<Decided> {
     return new Promise((resolve) => {
       let settled = false;
-      const finish = (choice: Choice | undefined): void => {
+      const finish = (choice: Choice | undefined, picked?: PickedRule): void => {
         if (settled) {
           return;
         }
         settled = true;
         cancellation.dispose();
         this.forget(entry);
-        resolve(choice);
+        resolve({ choice, picked });
       };
       const entry: Pending = {
         runId: params.runId,

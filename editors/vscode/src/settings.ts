@@ -9,7 +9,27 @@ import type { Settings } from "./protocol";
 export type SettingReader = (key: string) => unknown;
 
 /** Settings the server reads; `tether.serverPath` is the extension's own. */
-export const SERVER_SETTINGS = ["provider", "model", "baseUrl", "script", "autoApprove", "maxSteps"] as const;
+export const SERVER_SETTINGS = [
+  "provider",
+  "model",
+  "baseUrl",
+  "script",
+  "autoApprove",
+  "maxSteps",
+  "sandbox",
+  "diagnosticsSettleMs",
+  "diagnosticsMaxWaitMs",
+] as const;
+
+const SANDBOX_CHOICES = ["off", "auto", "bwrap", "landlock"] as const;
+/** The server's bound on both diagnostics waits (protocol `Settings`). */
+const MAX_DIAGNOSTICS_MS = 60_000;
+
+function milliseconds(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= MAX_DIAGNOSTICS_MS
+    ? value
+    : undefined;
+}
 
 /** Providers whose API key may live in SecretStorage, and the variable the server reads. */
 export const API_KEY_VARIABLES = {
@@ -56,6 +76,19 @@ export function tetherSettings(read: SettingReader): Settings {
   const maxSteps = read("maxSteps");
   if (typeof maxSteps === "number" && Number.isInteger(maxSteps) && maxSteps >= 1) {
     settings.maxSteps = maxSteps;
+  }
+  // "off" is passed too: the user's editor setting then wins over TETHER_SANDBOX.
+  const sandbox = read("sandbox");
+  if (SANDBOX_CHOICES.includes(sandbox as (typeof SANDBOX_CHOICES)[number])) {
+    settings.sandbox = sandbox as (typeof SANDBOX_CHOICES)[number];
+  }
+  const settleMs = milliseconds(read("diagnosticsSettleMs"));
+  if (settleMs !== undefined) {
+    settings.diagnosticsSettleMs = settleMs;
+  }
+  const maxWaitMs = milliseconds(read("diagnosticsMaxWaitMs"));
+  if (maxWaitMs !== undefined) {
+    settings.diagnosticsMaxWaitMs = maxWaitMs;
   }
   return settings;
 }

@@ -2,6 +2,11 @@
 // channel (or any sink). No `vscode` import: tested directly.
 import type { AgentEventParams, AgentRunResult } from "./protocol";
 
+/** How a call that ran unasked in a sandbox reads on its panel card and in the transcript. */
+export function sandboxNote(backend: string): string {
+  return `ran in the sandbox (${backend})`;
+}
+
 /** What the transcript writes to (vscode.OutputChannel has both). */
 export interface OutputSink {
   append(text: string): void;
@@ -94,7 +99,9 @@ export class Transcript {
         this.line(`→ ${event.tool} ${oneLine(event.arguments)}`);
         break;
       case "approval":
-        if (event.decision !== "auto") {
+        if (event.sandbox) {
+          this.line(`  ${sandboxNote(event.sandbox)}`);
+        } else if (event.decision !== "auto") {
           this.line(`  approval: ${event.decision}`);
         }
         break;

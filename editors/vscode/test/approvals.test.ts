@@ -4,6 +4,7 @@ import * as path from "path";
 import type { Choice } from "../src/answers";
 import { Approvals, OUTSIDE_WINDOW_FEEDBACK, PENDING_CONTEXT_KEY } from "../src/approvals";
 import type { AgentApproveParams } from "../src/protocol";
+import type { RulePick } from "../src/rulePicks";
 import { ProposalFiles } from "../src/proposalFiles";
 import * as vscode from "./fakeVscode";
 
@@ -107,10 +108,11 @@ describe("approvals in the editor", () => {
     assert.deepStrictEqual(await approve(EDIT), { decision: "deny", feedback: OUTSIDE_WINDOW_FEEDBACK });
   });
 
-  it("shows a new file against an empty left side; Allow Always sends no arguments", async () => {
+  it("shows a new file against an empty left side; Allow Always sends no arguments (no rules offered)", async () => {
     vscode.workspace.textDocuments = [];
     const create: AgentApproveParams = {
       ...EDIT,
+      suggestedPatterns: null, // e.g. a sensitive path: plain Allow Always, no pick
       tool: "write_file",
       title: "Create pkg/new.py",
       arguments: { path: "pkg/new.py", content: "x = 1\n" },
@@ -134,6 +136,7 @@ describe("approvals in the editor", () => {
     });
     assert.deepStrictEqual(await approve(create), { decision: "allow-always" });
     assert.strictEqual(files.text(diffCall().left as never), undefined);
+    assert.deepStrictEqual(callsOf("showQuickPick"), []);
   });
 
   it("shows the window alone when the file here no longer holds it, and sends its edit", async () => {
@@ -194,14 +197,80 @@ describe("approvals in the editor", () => {
     assert.deepStrictEqual(contextValues().at(-1), false);
   });
 
-  it("the status bar item offers Allow / Allow Always / Deny in a quick pick", async () => {
+  it("the status bar item offers Allow / Allow Always / Deny in a quick pick, then the server's rules", async () => {
+    const picks: unknown[] = [];
     vscode.answers.showQuickPick = async (items, options) => {
-      assert.deepStrictEqual(items, ["Allow", "Allow Always", "Deny"]);
-      assert.deepStrictEqual(options, { title: "Tether: Edit src/app.py" });
-      return "Allow Always";
+      picks.push(items);
+      if (picks.length === 1) {
+        assert.deepStrictEqual(items, ["Allow", "Allow Always", "Deny"]);
+        assert.deepStrictEqual(options, { title: "Tether: Edit src/app.py" });
+        return "Allow Always";
+      }
+      return (items as RulePick[]).find((p) => p.rule?.pattern === "src/*.py" && p.rule.scope === "project");
     };
     void vscode.until(() => approvals.pendingCount > 0).then(() => approvals.pick());
-    assert.deepStrictEqual(await approve(EDIT), { decision: "allow-always" });
+    assert.deepStrictEqual(await approve(EDIT), {
+      decision: "allow-always",
+      rule: { pattern: "src/*.py", scope: "project" },
+    });
+    assert.strictEqual(picks.length, 2);
+  });
+
+  it("an edit's Allow Always offers this file, its folder's files of its kind, every file; and sends the pick", async () => {
+    const shown: RulePick[][] = [];
+    vscode.answers.showQuickPick = async (items) => {
+      shown.push(items as RulePick[]);
+      return (items as RulePick[]).find((p) => p.rule?.pattern === "src/app.py" && p.rule.scope === "user");
+    };
+    whenPending(() => "allow-always");
+    assert.deepStrictEqual(await approve(EDIT), {
+      decision: "allow-always",
+      rule: { pattern: "src/app.py", scope: "user" },
+    });
+    assert.deepStrictEqual(
+      shown[0].map((p) => `${p.label} · ${p.description}`),
+      [
+        "Always allow `src/app.py` · this session",
+        "Always allow `src/app.py` · this project",
+        "Always allow `src/app.py` · all my projects",
+        "Always allow `src/*.py` · this session",
+        "Always allow `src/*.py` · this project",
+        "Always allow `src/*.py` · all my projects",
+        "Always allow every file · this session",
+      ],
+    );
+    const [[, options]] = callsOf("showQuickPick");
+    assert.strictEqual((options as { title: string }).title, "Tether: Edit src/app.py — allow always");
+
+    vscode.reset();
+    vscode.workspace.textDocuments.push(vscode.document(TARGET, "a + b\n"));
+    vscode.answers.showQuickPick = async (items) => (items as RulePick[]).find((p) => p.rule === undefined);
+    whenPending(() => "allow-always");
+    assert.deepStrictEqual(await approve(EDIT), { decision: "allow-always" }); // every file: as before
+  });
+
+  it("keeps the edit waiting when the rule pick is dismissed, and takes the next decision", async () => {
+    vscode.answers.showQuickPick = async () => undefined; // Esc
+    whenPending(() => "allow-always");
+    const answer = approve(EDIT);
+    await vscode.until(() => callsOf("showQuickPick").length === 1 && approvals.pendingCount === 1);
+    approvals.decide("allow", diffCall().right as never);
+    assert.deepStrictEqual(await answer, { decision: "allow" });
+  });
+
+  it("takes the rule the panel picked without asking again", async () => {
+    void vscode
+      .until(() => approvals.pendingCount > 0)
+      .then(() =>
+        approvals.decide("allow-always", diffCall().right as never, {
+          rule: { pattern: "src/*.py", scope: "session" },
+        }),
+      );
+    assert.deepStrictEqual(await approve(EDIT), {
+      decision: "allow-always",
+      rule: { pattern: "src/*.py", scope: "session" },
+    });
+    assert.deepStrictEqual(callsOf("showQuickPick"), []);
   });
 
   it("denies pending approvals without asking anything when the extension goes away", async () => {
@@ -212,7 +281,7 @@ describe("approvals in the editor", () => {
 
   const ITEMS = [
     { title: "Allow" },
-    { title: "Allow Always" },
+    { title: "Allow Always…" },
     { title: "Edit Command…" },
     { title: "Deny", isCloseAffordance: true },
   ];
@@ -268,5 +337,73 @@ describe("approvals in the editor", () => {
     const [[note]] = callsOf("setStatusBarMessage");
     assert.match(String(note), /withdrawn .*nothing ran/);
     assert.strictEqual(approvals.pendingCount, 0);
+  });
+
+  it("a command's Allow Always… offers the server's rules; the answer carries the pattern and scope picked", async () => {
+    const modals: unknown[][] = [];
+    vscode.answers.showWarningMessage = async (...args) => {
+      modals.push(args);
+      return ITEMS[1];
+    };
+    let pickedOnce = false;
+    vscode.answers.showQuickPick = async (items) => {
+      if (!pickedOnce) {
+        pickedOnce = true;
+        return undefined; // Esc: back to the dialog
+      }
+      return (items as RulePick[]).find(
+        (p) => p.label === "Always allow `python -m unittest *`" && p.description === "this project",
+      );
+    };
+    assert.deepStrictEqual(await approve(BASH), {
+      decision: "allow-always",
+      rule: { pattern: "python -m unittest *", scope: "project" },
+    });
+    assert.strictEqual(modals.length, 2);
+    const [[items]] = callsOf("showQuickPick");
+    assert.deepStrictEqual(
+      (items as RulePick[]).map((p) => [p.label, p.description]),
+      [
+        ["Always allow `python -m unittest`", "this session"],
+        ["Always allow `python -m unittest`", "this project"],
+        ["Always allow `python -m unittest`", "all my projects"],
+        ["Always allow `python -m unittest *`", "this session"],
+        ["Always allow `python -m unittest *`", "this project"],
+        ["Always allow `python -m unittest *`", "all my projects"],
+      ],
+    );
+  });
+
+  it("a command without offered rules keeps plain Allow Always (no pick)", async () => {
+    vscode.answers.showWarningMessage = async (...args) => {
+      assert.deepStrictEqual(args.slice(2), [ITEMS[0], { title: "Allow Always" }, ITEMS[2], ITEMS[3]]);
+      return { title: "Allow Always" };
+    };
+    assert.deepStrictEqual(await approve({ ...BASH, suggestedPatterns: undefined }), {
+      decision: "allow-always",
+    });
+    assert.deepStrictEqual(callsOf("showQuickPick"), []);
+  });
+
+  it("offers no rule for a command the user changed (the rules were for the one shown)", async () => {
+    const choices = ["Edit Command…", "Allow Always"];
+    vscode.answers.showWarningMessage = async (...args) => {
+      const next = choices.shift();
+      return (args.slice(2) as Array<{ title: string }>).find((item) => item.title === next);
+    };
+    vscode.answers.showInputBox = async () => "python -m pytest";
+    assert.deepStrictEqual(await approve(BASH), {
+      decision: "allow-always",
+      arguments: { command: "python -m pytest" },
+    });
+    assert.deepStrictEqual(callsOf("showQuickPick"), []);
+  });
+
+  it("shows the title of a command asked again after the sandbox stopped it (it says why)", async () => {
+    const title = "Run npm install — outside the sandbox: in it, it needs the network (EAI_AGAIN)";
+    vscode.answers.showWarningMessage = async () => ITEMS[0];
+    assert.deepStrictEqual(await approve({ ...BASH, title }), { decision: "allow" });
+    const [[message]] = callsOf("showWarningMessage");
+    assert.strictEqual(message, `Tether: ${title}`);
   });
 });

@@ -91,6 +91,8 @@ describe("activate / deactivate (fake VS Code)", () => {
     const properties = MANIFEST.contributes.configuration.properties as Record<string, { scope?: string }>;
     assert.strictEqual(properties["tether.autoApprove"].scope, "application");
     assert.strictEqual(properties["tether.baseUrl"].scope, "application");
+    // A sandbox runs commands unasked: a cloned repository must not be able to turn it on.
+    assert.strictEqual(properties["tether.sandbox"].scope, "application");
   });
 
   it("makes tether.serverPath a machine setting a workspace cannot override, and says where to set it remotely", () => {
@@ -106,10 +108,13 @@ describe("activate / deactivate (fake VS Code)", () => {
     assert.deepStrictEqual(Object.keys(MANIFEST.contributes.configuration.properties).sort(), [
       "tether.autoApprove",
       "tether.baseUrl",
+      "tether.diagnosticsMaxWaitMs",
+      "tether.diagnosticsSettleMs",
       "tether.maxSteps",
       "tether.model",
       "tether.provider",
       "tether.reviewEdits",
+      "tether.sandbox",
       "tether.script",
       "tether.serverPath",
     ]);

@@ -43,6 +43,19 @@ describe("settings → initializationOptions", () => {
     assert.deepStrictEqual(tetherSettings(reader({ maxSteps: 0 })), {});
   });
 
+  it("passes the sandbox choice and the diagnostics waits; leaves them out when unset or out of range", () => {
+    assert.deepStrictEqual(
+      tetherSettings(reader({ sandbox: "auto", diagnosticsSettleMs: 0, diagnosticsMaxWaitMs: 5000 })),
+      { sandbox: "auto", diagnosticsSettleMs: 0, diagnosticsMaxWaitMs: 5000 },
+    );
+    assert.deepStrictEqual(tetherSettings(reader({ sandbox: "off" })), { sandbox: "off" });
+    assert.deepStrictEqual(
+      tetherSettings(reader({ sandbox: "", diagnosticsSettleMs: null, diagnosticsMaxWaitMs: 60_001 })),
+      {},
+    );
+    assert.deepStrictEqual(tetherSettings(reader({ sandbox: "docker", diagnosticsSettleMs: 1.5 })), {});
+  });
+
   it("trims text and drops duplicate tools", () => {
     const settings = tetherSettings(
       reader({ script: " demo.json ", autoApprove: ["bash", "bash", "edit_file"] }),

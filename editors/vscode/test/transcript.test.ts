@@ -69,6 +69,21 @@ describe("Transcript", () => {
     );
   });
 
+  it("says a command ran in the sandbox (its approval event's sandbox field), then the re-ask's answer", () => {
+    const sink = new Recorder();
+    const transcript = new Transcript(sink);
+    transcript.handle({
+      runId: "r",
+      seq: 1,
+      kind: "approval",
+      callId: "c",
+      decision: "auto",
+      sandbox: "bwrap",
+    });
+    transcript.handle({ runId: "r", seq: 2, kind: "approval", callId: "c", decision: "allow" });
+    assert.strictEqual(sink.text, ["  ran in the sandbox (bwrap)", "  approval: allow", ""].join("\n"));
+  });
+
   it("names changed files as the extension shows them (relative to the workspace)", () => {
     const sink = new Recorder();
     const transcript = new Transcript(sink, (uri) => uri.replace("file:///work/app/", ""));

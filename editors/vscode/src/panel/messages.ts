@@ -16,6 +16,8 @@ export interface ToolCard {
   readonly status: "running" | "awaiting" | "ok" | "failed" | "denied" | "stopped";
   /** The approval decision and the rule that made it, when one was asked or applied. */
   readonly decision?: string;
+  /** "ran in the sandbox (bwrap)": the call ran unasked in a sandbox (its `approval` event). */
+  readonly sandbox?: string;
   readonly output?: string;
 }
 
@@ -50,6 +52,8 @@ export interface ApprovalView {
   readonly diff?: string;
   /** Where else it is shown: the diff editor, a modal dialog, or nowhere (panel only). */
   readonly alsoIn: "diff editor" | "dialog" | "none";
+  /** The allow-always rules the server offers, narrowest first (none: plain Allow Always). */
+  readonly suggestions: readonly string[];
 }
 
 export interface SessionView {
@@ -91,7 +95,7 @@ export interface PanelAnswer {
   readonly feedback?: string;
   /** A command the user changed before allowing it. */
   readonly command?: string;
-  /** With allow-always for a command: the rule to store. */
+  /** With allow-always: the offered rule the user picked, and where to keep it. */
   readonly rule?: ProposedRule;
 }
 

@@ -8,6 +8,8 @@ import type {
   CommandPreview,
   DiffPreview,
 } from "../protocol";
+import { suggestedPatterns } from "../rulePicks";
+import { sandboxNote } from "../transcript";
 import { renderMarkdown } from "./markdown";
 import type { ApprovalView, RunItem, RunView, ToolCard } from "./messages";
 
@@ -77,7 +79,13 @@ export function approvalView(
   alsoIn: ApprovalView["alsoIn"],
   displayPath: (pathOrUri: string) => string,
 ): ApprovalView {
-  const base = { callId: params.callId, runId: params.runId, title: params.title, alsoIn };
+  const base = {
+    callId: params.callId,
+    runId: params.runId,
+    title: params.title,
+    alsoIn,
+    suggestions: suggestedPatterns(params),
+  };
   const preview = params.preview;
   if (isCommand(preview)) {
     return { ...base, kind: "command", subject: preview.command, cwd: displayPath(preview.cwd) };
@@ -152,6 +160,12 @@ export class PanelModel {
         card.decision = rule
           ? `${event.decision} (rule: ${rule.pattern}, ${rule.scope ?? "session"})`
           : event.decision;
+        if (event.sandbox) {
+          card.sandbox = sandboxNote(event.sandbox);
+        } else if (card.sandbox !== undefined && event.decision !== "auto") {
+          // The same call asked again: the sandbox's walls stopped it (its title said why).
+          card.sandbox = `${card.sandbox}; its walls stopped it, so it was asked again`;
+        }
         if (event.decision === "deny" || event.decision === "denied-by-default") {
           card.status = "denied";
         } else if (card.status === "awaiting") {

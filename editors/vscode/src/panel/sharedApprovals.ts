@@ -10,6 +10,7 @@ import { buildAnswer, commandAnswer } from "../answers";
 import type { Choice } from "../answers";
 import type { AgentApproveParams, AgentApproveResult, CommandPreview, DiffPreview } from "../protocol";
 import { ProposalFiles } from "../proposalFiles";
+import { PickedRule, suggestedPatterns, withPickedRule } from "../rulePicks";
 import type { ApprovalView, PanelAnswer } from "./messages";
 
 export const WITHDRAWN_FEEDBACK = "the approval was cancelled";
@@ -19,7 +20,7 @@ export interface EditorApprovals {
   approve(params: AgentApproveParams, token: vscode.CancellationToken): Promise<AgentApproveResult>;
   runEnded(runId: string): void;
   /** Decides the diff approval shown in `uri` (the proposal document); false if none. */
-  decide(choice: Choice, uri?: vscode.Uri): boolean;
+  decide(choice: Choice, uri?: vscode.Uri, picked?: PickedRule): boolean;
 }
 
 interface Open {
@@ -103,21 +104,24 @@ export class SharedApprovals {
     }
     const { params } = entry;
     const preview = params.preview;
+    // Only a rule the server offered for this call is sent (the webview is not trusted).
+    const offered = reply.rule !== undefined && suggestedPatterns(params).includes(reply.rule.pattern);
+    const picked: PickedRule | undefined =
+      reply.choice !== "allow-always" ? undefined : offered ? { rule: reply.rule } : {};
     if (!isCommand(preview)) {
       if (
         reply.choice !== "deny" &&
         entry.alsoIn === "diff editor" &&
-        this.editor.decide(reply.choice, proposalUri(params, preview))
+        this.editor.decide(reply.choice, proposalUri(params, preview), picked)
       ) {
         return true;
       }
-      entry.answer(buildAnswer(reply.choice, { feedback: reply.feedback }));
+      entry.answer(withPickedRule(buildAnswer(reply.choice, { feedback: reply.feedback }), picked));
     } else {
       const result = commandAnswer(reply.choice, params, reply.command, reply.feedback);
+      // The offered rules are for the command shown, not for one the user changed.
       const unchanged = reply.command === undefined || reply.command === preview.command;
-      entry.answer(
-        reply.choice === "allow-always" && reply.rule && unchanged ? { ...result, rule: reply.rule } : result,
-      );
+      entry.answer(unchanged ? withPickedRule(result, picked) : result);
     }
     entry.withdraw.cancel();
     return true;

@@ -56,6 +56,33 @@ describe("panel: approvals shared with the editor's UI", () => {
     assert.strictEqual(shared.answer("call_2_1", { choice: "deny" }), false); // nothing left to answer
   });
 
+  it("Always allow on an edit's card sends the offered rule and scope through the diff editor", async () => {
+    const answer = approve(EDIT);
+    await pendingInBoth();
+    assert.strictEqual(
+      shared.answer("call_2_1", { choice: "allow-always", rule: { pattern: "src/*.py", scope: "project" } }),
+      true,
+    );
+    assert.deepStrictEqual(await answer, {
+      decision: "allow-always",
+      rule: { pattern: "src/*.py", scope: "project" },
+    });
+    assert.deepStrictEqual(callsOf("showQuickPick"), []); // picked on the card: not asked again
+  });
+
+  it("sends only a rule the server offered (the webview is not trusted), and none when none was offered", async () => {
+    const offered = approve(BASH);
+    await vscode.until(() => shared.pending().length > 0);
+    shared.answer("call_3_1", { choice: "allow-always", rule: { pattern: "*", scope: "user" } });
+    assert.deepStrictEqual(await offered, { decision: "allow-always" });
+
+    const none = approve({ ...BASH, suggestedPatterns: undefined });
+    await vscode.until(() => shared.pending().length > 0);
+    assert.deepStrictEqual(shared.pending()[0].params.suggestedPatterns, undefined);
+    shared.answer("call_3_1", { choice: "allow-always" });
+    assert.deepStrictEqual(await none, { decision: "allow-always" });
+  });
+
   it("Edit in Diff Editor on the card brings the approval's diff tab to the front", async () => {
     const answer = approve(EDIT);
     await pendingInBoth();
@@ -115,11 +142,11 @@ describe("panel: approvals shared with the editor's UI", () => {
     await vscode.until(() => shared.pending().length > 0);
     shared.answer("call_3_1", {
       choice: "allow-always",
-      rule: { pattern: "python -m unittest", scope: "project" },
+      rule: { pattern: "python -m unittest *", scope: "project" },
     });
     assert.deepStrictEqual(await second, {
       decision: "allow-always",
-      rule: { pattern: "python -m unittest", scope: "project" },
+      rule: { pattern: "python -m unittest *", scope: "project" },
     });
     assert.deepStrictEqual(callsOf("showWarningMessage"), []);
 

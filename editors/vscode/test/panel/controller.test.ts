@@ -202,6 +202,7 @@ describe("panel: controller", () => {
       kind: "command",
       subject: "python -m unittest",
       cwd: "/work/app",
+      suggestions: ["python -m unittest", "python -m unittest *"],
     });
     await controller.handle({
       type: "approve",

@@ -11,6 +11,30 @@ function ev(event: Record<string, unknown>): AgentEventParams {
 const relative = (p: string): string => p.replace(/^file:\/\/\/work\//, "");
 
 describe("panel: events → view model", () => {
+  it("says on the card that a command ran in the sandbox, and that its walls stopped it when asked again", () => {
+    const model = new PanelModel(relative);
+    model.apply(ev({ kind: "run-started", sessionId: "s", prompt: "install" }));
+    model.apply(ev({ kind: "tool-call", callId: "c1", tool: "bash", arguments: { command: "npm install" } }));
+    model.apply(ev({ kind: "approval", callId: "c1", decision: "auto", sandbox: "landlock" }));
+    const card = (): Record<string, unknown> => {
+      const [item] = model.views()[0].items;
+      assert.ok(item.kind === "tool");
+      return item.card as unknown as Record<string, unknown>;
+    };
+    assert.strictEqual(card().sandbox, "ran in the sandbox (landlock)");
+    assert.strictEqual(card().decision, "auto");
+    model.apply(ev({ kind: "approval", callId: "c1", decision: "deny" }));
+    assert.strictEqual(
+      card().sandbox,
+      "ran in the sandbox (landlock); its walls stopped it, so it was asked again",
+    );
+    assert.strictEqual(card().decision, "deny");
+    model.apply(ev({ kind: "tool-call", callId: "c2", tool: "bash", arguments: { command: "ls" } }));
+    model.apply(ev({ kind: "approval", callId: "c2", decision: "allow" }));
+    const [, second] = model.views()[0].items;
+    assert.ok(second.kind === "tool" && second.card.sandbox === undefined); // asked, not sandboxed
+  });
+
   it("streams the answer as Markdown, shows tool cards, the decision, the output, outcome and usage", () => {
     const model = new PanelModel(relative);
     const events = [
