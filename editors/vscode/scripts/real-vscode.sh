@@ -14,7 +14,8 @@ PYRIGHT_VERSION=1.1.414
 cache="${TETHER_CODE_SERVER_CACHE:-$HOME/.cache/tether-code-server}"
 mkdir -p "$cache"
 
-apt_packages=(libkrb5-dev libxkbfile-dev libsecret-1-dev build-essential pkg-config chromium-headless-shell)
+apt_packages=(libkrb5-dev libxkbfile-dev libsecret-1-dev build-essential pkg-config chromium-headless-shell
+  bubblewrap) # bubblewrap: the sandbox flow (tether.sandbox "auto")
 chromium=/usr/lib/chromium/chromium-headless-shell
 
 setup_apt() {
