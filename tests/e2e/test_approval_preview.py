@@ -9,24 +9,12 @@ from typing import Any
 import pytest
 
 from tether.textmodel import encoding_name, offset_at
-from tether_protocol import ApprovalEvent, ToolResultEvent
 
+from .calls import edit
 from .conftest import Editor, script
 
 HELLO = "    return 'hello ' + name\n"
 HI = "    return 'hi ' + name\n"
-
-
-def edit(old: str, new: str, path: str = "src/app.py") -> dict[str, Any]:
-    return {"name": "edit_file", "arguments": {"path": path, "old_text": old, "new_text": new}}
-
-
-def results(editor: Editor, run_id: str = "r1") -> list[ToolResultEvent]:
-    return [e for e in editor.events_of(run_id) if isinstance(e, ToolResultEvent)]
-
-
-def decisions(editor: Editor, run_id: str = "r1") -> list[str]:
-    return [e.decision for e in editor.events_of(run_id) if isinstance(e, ApprovalEvent)]
 
 
 def negotiated(editor: Editor) -> str:
@@ -101,12 +89,12 @@ async def test_an_edited_window_is_applied_and_the_model_is_told(
     editor.approve = lambda params: {"decision": "allow", "editedText": mine}
     await editor.run(prompt="go", runId="r1")
     assert (workspace / "src" / "app.py").read_text() == "def greet(name):\n" + mine
-    [result] = results(editor)
+    [result] = editor.tool_results()
     assert result.ok and "the user changed this call" in result.output
     assert "good day" in result.output and '"old_text": "    return \'hello \' + name\\n"' in (
         result.output
     )
-    assert decisions(editor) == ["allow"]
+    assert editor.decisions() == ["allow"]
 
 
 async def test_an_unchanged_edited_window_runs_the_call_as_proposed(
@@ -119,7 +107,7 @@ async def test_an_unchanged_edited_window_runs_the_call_as_proposed(
     }
     await editor.run(prompt="go", runId="r1")
     assert "'hi ' + name" in (workspace / "src" / "app.py").read_text()
-    [result] = results(editor)
+    [result] = editor.tool_results()
     assert result.ok and "the user changed" not in result.output
 
 
@@ -148,7 +136,7 @@ async def test_write_file_takes_an_edited_window(editor: Editor, workspace: Path
     empty = {"line": 0, "character": 0}
     assert proposed == {"range": {"start": empty, "end": empty}, "text": "x = 1\n", "baseText": ""}
     assert (workspace / "new.py").read_text() == "x = 42\n"
-    [result] = results(editor)
+    [result] = editor.tool_results()
     assert result.ok and '"content": "x = 42\\n"' in result.output
 
 
@@ -169,8 +157,8 @@ async def test_an_unusable_edited_text_is_a_deny(
     editor.approve = lambda params: answer
     await editor.run(prompt="go", runId="r1")
     assert (workspace / "src" / "app.py").read_text() == "def greet(name):\n" + HELLO
-    assert decisions(editor) == ["denied-by-default"]
-    assert not results(editor)[0].ok
+    assert editor.decisions() == ["denied-by-default"]
+    assert not editor.tool_results()[0].ok
 
 
 async def test_edited_text_for_a_command_is_a_deny(editor: Editor, workspace: Path) -> None:
@@ -179,7 +167,7 @@ async def test_edited_text_for_a_command_is_a_deny(editor: Editor, workspace: Pa
     editor.approve = lambda params: {"decision": "allow", "editedText": "touch other.txt"}
     await editor.run(prompt="go", runId="r1")
     assert not (workspace / "ran.txt").exists() and not (workspace / "other.txt").exists()
-    assert decisions(editor) == ["denied-by-default"]
+    assert editor.decisions() == ["denied-by-default"]
 
 
 async def test_old_style_arguments_answers_still_work(editor: Editor, workspace: Path) -> None:
@@ -190,7 +178,7 @@ async def test_old_style_arguments_answers_still_work(editor: Editor, workspace:
     }
     await editor.run(prompt="go", runId="r1")
     assert "'howdy ' + name" in (workspace / "src" / "app.py").read_text()
-    assert "the user changed this call" in results(editor)[0].output
+    assert "the user changed this call" in editor.tool_results()[0].output
 
 
 async def test_an_edited_window_is_rebased_when_the_user_typed_meanwhile(
@@ -209,5 +197,5 @@ async def test_an_edited_window_is_rebased_when_the_user_typed_meanwhile(
     result = await editor.run(prompt="go", runId="r1")
     assert result["outcome"] == "done"
     assert editor.docs[uri][0] == "# typed by the user\ndef greet(name):\n" + mine
-    [tool_result] = results(editor)
+    [tool_result] = editor.tool_results()
     assert tool_result.ok and "the user changed this call" in tool_result.output

@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from tether_protocol import ToolResultEvent
-
 from ..waiting import wait_until
+from .calls import bash, edit
 from .conftest import Editor, script
 
 APP = "def greet(name):\n    return 'hello ' + name\n"
@@ -24,20 +23,8 @@ HI = APP.replace("'hello '", "'hi '")
 HEY = APP.replace("'hello '", "'hey '")
 
 
-def edit(old: str, new: str, path: str = "src/app.py") -> dict[str, Any]:
-    return {"name": "edit_file", "arguments": {"path": path, "old_text": old, "new_text": new}}
-
-
 def read(path: str = "src/app.py") -> dict[str, Any]:
     return {"name": "read_file", "arguments": {"path": path}}
-
-
-def bash(command: str) -> dict[str, Any]:
-    return {"name": "bash", "arguments": {"command": command}}
-
-
-def results(editor: Editor, run_id: str = "r1") -> list[ToolResultEvent]:
-    return [e for e in editor.events_of(run_id) if isinstance(e, ToolResultEvent)]
 
 
 def versions(editor: Editor) -> list[int | None]:
@@ -75,7 +62,7 @@ async def test_a_late_did_change_is_no_failure_and_the_edit_is_sent_once(
     editor.report, editor.report_delay = "late", 3.0  # Eglot's idle timer, vim-lsp
     editor.approve = allow_once_the_editor_reported(editor, from_call=2)
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 60})
-    first, reading, second = results(editor)
+    first, reading, second = editor.tool_results()
     assert first.ok and first.output.startswith("Edited src/app.py"), first.output
     assert "'hi ' + name" in reading.output  # before the editor reported: the approved text
     assert second.ok, second.output
@@ -101,7 +88,7 @@ async def test_an_editor_that_never_reports_keeps_the_approved_text(
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     editor.report = "never"  # Emacs blocked in a synchronous command until the run ends
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 60})
-    first, reading, second, last = results(editor)
+    first, reading, second, last = editor.tool_results()
     assert first.ok and second.ok, (first.output, second.output)
     assert "'hi ' + name" in reading.output and "'hey ' + name" in last.output
     # The second edit was computed on the approved text; the version the editor gave that
@@ -111,7 +98,7 @@ async def test_an_editor_that_never_reports_keeps_the_approved_text(
     assert result["outcome"] == "done"
     editor.flush_changes()  # the command returned: Emacs sends its didChange
     await editor.run(prompt="again", runId="r2", sessionId=result["sessionId"])
-    assert "'hey ' + name" in results(editor, "r2")[1].output  # the script again: a read
+    assert "'hey ' + name" in editor.tool_results("r2")[1].output  # the script again: a read
 
 
 async def test_a_duplicate_late_did_change_changes_nothing(editor: Editor, workspace: Path) -> None:
@@ -123,7 +110,7 @@ async def test_a_duplicate_late_did_change_changes_nothing(editor: Editor, works
     editor.report, editor.report_delay, editor.report_copies = "late", 2.5, 2
     editor.approve = allow_once_the_editor_reported(editor, from_call=2)
     await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 60})
-    applied, ran = results(editor)
+    applied, ran = editor.tool_results()
     assert applied.ok and ran.ok and "differs" not in ran.output, (applied.output, ran.output)
     assert len(editor.applied) == 1 and editor.docs[uri] == (HI, 2)
 
@@ -140,7 +127,7 @@ async def test_a_version_skip_is_no_failure(editor: Editor, workspace: Path) -> 
     editor.report, editor.report_delay, editor.version_step = "late", 2.5, 2
     editor.approve = allow_once_the_editor_reported(editor, from_call=2)
     await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 60})
-    first, second = results(editor)
+    first, second = editor.tool_results()
     assert first.ok and second.ok, (first.output, second.output)
     assert versions(editor) == [1, 3] and editor.docs[uri] == (HEY, 5)
 
@@ -172,7 +159,7 @@ async def test_an_edit_applied_over_unreported_typing_is_told_to_the_model(
 
     editor.approve = user_types_then_allows
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 60})
-    applied, checked, reading = results(editor)
+    applied, checked, reading = editor.tool_results()
     assert applied.ok, applied.output  # the editor said it applied it
     assert len(editor.applied) == 1  # and it is never sent again
     buffer = editor.docs[uri][0]
@@ -196,7 +183,7 @@ async def test_an_edit_applied_twice_is_told_to_the_model(editor: Editor, worksp
     editor.report, editor.report_delay = "late", 2.5
     editor.approve = allow_once_the_editor_reported(editor, from_call=2)
     await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 60})
-    applied, ran = results(editor)
+    applied, ran = editor.tool_results()
     assert applied.ok and len(editor.applied) == 1
     assert editor.docs[uri][0] == "import os\n\nimport os\n\n" + APP
     assert "differs from the edit that was approved" in ran.output
@@ -215,7 +202,7 @@ async def test_a_client_that_cannot_create_files_gets_them_created_on_disk(
     new = workspace / "pkg" / "new.py"
     assert new.read_text() == "x = 1\n"
     assert editor.applied == [] and editor.unsaved == {}  # nothing sent, nothing opened
-    [created] = results(editor)
+    [created] = editor.tool_results()
     assert created.ok and "written to disk by Tether" in created.output, created.output
     assert result["changedFiles"] == [new.as_uri()]
 
@@ -242,7 +229,7 @@ async def test_an_error_answer_is_a_refused_edit_without_a_traceback(
 
     editor.apply_answer = refuse_like_eglot
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
-    [refused] = results(editor)
+    [refused] = editor.tool_results()
     assert not refused.ok and "the editor answered with an error" in refused.output
     assert "require version 1" in refused.output
     assert (workspace / "src" / "app.py").read_text() == APP and len(editor.applied) == 1
@@ -272,7 +259,7 @@ async def test_a_refusal_after_the_user_typed_is_rebased_once(
 
     editor.before_apply, editor.apply_answer = typed_meanwhile, refuse_the_old_version_once
     await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
-    [rebased] = results(editor)
+    [rebased] = editor.tool_results()
     assert rebased.ok, rebased.output
     assert versions(editor) == [1, 2]  # once more, on the version the user's typing made
     assert editor.docs[uri][0] == "# typed\n" + HI
@@ -284,7 +271,7 @@ async def test_only_a_boolean_true_is_applied(editor: Editor, workspace: Path, a
     editor.apply_answer = lambda: answer
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
     assert result["outcome"] == "done"  # answered at once, not after the timeout
-    [not_applied] = results(editor)
+    [not_applied] = editor.tool_results()
     assert not not_applied.ok and "was not applied" in not_applied.output
     assert len(editor.applied) == 1  # nothing moved, so nothing is retried
 
@@ -299,7 +286,7 @@ async def test_a_message_prompt_answer_that_is_not_an_action_denies(
     editor.message_answer = lambda: answer
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
     assert result["outcome"] == "done"
-    [denied] = results(editor)
+    [denied] = editor.tool_results()
     assert not denied.ok and "nothing was changed" in denied.output
     assert editor.applied == [] and (workspace / "src" / "app.py").read_text() == APP
 
@@ -312,7 +299,7 @@ async def test_an_approve_answer_that_is_not_a_decision_denies(
     editor.approve = lambda params: answer
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
     assert result["outcome"] == "done" and editor.applied == []
-    [denied] = results(editor)
+    [denied] = editor.tool_results()
     assert not denied.ok and "no one allowed it" in denied.output
 
 
@@ -329,7 +316,7 @@ async def test_a_save_answer_that_is_not_a_list_saves_nothing(
     editor.save_answer = lambda: answer
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
     assert result["outcome"] == "done" and editor.docs[uri][0] == HI
-    applied, ran = results(editor)
+    applied, ran = editor.tool_results()
     assert applied.ok and ran.ok
     assert "unsaved changes in the editor" in ran.output  # not taken as saved
     assert len(editor.saves) == 2  # after the edit, and again before the command
@@ -349,7 +336,7 @@ async def test_a_message_prompt_never_offers_allow_for_what_it_cannot_show(
     assert [a.title for a in request.actions] == ["Deny"]
     assert "PAYLOAD" not in request.message and "too long to show here" in request.message
     assert not (workspace / "big.py").exists() and editor.applied == []
-    [denied] = results(editor)
+    [denied] = editor.tool_results()
     assert not denied.ok and "smaller" in denied.output
 
 

@@ -8,27 +8,11 @@ from typing import Any
 
 import pytest
 
-from tether_protocol import ApprovalEvent, ToolResultEvent
-
 from ..waiting import pid_written, wait_until
+from .calls import edit
 from .conftest import Editor, alive, script
 
 APP = "def greet(name):\n    return 'hello ' + name\n"
-
-
-def edit(old: str, new: str, path: str = "src/app.py", **extra: Any) -> dict[str, Any]:
-    return {
-        "name": "edit_file",
-        "arguments": {"path": path, "old_text": old, "new_text": new, **extra},
-    }
-
-
-def results(editor: Editor, run_id: str = "r1") -> list[ToolResultEvent]:
-    return [e for e in editor.events_of(run_id) if isinstance(e, ToolResultEvent)]
-
-
-def decisions(editor: Editor, run_id: str = "r1") -> list[str]:
-    return [e.decision for e in editor.events_of(run_id) if isinstance(e, ApprovalEvent)]
 
 
 async def test_allowed_edit_of_a_file_not_open(editor: Editor, workspace: Path) -> None:
@@ -53,8 +37,8 @@ async def test_allowed_edit_of_a_file_not_open(editor: Editor, workspace: Path) 
             "newText": "    return 'hi ' + name\n",
         }
     ]
-    assert decisions(editor) == ["allow"]
-    assert results(editor)[0].ok
+    assert editor.decisions() == ["allow"]
+    assert editor.tool_results()[0].ok
 
 
 async def test_edit_of_an_open_buffer_uses_its_version_and_unsaved_text(
@@ -68,7 +52,7 @@ async def test_edit_of_an_open_buffer_uses_its_version_and_unsaved_text(
         app, "def greet(name):\n    return 'héllo 🌍 ' + name  # 🌍\n", version=7
     )
     result = await editor.run(prompt="go", runId="r1")
-    assert result["outcome"] == "done", results(editor)
+    assert result["outcome"] == "done", editor.tool_results()
     assert editor.docs[uri][0] == "def greet(name):\n    return 'hey 🌍 ' + name  # 🌍\n"
     assert app.read_text() == APP  # the disk is the user's business (they save)
     doc_edit = editor.applied[0]["edit"]["documentChanges"][0]
@@ -84,11 +68,11 @@ async def test_denied_edit_changes_nothing_and_the_model_hears_why(
     assert result["outcome"] == "done" and result["changedFiles"] == []
     assert (workspace / "src" / "app.py").read_text() == APP
     assert editor.applied == []
-    [tool_result] = results(editor)
+    [tool_result] = editor.tool_results()
     assert (
         not tool_result.ok and "denied" in tool_result.output and "keep hello" in tool_result.output
     )
-    assert decisions(editor) == ["deny"]
+    assert editor.decisions() == ["deny"]
 
 
 @pytest.mark.parametrize("answer", [None, {"decision": "maybe"}, {"nope": 1}, "allow", [1]])
@@ -99,7 +83,7 @@ async def test_anything_but_an_explicit_allow_is_a_deny(
     editor.approve = lambda params: answer
     await editor.run(prompt="go", runId="r1")
     assert (workspace / "src" / "app.py").read_text() == APP and editor.applied == []
-    assert decisions(editor) == ["denied-by-default"]
+    assert editor.decisions() == ["denied-by-default"]
 
 
 async def test_an_approval_request_that_errors_is_a_deny(editor: Editor, workspace: Path) -> None:
@@ -111,7 +95,7 @@ async def test_an_approval_request_that_errors_is_a_deny(editor: Editor, workspa
     editor.approve = broken
     await editor.run(prompt="go", runId="r1")
     assert (workspace / "src" / "app.py").read_text() == APP and editor.applied == []
-    assert decisions(editor) == ["denied-by-default"]
+    assert editor.decisions() == ["denied-by-default"]
 
 
 async def test_allow_always_holds_for_the_rest_of_the_session(
@@ -125,10 +109,10 @@ async def test_allow_always_holds_for_the_rest_of_the_session(
     )
     editor.approve = lambda params: {"decision": "allow-always"}
     first = await editor.run(prompt="go", runId="r1")
-    assert decisions(editor) == ["allow-always", "auto"]
+    assert editor.decisions() == ["allow-always", "auto"]
     assert len(editor.approvals) == 1 and (workspace / "a.txt").read_text() == "2\n"
     second = await editor.run(prompt="again", runId="r2", sessionId=first["sessionId"])
-    assert second["outcome"] == "done" and decisions(editor, "r2") == ["auto", "auto"]
+    assert second["outcome"] == "done" and editor.decisions("r2") == ["auto", "auto"]
     assert len(editor.approvals) == 1
     other = await editor.run(prompt="other session", runId="r3")
     assert len(editor.approvals) == 2  # a new session asks again
@@ -142,7 +126,7 @@ async def test_auto_approve_from_configuration(editor: Editor, workspace: Path) 
         script=script({"toolCalls": [edit("'hello '", "'hi '")]}),
     )
     await editor.run(prompt="go", runId="r1")
-    assert editor.approvals == [] and decisions(editor) == ["auto"]
+    assert editor.approvals == [] and editor.decisions() == ["auto"]
     assert "'hi '" in (workspace / "src" / "app.py").read_text()
 
 
@@ -156,7 +140,7 @@ async def test_allow_with_edited_arguments_runs_the_users_version(
     }
     await editor.run(prompt="go", runId="r1")
     assert "'good day ' + name" in (workspace / "src" / "app.py").read_text()
-    [tool_result] = results(editor)
+    [tool_result] = editor.tool_results()
     assert tool_result.ok and "the user changed this call" in tool_result.output
 
 
@@ -214,7 +198,7 @@ async def test_stale_buffer_is_rebased_when_the_change_still_fits(
     result = await editor.run(prompt="go", runId="r1")
     assert result["outcome"] == "done"
     assert editor.docs[uri][0] == "# typed by the user\ndef greet(name):\n    return 'hi ' + name\n"
-    assert results(editor)[0].ok
+    assert editor.tool_results()[0].ok
     assert editor.applied[0]["edit"]["documentChanges"][0]["textDocument"]["version"] == 2
 
 
@@ -232,7 +216,7 @@ async def test_stale_buffer_conflict_keeps_what_the_user_typed(
     editor.approve = user_rewrites
     await editor.run(prompt="go", runId="r1")
     assert editor.docs[uri][0] == mine and editor.applied == []
-    [tool_result] = results(editor)
+    [tool_result] = editor.tool_results()
     assert not tool_result.ok and "read the file again" in tool_result.output.lower()
 
 
@@ -261,7 +245,7 @@ async def test_an_edit_the_editor_skipped_but_claimed_is_told_to_the_model(
     editor.approve = answer
     result = await editor.run(prompt="go", runId="r1")
     assert editor.docs[uri][0] == APP + "# typed\n" and len(editor.applied) == 1
-    claimed, ran = results(editor)
+    claimed, ran = editor.tool_results()
     assert claimed.ok  # the editor said it applied it: never sent again
     assert "differs from the edit that was approved" in ran.output
     assert "'hello ' + name" in ran.output and "# typed" in ran.output
@@ -272,7 +256,7 @@ async def test_applied_false_is_a_failed_call(editor: Editor, workspace: Path) -
     await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
     editor.apply_mode = "refuse"
     await editor.run(prompt="go", runId="r1")
-    [tool_result] = results(editor)
+    [tool_result] = editor.tool_results()
     assert not tool_result.ok and "refused" in tool_result.output
     assert (workspace / "src" / "app.py").read_text() == APP
 
@@ -309,7 +293,7 @@ async def test_edits_that_do_not_fit_explain_why(
 ) -> None:
     await editor.open_session(workspace, script=script({"toolCalls": [edit(old, "x")]}))
     await editor.run(prompt="go", runId="r1")
-    [tool_result] = results(editor)
+    [tool_result] = editor.tool_results()
     assert not tool_result.ok and message in tool_result.output
     assert editor.approvals == []  # nothing to approve
 
@@ -336,7 +320,7 @@ async def test_bash_asks_with_the_command_and_folder(editor: Editor, workspace: 
         "cwd": str(workspace.resolve()),
     }
     assert (workspace / "made.txt").read_text() == "made\n"
-    assert results(editor)[0].ok and "ok" in results(editor)[0].output
+    assert editor.tool_results()[0].ok and "ok" in editor.tool_results()[0].output
 
 
 async def test_denied_bash_runs_nothing(editor: Editor, workspace: Path) -> None:
@@ -363,7 +347,7 @@ async def test_a_command_that_changes_open_files(editor: Editor, workspace: Path
     editor.open_document(clean, "old\n")
     dirty_uri = editor.open_document(dirty, "old\nunsaved typing\n")
     await editor.run(prompt="go", runId="r1")
-    bash_result, read_result = results(editor)
+    bash_result, read_result = editor.tool_results()
     assert (
         "unsaved changes in the editor" in bash_result.output and "dirty.txt" in bash_result.output
     )

@@ -10,8 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tether_protocol import ToolResultEvent
-
 from .conftest import Editor, script
 
 TEXT = "a = 1\rb = 2\nc = 3\n"
@@ -24,17 +22,13 @@ def edit_c(path: str) -> dict[str, Any]:
     }
 
 
-def results(editor: Editor) -> list[ToolResultEvent]:
-    return [e for e in editor.events_of("r1") if isinstance(e, ToolResultEvent)]
-
-
 async def test_an_edit_in_an_open_buffer_after_a_lone_cr(editor: Editor, workspace: Path) -> None:
     await editor.open_session(workspace, script=script({"toolCalls": [edit_c("mixed.py")]}))
     path = workspace / "mixed.py"
     path.write_bytes(TEXT.encode())
     uri = editor.open_document(path, TEXT)
     result = await editor.run(prompt="change c", runId="r1")
-    assert result["outcome"] == "done", results(editor)
+    assert result["outcome"] == "done", editor.tool_results()
     assert editor.docs[uri][0] == "a = 1\rb = 2\nc = 4\n"  # b intact, c changed
     [text_edit] = editor.applied[0]["edit"]["documentChanges"][0]["edits"]
     assert text_edit["range"]["start"] == {"line": 2, "character": 0}
@@ -45,7 +39,7 @@ async def test_an_edit_of_a_closed_file_after_a_lone_cr(editor: Editor, workspac
     path = workspace / "mixed.py"
     path.write_bytes(TEXT.encode())
     result = await editor.run(prompt="change c", runId="r1")
-    assert result["outcome"] == "done", results(editor)
+    assert result["outcome"] == "done", editor.tool_results()
     assert path.read_bytes() == b"a = 1\rb = 2\nc = 4\n"
 
 
@@ -55,7 +49,7 @@ async def test_read_file_numbers_lines_as_the_editor_does(editor: Editor, worksp
     path = workspace / "mixed.py"
     path.write_bytes(b"a = 1\rb = 2\x0cstill b\nc = 3\n")
     await editor.run(prompt="read", runId="r1")
-    [read] = results(editor)
+    [read] = editor.tool_results()
     assert read.output.split("\n") == ["     1\ta = 1", "     2\tb = 2\x0cstill b", "     3\tc = 3"]
 
 
@@ -70,7 +64,7 @@ async def test_a_multi_line_edit_of_a_cr_file_keeps_its_line_ends(
     }
     await editor.open_session(workspace, script=script({"toolCalls": [call]}))
     result = await editor.run(prompt="go", runId="r1")
-    assert result["outcome"] == "done" and results(editor)[0].ok, results(editor)
+    assert result["outcome"] == "done" and editor.tool_results()[0].ok, editor.tool_results()
     assert path.read_bytes() == b"one\r2\r3\r"
 
 
@@ -80,7 +74,7 @@ async def test_write_file_keeps_a_cr_file_line_ends(editor: Editor, workspace: P
     call = {"name": "write_file", "arguments": {"path": "mac.txt", "content": "1\n2"}}
     await editor.open_session(workspace, script=script({"toolCalls": [call]}))
     await editor.run(prompt="go", runId="r1")
-    [written] = results(editor)
+    [written] = editor.tool_results()
     assert written.ok and "(2 lines)" in written.output, written
     assert path.read_bytes() == b"1\r2\r"
 
@@ -112,5 +106,5 @@ async def test_an_incremental_change_sent_twice_is_applied_once(
     editor.client.text_document_did_change(change)
     editor.client.text_document_did_change(change)  # the same notification again
     await editor.run(prompt="read", runId="r1")
-    [read] = results(editor)
+    [read] = editor.tool_results()
     assert read.output.split("\n") == ["     1\t# typed", "     2\tx = 1"]

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from tether_protocol import ApprovalEvent
-
+from .calls import bash, one_call_a_turn
 from .conftest import Editor, script
 
 
@@ -18,14 +17,6 @@ def write(path: str, content: str = "evil\n") -> dict[str, Any]:
 
 def edit(path: str, old: str, new: str) -> dict[str, Any]:
     return {"name": "edit_file", "arguments": {"path": path, "old_text": old, "new_text": new}}
-
-
-def bash(command: str) -> dict[str, Any]:
-    return {"name": "bash", "arguments": {"command": command}}
-
-
-def decisions(editor: Editor, run_id: str = "r1") -> list[str]:
-    return [e.decision for e in editor.events_of(run_id) if isinstance(e, ApprovalEvent)]
 
 
 def deny_and_record(editor: Editor) -> list[dict[str, Any]]:
@@ -56,7 +47,7 @@ async def test_sensitive_paths_are_asked_whatever_auto_approve_says(
     await editor.open_session(
         workspace,
         options={"autoApprove": ["write_file", "edit_file"]},
-        script=script(*({"toolCalls": [call]} for call in calls)),
+        script=one_call_a_turn(*calls),
     )
     asked = deny_and_record(editor)
     result = await editor.run(prompt="go", runId="r1")
@@ -70,7 +61,7 @@ async def test_sensitive_paths_are_asked_whatever_auto_approve_says(
         "secrets",
         "Edit .git/config — git internals: configure how git runs (hooks, filters, aliases)",
     ]
-    assert decisions(editor) == ["deny"] * 5 + ["auto"]
+    assert editor.decisions() == ["deny"] * 5 + ["auto"]
     assert not (workspace / ".git" / "hooks").exists()
     assert not (workspace / ".vscode").exists()
     assert not (workspace / ".env").exists()
@@ -102,7 +93,7 @@ async def test_allow_always_on_an_ordinary_edit_does_not_cover_a_sensitive_one(
         "Create a.txt",
         "Create .envrc — a direnv script: runs when you enter the folder",
     ]
-    assert decisions(editor) == ["allow-always", "deny", "auto"]
+    assert editor.decisions() == ["allow-always", "deny", "auto"]
     assert not (workspace / ".envrc").exists()
     assert (workspace / "b.txt").read_text() == "2\n"
 
@@ -120,7 +111,7 @@ async def test_allow_always_on_a_sensitive_path_is_not_remembered(
     answers = iter([{"decision": "allow-always"}, {"decision": "deny"}])
     editor.approve = lambda params: next(answers)
     await editor.run(prompt="go", runId="r1")
-    assert decisions(editor) == ["allow-always", "deny"]
+    assert editor.decisions() == ["allow-always", "deny"]
     assert (workspace / ".vscode" / "settings.json").exists()
     assert not (workspace / ".vscode" / "tasks.json").exists()
 
@@ -169,7 +160,7 @@ async def test_allow_always_on_a_command_covers_that_exact_command_only(
     result = await editor.run(prompt="go", runId="r1")
     assert result["outcome"] == "done"
     assert asked == ["date", "rm -rf x", "date "]
-    assert decisions(editor) == ["allow-always", "deny", "deny", "auto"]
+    assert editor.decisions() == ["allow-always", "deny", "deny", "auto"]
     assert (workspace / "x" / "keep.txt").read_text() == "precious\n"
 
 
