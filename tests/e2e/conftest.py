@@ -381,12 +381,3 @@ def script(*turns: dict[str, Any], **options: Any) -> dict[str, Any]:
 def dumps(value: Any) -> str:
     """Canonical JSON for comparisons."""
     return json.dumps(value, sort_keys=True)
-
-
-def alive(pid: int) -> bool:
-    """The process exists and is not a zombie waiting to be reaped."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"

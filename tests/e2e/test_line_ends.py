@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .conftest import Editor, script
+from .calls import one_call_a_turn
+from .conftest import Editor
 
 TEXT = "a = 1\rb = 2\nc = 3\n"
 
@@ -23,7 +24,7 @@ def edit_c(path: str) -> dict[str, Any]:
 
 
 async def test_an_edit_in_an_open_buffer_after_a_lone_cr(editor: Editor, workspace: Path) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit_c("mixed.py")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit_c("mixed.py")))
     path = workspace / "mixed.py"
     path.write_bytes(TEXT.encode())
     uri = editor.open_document(path, TEXT)
@@ -35,7 +36,7 @@ async def test_an_edit_in_an_open_buffer_after_a_lone_cr(editor: Editor, workspa
 
 
 async def test_an_edit_of_a_closed_file_after_a_lone_cr(editor: Editor, workspace: Path) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit_c("mixed.py")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit_c("mixed.py")))
     path = workspace / "mixed.py"
     path.write_bytes(TEXT.encode())
     result = await editor.run(prompt="change c", runId="r1")
@@ -45,7 +46,7 @@ async def test_an_edit_of_a_closed_file_after_a_lone_cr(editor: Editor, workspac
 
 async def test_read_file_numbers_lines_as_the_editor_does(editor: Editor, workspace: Path) -> None:
     call = {"name": "read_file", "arguments": {"path": "mixed.py"}}
-    await editor.open_session(workspace, script=script({"toolCalls": [call]}))
+    await editor.open_session(workspace, script=one_call_a_turn(call))
     path = workspace / "mixed.py"
     path.write_bytes(b"a = 1\rb = 2\x0cstill b\nc = 3\n")
     await editor.run(prompt="read", runId="r1")
@@ -62,7 +63,7 @@ async def test_a_multi_line_edit_of_a_cr_file_keeps_its_line_ends(
         "name": "edit_file",
         "arguments": {"path": "mac.txt", "old_text": "two\nthree", "new_text": "2\n3"},
     }
-    await editor.open_session(workspace, script=script({"toolCalls": [call]}))
+    await editor.open_session(workspace, script=one_call_a_turn(call))
     result = await editor.run(prompt="go", runId="r1")
     assert result["outcome"] == "done" and editor.tool_results()[0].ok, editor.tool_results()
     assert path.read_bytes() == b"one\r2\r3\r"
@@ -72,7 +73,7 @@ async def test_write_file_keeps_a_cr_file_line_ends(editor: Editor, workspace: P
     path = workspace / "mac.txt"
     path.write_bytes(b"one\rtwo\r")
     call = {"name": "write_file", "arguments": {"path": "mac.txt", "content": "1\n2"}}
-    await editor.open_session(workspace, script=script({"toolCalls": [call]}))
+    await editor.open_session(workspace, script=one_call_a_turn(call))
     await editor.run(prompt="go", runId="r1")
     [written] = editor.tool_results()
     assert written.ok and "(2 lines)" in written.output, written
@@ -87,7 +88,7 @@ async def test_an_incremental_change_sent_twice_is_applied_once(
     from lsprotocol import types
 
     call = {"name": "read_file", "arguments": {"path": "typed.py"}}
-    await editor.open_session(workspace, script=script({"toolCalls": [call]}))
+    await editor.open_session(workspace, script=one_call_a_turn(call))
     path = workspace / "typed.py"
     path.write_text("x = 1\n")
     uri = editor.open_document(path, "x = 1\n", version=1)

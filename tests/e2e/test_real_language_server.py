@@ -24,7 +24,8 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
 from ..waiting import wait_until
-from .conftest import Editor, script, send_did_change, send_did_open
+from .calls import one_call_a_turn
+from .conftest import Editor, send_did_change, send_did_open
 
 APP = "def greet(name: str) -> str:\n    return 'hello ' + name\n"
 
@@ -103,7 +104,7 @@ async def test_a_real_language_servers_new_error_reaches_the_model(
         diagnostics=True,
         # basedpyright re-checks within a second here; generous for a loaded machine
         options={"diagnosticsSettleMs": 2000, "diagnosticsMaxWaitMs": 20000},
-        script=script({"toolCalls": [{"name": "edit_file", "arguments": typo}]}),
+        script=one_call_a_turn({"name": "edit_file", "arguments": typo}),
     )
     app = editor.open_document(workspace / "src" / "app.py", APP)
     pyright.open(app, APP)
