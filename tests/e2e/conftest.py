@@ -27,6 +27,7 @@ from tether.textmodel import encoding_name, offset_at
 from tether_protocol import ApprovalEvent, RunEvent, ToolResultEvent, parse_event
 
 from ..waiting import wait_until
+from .documents import send_did_change, send_did_open
 
 SERVER = [sys.executable, "-m", "tether", "serve"]
 PROFILES = {"neovim": "neovim@v0.11", "vscode": "visual-studio-code"}
@@ -297,27 +298,6 @@ class Editor:
         return await wait_until(
             lambda: next((e for e in self.events if e.kind == kind), None), f"a {kind!r} event"
         )
-
-
-def send_did_open(client: LanguageClient, uri: str, text: str, version: int = 1) -> None:
-    """``textDocument/didOpen`` of a Python buffer holding ``text``."""
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=uri, language_id="python", version=version, text=text
-            )
-        )
-    )
-
-
-def send_did_change(client: LanguageClient, uri: str, text: str, version: int) -> None:
-    """``textDocument/didChange`` with the whole new text, as most editors send it."""
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
-        )
-    )
 
 
 def server_env(state_dir: Path) -> dict[str, str]:

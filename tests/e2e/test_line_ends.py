@@ -12,6 +12,7 @@ from typing import Any
 
 from .calls import one_call_a_turn
 from .conftest import Editor
+from .documents import send_did_change_range
 
 TEXT = "a = 1\rb = 2\nc = 3\n"
 
@@ -85,27 +86,13 @@ async def test_an_incremental_change_sent_twice_is_applied_once(
 ) -> None:
     """A client that repeats a ``didChange`` (same version) must not have its typing doubled
     in the server's copy of the buffer, which edits are computed on."""
-    from lsprotocol import types
-
     call = {"name": "read_file", "arguments": {"path": "typed.py"}}
     await editor.open_session(workspace, script=one_call_a_turn(call))
     path = workspace / "typed.py"
     path.write_text("x = 1\n")
     uri = editor.open_document(path, "x = 1\n", version=1)
-    change = types.DidChangeTextDocumentParams(
-        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-        content_changes=[
-            types.TextDocumentContentChangePartial(
-                range=types.Range(
-                    start=types.Position(line=0, character=0),
-                    end=types.Position(line=0, character=0),
-                ),
-                text="# typed\n",
-            )
-        ],
-    )
-    editor.client.text_document_did_change(change)
-    editor.client.text_document_did_change(change)  # the same notification again
+    for _ in range(2):  # the same notification again
+        send_did_change_range(editor.client, uri, 2, (0, 0), (0, 0), "# typed\n")
     await editor.run(prompt="read", runId="r1")
     [read] = editor.tool_results()
     assert read.output.split("\n") == ["     1\t# typed", "     2\tx = 1"]
