@@ -11,7 +11,7 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -23,6 +23,7 @@ from lsprotocol.converters import get_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
+from tests.providers.fakes import FakeApi
 from tether.textmodel import encoding_name, offset_at
 from tether_protocol import ApprovalEvent, RunEvent, ToolResultEvent, parse_event
 
@@ -341,6 +342,14 @@ async def editor(tmp_path: Path) -> AsyncIterator[Editor]:
     """A started server and its editor; shut down cleanly at the end of the test."""
     async with serving(tmp_path / "state") as session:
         yield session
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeApi]:
+    """A fake model API (OpenAI and Anthropic shapes) the server subprocess talks to over
+    127.0.0.1; stopped after the test."""
+    with FakeApi() as api:
+        yield api
 
 
 @pytest.fixture

@@ -3,33 +3,14 @@ both against the fake OpenAI API; `tether config` lists the files found."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from tests.providers.fakes import FakeApi, Sse, openai_stream
+from tests.providers.fakes import FakeApi, Sse, openai_stream, system_text
 
 from .cli import cli_env, tether
 from .conftest import Editor
 
 RULES = "Always run `make check` before answering.\n"
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeApi]:
-    """A fake OpenAI API the server subprocess talks to over 127.0.0.1."""
-    with FakeApi() as api:
-        yield api
-
-
-def system_text(body: dict[str, object]) -> str:
-    """The system (or developer) message of an OpenAI chat request."""
-    messages = body["messages"]
-    assert isinstance(messages, list)
-    [first] = [m for m in messages if m["role"] in ("system", "developer")]
-    content = first["content"]
-    return content if isinstance(content, str) else "".join(p["text"] for p in content)
 
 
 async def test_an_editor_run_tells_the_model_the_project_instructions(
