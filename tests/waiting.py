@@ -91,3 +91,12 @@ def pid_written(pid_file: Path) -> int | None:
     except FileNotFoundError:
         return None
     return int(text) if text.endswith("\n") and text.strip().isdigit() else None
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie waiting to be reaped."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"

@@ -11,9 +11,10 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import pytest
 import pytest_asyncio
@@ -22,10 +23,12 @@ from lsprotocol.converters import get_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
+from tests.providers.fakes import FakeApi
 from tether.textmodel import encoding_name, offset_at
-from tether_protocol import RunEvent, parse_event
+from tether_protocol import ApprovalEvent, RunEvent, ToolResultEvent, parse_event
 
 from ..waiting import wait_until
+from .documents import send_did_change, send_did_open
 
 SERVER = [sys.executable, "-m", "tether", "serve"]
 PROFILES = {"neovim": "neovim@v0.11", "vscode": "visual-studio-code"}
@@ -201,12 +204,7 @@ class Editor:
     def _send_change(self, uri: str, copies: int = 1) -> None:
         text, version = self.docs[uri]
         for _ in range(copies):
-            self.client.text_document_did_change(
-                types.DidChangeTextDocumentParams(
-                    text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
-                )
-            )
+            send_did_change(self.client, uri, text, version)
 
     def replace_buffer(self, uri: str, text: str) -> None:
         """The user (or an edit) changes an open buffer: a full-text ``didChange``."""
@@ -277,17 +275,23 @@ class Editor:
         """The kinds of one run's events, in arrival order."""
         return [e.kind for e in self.events_of(run_id)]
 
+    def tool_results(self, run_id: str = "r1") -> list[ToolResultEvent]:
+        """The ``tool-result`` events of one run, in arrival order."""
+        return [e for e in self.events_of(run_id) if isinstance(e, ToolResultEvent)]
+
+    def approval_events(self, run_id: str = "r1") -> list[ApprovalEvent]:
+        """The ``approval`` events of one run (how each call was decided), in arrival order."""
+        return [e for e in self.events_of(run_id) if isinstance(e, ApprovalEvent)]
+
+    def decisions(self, run_id: str = "r1") -> list[str]:
+        """How each approval of one run was decided (``allow``, ``auto``, ...), in order."""
+        return [e.decision for e in self.approval_events(run_id)]
+
     def open_document(self, path: Path, text: str, version: int = 1) -> str:
         """``didOpen`` a document (the buffer may differ from the disk)."""
         uri = path.as_uri()
         self.docs[uri] = (text, version)
-        self.client.text_document_did_open(
-            types.DidOpenTextDocumentParams(
-                text_document=types.TextDocumentItem(
-                    uri=uri, language_id="python", version=version, text=text
-                )
-            )
-        )
+        send_did_open(self.client, uri, text, version)
         return uri
 
     async def wait_for_event(self, kind: str) -> RunEvent:
@@ -306,20 +310,46 @@ def server_env(state_dir: Path) -> dict[str, str]:
     return env
 
 
+EditorT = TypeVar("EditorT", bound=Editor)
+
+
+@asynccontextmanager
+async def serving(
+    state_dir: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    make_editor: Callable[[LanguageClient, Path], EditorT] = Editor,  # type: ignore[assignment]
+    client_features: Mapping[str, Any] | None = None,
+) -> AsyncIterator[EditorT]:
+    """A started ``tether serve`` keeping its state in ``state_dir`` (``env`` added to
+    ``server_env``), and its editor (``make_editor``: an ``Editor`` subclass for a client with
+    other habits; ``client_features``: pytest-lsp's handlers instead of its defaults).
+    Shut down cleanly at the end when the session was initialized and the link is sound."""
+    client = LanguageClient(converter_factory=get_converter)
+    register_lsp_features(client, None if client_features is None else dict(client_features))
+    await client.start_io(*SERVER, env={**server_env(state_dir), **(env or {})})
+    editor = make_editor(client, state_dir)
+    try:
+        yield editor
+    finally:
+        if editor.init_result is not None and client.error is None:
+            await asyncio.wait_for(client.shutdown_session(), 10)
+        await client.stop()
+
+
 @pytest_asyncio.fixture
 async def editor(tmp_path: Path) -> AsyncIterator[Editor]:
     """A started server and its editor; shut down cleanly at the end of the test."""
-    client = LanguageClient(converter_factory=get_converter)
-    register_lsp_features(client)
-    state_dir = tmp_path / "state"
-    await client.start_io(*SERVER, env=server_env(state_dir))
-    session = Editor(client, state_dir)
-    try:
+    async with serving(tmp_path / "state") as session:
         yield session
-    finally:
-        if session.init_result is not None and client.error is None:
-            await asyncio.wait_for(client.shutdown_session(), 10)
-        await client.stop()
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeApi]:
+    """A fake model API (OpenAI and Anthropic shapes) the server subprocess talks to over
+    127.0.0.1; stopped after the test."""
+    with FakeApi() as api:
+        yield api
 
 
 @pytest.fixture
@@ -340,12 +370,3 @@ def script(*turns: dict[str, Any], **options: Any) -> dict[str, Any]:
 def dumps(value: Any) -> str:
     """Canonical JSON for comparisons."""
     return json.dumps(value, sort_keys=True)
-
-
-def alive(pid: int) -> bool:
-    """The process exists and is not a zombie waiting to be reaped."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"

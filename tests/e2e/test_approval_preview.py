@@ -9,24 +9,12 @@ from typing import Any
 import pytest
 
 from tether.textmodel import encoding_name, offset_at
-from tether_protocol import ApprovalEvent, ToolResultEvent
 
-from .conftest import Editor, script
+from .calls import edit, one_call_a_turn
+from .conftest import Editor
 
 HELLO = "    return 'hello ' + name\n"
 HI = "    return 'hi ' + name\n"
-
-
-def edit(old: str, new: str, path: str = "src/app.py") -> dict[str, Any]:
-    return {"name": "edit_file", "arguments": {"path": path, "old_text": old, "new_text": new}}
-
-
-def results(editor: Editor, run_id: str = "r1") -> list[ToolResultEvent]:
-    return [e for e in editor.events_of(run_id) if isinstance(e, ToolResultEvent)]
-
-
-def decisions(editor: Editor, run_id: str = "r1") -> list[str]:
-    return [e.decision for e in editor.events_of(run_id) if isinstance(e, ApprovalEvent)]
 
 
 def negotiated(editor: Editor) -> str:
@@ -44,7 +32,7 @@ def window_applied(text: str, proposed: dict[str, Any], encoding: str) -> str:
 
 
 async def test_the_preview_carries_the_changed_window(editor: Editor, workspace: Path) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     result = await editor.run(prompt="go", runId="r1")
     assert result["outcome"] == "done"
     [approval] = editor.approvals
@@ -64,7 +52,7 @@ async def test_a_window_ending_inside_a_lone_cr_line_with_astral_characters(
     text = "a\rb \U0001f30d\rlast \U0001f30d x = 1"
     (workspace / "cr.txt").write_bytes(text.encode())
     call = edit("x = 1", "x = 2", path="cr.txt")
-    await editor.open_session(workspace, profile=profile, script=script({"toolCalls": [call]}))
+    await editor.open_session(workspace, profile=profile, script=one_call_a_turn(call))
     await editor.run(prompt="go", runId="r1")
     encoding = negotiated(editor)
     proposed = editor.approvals[0]["preview"]["proposed"]
@@ -85,7 +73,7 @@ async def test_a_one_line_change_in_a_big_file_sends_a_small_window(
     lines = [f"line {n}\n" for n in range(200_000)]  # ~2 MB
     (workspace / "big.txt").write_text("".join(lines))
     call = edit("line 123456\n", "line 123456 changed\n", path="big.txt")
-    await editor.open_session(workspace, script=script({"toolCalls": [call]}))
+    await editor.open_session(workspace, script=one_call_a_turn(call))
     await editor.run(prompt="go", runId="r1")
     proposed = editor.approvals[0]["preview"]["proposed"]
     assert len(proposed["text"]) + len(proposed["baseText"]) < 200
@@ -96,30 +84,30 @@ async def test_a_one_line_change_in_a_big_file_sends_a_small_window(
 async def test_an_edited_window_is_applied_and_the_model_is_told(
     editor: Editor, workspace: Path
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     mine = "    return 'good day ' + name  # by the user\n"
     editor.approve = lambda params: {"decision": "allow", "editedText": mine}
     await editor.run(prompt="go", runId="r1")
     assert (workspace / "src" / "app.py").read_text() == "def greet(name):\n" + mine
-    [result] = results(editor)
+    [result] = editor.tool_results()
     assert result.ok and "the user changed this call" in result.output
     assert "good day" in result.output and '"old_text": "    return \'hello \' + name\\n"' in (
         result.output
     )
-    assert decisions(editor) == ["allow"]
+    assert editor.decisions() == ["allow"]
 
 
 async def test_an_unchanged_edited_window_runs_the_call_as_proposed(
     editor: Editor, workspace: Path
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     editor.approve = lambda params: {
         "decision": "allow",
         "editedText": params["preview"]["proposed"]["text"],
     }
     await editor.run(prompt="go", runId="r1")
     assert "'hi ' + name" in (workspace / "src" / "app.py").read_text()
-    [result] = results(editor)
+    [result] = editor.tool_results()
     assert result.ok and "the user changed" not in result.output
 
 
@@ -127,7 +115,7 @@ async def test_an_edited_window_keeps_a_crlf_files_line_ends(
     editor: Editor, workspace: Path
 ) -> None:
     (workspace / "w.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("two", "2", "w.txt")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("two", "2", "w.txt")))
 
     # The window is whole lines around the change; an editor may send it with "\n" ends.
     def answer(params: dict[str, Any]) -> dict[str, Any]:
@@ -141,14 +129,14 @@ async def test_an_edited_window_keeps_a_crlf_files_line_ends(
 
 async def test_write_file_takes_an_edited_window(editor: Editor, workspace: Path) -> None:
     call = {"name": "write_file", "arguments": {"path": "new.py", "content": "x = 1\n"}}
-    await editor.open_session(workspace, script=script({"toolCalls": [call]}))
+    await editor.open_session(workspace, script=one_call_a_turn(call))
     editor.approve = lambda params: {"decision": "allow-always", "editedText": "x = 42\n"}
     await editor.run(prompt="go", runId="r1")
     proposed = editor.approvals[0]["preview"]["proposed"]
     empty = {"line": 0, "character": 0}
     assert proposed == {"range": {"start": empty, "end": empty}, "text": "x = 1\n", "baseText": ""}
     assert (workspace / "new.py").read_text() == "x = 42\n"
-    [result] = results(editor)
+    [result] = editor.tool_results()
     assert result.ok and '"content": "x = 42\\n"' in result.output
 
 
@@ -165,38 +153,38 @@ async def test_write_file_takes_an_edited_window(editor: Editor, workspace: Path
 async def test_an_unusable_edited_text_is_a_deny(
     editor: Editor, workspace: Path, answer: dict[str, Any]
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     editor.approve = lambda params: answer
     await editor.run(prompt="go", runId="r1")
     assert (workspace / "src" / "app.py").read_text() == "def greet(name):\n" + HELLO
-    assert decisions(editor) == ["denied-by-default"]
-    assert not results(editor)[0].ok
+    assert editor.decisions() == ["denied-by-default"]
+    assert not editor.tool_results()[0].ok
 
 
 async def test_edited_text_for_a_command_is_a_deny(editor: Editor, workspace: Path) -> None:
     call = {"name": "bash", "arguments": {"command": "touch ran.txt"}}
-    await editor.open_session(workspace, script=script({"toolCalls": [call]}))
+    await editor.open_session(workspace, script=one_call_a_turn(call))
     editor.approve = lambda params: {"decision": "allow", "editedText": "touch other.txt"}
     await editor.run(prompt="go", runId="r1")
     assert not (workspace / "ran.txt").exists() and not (workspace / "other.txt").exists()
-    assert decisions(editor) == ["denied-by-default"]
+    assert editor.decisions() == ["denied-by-default"]
 
 
 async def test_old_style_arguments_answers_still_work(editor: Editor, workspace: Path) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     editor.approve = lambda params: {
         "decision": "allow",
         "arguments": {**params["arguments"], "new_text": "'howdy '"},
     }
     await editor.run(prompt="go", runId="r1")
     assert "'howdy ' + name" in (workspace / "src" / "app.py").read_text()
-    assert "the user changed this call" in results(editor)[0].output
+    assert "the user changed this call" in editor.tool_results()[0].output
 
 
 async def test_an_edited_window_is_rebased_when_the_user_typed_meanwhile(
     editor: Editor, workspace: Path
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     app = "def greet(name):\n" + HELLO
     uri = editor.open_document(workspace / "src" / "app.py", app)
     mine = "    return 'howdy ' + name\n"
@@ -209,5 +197,5 @@ async def test_an_edited_window_is_rebased_when_the_user_typed_meanwhile(
     result = await editor.run(prompt="go", runId="r1")
     assert result["outcome"] == "done"
     assert editor.docs[uri][0] == "# typed by the user\ndef greet(name):\n" + mine
-    [tool_result] = results(editor)
+    [tool_result] = editor.tool_results()
     assert tool_result.ok and "the user changed this call" in tool_result.output

@@ -4,15 +4,11 @@ unless the user says so), precedence, and `tether config`."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 from tether.config import settings_from_environment
 
-TETHER = [sys.executable, "-m", "tether"]
+from .cli import configured_project, tether
 
 
 def inline(text: str) -> str:
@@ -20,34 +16,9 @@ def inline(text: str) -> str:
     return f'{{ turns = [ {{ text = "{text}" }} ] }}'
 
 
-def setup(tmp_path: Path, user: str, project: str | None = None) -> tuple[Path, dict[str, str]]:
-    home = tmp_path / "home"
-    (home / ".config" / "tether").mkdir(parents=True)
-    (home / ".config" / "tether" / "config.toml").write_text(user)
-    root = tmp_path / "p"
-    (root / ".tether").mkdir(parents=True)
-    if project is not None:
-        (root / ".tether" / "config.toml").write_text(project)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "XDG_"))}
-    env |= {"HOME": str(home), "TETHER_STATE_DIR": str(tmp_path / "state")}
-    env.pop("OPENAI_API_KEY", None)
-    return root, env
-
-
-def tether(argv: list[str], root: Path, env: dict[str, str]) -> Any:
-    return subprocess.run(
-        [*TETHER, *argv],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-
-
 def test_the_user_file_configures_a_run(tmp_path: Path) -> None:
-    root, env = setup(tmp_path, f'provider = "scripted"\nscript = {inline("from my file")}\n')
+    user = f'provider = "scripted"\nscript = {inline("from my file")}\n'
+    root, env = configured_project(tmp_path, user)
     out = tether(["run", "hi"], root, env)
     assert out.returncode == 0, out.stderr
     assert "from my file" in out.stdout
@@ -57,7 +28,7 @@ def test_an_untrusted_project_cannot_choose_the_provider_or_script(tmp_path: Pat
     user = f'provider = "scripted"\nscript = {inline("user script")}\n'
     project = 'provider = "openai"\nbaseUrl = "https://elsewhere.example"\n'
     project += f"script = {inline('project script')}\nmaxSteps = 1\n"
-    root, env = setup(tmp_path, user, project)
+    root, env = configured_project(tmp_path, user, project)
     out = tether(["run", "hi"], root, env)
     assert out.returncode == 0, out.stderr
     assert "user script" in out.stdout and "project script" not in out.stdout
@@ -78,7 +49,7 @@ def test_an_untrusted_project_cannot_choose_the_provider_or_script(tmp_path: Pat
 
 def test_flags_beat_the_environment_beats_the_files(tmp_path: Path) -> None:
     user = f'provider = "openai"\nmaxSteps = 7\nscript = {inline("x")}\n'
-    root, env = setup(tmp_path, user, "timeoutSeconds = 30\nmaxSteps = 5\n")
+    root, env = configured_project(tmp_path, user, "timeoutSeconds = 30\nmaxSteps = 5\n")
     env |= {"TETHER_PROVIDER": "scripted", "OPENAI_API_KEY": "sk-abcdefghijklmnop1234"}
     out = tether(["config", "--max-steps", "3"], root, env)
     assert out.returncode == 0, out.stderr
@@ -90,7 +61,7 @@ def test_flags_beat_the_environment_beats_the_files(tmp_path: Path) -> None:
 
 
 def test_a_bad_config_file_is_one_line(tmp_path: Path) -> None:
-    root, env = setup(tmp_path, "provider = \n")
+    root, env = configured_project(tmp_path, "provider = \n")
     for argv in (["run", "hi"], ["config"]):
         out = tether(argv, root, env)
         assert out.returncode == 2
@@ -108,7 +79,7 @@ def test_the_server_reads_the_user_file_under_the_environment(tmp_path: Path) ->
 
 
 def test_auto_approving_a_tool_that_does_not_exist_is_refused(tmp_path: Path) -> None:
-    root, env = setup(tmp_path, f'provider = "scripted"\nscript = {inline("x")}\n')
+    root, env = configured_project(tmp_path, f'provider = "scripted"\nscript = {inline("x")}\n')
     (tmp_path / "home" / ".config" / "tether" / "config.toml").write_text(
         f'provider = "scripted"\nscript = {inline("x")}\nautoApprove = ["edit"]\n'
     )
@@ -118,7 +89,7 @@ def test_auto_approving_a_tool_that_does_not_exist_is_refused(tmp_path: Path) ->
 
 
 def test_errors_speak_of_flags_not_protocol_fields(tmp_path: Path) -> None:
-    root, env = setup(tmp_path, "")
+    root, env = configured_project(tmp_path, "")
     out = tether(["run", "hi", "--provider", "openai"], root, env)
     assert out.returncode == 2
     assert "OPENAI_API_KEY" in out.stderr and "--base-url" in out.stderr

@@ -4,29 +4,12 @@ real `tether` subprocesses (a pipe, or a pseudo-terminal where a person answers)
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.test_cli_terminal import (
-    TETHER,
-    Terminal,
-    assert_nothing_left,
-    environment,
-    scripted,
-)
+from tests.e2e.test_cli_terminal import Terminal, assert_nothing_left, environment, scripted
 
-
-def tether(argv: list[str], root: Path, env: dict[str, str]) -> Any:
-    return subprocess.run(
-        [*TETHER, *argv],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+from .cli import tether
 
 
 def stored(root: Path, env: dict[str, str]) -> list[dict[str, Any]]:

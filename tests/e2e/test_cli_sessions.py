@@ -4,36 +4,25 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-TETHER = [sys.executable, "-m", "tether"]
+from . import cli
+from .cli import cli_env, read_one_line_and_leave
+
 EDIT = {"name": "edit_file", "arguments": {"path": "a.txt", "old_text": "one", "new_text": "two"}}
 
 
-def tether(argv: list[str], cwd: Path, env: dict[str, str], script: dict[str, Any]) -> Any:
-    env = env | {"TETHER_SCRIPT": json.dumps(script)}
-    return subprocess.run(
-        [*TETHER, *argv],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+def tether(
+    argv: list[str], cwd: Path, env: dict[str, str], script: dict[str, Any]
+) -> subprocess.CompletedProcess[str]:
+    """``tether ARGV`` whose scripted model follows ``script``."""
+    return cli.tether(argv, cwd, env | {"TETHER_SCRIPT": json.dumps(script)})
 
 
 def environment(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "XDG_"))}
-    return env | {
-        "HOME": str(tmp_path),
-        "TETHER_PROVIDER": "scripted",
-        "TETHER_STATE_DIR": str(tmp_path / "state"),
-    }
+    return cli_env(tmp_path, TETHER_PROVIDER="scripted")
 
 
 def session_of(stdout: str) -> str:
@@ -119,27 +108,8 @@ def test_replay_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": [{"text": long_answer}]}))
     env = environment(tmp_path) | {"TETHER_SCRIPT": str(script)}
-    first = subprocess.run(
-        [*TETHER, "run", "talk"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
-    )
+    first = cli.tether(["run", "talk"], tmp_path, env)
     assert first.returncode == 0, first.stderr[-2000:]
     session = first.stdout.rsplit(" · session ", 1)[1].split()[0]
-    proc = subprocess.Popen(
-        [*TETHER, "replay", session],
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        assert proc.stdout is not None and proc.stderr is not None
-        assert proc.stdout.readline()
-        proc.stdout.close()
-        status = proc.wait(timeout=30)
-        errors = proc.stderr.read().decode()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
+    status, errors = read_one_line_and_leave(["replay", session], tmp_path, env)
     assert status == 141 and "Traceback" not in errors, errors

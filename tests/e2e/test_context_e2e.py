@@ -4,7 +4,6 @@ model is sent stays within its window, and a refusal lowers it for the session."
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +12,6 @@ import pytest
 from tests.providers.fakes import FakeApi, Sse, Status, openai_stream
 
 from .conftest import Editor
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeApi]:
-    """A fake model API the server subprocess talks to over 127.0.0.1."""
-    with FakeApi() as api:
-        yield api
 
 
 def body_tokens(body: dict[str, Any]) -> int:

@@ -3,30 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from tether.demo import SAMPLE
 
-
-def clean_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
-    env["HOME"] = str(home)  # nothing of the user's state is read or written
-    env.pop("XDG_STATE_HOME", None)
-    return env
+from .cli import cli_env, tether
 
 
 def test_demo_finds_fixes_and_tests_the_bug(tmp_path: Path) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "tether", "demo", "--keep", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=90,
-        env=clean_env(tmp_path),
-    )
+    env = cli_env(tmp_path)
+    del env["TETHER_STATE_DIR"]  # the demo's own choice, checked below: nothing in HOME
+    out = tether(["demo", "--keep", str(tmp_path)], tmp_path, env, timeout=90)
     assert out.returncode == 0, out.stderr
     text = out.stdout
     for expected in ("── step 1", "── step 7", "→ list_files", "→ search", "→ read_file"):
@@ -60,29 +48,8 @@ def test_tether_run_json_with_yes(tmp_path: Path) -> None:
             {"text": "changed"},
         ]
     }
-    env = clean_env(tmp_path) | {
-        "TETHER_PROVIDER": "scripted",
-        "TETHER_SCRIPT": json.dumps(script),
-        "TETHER_STATE_DIR": str(tmp_path / "state"),
-    }
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tether",
-            "run",
-            "change it",
-            "--cwd",
-            str(project),
-            "--yes",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    env = cli_env(tmp_path, TETHER_PROVIDER="scripted", TETHER_SCRIPT=json.dumps(script))
+    out = tether(["run", "change it", "--cwd", str(project), "--yes", "--json"], tmp_path, env)
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert lines[0]["kind"] == "run-started"
@@ -96,33 +63,16 @@ def test_tether_run_without_yes_and_no_terminal_denies(tmp_path: Path) -> None:
     project = tmp_path / "p"
     project.mkdir()
     call = {"name": "bash", "arguments": {"command": "touch ran.txt"}}
-    env = clean_env(tmp_path) | {
-        "TETHER_PROVIDER": "scripted",
-        "TETHER_SCRIPT": json.dumps({"turns": [{"toolCalls": [call]}]}),
-        "TETHER_STATE_DIR": str(tmp_path / "state"),
-    }
-    out = subprocess.run(
-        [sys.executable, "-m", "tether", "run", "go", "--cwd", str(project)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    script = json.dumps({"turns": [{"toolCalls": [call]}]})
+    env = cli_env(tmp_path, TETHER_PROVIDER="scripted", TETHER_SCRIPT=script)
+    out = tether(["run", "go", "--cwd", str(project)], tmp_path, env)
     assert out.returncode == 0, out.stderr
     assert "denied (no terminal to ask" in out.stdout
     assert not (project / "ran.txt").exists()
 
 
 def test_tether_run_without_a_provider_says_how_to_configure_one(tmp_path: Path) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "tether", "run", "hi", "--cwd", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=clean_env(tmp_path) | {"TETHER_STATE_DIR": str(tmp_path / "state")},
-        stdin=subprocess.DEVNULL,
-    )
+    out = tether(["run", "hi", "--cwd", str(tmp_path)], tmp_path, cli_env(tmp_path))
     assert out.returncode == 2
     assert "provider" in out.stderr and "TETHER_PROVIDER" in out.stderr
 

@@ -6,9 +6,6 @@ slow, silent or failing one never holds a run past the cap."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,10 +14,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from tether_protocol import ToolResultEvent
-
 from ..waiting import wait_until
-from .conftest import Editor, script
+from .calls import edit, one_call_a_turn
+from .cli import cli_env, tether
+from .conftest import Editor
 from .language_server import Answer, LanguageServer
 
 APP = "def greet(name):\n    return 'hello ' + name\n"
@@ -30,16 +27,8 @@ SETTLE = {"diagnosticsSettleMs": 1000}
 a loaded machine cannot make the old problems look settled."""
 
 
-def edit(old: str, new: str, path: str = "src/app.py") -> dict[str, Any]:
-    return {"name": "edit_file", "arguments": {"path": path, "old_text": old, "new_text": new}}
-
-
 def diagnostics(path: str | None = None) -> dict[str, Any]:
     return {"name": "diagnostics", "arguments": {} if path is None else {"path": path}}
-
-
-def results(editor: Editor, run_id: str = "r1") -> list[ToolResultEvent]:
-    return [e for e in editor.events_of(run_id) if isinstance(e, ToolResultEvent)]
 
 
 @pytest_asyncio.fixture
@@ -56,12 +45,12 @@ async def test_an_edit_that_introduces_an_error_is_told_the_new_problem(
         workspace,
         diagnostics=True,
         options=SETTLE,
-        script=script({"toolCalls": [edit("+ name", "+ nme")]}),
+        script=one_call_a_turn(edit("+ name", "+ nme")),
     )
     editor.open_document(workspace / "src" / "app.py", APP)
     language_server.publish()
     result = await editor.run(prompt="go", runId="r1")
-    [edited] = results(editor)
+    [edited] = editor.tool_results()
     assert edited.ok and edited.output.startswith("Edited src/app.py"), edited.output
     assert (
         "The editor reports 1 new problem(s) after this edit:\n"
@@ -82,11 +71,11 @@ async def test_an_edit_that_fixes_an_error_reports_it_gone(
         workspace,
         diagnostics=True,
         options=SETTLE,
-        script=script({"toolCalls": [edit("+ nme", "+ name")]}),
+        script=one_call_a_turn(edit("+ nme", "+ name")),
     )
     language_server.publish()  # the file is not open: the edit goes to the disk's copy
     await editor.run(prompt="go", runId="r1")
-    [edited] = results(editor)
+    [edited] = editor.tool_results()
     assert edited.ok, edited.output
     assert "The editor reports no new errors or warnings." in edited.output
     assert 'Fixed by this edit (1): src/app.py: error [fakels] "nme" is not defined' in (
@@ -108,12 +97,12 @@ async def test_a_file_created_on_disk_gets_its_new_problems(
         diagnostics=True,
         apply_edit=False,
         options=SETTLE,
-        script=script({"toolCalls": [call]}),
+        script=one_call_a_turn(call),
     )
     language_server.publish()
     language_server.publish_after_disk_change(new)
     await editor.run(prompt="go", runId="r1")
-    [created] = results(editor)
+    [created] = editor.tool_results()
     assert created.ok and created.output.startswith("Created src/new.py"), created.output
     assert 'src/new.py:1: error [fakels] "nme" is not defined' in created.output
 
@@ -124,13 +113,13 @@ async def test_a_client_without_the_capability_is_never_asked(
     await editor.open_session(
         workspace,
         diagnostics=False,
-        script=script({"toolCalls": [edit("+ name", "+ nme")]}, {"toolCalls": [diagnostics()]}),
+        script=one_call_a_turn(edit("+ name", "+ nme"), diagnostics()),
     )
     editor.open_document(workspace / "src" / "app.py", APP)
     language_server.publish()
     started = time.monotonic()
     await editor.run(prompt="go", runId="r1")
-    edited, listed = results(editor)
+    edited, listed = editor.tool_results()
     assert edited.ok and "problem" not in edited.output, edited.output
     assert listed.ok and "This editor does not report diagnostics" in listed.output
     assert language_server.requests == []
@@ -151,14 +140,12 @@ async def test_a_silent_client_does_not_hold_the_run_past_the_cap(
         workspace,
         diagnostics=True,
         options={"diagnosticsMaxWaitMs": 1000},
-        script=script(
-            {"toolCalls": [edit("+ name", "+ nme")]}, {"toolCalls": [edit("'hello '", "'hi '")]}
-        ),
+        script=one_call_a_turn(edit("+ name", "+ nme"), edit("'hello '", "'hi '")),
     )
     editor.open_document(workspace / "src" / "app.py", APP)
     language_server.answer = answer  # never, or after 10 s
     result, took = await run_timed(editor)
-    first, second = results(editor)
+    first, second = editor.tool_results()
     assert first.ok and second.ok and "problem" not in first.output + second.output
     assert result["outcome"] == "done"
     assert took < 8, took  # one cap of 1 s, far below the 10 s answer (generous bound)
@@ -174,12 +161,12 @@ async def test_an_error_answer_stops_the_questions_for_the_connection(
     await editor.open_session(
         workspace,
         diagnostics=True,
-        script=script({"toolCalls": [edit("+ name", "+ nme")]}, {"toolCalls": [diagnostics()]}),
+        script=one_call_a_turn(edit("+ name", "+ nme"), diagnostics()),
     )
     editor.open_document(workspace / "src" / "app.py", APP)
     language_server.answer = answer  # declared, then refused (an old plugin) or crashed
     result, took = await run_timed(editor)
-    edited, listed = results(editor)
+    edited, listed = editor.tool_results()
     assert edited.ok and "problem" not in edited.output
     assert "This editor does not report diagnostics" in listed.output
     assert len(language_server.requests) == 1 and result["outcome"] == "done"
@@ -193,11 +180,11 @@ async def test_a_malformed_answer_is_no_problems(
         workspace,
         diagnostics=True,
         options={"diagnosticsSettleMs": 100},
-        script=script({"toolCalls": [diagnostics("src/app.py")]}),
+        script=one_call_a_turn(diagnostics("src/app.py")),
     )
     language_server.answer = "malformed"
     result = await editor.run(prompt="go", runId="r1")
-    [listed] = results(editor)
+    [listed] = editor.tool_results()
     assert listed.ok and listed.output == "The editor reports no problems in src/app.py."
     assert result["outcome"] == "done"
 
@@ -218,16 +205,14 @@ async def test_the_tool_lists_a_file_and_the_workspace_only(
     await editor.open_session(
         workspace,
         diagnostics=True,
-        script=script(
-            {"toolCalls": [diagnostics("src/app.py")]},
-            {"toolCalls": [diagnostics()]},
-            {"toolCalls": [diagnostics("../elsewhere.py")]},
+        script=one_call_a_turn(
+            diagnostics("src/app.py"), diagnostics(), diagnostics("../elsewhere.py")
         ),
     )
     editor.open_document(workspace / "src" / "app.py", BROKEN)  # unsaved: the buffer counts
     language_server.publish()
     await editor.run(prompt="go", runId="r1")
-    one, every, refused = results(editor)
+    one, every, refused = editor.tool_results()
     assert one.output == (
         "The editor reports 1 problem(s) in 1 file:\n"
         'src/app.py:2: error [fakels] "nme" is not defined'
@@ -248,18 +233,8 @@ def test_the_headless_client_says_it_does_not_report_diagnostics(tmp_path: Path)
     root.mkdir()
     (root / "a.py").write_text("x = 1\n")
     turns = {"turns": [{"toolCalls": [diagnostics("a.py")]}, {"text": "done"}]}
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "XDG_"))}
-    env |= {"HOME": str(tmp_path), "TETHER_STATE_DIR": str(tmp_path / "state")}
-    env |= {"TETHER_PROVIDER": "scripted", "TETHER_SCRIPT": json.dumps(turns)}
-    out = subprocess.run(
-        [sys.executable, "-m", "tether", "run", "--json", "check"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    env = cli_env(tmp_path, TETHER_PROVIDER="scripted", TETHER_SCRIPT=json.dumps(turns))
+    out = tether(["run", "--json", "check"], root, env)
     assert out.returncode == 0, out.stderr
     outputs = [
         json.loads(line).get("output", "")

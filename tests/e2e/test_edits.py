@@ -8,31 +8,15 @@ from typing import Any
 
 import pytest
 
-from tether_protocol import ApprovalEvent, ToolResultEvent
-
-from ..waiting import pid_written, wait_until
-from .conftest import Editor, alive, script
+from ..waiting import alive, pid_written, wait_until
+from .calls import edit, one_call_a_turn
+from .conftest import Editor
 
 APP = "def greet(name):\n    return 'hello ' + name\n"
 
 
-def edit(old: str, new: str, path: str = "src/app.py", **extra: Any) -> dict[str, Any]:
-    return {
-        "name": "edit_file",
-        "arguments": {"path": path, "old_text": old, "new_text": new, **extra},
-    }
-
-
-def results(editor: Editor, run_id: str = "r1") -> list[ToolResultEvent]:
-    return [e for e in editor.events_of(run_id) if isinstance(e, ToolResultEvent)]
-
-
-def decisions(editor: Editor, run_id: str = "r1") -> list[str]:
-    return [e.decision for e in editor.events_of(run_id) if isinstance(e, ApprovalEvent)]
-
-
 async def test_allowed_edit_of_a_file_not_open(editor: Editor, workspace: Path) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     result = await editor.run(prompt="shorter greeting", runId="r1")
     assert result["outcome"] == "done"
     app = workspace / "src" / "app.py"
@@ -53,22 +37,20 @@ async def test_allowed_edit_of_a_file_not_open(editor: Editor, workspace: Path) 
             "newText": "    return 'hi ' + name\n",
         }
     ]
-    assert decisions(editor) == ["allow"]
-    assert results(editor)[0].ok
+    assert editor.decisions() == ["allow"]
+    assert editor.tool_results()[0].ok
 
 
 async def test_edit_of_an_open_buffer_uses_its_version_and_unsaved_text(
     editor: Editor, workspace: Path
 ) -> None:
-    await editor.open_session(
-        workspace, script=script({"toolCalls": [edit("'héllo 🌍 '", "'hey 🌍 '")]})
-    )
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'héllo 🌍 '", "'hey 🌍 '")))
     app = workspace / "src" / "app.py"
     uri = editor.open_document(
         app, "def greet(name):\n    return 'héllo 🌍 ' + name  # 🌍\n", version=7
     )
     result = await editor.run(prompt="go", runId="r1")
-    assert result["outcome"] == "done", results(editor)
+    assert result["outcome"] == "done", editor.tool_results()
     assert editor.docs[uri][0] == "def greet(name):\n    return 'hey 🌍 ' + name  # 🌍\n"
     assert app.read_text() == APP  # the disk is the user's business (they save)
     doc_edit = editor.applied[0]["edit"]["documentChanges"][0]
@@ -78,32 +60,32 @@ async def test_edit_of_an_open_buffer_uses_its_version_and_unsaved_text(
 async def test_denied_edit_changes_nothing_and_the_model_hears_why(
     editor: Editor, workspace: Path
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     editor.approve = lambda params: {"decision": "deny", "feedback": "keep hello"}
     result = await editor.run(prompt="go", runId="r1")
     assert result["outcome"] == "done" and result["changedFiles"] == []
     assert (workspace / "src" / "app.py").read_text() == APP
     assert editor.applied == []
-    [tool_result] = results(editor)
+    [tool_result] = editor.tool_results()
     assert (
         not tool_result.ok and "denied" in tool_result.output and "keep hello" in tool_result.output
     )
-    assert decisions(editor) == ["deny"]
+    assert editor.decisions() == ["deny"]
 
 
 @pytest.mark.parametrize("answer", [None, {"decision": "maybe"}, {"nope": 1}, "allow", [1]])
 async def test_anything_but_an_explicit_allow_is_a_deny(
     editor: Editor, workspace: Path, answer: Any
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     editor.approve = lambda params: answer
     await editor.run(prompt="go", runId="r1")
     assert (workspace / "src" / "app.py").read_text() == APP and editor.applied == []
-    assert decisions(editor) == ["denied-by-default"]
+    assert editor.decisions() == ["denied-by-default"]
 
 
 async def test_an_approval_request_that_errors_is_a_deny(editor: Editor, workspace: Path) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
 
     def broken(params: Any) -> Any:
         raise RuntimeError("the plugin crashed")
@@ -111,7 +93,7 @@ async def test_an_approval_request_that_errors_is_a_deny(editor: Editor, workspa
     editor.approve = broken
     await editor.run(prompt="go", runId="r1")
     assert (workspace / "src" / "app.py").read_text() == APP and editor.applied == []
-    assert decisions(editor) == ["denied-by-default"]
+    assert editor.decisions() == ["denied-by-default"]
 
 
 async def test_allow_always_holds_for_the_rest_of_the_session(
@@ -120,15 +102,13 @@ async def test_allow_always_holds_for_the_rest_of_the_session(
     def write(content: str) -> dict[str, Any]:
         return {"name": "write_file", "arguments": {"path": "a.txt", "content": content}}
 
-    await editor.open_session(
-        workspace, script=script({"toolCalls": [write("1\n")]}, {"toolCalls": [write("2\n")]})
-    )
+    await editor.open_session(workspace, script=one_call_a_turn(write("1\n"), write("2\n")))
     editor.approve = lambda params: {"decision": "allow-always"}
     first = await editor.run(prompt="go", runId="r1")
-    assert decisions(editor) == ["allow-always", "auto"]
+    assert editor.decisions() == ["allow-always", "auto"]
     assert len(editor.approvals) == 1 and (workspace / "a.txt").read_text() == "2\n"
     second = await editor.run(prompt="again", runId="r2", sessionId=first["sessionId"])
-    assert second["outcome"] == "done" and decisions(editor, "r2") == ["auto", "auto"]
+    assert second["outcome"] == "done" and editor.decisions("r2") == ["auto", "auto"]
     assert len(editor.approvals) == 1
     other = await editor.run(prompt="other session", runId="r3")
     assert len(editor.approvals) == 2  # a new session asks again
@@ -139,30 +119,30 @@ async def test_auto_approve_from_configuration(editor: Editor, workspace: Path) 
     await editor.open_session(
         workspace,
         options={"autoApprove": ["edit_file"]},
-        script=script({"toolCalls": [edit("'hello '", "'hi '")]}),
+        script=one_call_a_turn(edit("'hello '", "'hi '")),
     )
     await editor.run(prompt="go", runId="r1")
-    assert editor.approvals == [] and decisions(editor) == ["auto"]
+    assert editor.approvals == [] and editor.decisions() == ["auto"]
     assert "'hi '" in (workspace / "src" / "app.py").read_text()
 
 
 async def test_allow_with_edited_arguments_runs_the_users_version(
     editor: Editor, workspace: Path
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     editor.approve = lambda params: {
         "decision": "allow",
         "arguments": {**params["arguments"], "new_text": "'good day '"},
     }
     await editor.run(prompt="go", runId="r1")
     assert "'good day ' + name" in (workspace / "src" / "app.py").read_text()
-    [tool_result] = results(editor)
+    [tool_result] = editor.tool_results()
     assert tool_result.ok and "the user changed this call" in tool_result.output
 
 
 async def test_show_message_request_fallback(editor: Editor, workspace: Path) -> None:
     await editor.open_session(
-        workspace, approvals=False, script=script({"toolCalls": [edit("'hello '", "'hi '")]})
+        workspace, approvals=False, script=one_call_a_turn(edit("'hello '", "'hi '"))
     )
     editor.message_choice = "Allow"
     await editor.run(prompt="go", runId="r1")
@@ -178,7 +158,7 @@ async def test_show_message_request_without_allow_denies(
     editor: Editor, workspace: Path, choice: str | None
 ) -> None:
     await editor.open_session(
-        workspace, approvals=False, script=script({"toolCalls": [edit("'hello '", "'hi '")]})
+        workspace, approvals=False, script=one_call_a_turn(edit("'hello '", "'hi '"))
     )
     editor.message_choice = choice
     await editor.run(prompt="go", runId="r1")
@@ -191,7 +171,7 @@ async def test_a_client_without_apply_edit_gets_an_atomic_disk_write(
     app = workspace / "src" / "app.py"
     app.chmod(0o640)
     await editor.open_session(
-        workspace, apply_edit=False, script=script({"toolCalls": [edit("'hello '", "'hi '")]})
+        workspace, apply_edit=False, script=one_call_a_turn(edit("'hello '", "'hi '"))
     )
     await editor.run(prompt="go", runId="r1")
     assert app.read_text() == "def greet(name):\n    return 'hi ' + name\n"
@@ -203,7 +183,7 @@ async def test_a_client_without_apply_edit_gets_an_atomic_disk_write(
 async def test_stale_buffer_is_rebased_when_the_change_still_fits(
     editor: Editor, workspace: Path
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     uri = editor.open_document(workspace / "src" / "app.py", APP)
 
     def user_types(params: Any) -> Any:  # the user types while the approval is shown
@@ -214,14 +194,14 @@ async def test_stale_buffer_is_rebased_when_the_change_still_fits(
     result = await editor.run(prompt="go", runId="r1")
     assert result["outcome"] == "done"
     assert editor.docs[uri][0] == "# typed by the user\ndef greet(name):\n    return 'hi ' + name\n"
-    assert results(editor)[0].ok
+    assert editor.tool_results()[0].ok
     assert editor.applied[0]["edit"]["documentChanges"][0]["textDocument"]["version"] == 2
 
 
 async def test_stale_buffer_conflict_keeps_what_the_user_typed(
     editor: Editor, workspace: Path
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     mine = "def greet(name):\n    return 'HELLO ' + name\n"
 
@@ -232,7 +212,7 @@ async def test_stale_buffer_conflict_keeps_what_the_user_typed(
     editor.approve = user_rewrites
     await editor.run(prompt="go", runId="r1")
     assert editor.docs[uri][0] == mine and editor.applied == []
-    [tool_result] = results(editor)
+    [tool_result] = editor.tool_results()
     assert not tool_result.ok and "read the file again" in tool_result.output.lower()
 
 
@@ -240,9 +220,7 @@ async def test_an_edit_the_editor_skipped_but_claimed_is_told_to_the_model(
     editor: Editor, workspace: Path
 ) -> None:
     bash = {"name": "bash", "arguments": {"command": "true"}}
-    await editor.open_session(
-        workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}, {"toolCalls": [bash]})
-    )
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '"), bash))
     uri = editor.open_document(workspace / "src" / "app.py", APP)
     # Neovim 0.11 skips an edit older than its buffer and still answers applied: true; the
     # buffer's didChange for the newer typing follows 150 ms later.
@@ -261,7 +239,7 @@ async def test_an_edit_the_editor_skipped_but_claimed_is_told_to_the_model(
     editor.approve = answer
     result = await editor.run(prompt="go", runId="r1")
     assert editor.docs[uri][0] == APP + "# typed\n" and len(editor.applied) == 1
-    claimed, ran = results(editor)
+    claimed, ran = editor.tool_results()
     assert claimed.ok  # the editor said it applied it: never sent again
     assert "differs from the edit that was approved" in ran.output
     assert "'hello ' + name" in ran.output and "# typed" in ran.output
@@ -269,10 +247,10 @@ async def test_an_edit_the_editor_skipped_but_claimed_is_told_to_the_model(
 
 
 async def test_applied_false_is_a_failed_call(editor: Editor, workspace: Path) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit("'hello '", "'hi '")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
     editor.apply_mode = "refuse"
     await editor.run(prompt="go", runId="r1")
-    [tool_result] = results(editor)
+    [tool_result] = editor.tool_results()
     assert not tool_result.ok and "refused" in tool_result.output
     assert (workspace / "src" / "app.py").read_text() == APP
 
@@ -281,7 +259,7 @@ async def test_crlf_file_keeps_its_line_endings(editor: Editor, workspace: Path)
     win = workspace / "win.txt"
     win.write_bytes(b"one\r\ntwo\r\nthree\r\n")
     await editor.open_session(
-        workspace, script=script({"toolCalls": [edit("two\nthree", "2\n3", path="win.txt")]})
+        workspace, script=one_call_a_turn(edit("two\nthree", "2\n3", path="win.txt"))
     )
     await editor.run(prompt="go", runId="r1")
     assert win.read_bytes() == b"one\r\n2\r\n3\r\n"
@@ -289,7 +267,7 @@ async def test_crlf_file_keeps_its_line_endings(editor: Editor, workspace: Path)
 
 async def test_new_file_is_created_first(editor: Editor, workspace: Path) -> None:
     call = {"name": "write_file", "arguments": {"path": "pkg/new.py", "content": "x = 1\n"}}
-    await editor.open_session(workspace, script=script({"toolCalls": [call]}))
+    await editor.open_session(workspace, script=one_call_a_turn(call))
     result = await editor.run(prompt="go", runId="r1")
     new = workspace / "pkg" / "new.py"
     assert new.read_text() == "x = 1\n"
@@ -307,16 +285,16 @@ async def test_new_file_is_created_first(editor: Editor, workspace: Path) -> Non
 async def test_edits_that_do_not_fit_explain_why(
     editor: Editor, workspace: Path, old: str, message: str
 ) -> None:
-    await editor.open_session(workspace, script=script({"toolCalls": [edit(old, "x")]}))
+    await editor.open_session(workspace, script=one_call_a_turn(edit(old, "x")))
     await editor.run(prompt="go", runId="r1")
-    [tool_result] = results(editor)
+    [tool_result] = editor.tool_results()
     assert not tool_result.ok and message in tool_result.output
     assert editor.approvals == []  # nothing to approve
 
 
 async def test_save_documents_after_an_applied_edit(editor: Editor, workspace: Path) -> None:
     await editor.open_session(
-        workspace, save_documents=True, script=script({"toolCalls": [edit("'hello '", "'hi '")]})
+        workspace, save_documents=True, script=one_call_a_turn(edit("'hello '", "'hi '"))
     )
     app = workspace / "src" / "app.py"
     uri = editor.open_document(app, APP)
@@ -327,7 +305,7 @@ async def test_save_documents_after_an_applied_edit(editor: Editor, workspace: P
 
 async def test_bash_asks_with_the_command_and_folder(editor: Editor, workspace: Path) -> None:
     call = {"name": "bash", "arguments": {"command": "echo made > made.txt && echo ok"}}
-    await editor.open_session(workspace, script=script({"toolCalls": [call]}))
+    await editor.open_session(workspace, script=one_call_a_turn(call))
     await editor.run(prompt="go", runId="r1")
     [approval] = editor.approvals
     assert approval["preview"] == {
@@ -336,12 +314,12 @@ async def test_bash_asks_with_the_command_and_folder(editor: Editor, workspace: 
         "cwd": str(workspace.resolve()),
     }
     assert (workspace / "made.txt").read_text() == "made\n"
-    assert results(editor)[0].ok and "ok" in results(editor)[0].output
+    assert editor.tool_results()[0].ok and "ok" in editor.tool_results()[0].output
 
 
 async def test_denied_bash_runs_nothing(editor: Editor, workspace: Path) -> None:
     call = {"name": "bash", "arguments": {"command": "touch ran.txt"}}
-    await editor.open_session(workspace, script=script({"toolCalls": [call]}))
+    await editor.open_session(workspace, script=one_call_a_turn(call))
     editor.approve = lambda params: {"decision": "deny"}
     await editor.run(prompt="go", runId="r1")
     assert not (workspace / "ran.txt").exists()
@@ -355,15 +333,12 @@ async def test_a_command_that_changes_open_files(editor: Editor, workspace: Path
     read_clean = {"name": "read_file", "arguments": {"path": "clean.txt"}}
     await editor.open_session(
         workspace,
-        script=script(
-            {"toolCalls": [{"name": "bash", "arguments": {"command": command}}]},
-            {"toolCalls": [read_clean]},
-        ),
+        script=one_call_a_turn({"name": "bash", "arguments": {"command": command}}, read_clean),
     )
     editor.open_document(clean, "old\n")
     dirty_uri = editor.open_document(dirty, "old\nunsaved typing\n")
     await editor.run(prompt="go", runId="r1")
-    bash_result, read_result = results(editor)
+    bash_result, read_result = editor.tool_results()
     assert (
         "unsaved changes in the editor" in bash_result.output and "dirty.txt" in bash_result.output
     )
@@ -381,7 +356,7 @@ async def test_cancel_during_a_command_kills_its_process_group(
     command = "sleep 300 & echo $! > child.pid; sleep 300"
     await editor.open_session(
         workspace,
-        script=script({"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}),
+        script=one_call_a_turn({"name": "bash", "arguments": {"command": command}}),
     )
     task = asyncio.ensure_future(editor.run(prompt="go", runId="r1"))
     pid_file = workspace / "child.pid"

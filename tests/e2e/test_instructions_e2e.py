@@ -3,35 +3,14 @@ both against the fake OpenAI API; `tether config` lists the files found."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+from tests.providers.fakes import FakeApi, Sse, openai_stream, system_text
 
-from tests.providers.fakes import FakeApi, Sse, openai_stream
-
+from .cli import cli_env, tether
 from .conftest import Editor
 
 RULES = "Always run `make check` before answering.\n"
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeApi]:
-    """A fake OpenAI API the server subprocess talks to over 127.0.0.1."""
-    with FakeApi() as api:
-        yield api
-
-
-def system_text(body: dict[str, object]) -> str:
-    """The system (or developer) message of an OpenAI chat request."""
-    messages = body["messages"]
-    assert isinstance(messages, list)
-    [first] = [m for m in messages if m["role"] in ("system", "developer")]
-    content = first["content"]
-    return content if isinstance(content, str) else "".join(p["text"] for p in content)
 
 
 async def test_an_editor_run_tells_the_model_the_project_instructions(
@@ -55,34 +34,15 @@ def test_a_cli_run_tells_the_model_the_project_instructions(tmp_path: Path, fake
     root.mkdir(parents=True)
     (home / "AGENTS.md").write_text("House style: short names.\n")
     (root / "AGENTS.md").write_text(RULES)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "XDG_"))}
-    env |= {"HOME": str(home), "TETHER_STATE_DIR": str(tmp_path / "state")}
-    env |= {"OPENAI_API_KEY": "sk-test", "TETHER_BASE_URL": fake.url + "/v1"}
+    env = cli_env(tmp_path, home=home, OPENAI_API_KEY="sk-test", TETHER_BASE_URL=fake.url + "/v1")
     fake.queue(Sse(openai_stream("ok", usage=(10, 2))))
-    argv = [sys.executable, "-m", "tether", "run", "--provider", "openai", "--model", "gpt-5.4"]
-    out = subprocess.run(
-        [*argv, "hi"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    out = tether(["run", "--provider", "openai", "--model", "gpt-5.4", "hi"], root, env)
     assert out.returncode == 0, out.stderr
     system = system_text(fake.requests[0].body)
     outer = system.index(f'<project-instructions file="{home / "AGENTS.md"}">')
     assert outer < system.index('<project-instructions file="AGENTS.md">\n' + RULES)
 
-    shown = subprocess.run(
-        [sys.executable, "-m", "tether", "config"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    shown = tether(["config"], root, env)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     start = lines.index(f"project instructions ({26 + len(RULES)} bytes):")

@@ -15,8 +15,8 @@ import pytest
 
 from tether.framing import frame
 
-from ..waiting import pid_written, wait_until_sync
-from .conftest import SERVER, Editor, alive, script, server_env
+from ..waiting import alive, pid_written, wait_until_sync
+from .conftest import SERVER, Editor, script, server_env
 from .raw_client import read_body
 
 

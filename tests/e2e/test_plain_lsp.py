@@ -5,7 +5,6 @@ see the outcome and the transcript only through ``window/showMessage`` and
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
-from tests.providers.fakes import FakeApi, Sse, openai_stream
+from tests.providers.fakes import FakeApi, Sse, openai_stream, system_text
 
 from .conftest import Editor, script
 
@@ -129,21 +128,9 @@ def tether_log(editor: Editor) -> list[str]:
     return [m.message for m in editor.client.log_messages if m.message.startswith("[tether]")]
 
 
-@pytest.fixture
-def fake() -> Iterator[FakeApi]:
-    """A fake OpenAI-compatible API, to see what the model was sent."""
-    with FakeApi() as api:
-        yield api
-
-
 def user_text(body: dict[str, Any]) -> str:
     """The last user message's text of a chat request."""
     content = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
-    return content if isinstance(content, str) else "".join(p["text"] for p in content)
-
-
-def system_text(body: dict[str, Any]) -> str:
-    content = next(m for m in body["messages"] if m["role"] in ("system", "developer"))["content"]
     return content if isinstance(content, str) else "".join(p["text"] for p in content)
 
 

@@ -19,13 +19,6 @@ READ_APP = ['{"pa', 'th": "src/', 'app.py"}']
 ANSWER = ("It greets ", "people by name.")
 
 
-@pytest.fixture
-def fake() -> Iterator[FakeApi]:
-    """A fake model API the server subprocess talks to over 127.0.0.1."""
-    with FakeApi() as api:
-        yield api
-
-
 def strings(value: object) -> Iterator[str]:
     """Every string inside a JSON value."""
     if isinstance(value, str):

@@ -23,10 +23,9 @@ from lsprotocol.converters import get_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
-from tether_protocol import ToolResultEvent
-
 from ..waiting import wait_until
-from .conftest import Editor, script
+from .calls import one_call_a_turn
+from .conftest import Editor, send_did_change, send_did_open
 
 APP = "def greet(name: str) -> str:\n    return 'hello ' + name\n"
 
@@ -61,24 +60,11 @@ class Pyright:
 
     def open(self, uri: str, text: str) -> None:
         self.versions[uri] = 1
-        self.client.text_document_did_open(
-            types.DidOpenTextDocumentParams(
-                text_document=types.TextDocumentItem(
-                    uri=uri, language_id="python", version=1, text=text
-                )
-            )
-        )
+        send_did_open(self.client, uri, text)
 
     def change(self, uri: str, text: str) -> None:
         self.versions[uri] += 1
-        self.client.text_document_did_change(
-            types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(
-                    uri=uri, version=self.versions[uri]
-                ),
-                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
-            )
-        )
+        send_did_change(self.client, uri, text, self.versions[uri])
 
 
 @pytest_asyncio.fixture
@@ -118,7 +104,7 @@ async def test_a_real_language_servers_new_error_reaches_the_model(
         diagnostics=True,
         # basedpyright re-checks within a second here; generous for a loaded machine
         options={"diagnosticsSettleMs": 2000, "diagnosticsMaxWaitMs": 20000},
-        script=script({"toolCalls": [{"name": "edit_file", "arguments": typo}]}),
+        script=one_call_a_turn({"name": "edit_file", "arguments": typo}),
     )
     app = editor.open_document(workspace / "src" / "app.py", APP)
     pyright.open(app, APP)
@@ -147,7 +133,7 @@ async def test_a_real_language_servers_new_error_reaches_the_model(
         }
 
     result = await editor.run(prompt="go", runId="r1", limits={"timeoutSeconds": 120})
-    [tool] = [e for e in editor.events_of("r1") if isinstance(e, ToolResultEvent)]
+    [tool] = editor.tool_results()
     assert tool.ok, tool.output
     assert 'src/app.py:2: error [basedpyright] "nme" is not defined' in tool.output, tool.output
     assert result["outcome"] == "done" and len(asked) >= 2

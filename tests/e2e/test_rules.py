@@ -4,52 +4,29 @@ widen nothing, a deny wins, the sensitive floor still asks, the event names the 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import LanguageClient
-from pytest_lsp.client import register_lsp_features
 
-from tether_protocol import ApprovalEvent
-
-from .conftest import SERVER, Editor, script, server_env
-
-
-def bash(command: str) -> dict[str, Any]:
-    return {"name": "bash", "arguments": {"command": command}}
+from .calls import bash, one_call_a_turn
+from .conftest import Editor, serving
 
 
 @asynccontextmanager
 async def served(tmp_path: Path, workspace: Path, *calls: dict[str, Any]) -> AsyncIterator[Editor]:
     """A server on ``workspace`` (the user config under ``tmp_path``) whose model makes
     ``calls``, one per turn; stopped at the end."""
-    client = LanguageClient(converter_factory=get_converter)
-    register_lsp_features(client)
-    state_dir = tmp_path / "state"
-    await client.start_io(*SERVER, env=server_env(state_dir))
-    editor = Editor(client, state_dir)
-    try:
-        turns = [{"toolCalls": [c]} for c in calls]
-        await editor.open_session(workspace, script=script(*turns))
+    async with serving(tmp_path / "state") as editor:
+        await editor.open_session(workspace, script=one_call_a_turn(*calls))
         yield editor
-    finally:
-        if editor.init_result is not None and client.error is None:
-            await asyncio.wait_for(client.shutdown_session(), 10)
-        await client.stop()
 
 
 async def request(editor: Editor, method: str, params: dict[str, Any]) -> Any:
     return await editor.client.protocol.send_request_async(method, params)
-
-
-def approvals(editor: Editor, run_id: str) -> list[ApprovalEvent]:
-    return [e for e in editor.events_of(run_id) if isinstance(e, ApprovalEvent)]
 
 
 TOUCH_RULE = {"tool": "bash", "pattern": "touch made *", "decision": "allow"}
@@ -63,25 +40,20 @@ async def test_a_rule_added_survives_a_restart_and_remove_revokes_it(
     async with served(tmp_path, workspace) as editor:
         added = await request(editor, "agent/rules/add", {"rule": rule})
         assert added == {"rule": rule}
-    asked: list[str] = []
     async with served(tmp_path, workspace, bash("touch made one")) as editor:
-        editor.approve = lambda params: (
-            asked.append(params["preview"]["command"]) or {"decision": "deny"}
-        )
+        editor.approve = lambda params: {"decision": "deny"}
         listed = await request(editor, "agent/rules/list", {})
         assert rule in listed["rules"]
         await editor.run(prompt="go", runId="r1")
-        [event] = approvals(editor, "r1")
-        assert event.decision == "auto" and asked == []
+        [event] = editor.approval_events("r1")
+        assert event.decision == "auto" and editor.approvals == []
         assert event.rules is not None and event.rules[0].model_dump() == rule
         assert (workspace / "made").exists() and (workspace / "one").exists()
         assert await request(editor, "agent/rules/remove", {"rule": rule}) == {"removed": True}
     async with served(tmp_path, workspace, bash("touch made two")) as editor:
-        editor.approve = lambda params: (
-            asked.append(params["preview"]["command"]) or {"decision": "deny"}
-        )
+        editor.approve = lambda params: {"decision": "deny"}
         await editor.run(prompt="go", runId="r2")
-        assert asked == ["touch made two"]
+        assert [p["preview"]["command"] for p in editor.approvals] == ["touch made two"]
         assert not (workspace / "two").exists()
 
 
@@ -96,16 +68,16 @@ async def test_a_cloned_projects_allow_rules_widen_nothing_and_a_deny_wins(
     )
     (workspace / "keep.txt").write_text("precious\n")
     write = {"name": "write_file", "arguments": {"path": "w.txt", "content": "w\n"}}
-    asked: list[str] = []
     async with served(
         tmp_path, workspace, bash("touch cloned"), write, bash("ls && rm keep.txt")
     ) as editor:
         await request(
             editor, "agent/rules/add", {"rule": {**TOUCH_RULE, "pattern": "ls *", "scope": "user"}}
         )
-        editor.approve = lambda params: asked.append(params["tool"]) or {"decision": "deny"}
+        editor.approve = lambda params: {"decision": "deny"}
         await editor.run(prompt="go", runId="r1")
-        decisions = [e.decision for e in approvals(editor, "r1")]
+        decisions = [e.decision for e in editor.approval_events("r1")]
+    asked = [p["tool"] for p in editor.approvals]
     assert asked == ["bash", "write_file"]  # the clone's allows did not apply
     assert decisions == ["deny", "deny", "denied-by-default"]  # its deny did, unasked
     assert (workspace / "keep.txt").read_text() == "precious\n"
@@ -119,9 +91,9 @@ async def test_the_sensitive_floor_asks_whatever_a_rule_allows(
     async with served(tmp_path, workspace, write) as editor:
         rule = {"tool": "write_file", "pattern": "**", "decision": "allow", "scope": "user"}
         await request(editor, "agent/rules/add", {"rule": rule})
-        asked: list[str] = []
-        editor.approve = lambda params: asked.append(params["title"]) or {"decision": "deny"}
+        editor.approve = lambda params: {"decision": "deny"}
         await editor.run(prompt="go", runId="r1")
+    asked = [p["title"] for p in editor.approvals]
     assert len(asked) == 1 and " — " in asked[0]  # asked, and told why
     assert not (workspace / ".env").exists()
 
@@ -133,11 +105,9 @@ async def test_each_question_offers_the_rules_the_server_would_store(
     secret = {"name": "write_file", "arguments": {"path": ".env", "content": "TOKEN=x\n"}}
     calls = (bash("pytest -q tests"), bash("touch a && touch b"), edit, secret)
     async with served(tmp_path, workspace, *calls) as editor:
-        offered: list[Any] = []
-        editor.approve = lambda params: (
-            offered.append(params.get("suggestedPatterns")) or {"decision": "deny"}
-        )
+        editor.approve = lambda params: {"decision": "deny"}
         await editor.run(prompt="go", runId="r1")
+    offered = [p.get("suggestedPatterns") for p in editor.approvals]
     # Narrowest first; a pipeline no one rule covers offers none; a sensitive path (never
     # remembered) offers none.
     assert offered == [["pytest -q tests", "pytest *"], None, ["src/new.py", "src/*.py"], None]
@@ -152,7 +122,7 @@ async def test_a_picked_rule_from_an_answer_is_stored_in_its_scope(
             "rule": {"pattern": "touch *", "scope": "user"},
         }
         await editor.run(prompt="go", runId="r1")
-        assert [e.decision for e in approvals(editor, "r1")] == ["allow-always", "auto"]
+        assert [e.decision for e in editor.approval_events("r1")] == ["allow-always", "auto"]
     user_file = tmp_path / "config" / "tether" / "rules.toml"
     assert 'pattern = "touch *"' in user_file.read_text()
 

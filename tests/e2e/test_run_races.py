@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
-from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES
 
-from .conftest import SERVER, Editor, script, server_env
+from .conftest import Editor, script, serving
 
 PROGRESS_CREATE = types.WINDOW_WORK_DONE_PROGRESS_CREATE
 
@@ -42,19 +41,12 @@ class SlowProgressEditor(Editor):
 @asynccontextmanager
 async def started(state_dir: Path) -> AsyncIterator[SlowProgressEditor]:
     """A server on ``state_dir`` and its editor, shut down cleanly at the end."""
-    client = LanguageClient(converter_factory=get_converter)
-    register_lsp_features(
-        client, {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m != PROGRESS_CREATE}
-    )
-    await client.start_io(*SERVER, env=server_env(state_dir))
-    editor = SlowProgressEditor(client, state_dir)
-    editor.answer_progress.set()  # answers at once unless a test says otherwise
-    try:
+    features = {m: f for m, f in DEFAULT_CLIENT_FEATURES.items() if m != PROGRESS_CREATE}
+    async with serving(
+        state_dir, make_editor=SlowProgressEditor, client_features=features
+    ) as editor:
+        editor.answer_progress.set()  # answers at once unless a test says otherwise
         yield editor
-    finally:
-        if editor.init_result is not None and client.error is None:
-            await asyncio.wait_for(client.shutdown_session(), 10)
-        await client.stop()
 
 
 async def run_or_error(editor: Editor, **params: Any) -> dict[str, Any] | JsonRpcException:

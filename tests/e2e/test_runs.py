@@ -12,10 +12,9 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tether_protocol import ToolResultEvent
-
 from ..waiting import wait_for_run_logged
 from .conftest import Editor, script
+from .documents import send_did_change_range
 
 READ_APP = {"name": "read_file", "arguments": {"path": "src/app.py"}}
 
@@ -43,7 +42,7 @@ async def test_done_streams_every_kind_of_event(editor: Editor, workspace: Path)
     assert {"tool-call", "tool-result", "usage"} <= set(kinds)
     deltas = "".join(e.text for e in editor.events_of("r1") if e.kind == "text-delta")  # type: ignore[union-attr]
     assert deltas == "I will read the app.It greets."
-    tool_result = next(e for e in editor.events_of("r1") if isinstance(e, ToolResultEvent))
+    tool_result = editor.tool_results()[0]
     assert tool_result.ok and "return 'hello ' + name" in tool_result.output
     assert_gapless(editor, "r1")
 
@@ -53,37 +52,11 @@ async def test_the_unsaved_buffer_is_read_instead_of_the_disk(
 ) -> None:
     await editor.open_session(workspace, script=script({"toolCalls": [READ_APP]}))
     uri = editor.open_document(workspace / "src" / "app.py", "def greet(name):\n    return name\n")
-    editor.client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[
-                types.TextDocumentContentChangePartial(
-                    range=types.Range(
-                        start=types.Position(line=1, character=11),
-                        end=types.Position(line=1, character=15),
-                    ),
-                    text="'héllo 🌍 ' + name  # unsaved",
-                )
-            ],
-        )
-    )
-    editor.client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=3),
-            content_changes=[
-                types.TextDocumentContentChangePartial(
-                    # UTF-16: 🌍 is two code units, so "after the globe" is character 21
-                    range=types.Range(
-                        start=types.Position(line=1, character=21),
-                        end=types.Position(line=1, character=21),
-                    ),
-                    text="!",
-                )
-            ],
-        )
-    )
+    send_did_change_range(editor.client, uri, 2, (1, 11), (1, 15), "'héllo 🌍 ' + name  # unsaved")
+    # UTF-16: 🌍 is two code units, so "after the globe" is character 21
+    send_did_change_range(editor.client, uri, 3, (1, 21), (1, 21), "!")
     await editor.run(prompt="read it", runId="r1")
-    output = next(e for e in editor.events_of("r1") if isinstance(e, ToolResultEvent)).output
+    output = editor.tool_results()[0].output
     assert "return 'héllo 🌍! ' + name  # unsaved" in output
     assert "hello" not in output
 
@@ -306,7 +279,7 @@ async def test_paths_outside_the_workspace_are_refused(
     await editor.open_session(workspace, script=script({"toolCalls": [call]}, {"text": "ok"}))
     result = await editor.run(prompt="read it", runId="r1")
     assert result["outcome"] == "done"
-    tool_result = next(e for e in editor.events_of("r1") if isinstance(e, ToolResultEvent))
+    tool_result = editor.tool_results()[0]
     assert not tool_result.ok
     assert "outside the workspace" in (tool_result.error or "")
     assert "TOP SECRET" not in tool_result.output

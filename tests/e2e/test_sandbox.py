@@ -7,10 +7,7 @@ the reason and runs outside only when allowed; a deny rule still refuses; ``off`
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
-import subprocess
-import sys
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -19,22 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsprotocol.converters import get_converter
-from pytest_lsp import LanguageClient
-from pytest_lsp.client import register_lsp_features
 
 from tether.sandbox import Backend
-from tether_protocol import ApprovalEvent, ToolResultEvent
 
 from ..sandboxes import BACKENDS, require_backend
 from ..waiting import wait_until
-from .conftest import SERVER, Editor, script, server_env
+from .calls import bash, one_call_a_turn
+from .cli import configured_project, tether
+from .conftest import Editor, serving
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- e2e-not-a-real-key"
-
-
-def bash(command: str) -> dict[str, Any]:
-    return {"name": "bash", "arguments": {"command": command}}
 
 
 @asynccontextmanager
@@ -48,36 +39,11 @@ async def served(
         home = Path(made)
         (home / ".ssh").mkdir()
         (home / ".ssh" / "id_rsa").write_text(SECRET)
-        async with _serving(tmp_path, workspace, sandbox, home, calls) as editor:
+        async with serving(tmp_path / "state", env={"HOME": str(home)}) as editor:
+            editor.approve = lambda params: {"decision": "deny"}
+            options = {"sandbox": sandbox}
+            await editor.open_session(workspace, options=options, script=one_call_a_turn(*calls))
             yield editor
-
-
-@asynccontextmanager
-async def _serving(
-    tmp_path: Path, workspace: Path, sandbox: str, home: Path, calls: tuple[dict[str, Any], ...]
-) -> AsyncIterator[Editor]:
-    client = LanguageClient(converter_factory=get_converter)
-    register_lsp_features(client)
-    state_dir = tmp_path / "state"
-    await client.start_io(*SERVER, env={**server_env(state_dir), "HOME": str(home)})
-    editor = Editor(client, state_dir)
-    editor.approve = lambda params: {"decision": "deny"}
-    try:
-        turns = [{"toolCalls": [c]} for c in calls]
-        await editor.open_session(workspace, options={"sandbox": sandbox}, script=script(*turns))
-        yield editor
-    finally:
-        if editor.init_result is not None and client.error is None:
-            await asyncio.wait_for(client.shutdown_session(), 10)
-        await client.stop()
-
-
-def approvals(editor: Editor, run_id: str) -> list[ApprovalEvent]:
-    return [e for e in editor.events_of(run_id) if isinstance(e, ApprovalEvent)]
-
-
-def results(editor: Editor, run_id: str) -> list[ToolResultEvent]:
-    return [e for e in editor.events_of(run_id) if isinstance(e, ToolResultEvent)]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -94,13 +60,13 @@ async def test_a_command_runs_unasked_in_the_sandbox_and_the_event_says_so(
         tmp_path, workspace, backend, bash("echo made > made.txt && cat made.txt"), bash("ls")
     ) as editor:
         result = await editor.run(prompt="go", runId="r1")
-        events = approvals(editor, "r1")
+        events = editor.approval_events("r1")
     assert result["outcome"] == "done"
     assert editor.approvals == []  # nothing was asked
     assert [(e.decision, e.sandbox) for e in events] == [("auto", backend), ("auto", None)]
     assert events[1].rules is not None  # `ls`: a built-in rule allowed it, unsandboxed
     assert (workspace / "made.txt").read_text() == "made\n"
-    first = results(editor, "r1")[0]
+    first = editor.tool_results("r1")[0]
     assert first.ok and f"in the {backend} sandbox" in first.output
 
 
@@ -131,7 +97,7 @@ async def test_the_walls_hold_and_a_stopped_command_is_asked_again_with_why(
             listener.accept()
     assert not outside.exists()
     assert SECRET not in (workspace / "leaked.txt").read_text()
-    outputs = [r.output for r in results(editor, "r1")]
+    outputs = [r.output for r in editor.tool_results("r1")]
     assert len(outputs) == 3 and not any(SECRET in o for o in outputs)
     asked = [a["title"] for a in editor.approvals]
     # The write and the connection were stopped by the walls: asked again, saying why
@@ -141,7 +107,7 @@ async def test_the_walls_hold_and_a_stopped_command_is_asked_again_with_why(
     assert "network" in asked[-1]
     assert len(asked) == (3 if backend == "landlock" else 2)
     assert "was not allowed" in outputs[1] and "was not allowed" in outputs[2]
-    decisions = [(e.decision, e.sandbox) for e in approvals(editor, "r1")]
+    decisions = [(e.decision, e.sandbox) for e in editor.approval_events("r1")]
     assert decisions.count(("auto", backend)) == 3 and decisions.count(("deny", None)) == len(asked)
 
 
@@ -161,11 +127,11 @@ async def test_allowed_outside_after_the_walls_stopped_it_it_runs_unsandboxed(
         accepted.close()
     [asked] = editor.approvals
     assert "outside the sandbox" in asked["title"]
-    [result] = results(editor, "r1")
+    [result] = editor.tool_results("r1")
     assert result.ok and "reached" in result.output
     assert f"in the {backend} sandbox:" not in result.output  # it ran outside
     assert result.output.startswith("Note: in the sandbox it needs ")
-    decisions = [(e.decision, e.sandbox) for e in approvals(editor, "r1")]
+    decisions = [(e.decision, e.sandbox) for e in editor.approval_events("r1")]
     assert decisions == [("auto", backend), ("allow", None)]
 
 
@@ -182,7 +148,7 @@ async def test_deny_and_ask_rules_still_apply_and_an_unreadable_command_is_asked
             rule = {"tool": "bash", "pattern": pattern, "decision": decision, "scope": "user"}
             await editor.client.protocol.send_request_async("agent/rules/add", {"rule": rule})
         await editor.run(prompt="go", runId="r1")
-    decisions = [(e.decision, e.sandbox) for e in approvals(editor, "r1")]
+    decisions = [(e.decision, e.sandbox) for e in editor.approval_events("r1")]
     assert decisions == [("denied-by-default", None), ("deny", None), ("deny", None)]
     commands = [c["arguments"]["command"] for c in calls[1:]]
     assert [a["preview"]["command"] for a in editor.approvals] == commands
@@ -195,29 +161,14 @@ async def test_with_the_sandbox_off_commands_are_asked_as_before(
     async with served(tmp_path, workspace, "off", bash("echo made > made.txt")) as editor:
         await editor.run(prompt="go", runId="r1")
     assert len(editor.approvals) == 1
-    assert [(e.decision, e.sandbox) for e in approvals(editor, "r1")] == [("deny", None)]
+    assert [(e.decision, e.sandbox) for e in editor.approval_events("r1")] == [("deny", None)]
     assert not (workspace / "made.txt").exists()
 
 
 def tether_config(tmp_path: Path, user: str, project: str = "") -> str:
     """``tether config`` in a project with this user config file and project file."""
-    home = tmp_path / "home"
-    (home / ".config" / "tether").mkdir(parents=True, exist_ok=True)
-    (home / ".config" / "tether" / "config.toml").write_text(user)
-    root = tmp_path / "p"
-    (root / ".tether").mkdir(parents=True, exist_ok=True)
-    (root / ".tether" / "config.toml").write_text(project)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "XDG_"))}
-    env |= {"HOME": str(home), "TETHER_STATE_DIR": str(tmp_path / "state")}
-    done = subprocess.run(
-        [sys.executable, "-m", "tether", "config"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    root, env = configured_project(tmp_path, user, project)
+    done = tether(["config"], root, env)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -243,24 +194,16 @@ async def test_without_a_usable_sandbox_the_user_is_told_and_commands_are_asked(
     only_bash.mkdir()
     (only_bash / "bash").symlink_to("/bin/bash")
     (only_bash / "touch").symlink_to("/usr/bin/touch")
-    client = LanguageClient(converter_factory=get_converter)
-    register_lsp_features(client)
-    state_dir = tmp_path / "state"
-    await client.start_io(*SERVER, env={**server_env(state_dir), "PATH": str(only_bash)})
-    editor = Editor(client, state_dir)
-    editor.approve = lambda params: {"decision": "deny"}
-    try:
+    async with serving(tmp_path / "state", env={"PATH": str(only_bash)}) as editor:
+        editor.approve = lambda params: {"decision": "deny"}
         await editor.open_session(
-            workspace, options={"sandbox": "bwrap"}, script=script({"toolCalls": [bash("touch x")]})
+            workspace, options={"sandbox": "bwrap"}, script=one_call_a_turn(bash("touch x"))
         )
         await editor.run(prompt="go", runId="r1")
-        await wait_until(lambda: client.messages, "the warning")
-    finally:
-        await asyncio.wait_for(client.shutdown_session(), 10)
-        await client.stop()
+        await wait_until(lambda: editor.client.messages, "the warning")
     assert len(editor.approvals) == 1 and not (workspace / "x").exists()
-    assert [(e.decision, e.sandbox) for e in approvals(editor, "r1")] == [("deny", None)]
-    assert [m.message for m in client.messages] == [
+    assert [(e.decision, e.sandbox) for e in editor.approval_events("r1")] == [("deny", None)]
+    assert [m.message for m in editor.client.messages] == [
         "Tether: sandbox 'bwrap': none usable — bwrap: not installed (Debian/Ubuntu "
         "package bubblewrap); commands are asked as without one"
     ]

@@ -9,19 +9,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest_asyncio
 from lsprotocol import types
-from lsprotocol.converters import get_converter
-from pytest_lsp import LanguageClient
-from pytest_lsp.client import register_lsp_features
 
 from ..waiting import wait_until
-from .conftest import SERVER, Editor, script, server_env
+from .cli import tether
+from .conftest import Editor, script, server_env, serving
 
 READ_APP = {"name": "read_file", "arguments": {"path": "src/app.py"}}
 TURNS = [{"text": "reading", "toolCalls": [READ_APP]}, {"text": "it greets"}]
@@ -38,16 +34,8 @@ async def unwritable(tmp_path: Path) -> Path:
 @pytest_asyncio.fixture
 async def editor_without_state(unwritable: Path) -> AsyncIterator[Editor]:
     """The usual editor, against a server whose state dir cannot be created."""
-    client = LanguageClient(converter_factory=get_converter)
-    register_lsp_features(client)
-    await client.start_io(*SERVER, env=server_env(unwritable))
-    editor = Editor(client, unwritable)
-    try:
+    async with serving(unwritable) as editor:
         yield editor
-    finally:
-        if editor.init_result is not None and client.error is None:
-            await asyncio.wait_for(client.shutdown_session(), 10)
-        await client.stop()
 
 
 async def test_runs_go_on_and_the_editor_gets_one_warning(
@@ -74,14 +62,7 @@ def test_tether_run_tells_the_terminal_once(workspace: Path, unwritable: Path) -
         "TETHER_SCRIPT": json.dumps(script(*TURNS)),
         "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "tether", "run", "what does app.py do?", "--yes"],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = tether(["run", "what does app.py do?", "--yes"], workspace, env)
     assert done.returncode == 0, done.stderr
     assert "outcome done" in done.stdout
     errors = done.stderr.splitlines()

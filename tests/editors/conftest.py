@@ -196,3 +196,31 @@ def script(*turns: dict[str, Any], **options: Any) -> dict[str, Any]:
 def call(name: str, **arguments: Any) -> dict[str, Any]:
     """One tool call of a scripted turn."""
     return {"name": name, "arguments": arguments}
+
+
+APP = "def greet(name):\n    return 'hello ' + name\n"
+
+
+def app_project(nvim: Nvim) -> Path:
+    """The Neovim test's workspace holding ``src/app.py`` (``APP``) and a README; the app."""
+    app = nvim.workspace / "src" / "app.py"
+    app.parent.mkdir()
+    app.write_text(APP)
+    (nvim.workspace / "README.md").write_text("# demo\n")
+    return app
+
+
+def env(**values: Any) -> dict[str, str]:
+    """Settings of a Lua scenario, as environment variables: strings as they are, anything
+    else as JSON."""
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
+
+
+def tool_results(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``tool-result`` events a scenario's run recorded, in order."""
+    return [e for e in run["events"] if e["kind"] == "tool-result"]
+
+
+def decisions(run: dict[str, Any]) -> list[str]:
+    """How each approval of a scenario's run was decided, in order."""
+    return [e["decision"] for e in run["events"] if e["kind"] == "approval"]

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-from .conftest import Nvim, call, script
+from .conftest import APP, Nvim, app_project, call, decisions, env, script, tool_results
 
-APP = "def greet(name):\n    return 'hello ' + name\n"
 HINT = " Tether: Edit src/app.py   <leader>ta or :TetherApprove to decide "
 FOOTER = " a allow · A always `src/app.py` · r always `src/*.py` · d deny · e edit · q deny "
 """The server's suggestedPatterns for the edit: `A` the file, `r` the folder's Python files."""
@@ -19,32 +16,12 @@ EDIT = call("edit_file", path="src/app.py", old_text="'hello '", new_text="'hi '
 TYPED = ["def greet(name):", "    return 'hello ' + name", "# typed by the user, unsaved"]
 
 
-def workspace(nvim: Nvim) -> Path:
-    app = nvim.workspace / "src" / "app.py"
-    app.parent.mkdir()
-    app.write_text(APP)
-    (nvim.workspace / "README.md").write_text("# demo\n")
-    return app
-
-
-def env(**values: Any) -> dict[str, str]:
-    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
-
-
-def tool_results(run: dict[str, Any]) -> list[dict[str, Any]]:
-    return [e for e in run["events"] if e["kind"] == "tool-result"]
-
-
-def decisions(run: dict[str, Any]) -> list[str]:
-    return [e["decision"] for e in run["events"] if e["kind"] == "approval"]
-
-
 def assert_nothing_left(r: Any) -> None:
     assert r["marks_after"] == [] and r["floats_after"] == 0 and r["pending_after"] is False
 
 
 def test_inline_allow_lands_as_one_undoable_change(nvim: Nvim) -> None:
-    app = workspace(nvim)
+    app = app_project(nvim)
     r = nvim.run(
         "approve",
         script({"text": "Shorter.", "toolCalls": [EDIT]}),
@@ -72,7 +49,7 @@ def test_inline_allow_lands_as_one_undoable_change(nvim: Nvim) -> None:
 
 
 def test_float_deny_with_feedback_changes_nothing(nvim: Nvim) -> None:
-    app = workspace(nvim)
+    app = app_project(nvim)
     r = nvim.run(
         "approve",
         script({"toolCalls": [EDIT]}),
@@ -102,7 +79,7 @@ def test_float_deny_with_feedback_changes_nothing(nvim: Nvim) -> None:
 
 
 def test_allow_always_of_a_write_allows_that_file_for_the_session(nvim: Nvim) -> None:
-    workspace(nvim)
+    app_project(nvim)
 
     def write(path: str, content: str) -> dict[str, Any]:
         return call("write_file", path=path, content=content)
@@ -135,7 +112,7 @@ def test_allow_always_of_a_write_allows_that_file_for_the_session(nvim: Nvim) ->
 
 
 def test_allow_always_of_a_command_stores_the_exact_command(nvim: Nvim) -> None:
-    workspace(nvim)
+    app_project(nvim)
     once, other = call("bash", command="python3 -m platform"), call("bash", command="python3 -V")
     r = nvim.run(
         "approve",
@@ -160,7 +137,7 @@ def test_allow_always_of_a_command_stores_the_exact_command(nvim: Nvim) -> None:
 
 
 def test_edit_before_allow_sends_the_saved_text(nvim: Nvim) -> None:
-    app = workspace(nvim)
+    app = app_project(nvim)
     r = nvim.run(
         "approve",
         script({"toolCalls": [EDIT]}),
@@ -181,7 +158,7 @@ def test_edit_before_allow_sends_the_saved_text(nvim: Nvim) -> None:
 
 
 def test_edit_before_allow_of_a_command(nvim: Nvim) -> None:
-    workspace(nvim)
+    app_project(nvim)
     r = nvim.run(
         "approve",
         script({"toolCalls": [call("bash", command="echo proposed")]}),
@@ -198,7 +175,7 @@ def test_edit_before_allow_of_a_command(nvim: Nvim) -> None:
 
 
 def test_edit_before_allow_of_a_new_file_keeps_its_final_newline(nvim: Nvim) -> None:
-    workspace(nvim)
+    app_project(nvim)
     r = nvim.run(
         "approve",
         script({"toolCalls": [call("write_file", path="new.txt", content="one\ntwo\n")]}),
@@ -213,7 +190,7 @@ def test_edit_before_allow_of_a_new_file_keeps_its_final_newline(nvim: Nvim) -> 
 
 
 def test_an_auto_approved_edit_is_its_own_undo_step(nvim: Nvim) -> None:
-    workspace(nvim)
+    app_project(nvim)
     r = nvim.run(
         "approve",
         script({"toolCalls": [EDIT]}),
@@ -225,7 +202,7 @@ def test_an_auto_approved_edit_is_its_own_undo_step(nvim: Nvim) -> None:
 
 
 def test_save_documents_writes_the_buffer_before_a_command_runs(nvim: Nvim) -> None:
-    app = workspace(nvim)
+    app = app_project(nvim)
     typed = ["def greet(name):", "    return 'hello ' + name", "# typed, not saved"]
     r = nvim.run(
         "approve",
@@ -241,7 +218,7 @@ def test_save_documents_writes_the_buffer_before_a_command_runs(nvim: Nvim) -> N
 
 
 def test_closing_the_float_denies(nvim: Nvim) -> None:
-    workspace(nvim)
+    app_project(nvim)
     marker = nvim.workspace / "ran.txt"
     r = nvim.run(
         "approve",
@@ -255,7 +232,7 @@ def test_closing_the_float_denies(nvim: Nvim) -> None:
 
 
 def test_abandoning_edit_before_allow_shows_the_approval_again(nvim: Nvim) -> None:
-    app = workspace(nvim)
+    app = app_project(nvim)
     r = nvim.run(
         "approve", script({"toolCalls": [EDIT]}), env(OPEN="src/app.py", KEYS=[GO + "e", GO + "a"])
     )
@@ -267,7 +244,7 @@ def test_abandoning_edit_before_allow_shows_the_approval_again(nvim: Nvim) -> No
 
 
 def test_allow_always_with_the_files_rule_covers_the_next_edit_of_such_a_file(nvim: Nvim) -> None:
-    workspace(nvim)
+    app_project(nvim)
     (nvim.workspace / "src" / "util.py").write_text("X = 1\n")
     other = call("edit_file", path="src/util.py", old_text="X = 1", new_text="X = 2")
     r = nvim.run(

@@ -11,11 +11,7 @@ from pydantic import TypeAdapter
 from tether.rules.propose import suggest_patterns
 from tether_protocol import Preview
 
-from .conftest import Nvim, call, script
-
-
-def decisions(run: dict[str, Any]) -> list[str]:
-    return [e["decision"] for e in run["events"] if e["kind"] == "approval"]
+from .conftest import Nvim, call, decisions, script
 
 
 def oks(run: dict[str, Any]) -> list[bool]:

@@ -7,34 +7,13 @@ Each test models what a real user did (issue 13): keys typed in a burst inside N
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
+from .conftest import APP, Nvim, app_project, call, env, script, tool_results
 
-from .conftest import Nvim, call, script
-
-APP = "def greet(name):\n    return 'hello ' + name\n"
 EDIT = call("edit_file", path="src/app.py", old_text="'hello '", new_text="'hi '")
 
 
-def workspace(nvim: Nvim) -> Path:
-    app = nvim.workspace / "src" / "app.py"
-    app.parent.mkdir()
-    app.write_text(APP)
-    (nvim.workspace / "README.md").write_text("# demo\n")
-    return app
-
-
-def env(**values: Any) -> dict[str, str]:
-    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
-
-
-def tool_results(run: dict[str, Any]) -> list[dict[str, Any]]:
-    return [e for e in run["events"] if e["kind"] == "tool-result"]
-
-
 def test_typing_then_allowing_inside_the_debounce_never_misplaces_the_edit(nvim: Nvim) -> None:
-    app = workspace(nvim)
+    app = app_project(nvim)
     r = nvim.run("typing", script({"toolCalls": [EDIT]}), env(MODE="race"))
     expected = ["# quick note", "def greet(name):", "    return 'hi ' + name"]
     assert r["buffer_after"] == expected
@@ -44,7 +23,7 @@ def test_typing_then_allowing_inside_the_debounce_never_misplaces_the_edit(nvim:
 
 
 def test_keys_typed_before_the_edit_arrives_are_kept_and_the_edit_lands(nvim: Nvim) -> None:
-    workspace(nvim)
+    app_project(nvim)
     r = nvim.run(
         "typing",
         script({"toolCalls": [EDIT]}),
@@ -57,7 +36,7 @@ def test_keys_typed_before_the_edit_arrives_are_kept_and_the_edit_lands(nvim: Nv
 
 
 def test_typing_in_insert_mode_when_an_inline_approval_arrives(nvim: Nvim) -> None:
-    workspace(nvim)
+    app_project(nvim)
     r = nvim.run("typing", script({"toolCalls": [EDIT]}), env(MODE="insert"))
     [seen] = r["shown"]
     assert seen["view"] == "inline" and seen["mode"] == "i" and seen["same_window"] is True
@@ -69,7 +48,7 @@ def test_typing_in_insert_mode_when_an_inline_approval_arrives(nvim: Nvim) -> No
 
 
 def test_typing_in_insert_mode_when_a_float_approval_arrives(nvim: Nvim) -> None:
-    workspace(nvim)
+    app_project(nvim)
     r = nvim.run("typing", script({"toolCalls": [EDIT]}), env(MODE="insert", OPEN="README.md"))
     [seen] = r["shown"]
     assert seen["view"] == "float" and seen["mode"] == "i" and seen["same_window"] is True
@@ -80,7 +59,7 @@ def test_typing_in_insert_mode_when_a_float_approval_arrives(nvim: Nvim) -> None
 
 
 def test_vim_keys_in_the_users_buffer_keep_their_meaning(nvim: Nvim) -> None:
-    app = workspace(nvim)
+    app = app_project(nvim)
     r = nvim.run("typing", script({"toolCalls": [EDIT]}), env(MODE="keys"))
     [seen] = r["shown"]
     assert seen["view"] == "inline" and seen["user_maps"] == []
@@ -95,7 +74,7 @@ def test_vim_keys_in_the_users_buffer_keep_their_meaning(nvim: Nvim) -> None:
 
 
 def test_a_file_changed_on_disk_is_not_overwritten_by_the_save(nvim: Nvim) -> None:
-    app = workspace(nvim)
+    app = app_project(nvim)
     typed = ["def greet(name):", "    return 'hello ' + name", "# typed, unsaved"]
     r = nvim.run("typing", script({"toolCalls": [EDIT]}), env(MODE="disk", MODIFY=typed))
     assert app.read_text() == APP + "# appended from a shell\n"  # the outside change survives
@@ -104,7 +83,7 @@ def test_a_file_changed_on_disk_is_not_overwritten_by_the_save(nvim: Nvim) -> No
 
 
 def test_an_approval_the_server_withdraws_closes_at_once(nvim: Nvim) -> None:
-    workspace(nvim)
+    app_project(nvim)
     r = nvim.run(
         "typing",
         script({"toolCalls": [EDIT]}, {"text": "ok"}, delaySeconds=1),
@@ -119,7 +98,7 @@ def test_an_approval_the_server_withdraws_closes_at_once(nvim: Nvim) -> None:
 
 
 def test_configure_right_after_start_reaches_the_server(nvim: Nvim) -> None:
-    workspace(nvim)
+    app_project(nvim)
     r = nvim.run("configure", script({"toolCalls": [EDIT]}))
     assert r["clients_listed"] == 0  # the client was still starting
     assert r["shown"] == []  # autoApprove from configure() applied: nothing asked
@@ -127,7 +106,7 @@ def test_configure_right_after_start_reaches_the_server(nvim: Nvim) -> None:
 
 
 def test_an_inline_approval_follows_the_user_to_another_buffer(nvim: Nvim) -> None:
-    app = workspace(nvim)
+    app = app_project(nvim)
     r = nvim.run("typing", script({"toolCalls": [EDIT]}), env(MODE="switch"))
     [seen] = r["shown"]
     assert seen["view"] == "inline"
@@ -140,7 +119,7 @@ def test_an_inline_approval_follows_the_user_to_another_buffer(nvim: Nvim) -> No
 
 
 def test_closing_the_float_with_q_colon_keeps_the_approval_waiting(nvim: Nvim) -> None:
-    app = workspace(nvim)
+    app = app_project(nvim)
     r = nvim.run("typing", script({"toolCalls": [EDIT]}), env(MODE="close", OPEN="README.md"))
     [seen] = r["shown"]
     assert seen["view"] == "float" and seen["entered_float"] is True

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
+from tether.errors import ProviderError
 from tether.providers.base import (
     Message,
     ModelDelta,
@@ -59,6 +60,16 @@ def request(
 async def drain(provider: Provider, model_request: ModelRequest | None = None) -> list[ModelDelta]:
     """Every delta of one model call."""
     return [delta async for delta in provider.stream(model_request or request())]
+
+
+async def drain_until_failure(provider: Provider) -> tuple[list[ModelDelta], ProviderError]:
+    """The deltas one model call streamed before it failed, and the ``ProviderError`` it
+    failed with (the test fails if the call ends well)."""
+    seen: list[ModelDelta] = []
+    with pytest.raises(ProviderError) as caught:
+        async for delta in provider.stream(request()):
+            seen.append(delta)
+    return seen, caught.value
 
 
 def text_of(deltas: Sequence[ModelDelta]) -> str:

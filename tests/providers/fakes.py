@@ -209,6 +209,13 @@ def openai_usage(prompt: int, completion: int, cached: int = 0) -> str:
 DONE = "data: [DONE]\n\n"
 
 
+def system_text(body: dict[str, Any]) -> str:
+    """The one system (or developer) message of a recorded OpenAI chat request, as text."""
+    [system] = [m for m in body["messages"] if m["role"] in ("system", "developer")]
+    content = system["content"]
+    return content if isinstance(content, str) else "".join(p["text"] for p in content)
+
+
 def openai_stream(
     *texts: str,
     calls: Sequence[tuple[str, str, list[str]]] = (),

@@ -17,7 +17,16 @@ from tether.providers.base import (
 )
 from tether.providers.retry import OutputLimit
 
-from .conftest import FAST_RETRIES, LIST_FILES, READ_FILE, calls_of, drain, request, text_of
+from .conftest import (
+    FAST_RETRIES,
+    LIST_FILES,
+    READ_FILE,
+    calls_of,
+    drain,
+    drain_until_failure,
+    request,
+    text_of,
+)
 from .fakes import FakeApi, Sse, Status, anthropic_error_event, anthropic_stream
 
 CACHED = {"type": "ephemeral"}
@@ -117,12 +126,9 @@ async def test_a_connection_dropped_after_output_fails_without_repeating_text(
     fake: FakeApi,
 ) -> None:
     fake.queue(Sse(anthropic_stream("Hello", " there"), drop_after=4))
-    seen: list[object] = []
-    with pytest.raises(ProviderError) as caught:
-        async for delta in provider(fake).stream(request()):
-            seen.append(delta)
+    seen, failure = await drain_until_failure(provider(fake))
     assert seen == [TextDelta("Hello")]
-    assert "after the reply had started streaming" in str(caught.value)
+    assert "after the reply had started streaming" in str(failure)
     assert len(fake.requests) == 1
 
 
@@ -287,10 +293,8 @@ async def test_a_stream_closed_cleanly_after_text_is_an_error_saying_it_was_cut(
 ) -> None:
     # No message_delta, no message_stop: the server closed the body after "partial ".
     fake.queue(Sse(anthropic_stream("partial ", "answer"), end_after=4))
-    seen: list[object] = []
-    with pytest.raises(ProviderError, match="stream was cut") as caught:
-        async for delta in provider(fake).stream(request()):
-            seen.append(delta)
+    seen, failure = await drain_until_failure(provider(fake))
+    assert "stream was cut" in str(failure)
     assert seen == [TextDelta("partial ")]
-    assert "after the reply had started streaming" in str(caught.value)
+    assert "after the reply had started streaming" in str(failure)
     assert len(fake.requests) == 1

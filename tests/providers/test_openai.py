@@ -21,7 +21,16 @@ from tether.providers.openai import OpenAIProvider
 from tether.providers.retry import OutputLimit
 from tether_protocol.config import ModelPrice
 
-from .conftest import FAST_RETRIES, LIST_FILES, READ_FILE, calls_of, drain, request, text_of
+from .conftest import (
+    FAST_RETRIES,
+    LIST_FILES,
+    READ_FILE,
+    calls_of,
+    drain,
+    drain_until_failure,
+    request,
+    text_of,
+)
 from .fakes import DONE, FakeApi, Sse, Status, openai_delta, openai_stream, openai_usage
 
 
@@ -132,13 +141,10 @@ async def test_a_connection_dropped_after_output_fails_without_repeating_text(
     fake: FakeApi,
 ) -> None:
     fake.queue(Sse(openai_stream("Hello", " there"), drop_after=2), Sse(openai_stream("Hello")))
-    seen: list[object] = []
-    with pytest.raises(ProviderError) as caught:
-        async for delta in provider(fake).stream(request()):
-            seen.append(delta)
+    seen, failure = await drain_until_failure(provider(fake))
     assert seen == [TextDelta("Hello")]
-    assert "after the reply had started streaming" in str(caught.value)
-    assert "connection to" in str(caught.value)
+    assert "after the reply had started streaming" in str(failure)
+    assert "connection to" in str(failure)
     assert len(fake.requests) == 1
 
 
@@ -289,12 +295,10 @@ async def test_a_stream_closed_cleanly_after_text_is_an_error_saying_it_was_cut(
     fake: FakeApi,
 ) -> None:
     fake.queue(Sse(openai_stream("partial ", "answer"), end_after=2), Sse(openai_stream("again")))
-    seen: list[object] = []
-    with pytest.raises(ProviderError, match="stream was cut") as caught:
-        async for delta in provider(fake).stream(request()):
-            seen.append(delta)
+    seen, failure = await drain_until_failure(provider(fake))
+    assert "stream was cut" in str(failure)
     assert seen == [TextDelta("partial ")]
-    assert "after the reply had started streaming" in str(caught.value)
+    assert "after the reply had started streaming" in str(failure)
     assert len(fake.requests) == 1  # not retried: "partial " was already shown
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from tests.files import write
 from tether.errors import ToolError
 from tether.host import Buffer, MemoryBuffers
 from tether.tools import search as search_module
@@ -27,16 +28,6 @@ def require_rg() -> str:
     if RG is None:
         pytest.fail("ripgrep (rg) is not installed: `pip install ripgrep` (the test extra has it)")
     return RG
-
-
-def write(root: Path, rel: str, content: str | bytes = "x\n") -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8", newline="")
-    return path
 
 
 def buffer(path: Path, text: str, version: int = 1) -> Buffer:

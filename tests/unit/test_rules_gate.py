@@ -3,6 +3,7 @@ only tightens, a picked rule is stored only when it covers the call (issue 17)."
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import anyio
@@ -12,6 +13,7 @@ from tether.approvals import ApprovalGate, ApprovalPolicy, Verdict
 from tether.events import RunEvents
 from tether.host import ApprovalAnswer, ApprovalRequest
 from tether.rules.store import PROJECT_FILE, RuleStore
+from tether.sandbox import Sandbox
 from tether_protocol import (
     ApprovalEvent,
     CommandPreview,
@@ -52,11 +54,19 @@ def edit(rel: str, root: Path) -> DiffPreview:
 
 
 def decide(
-    policy: ApprovalPolicy, tool: str, preview: Preview, root: Path, asker: Asker | None = None
+    policy: ApprovalPolicy,
+    tool: str,
+    preview: Preview,
+    root: Path,
+    asker: Asker | None = None,
+    *,
+    sandbox: Callable[[Sequence[Path]], Sandbox | None] | None = None,
 ) -> tuple[Verdict, ApprovalEvent, Asker]:
+    """One call through a gate (``sandbox``: how it makes one, if any): its verdict, the
+    ``approval`` event published, and the editor that was (or was not) asked."""
     asker = asker or Asker()
     sink = Events()
-    gate = ApprovalGate(policy, asker, RunEvents("r", [sink]))  # type: ignore[arg-type]
+    gate = ApprovalGate(policy, asker, RunEvents("r", [sink]), sandbox=sandbox)  # type: ignore[arg-type]
 
     async def go() -> Verdict:
         return await gate.decide(

@@ -7,15 +7,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import anyio
 import pytest
 
-from tether.approvals import ApprovalGate, ApprovalPolicy, Verdict
-from tether.events import RunEvents
+from tether.approvals import ApprovalPolicy, Verdict
 from tether.sandbox import Sandbox
-from tether_protocol import ApprovalEvent, CommandPreview, DiffPreview, Preview, Rule
+from tether_protocol import ApprovalEvent, DiffPreview, Preview, Rule
 
-from .test_rules_gate import Asker, Events
+from .test_rules_gate import Asker, bash
+from .test_rules_gate import decide as decide_with
 
 
 def fake_sandbox(roots: Sequence[Path]) -> Sandbox:
@@ -25,33 +24,14 @@ def fake_sandbox(roots: Sequence[Path]) -> Sandbox:
 def decide(
     policy: ApprovalPolicy, tool: str, preview: Preview, root: Path, *, sandbox: bool = True
 ) -> tuple[Verdict, ApprovalEvent, Asker]:
-    asker = Asker()
-    sink = Events()
-    gate = ApprovalGate(
-        policy,
-        asker,  # type: ignore[arg-type]
-        RunEvents("r", [sink]),
-        sandbox=fake_sandbox if sandbox else None,
-    )
-
-    async def go() -> Verdict:
-        return await gate.decide(
-            call_id="c", tool=tool, title="t", arguments={}, preview=preview, roots=[root]
-        )
-
-    verdict = anyio.run(go)
-    [event] = [e for e in sink.events if isinstance(e, ApprovalEvent)]
-    return verdict, event, asker
+    """``decide`` of the rules tests, the gate holding a (fake) sandbox unless told not to."""
+    return decide_with(policy, tool, preview, root, sandbox=fake_sandbox if sandbox else None)
 
 
 def rules(*spec: tuple[str, str]) -> ApprovalPolicy:
     policy = ApprovalPolicy()
     policy.session_rules = [Rule(tool="bash", pattern=p, decision=d) for p, d in spec]  # type: ignore[arg-type]
     return policy
-
-
-def bash(command: str, root: Path) -> CommandPreview:
-    return CommandPreview(command=command, cwd=str(root))
 
 
 def test_a_command_no_rule_decides_runs_unasked_in_the_sandbox(tmp_path: Path) -> None:

@@ -14,20 +14,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.waiting import wait_until
+from tests.waiting import alive, wait_until
 from tether.host import MemoryBuffers
 from tether.tools.base import ToolContext
 from tether.tools.search import ENGINE_ENV, Search, SearchArgs
 from tether.workspace import Workspace
-
-
-def alive(pid: int) -> bool:
-    """The process exists and is not a zombie."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
 
 
 def slow_rg(tmp_path: Path) -> tuple[str, Path]:

@@ -11,6 +11,7 @@ import hypothesis
 import pytest
 from hypothesis import strategies as st
 
+from tests.files import write
 from tether.errors import ToolError
 from tether.host import Buffer, MemoryBuffers, NoBuffers
 from tether.tools.search import PathGlob
@@ -24,16 +25,6 @@ from tether.workspace import (
     split_lines,
     uri_for,
 )
-
-
-def write(root: Path, rel: str, content: str | bytes = "x\n") -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8", newline="")
-    return path
 
 
 @pytest.fixture

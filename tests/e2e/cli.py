@@ -1,0 +1,81 @@
+"""The ``tether`` command line as the CLI tests run it: a clean environment, a call through
+pipes to its end, and a reader that leaves after one line (``| head -1``).
+
+A pseudo-terminal (a person at the keyboard) is ``Terminal`` in ``test_cli_terminal.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+TETHER = [sys.executable, "-m", "tether"]
+
+
+def cli_env(tmp_path: Path, *, home: Path | None = None, **settings: str) -> dict[str, str]:
+    """The environment of a ``tether`` subprocess: none of the tester's ``TETHER_*`` or
+    ``XDG_*`` settings, ``HOME`` at ``home`` (``tmp_path`` unless given) so no file of the
+    user's is read, sessions under ``tmp_path / "state"``; then ``settings``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "XDG_"))}
+    env |= {"HOME": str(home or tmp_path), "TETHER_STATE_DIR": str(tmp_path / "state")}
+    return env | settings
+
+
+def tether(
+    argv: list[str], cwd: Path, env: Mapping[str, str], *, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``tether ARGV`` in ``cwd`` run to its end with no input (no terminal to ask anyone),
+    its output captured as text."""
+    return subprocess.run(
+        [*TETHER, *argv],
+        cwd=cwd,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def read_one_line_and_leave(argv: list[str], cwd: Path, env: Mapping[str, str]) -> tuple[int, str]:
+    """``tether ARGV | head -1``: read one line of its output, close the pipe, and wait
+    (up to 30 s) for it to end. Its exit status and what it wrote to stderr."""
+    proc = subprocess.Popen(
+        [*TETHER, *argv],
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline(), "no line came before the pipe was closed"
+        proc.stdout.close()
+        status = proc.wait(timeout=30)
+        return status, proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def configured_project(
+    tmp_path: Path, user: str, project: str | None = None
+) -> tuple[Path, dict[str, str]]:
+    """A project ``tmp_path / "p"`` (with its ``.tether`` folder) and a home whose user config
+    file holds ``user``; the project's config file holds ``project`` when given. The project
+    and the environment of a ``tether`` run there (no API key of the tester's)."""
+    home = tmp_path / "home"
+    (home / ".config" / "tether").mkdir(parents=True, exist_ok=True)
+    (home / ".config" / "tether" / "config.toml").write_text(user)
+    root = tmp_path / "p"
+    (root / ".tether").mkdir(parents=True, exist_ok=True)
+    if project is not None:
+        (root / ".tether" / "config.toml").write_text(project)
+    env = cli_env(tmp_path, home=home)
+    env.pop("OPENAI_API_KEY", None)
+    return root, env
