@@ -99,7 +99,7 @@ def test_errors_speak_of_flags_not_protocol_fields(tmp_path: Path) -> None:
 
 
 def test_every_setting_with_a_default_is_shown_with_it(tmp_path: Path) -> None:
-    root, env = setup(tmp_path, "diagnosticsMaxWaitMs = 5000\n")
+    root, env = configured_project(tmp_path, "diagnosticsMaxWaitMs = 5000\n")
     out = tether(["config"], root, env)
     assert out.returncode == 0, out.stderr
     rows = {line.split()[0]: line.split()[1:] for line in out.stdout.splitlines() if line.strip()}
