@@ -75,7 +75,16 @@ async function setSandbox(bench: Workbench, userData: string, value: "auto" | un
       return false; // being written
     }
   });
+  // The file on disk is what counts; closing sometimes meets "save changes?" (the modal JSON
+  // editor still counts itself dirty), which would block the panel behind it: don't save.
   await bench.page.keyboard.press("Control+W");
+  const dontSave = bench.page.locator(".monaco-dialog-box .monaco-button", { hasText: "Don't Save" });
+  await waitFor("the settings editor to close", async () => {
+    if ((await dontSave.count()) > 0) {
+      await dontSave.click();
+    }
+    return (await lines.count()) === 0;
+  });
   await waitFor("the settings change to reach the server", () => {
     const log = serverLog(userData);
     const last = log.slice(log.lastIndexOf("workspace/didChangeConfiguration"));
