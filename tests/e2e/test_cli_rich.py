@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.e2e.cli import tether as run_piped
 from tests.e2e.test_cli_terminal import (
-    TETHER,
     Terminal,
     assert_nothing_left,
     environment,
@@ -75,15 +75,7 @@ def test_a_pipe_no_color_and_a_dumb_terminal_all_get_the_same_plain_text(
 ) -> None:
     env = scripted(tmp_path, SCRIPT)
     env.pop("NO_COLOR", None)
-    piped = subprocess.run(
-        [*TETHER, "run", "--yes", "say hi"],
-        cwd=project(tmp_path),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    piped = run_piped(["run", "--yes", "say hi"], project(tmp_path), env)
     assert piped.returncode == 0, piped.stderr
     assert "\x1b" not in piped.stdout
     assert "Answer:\n" + ANSWER in piped.stdout  # the Markdown source, as it came
@@ -242,15 +234,7 @@ outcome done · 2 steps · N in / N out tokens · session s-ID · run r-ID
 
 def test_a_pipe_still_gets_the_streamed_text_and_the_answer_as_before(tmp_path: Path) -> None:
     env = scripted(tmp_path, STORY_SCRIPT)
-    piped = subprocess.run(
-        [*TETHER, "run", "--yes", "say hi"],
-        cwd=project(tmp_path),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    piped = run_piped(["run", "--yes", "say hi"], project(tmp_path), env)
     assert piped.returncode == 0, piped.stderr
     assert re.sub(r"\d+ (in|out) ", r"N \1 ", plain(piped.stdout)) == PIPED
 
