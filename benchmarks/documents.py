@@ -1,6 +1,6 @@
 """The client's copy of an open document: LSP positions (UTF-16) and incremental changes.
 
-Columns are converted by the server's text model (``tether.textmodel``); the benchmark's
+Columns are converted by the server's text model (``tether.text.model``); the benchmark's
 texts end their lines with ``\\n`` only, so a list of ``\\n``-cut lines is LSP's lines.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.textmodel import column_index, units
+from tether.text.model import column_index, units
 
 
 class ClientDocument:

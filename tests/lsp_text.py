@@ -1,7 +1,7 @@
 """An independent reading of LSP 3.17's text rules, for tests to check the server against.
 
 Written from the specification's words, character by character, sharing no code with
-``tether.textmodel``:
+``tether.text.model``:
 
 * "the following end of line sequences: '\\n', '\\r\\n' and '\\r'" end a line;
 * "Position in a document expressed as zero-based line and zero-based character offset",

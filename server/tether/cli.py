@@ -34,7 +34,7 @@ def serve() -> int:
     # Start-up only allocates what lives as long as the server: cyclic collections during
     # the imports (a thousand lsprotocol classes) find nothing and cost ~10% of them.
     gc.disable()
-    from .config import ConfigError
+    from .config.layers import ConfigError
     from .lsp.handlers import create_server
     from .lsp.server import ClientErrorFilter
     from .lsp.transport import serve as serve_stdio
@@ -100,7 +100,7 @@ def settings_for(cwd: Path, args: argparse.Namespace) -> tuple[dict[str, Any], l
 def show_config(args: argparse.Namespace) -> int:
     """``tether config``: the effective settings here and where each came from."""
     from .client.settings import describe, gather
-    from .config import ConfigError
+    from .config.layers import ConfigError
     from .sandbox import describe_sandbox
 
     cwd = Path(args.cwd).resolve()
@@ -127,7 +127,7 @@ def add_setting_flags(parser: argparse.ArgumentParser) -> None:
 
 def check_settings(options: dict[str, Any]) -> str | None:
     """What is wrong with the settings before a server is started (None: nothing)."""
-    from .config import ConfigError, settings_from_environment
+    from .config.layers import ConfigError, settings_from_environment
     from .providers import AVAILABLE_PROVIDERS
 
     try:
@@ -193,7 +193,7 @@ async def run_started(args: argparse.Namespace, cwd: Path, prompt: str) -> int:
 def prepared_run(args: argparse.Namespace, cwd: Path, prompt: str) -> TerminalRun | int:
     """The ``TerminalRun`` for ``args``, or the exit status of a usage error (said on stderr)."""
     from .client.terminal_run import EXIT_USAGE, TerminalRun
-    from .config import ConfigError, ignored_warning
+    from .config.layers import ConfigError, ignored_warning
 
     try:
         options, ignored = settings_for(cwd, args)
@@ -271,8 +271,8 @@ def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool)
     import anyio
 
     from .client.render import make_renderer
-    from .config import default_state_dir
-    from .replay import rerun, show, uses_absolute_paths
+    from .client.replay import rerun, show, uses_absolute_paths
+    from .config.layers import default_state_dir
     from .session.index import session_log_path
     from .session.records import read_session
 

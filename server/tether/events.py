@@ -25,8 +25,8 @@ from tether_protocol import (
     UsageEvent,
 )
 
-from .context import cut_middle
 from .host import EventSink
+from .text.cut import cut_middle
 
 PREVIEW_CHARS = 4000
 

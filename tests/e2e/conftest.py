@@ -24,7 +24,7 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
 from tests.providers.fakes import FakeApi
-from tether.textmodel import encoding_name, offset_at
+from tether.text.model import encoding_name, offset_at
 from tether_protocol import ApprovalEvent, RunEvent, ToolResultEvent, parse_event
 
 from ..waiting import wait_until

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tether.textmodel import encoding_name, offset_at
+from tether.text.model import encoding_name, offset_at
 
 from .calls import edit, one_call_a_turn
 from .conftest import Editor

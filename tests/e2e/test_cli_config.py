@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tether.config import settings_from_environment
+from tether.config.layers import settings_from_environment
 
 from .cli import configured_project, tether
 

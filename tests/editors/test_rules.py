@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from tether.rules.propose import suggest_patterns
+from tether.policy.propose import suggest_patterns
 from tether_protocol import Preview
 
 from .conftest import Nvim, call, decisions, script

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tether.errors import ProviderError
-from tether.prompting import CONTINUE_PROMPT
+from tether.prompt.system import CONTINUE_PROMPT
 from tether.providers.anthropic import OUTPUT_LIMIT, AnthropicProvider
 from tether.providers.base import (
     AssistantMessage,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.config import resolve
+from tether.config.layers import resolve
 from tether.providers import API_KEY_VARIABLES, make_provider
 from tether.providers.base import Provider, ToolSpec, UsageDelta, UserMessage
 from tether_protocol import TetherSettings

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.config import Config, ConfigError, resolve
+from tether.config.layers import Config, ConfigError, resolve
 from tether.providers import AVAILABLE_PROVIDERS, LOCAL_SERVER_KEY, make_provider
 from tether.providers.anthropic import DEFAULT_MODEL as CLAUDE_DEFAULT
 from tether.providers.anthropic import AnthropicProvider
@@ -101,7 +101,7 @@ def test_the_sdks_are_imported_only_when_a_provider_is_made_or_warmed_up() -> No
     code = (
         "import json, sys\n"
         "from pathlib import Path\n"
-        "from tether.config import resolve\n"
+        "from tether.config.layers import resolve\n"
         "from tether.providers import make_provider\n"
         "import tether.lsp.server\n"
         "from tether_protocol import TetherSettings\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tether.config import ConfigError, merge, parse_settings, resolve
+from tether.config.layers import ConfigError, merge, parse_settings, resolve
 from tether.providers.models import KNOWN_MODELS, ModelTable
 from tether_protocol import TetherSettings
 from tether_protocol.config import ModelPrice

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tether.errors import ProviderError
-from tether.prompting import CONTINUE_PROMPT
+from tether.prompt.system import CONTINUE_PROMPT
 from tether.providers.base import (
     AssistantMessage,
     TextDelta,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tether.editorcontext import MAX_OPEN_FILES, MAX_SELECTION_CHARS, context_section
 from tether.host import Buffer, MemoryBuffers, NoBuffers
-from tether.prompting import system_prompt
-from tether.workspace import Workspace
+from tether.prompt.editor_state import MAX_OPEN_FILES, MAX_SELECTION_CHARS, context_section
+from tether.prompt.system import system_prompt
+from tether.workspace.folders import Workspace
 from tether_protocol import Position, Range, RunContext
 
 

@@ -18,17 +18,17 @@ import anyio
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tether.approvals import ApprovalGate, ApprovalPolicy
-from tether.diskedit import DiskEditor
 from tether.events import RunEvents
 from tether.host import ApprovalAnswer, ApprovalRequest, NoBuffers
-from tether.loop import AgentLoop, Limits
+from tether.policy.gate import ApprovalGate, ApprovalPolicy
 from tether.providers.scripted import ScriptedProvider
+from tether.run.loop import AgentLoop, Limits
 from tether.tools.base import ToolContext
 from tether.tools.edits import EditFile, WriteFile
 from tether.tools.registry import ToolRegistry
 from tether.tools.shell import Bash
-from tether.workspace import Workspace
+from tether.workspace.folders import Workspace
+from tether.writes.disk import DiskEditor
 from tether_protocol import ApprovalEvent, RunEvent, Script
 
 TOOLS = ("edit_file", "write_file", "bash")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.config import (
+from tether.config.layers import (
     DEFAULT_MAX_STEPS,
     ConfigError,
     merge,

@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tether.config import Config, ConfigError, resolve, settings_from_environment
-from tether.context import ContextWindow, SessionWindows, stated_limit
+from tether.config.layers import Config, ConfigError, resolve, settings_from_environment
 from tether.errors import ContextTooLongError
 from tether.events import RunEvents
 from tether.host import NoBuffers
-from tether.loop import AgentLoop, Limits
 from tether.providers import make_provider
 from tether.providers.base import (
     AssistantMessage,
@@ -28,10 +26,12 @@ from tether.providers.base import (
     UsageDelta,
     UserMessage,
 )
+from tether.run.loop import AgentLoop, Limits
+from tether.run.window import ContextWindow, SessionWindows, stated_limit
 from tether.tools.base import ToolContext
 from tether.tools.files import READ_TOOLS
 from tether.tools.registry import ToolRegistry
-from tether.workspace import Workspace
+from tether.workspace.folders import Workspace
 from tether_protocol import RunEvent, TetherSettings, UsageEvent
 
 ROOT = Path("/tmp")

@@ -20,19 +20,19 @@ from typing import Any
 import anyio
 import pytest
 
-from tether import diskedit
-from tether.approvals import ApprovalGate, ApprovalPolicy
-from tether.diskedit import DiskEditor, apply_on_disk, delete_on_disk
 from tether.events import RunEvents
 from tether.host import ApprovalAnswer, ApprovalRequest, FileEdit, NoBuffers
-from tether.loop import AgentLoop, Limits
-from tether.pathlocks import locked_paths
+from tether.policy.gate import ApprovalGate, ApprovalPolicy
 from tether.providers.scripted import ScriptedProvider
-from tether.textedit import minimal_changes
+from tether.run.loop import AgentLoop, Limits
+from tether.text.edit import minimal_changes
 from tether.tools.base import ToolContext
 from tether.tools.edits import EditFile, WriteFile
 from tether.tools.registry import ToolRegistry
-from tether.workspace import Workspace
+from tether.workspace.folders import Workspace
+from tether.writes import disk as diskedit
+from tether.writes.disk import DiskEditor, apply_on_disk, delete_on_disk
+from tether.writes.locks import locked_paths
 from tether_protocol import RunEvent, Script, ToolResultEvent
 
 RUNS = 8
@@ -244,7 +244,7 @@ KILLED_WRITER = textwrap.dedent(
     """
     import os, sys
     from pathlib import Path
-    from tether import diskedit
+    from tether.writes import disk as diskedit
     from tether.host import FileEdit
 
     def stop_here(fd):  # the data is written, the rename not done: tell the test, wait

@@ -15,7 +15,7 @@ from tether.lsp.overlay import MAX_DRIFT_LINES, drift
 from tether.lsp.prompt import fits_in_message, head_of
 from tether.tools.base import ToolContext, ToolResult
 from tether.tools.registry import with_drift_notes
-from tether.workspace import Workspace
+from tether.workspace.folders import Workspace
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from tether.host import Buffer, MemoryBuffers
 from tether.tools import search as search_module
 from tether.tools.base import Tool, ToolContext
 from tether.tools.files import READ_TOOLS, ListFiles, ReadFile, Search
-from tether.workspace import Workspace
+from tether.workspace.folders import Workspace
 
 RG = shutil.which("rg", path=str(Path(sys.executable).parent)) or shutil.which("rg")
 

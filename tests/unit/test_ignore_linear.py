@@ -19,11 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tether.host import NoBuffers
-from tether.ignore import compile_glob, parse_gitignore, wildmatch_regex
-from tether.linear_regex import LinearRegex, LinearRegexError, backtracking_free
+from tether.text.linear_regex import LinearRegex, LinearRegexError, backtracking_free
 from tether.tools.search import PathGlob
 from tether.tools.search_engine import LineMatcher, rg_pattern, run_stoppable
-from tether.workspace import Workspace, split_lines
+from tether.workspace.folders import Workspace, split_lines
+from tether.workspace.ignore import compile_glob, parse_gitignore, wildmatch_regex
 
 HOSTILE_GLOB = "*a" * 14 + "*!"
 HOSTILE_REGEX = r"^(\w+\s?)*$"

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tether.host import Buffer, NoBuffers
-from tether.instructions import MAX_INSTRUCTIONS_BYTES, cap, instruction_paths, load
-from tether.prompting import system_prompt
-from tether.workspace import Workspace
+from tether.prompt.instructions import MAX_INSTRUCTIONS_BYTES, cap, instruction_paths, load
+from tether.prompt.system import system_prompt
+from tether.workspace.folders import Workspace
 
 
 class OneBuffer:

@@ -10,7 +10,7 @@ import pytest
 
 from tether.events import RunEvents
 from tether.host import NoBuffers
-from tether.loop import AgentLoop, Limits
+from tether.prompt.untrusted import frame
 from tether.providers.base import (
     AssistantMessage,
     Message,
@@ -19,10 +19,10 @@ from tether.providers.base import (
     UserMessage,
 )
 from tether.providers.scripted import ScriptedProvider, split_text
+from tether.run.loop import AgentLoop, Limits
 from tether.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from tether.tools.registry import ToolRegistry
-from tether.untrusted import frame
-from tether.workspace import Workspace
+from tether.workspace.folders import Workspace
 from tether_protocol import RunEvent, Script
 
 from ..waiting import wait_until

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tether.host import Buffer, MemoryBuffers, NoBuffers
-from tether.mentions import MAX_FILE_CHARS, MAX_FILES, expand_mentions, mentioned
-from tether.workspace import Workspace
+from tether.prompt.mentions import MAX_FILE_CHARS, MAX_FILES, expand_mentions, mentioned
+from tether.workspace.folders import Workspace
 
 
 def test_mentions_start_a_word_and_lose_trailing_punctuation() -> None:

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import anyio
 
-from tether.host import NoBuffers, ReportsDiagnostics
-from tether.problems import (
+from tether.diagnostics.report import (
     MAX_MESSAGE_CHARS,
     MAX_NEW_LISTED,
     Problem,
@@ -19,8 +18,9 @@ from tether.problems import (
     listing,
     problems_in,
 )
-from tether.problemwatch import EditProblems, ProblemWatcher
-from tether.workspace import Workspace
+from tether.diagnostics.watch import EditProblems, ProblemWatcher
+from tether.host import NoBuffers, ReportsDiagnostics
+from tether.workspace.folders import Workspace
 from tether_protocol import FileDiagnostics
 
 
@@ -202,7 +202,7 @@ def test_a_partly_malformed_answer_keeps_what_fits() -> None:
 
 
 def test_settle_zero_is_kept_as_off_and_the_defaults_are_documented_ones() -> None:
-    from tether.config import resolve
+    from tether.config.layers import resolve
     from tether_protocol import TetherSettings
 
     off = resolve(TetherSettings(diagnostics_settle_ms=0), {})

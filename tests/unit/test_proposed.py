@@ -8,11 +8,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tether.approvals import ApprovalGate, ApprovalPolicy
 from tether.events import RunEvents
 from tether.host import ApprovalAnswer, ApprovalRequest
-from tether.proposed import in_encoding, proposed_window, revised_text
-from tether.textmodel import offset_at
+from tether.policy.gate import ApprovalGate, ApprovalPolicy
+from tether.text.model import offset_at
+from tether.text.proposed import in_encoding, proposed_window, revised_text
 from tether_protocol import CommandPreview, DiffPreview, Position, Range
 
 
@@ -114,6 +114,6 @@ def test_the_gate_denies_unusable_edited_text_with_a_warning(
         )
         return verdict.decision
 
-    with caplog.at_level(logging.WARNING, logger="tether.approvals"):
+    with caplog.at_level(logging.WARNING, logger="tether.policy.gate"):
         assert anyio.run(decide) == "denied-by-default"
     assert problem in caplog.text and "denied" in caplog.text

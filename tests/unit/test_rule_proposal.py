@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tether.rules.match import judge
-from tether.rules.propose import propose_command_pattern, suggest_patterns
+from tether.policy.match import judge
+from tether.policy.propose import propose_command_pattern, suggest_patterns
 from tether_protocol import CommandPreview, DiffPreview, Rule
 
 

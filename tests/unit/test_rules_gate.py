@@ -9,10 +9,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tether.approvals import ApprovalGate, ApprovalPolicy, Verdict
 from tether.events import RunEvents
 from tether.host import ApprovalAnswer, ApprovalRequest
-from tether.rules.store import PROJECT_FILE, RuleStore
+from tether.policy.gate import ApprovalGate, ApprovalPolicy, Verdict
+from tether.policy.store import PROJECT_FILE, RuleStore
 from tether.sandbox import Sandbox
 from tether_protocol import (
     ApprovalEvent,

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tether.rules import shellparse
-from tether.rules.match import judge
+from tether.policy import shellparse
+from tether.policy.match import judge
 from tether_protocol import CommandPreview, Rule
 
 VOCAB = ("git", "status", "push", "ls", "rm", "-rf", "x", "pytest", "make", "cat", "a b", "sh")

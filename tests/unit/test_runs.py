@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 
 from tests.waiting import wait_until
-from tether import runs
-from tether.config import Config, resolve
-from tether.diskedit import DiskEditor
+from tether.config.layers import Config, resolve
 from tether.host import NoBuffers
 from tether.providers.base import UserMessage
-from tether.runs import InvalidRun, Run, RunManager
+from tether.run import manager as runs
+from tether.run.manager import InvalidRun, Run, RunManager
 from tether.session.writer import SessionLogWriter
 from tether.tools.registry import ToolRegistry
-from tether.workspace import Workspace
+from tether.workspace.folders import Workspace
+from tether.writes.disk import DiskEditor
 from tether_protocol import RunEvent, RunParams, TetherSettings
 
 

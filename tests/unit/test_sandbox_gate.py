@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.approvals import ApprovalPolicy, Verdict
+from tether.policy.gate import ApprovalPolicy, Verdict
 from tether.sandbox import Sandbox
 from tether_protocol import ApprovalEvent, DiffPreview, Preview, Rule
 

@@ -29,14 +29,14 @@ NAMED = [
     "tether.tools.edits",
     "tether.tools.shell",
     "tether.tools.search",
-    "tether.approvals",
+    "tether.policy.gate",
     "tether.client",
-    "tether.textmodel",
-    "tether.pathlocks",
-    "tether.sensitive",
-    "tether.markers",
-    "tether.proposed",
-    "tether.linear_regex",
+    "tether.text.model",
+    "tether.writes.locks",
+    "tether.workspace.sensitive",
+    "tether.prompt.markers",
+    "tether.text.proposed",
+    "tether.text.linear_regex",
     "tether.tools.search_engine",
     "tether.session.writer",
     "tether.session.records",
@@ -65,7 +65,7 @@ def test_every_core_module_is_checked_including_the_named_ones() -> None:
     core = core_modules()
     missing = [name for name in NAMED if name not in core]
     assert missing == [], f"named core modules not found (renamed? update NAMED): {missing}"
-    assert "tether.lsp.server" not in core and "tether.loop" in core
+    assert "tether.lsp.server" not in core and "tether.run.loop" in core
 
 
 def test_core_modules_import_no_transport_or_sdk() -> None:

@@ -18,7 +18,7 @@ from tests.waiting import alive, wait_until
 from tether.host import MemoryBuffers
 from tether.tools.base import ToolContext
 from tether.tools.search import ENGINE_ENV, Search, SearchArgs
-from tether.workspace import Workspace
+from tether.workspace.folders import Workspace
 
 
 def slow_rg(tmp_path: Path) -> tuple[str, Path]:

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from tether.host import NoBuffers
-from tether.sensitive import (
+from tether.workspace.folders import Workspace
+from tether.workspace.sensitive import (
     OUTSIDE,
     RULES,
     reason_for_path,
     reason_for_preview,
     reason_for_relative,
 )
-from tether.workspace import Workspace
 from tether_protocol import CommandPreview, DiffPreview
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "security.md"

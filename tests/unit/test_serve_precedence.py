@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 
 from tether.cli import build_tools
-from tether.config import ConfigError
+from tether.config.layers import ConfigError
 from tether.lsp.handlers import create_server
 
 

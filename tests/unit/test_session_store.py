@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from tether.diskedit import DiskEditor
 from tether.events import RunEvents
 from tether.host import FileEdit, NoBuffers
 from tether.session.index import index_path, read_index, session_log_path
 from tether.session.records import EditRecord, EditWindow, read_session
 from tether.session.store import RunIndex, find_run, list_sessions
+from tether.session.undo import undo_edits
 from tether.session.writer import SessionLogWriter, SessionRecorder, SessionSink
-from tether.textedit import minimal_changes
-from tether.undo import undo_edits
-from tether.workspace import Workspace
+from tether.text.edit import minimal_changes
+from tether.workspace.folders import Workspace
+from tether.writes.disk import DiskEditor
 
 T0 = 1_600_000_000.0  # 2020-09-13T12:26:40Z
 

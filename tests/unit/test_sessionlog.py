@@ -11,10 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tether.context import compact, cut_middle, forced_point, split_point
 from tether.events import RunEvents
 from tether.host import NoBuffers
-from tether.loop import AgentLoop, Limits
+from tether.prompt.untrusted import MARKERS, find_markers, frame
 from tether.providers.base import (
     AssistantMessage,
     Message,
@@ -25,14 +24,16 @@ from tether.providers.base import (
     UserMessage,
 )
 from tether.providers.scripted import ScriptedProvider
+from tether.run.loop import AgentLoop, Limits
+from tether.run.window import compact, forced_point, split_point
 from tether.session.index import session_log_path
 from tether.session.records import read_session
 from tether.session.writer import SessionLogWriter, SessionRecorder
+from tether.text.cut import cut_middle
 from tether.tools.base import ToolContext
 from tether.tools.files import READ_TOOLS
 from tether.tools.registry import ToolRegistry
-from tether.untrusted import MARKERS, find_markers, frame
-from tether.workspace import Workspace
+from tether.workspace.folders import Workspace
 from tether_protocol import Script
 
 

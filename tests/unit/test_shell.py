@@ -33,7 +33,7 @@ from tether.tools.shell import (
     CommandOutcome,
     run_command,
 )
-from tether.workspace import Workspace
+from tether.workspace.folders import Workspace
 
 from ..waiting import pid_written, wait_until
 

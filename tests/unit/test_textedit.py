@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests import lsp_text as ref
 from tether.client.workspace_edit import apply_text_edits, offset_of
-from tether.textedit import (
+from tether.text.edit import (
     apply_changes,
     line_ending,
     line_numbers_of,

@@ -20,16 +20,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import lsp_text as ref
-from tether import textmodel as tm
 from tether.client.approver import colour_diff
 from tether.client.render import TerminalRenderer
 from tether.client.workspace_edit import apply_workspace_edit, offset_of
 from tether.host import Buffer, MemoryBuffers
 from tether.lsp.documents import split_lines as document_lines
-from tether.textedit import position_at
+from tether.text import model as tm
+from tether.text.edit import position_at
 from tether.tools.base import ToolContext
 from tether.tools.files import ReadFile, ReadFileArgs
-from tether.workspace import Workspace, line_count, line_slice, split_lines
+from tether.workspace.folders import Workspace, line_count, line_slice, split_lines
 from tether_protocol import ToolResultEvent
 
 PIECES = [
@@ -201,7 +201,7 @@ def test_large_texts_across_block_boundaries(ends: tuple[str, ...]) -> None:
 
 def test_the_text_model_imports_no_transport() -> None:
     code = (
-        "import json, sys, tether.textmodel\n"
+        "import json, sys, tether.text.model\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
     )
     out = subprocess.run(

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import lsp_text as ref
-from tether.textedit import apply_changes, minimal_changes, unified_diff
-from tether.textspan import (
+from tether.text.edit import apply_changes, minimal_changes, unified_diff
+from tether.text.span import (
     changed_span,
     common_prefix,
     common_suffix,

@@ -10,14 +10,13 @@ from typing import Any
 
 import pytest
 
-from tether.approvals import ApprovalGate, ApprovalPolicy
-from tether.config import resolve
-from tether.diskedit import DiskEditor
+from tether.config.layers import resolve
 from tether.events import RunEvents
 from tether.host import EditOutcome, FileEdit, NoBuffers
-from tether.loop import AgentLoop, Limits
+from tether.policy.gate import ApprovalGate, ApprovalPolicy
 from tether.providers.scripted import ScriptedProvider
-from tether.runs import InvalidRun, RunManager
+from tether.run.loop import AgentLoop, Limits
+from tether.run.manager import InvalidRun, RunManager
 from tether.session.index import session_log_path
 from tether.session.records import read_session
 from tether.session.store import RunIndex
@@ -25,7 +24,8 @@ from tether.session.writer import SessionLogWriter, SessionRecorder
 from tether.tools.base import ToolContext
 from tether.tools.edits import EditFile, WriteFile
 from tether.tools.registry import ToolRegistry
-from tether.workspace import Workspace
+from tether.workspace.folders import Workspace
+from tether.writes.disk import DiskEditor
 from tether_protocol import RunParams, Script, TetherSettings
 
 

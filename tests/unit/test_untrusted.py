@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tether.untrusted import MARKERS, find_markers, frame
+from tether.prompt.untrusted import MARKERS, find_markers, frame
 
 CLOSE = "</tool_output>"
 
@@ -251,7 +251,7 @@ def test_the_word_prefilter_never_hides_a_marker(parts: list[str]) -> None:
 def test_hostile_outputs_are_checked_in_linear_time(expression: str) -> None:
     # A separate process, so that a regression fails within the deadline instead of hanging.
     code = (
-        "from tether.untrusted import find_markers, frame\n"
+        "from tether.prompt.untrusted import find_markers, frame\n"
         f"text = {expression}\n"
         "frame('t', 'c', text, find_markers(text))\n"
     )

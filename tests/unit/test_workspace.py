@@ -15,7 +15,7 @@ from tests.files import write
 from tether.errors import ToolError
 from tether.host import Buffer, MemoryBuffers, NoBuffers
 from tether.tools.search import PathGlob
-from tether.workspace import (
+from tether.workspace.folders import (
     TextSnapshot,
     Workspace,
     decode_text,

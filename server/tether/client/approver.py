@@ -11,7 +11,7 @@ import anyio.to_thread
 
 from tether_protocol import ApproveParams, CommandPreview
 
-from ..textmodel import split_lines
+from ..text.model import split_lines
 from .render import styled_terminal
 from .terminal import TextOut, read_line
 

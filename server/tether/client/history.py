@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import default_state_dir
-from ..diskedit import write_text_atomic
+from ..config.layers import default_state_dir
 from ..session.index import current_index, session_log_path
 from ..session.store import list_sessions, load
+from ..writes.disk import write_text_atomic
 
 FOLDERS_FILE = "terminal-folders.json"
 

@@ -24,7 +24,7 @@ from tether_protocol import (
     UsageEvent,
 )
 
-from ..textmodel import split_lines
+from ..text.model import split_lines
 from .terminal import TextOut
 
 DiffPrinter = Callable[[str, str], None]

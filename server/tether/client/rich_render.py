@@ -27,8 +27,8 @@ from tether_protocol import (
     UsageEvent,
 )
 
-from ..textmodel import split_lines
-from ..workspace import path_from_uri
+from ..text.model import split_lines
+from ..workspace.folders import path_from_uri
 from .render import DiffPrinter, TerminalRenderer, _arguments, outcome_line, shown_output
 from .streamed_text import StreamedText, TerminalSize, stdout_size
 from .terminal import TextOut

@@ -11,7 +11,7 @@ from typing import Any
 
 from tether_protocol import TetherSettings
 
-from ..config import (
+from ..config.layers import (
     DEFAULT_APPROVAL_TIMEOUT_SECONDS,
     DEFAULT_DIAGNOSTICS_MAX_WAIT_MS,
     DEFAULT_DIAGNOSTICS_SETTLE_MS,
@@ -25,7 +25,7 @@ from ..config import (
     user_file,
     variables_settings,
 )
-from ..instructions import MAX_INSTRUCTIONS_BYTES, home_folder, instruction_paths
+from ..prompt.instructions import MAX_INSTRUCTIONS_BYTES, home_folder, instruction_paths
 
 SECRETS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 

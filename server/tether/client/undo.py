@@ -8,7 +8,7 @@ from typing import Any
 
 from tether_protocol import AGENT_UNDO_METHOD
 
-from ..workspace import path_from_uri
+from ..workspace.folders import path_from_uri
 from .connection import ServerError
 from .session import connect
 from .terminal_run import EXIT_NOT_DONE, EXIT_OK, EXIT_USAGE, _server_error, terminal_message

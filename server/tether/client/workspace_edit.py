@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..diskedit import BOM, write_text_atomic
-from ..textmodel import offset_at
-from ..workspace import path_from_uri
+from ..text.model import offset_at
+from ..workspace.folders import path_from_uri
+from ..writes.disk import BOM, write_text_atomic
 
 
 class EditRefused(Exception):

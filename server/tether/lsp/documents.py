@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from lsprotocol import types
 from pygls.workspace import PositionCodec, TextDocument, Workspace
 
-from .. import textmodel
-from ..textmodel import column_index, content, encoding_name
+from ..text import model as textmodel
+from ..text.model import column_index, content, encoding_name
 
 log = logging.getLogger(__name__)
 

@@ -30,10 +30,10 @@ from tether_protocol import (
     SaveDocumentsResult,
 )
 
-from ..diskedit import apply_on_disk, delete_on_disk
 from ..host import ApprovalAnswer, ApprovalRequest, BufferDrift, EditOutcome, FileEdit
-from ..proposed import in_encoding
-from ..textedit import range_at
+from ..text.edit import range_at
+from ..text.proposed import in_encoding
+from ..writes.disk import apply_on_disk, delete_on_disk
 from .documents import encoding_name
 from .prompt import MessagePrompt
 

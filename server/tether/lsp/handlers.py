@@ -20,11 +20,11 @@ from tether_protocol import (
     SteerParams,
 )
 
-from ..config import ConfigError
+from ..config.layers import ConfigError
 from ..providers import warm_up
-from ..rules.service import RULES_PARAMS
-from ..runs import sandbox_problem
+from ..run.manager import sandbox_problem
 from ..tools.registry import ToolRegistry
+from .rules import RULES_PARAMS
 from .server import TetherServer, validate_params
 
 

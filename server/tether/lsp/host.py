@@ -19,7 +19,7 @@ from tether_protocol import (
 
 from ..events import event_json
 from ..host import Buffer, BufferDrift, FileEdit
-from ..workspace import path_from_uri
+from ..workspace.folders import path_from_uri
 from .overlay import ApprovedText, drift
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..host import BufferDrift, FileEdit
-from ..textspan import changed_span, lines_before, widen
+from ..text.span import changed_span, lines_before, widen
 
 MAX_DRIFT_LINES = 40
 """Lines of the buffer shown to the model when it differs from an approved edit."""

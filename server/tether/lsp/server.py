@@ -43,7 +43,7 @@ from tether_protocol import (
 )
 from tether_protocol.methods import CLIENT_TO_SERVER
 
-from ..config import (
+from ..config.layers import (
     Config,
     ConfigError,
     ignored_warning,
@@ -55,13 +55,12 @@ from ..config import (
     variables_settings,
 )
 from ..host import EventSink
+from ..policy.store import RuleStore
 from ..providers import AVAILABLE_PROVIDERS
-from ..rules.service import RULES_PARAMS, RulesRequestError, RulesService
-from ..rules.store import RuleStore
-from ..runs import InvalidRun, Run, RunManager
+from ..run.manager import InvalidRun, Run, RunManager
 from ..session.writer import SessionLogWriter
 from ..tools.registry import ToolRegistry
-from ..workspace import Workspace, path_from_uri
+from ..workspace.folders import Workspace, path_from_uri
 from .dispatch import clip
 from .documents import LineWorkspace, encoding_name
 from .editor import RAW_ANSWER_METHODS, LspEditor
@@ -73,6 +72,7 @@ from .plain import (
     outcome_message,
     run_params_from_arguments,
 )
+from .rules import RULES_PARAMS, RulesRequestError, RulesService
 
 log = logging.getLogger(__name__)
 

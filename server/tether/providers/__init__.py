@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from ..config import Config, ConfigError
+from ..config.layers import Config, ConfigError
 from .base import Provider
 from .scripted import ScriptedProvider, load_script
 

@@ -28,7 +28,7 @@ from typing import TypeVar
 import anyio
 
 from ..errors import ContextTooLongError, ProviderError
-from ..prompting import CONTINUE_PROMPT
+from ..prompt.system import CONTINUE_PROMPT
 from .base import (
     AssistantMessage,
     Message,

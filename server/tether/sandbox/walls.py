@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..sensitive import RULES as SENSITIVE
+from ..workspace.sensitive import RULES as SENSITIVE
 
 SECRETS_UNDER_HOME = (
     ".ssh",

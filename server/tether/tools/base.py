@@ -13,13 +13,13 @@ from pydantic import BaseModel, ConfigDict
 
 from tether_protocol import Preview
 
+from ..diagnostics.watch import ProblemWatcher
 from ..errors import ToolError
 from ..host import Editor, FileEdit
-from ..problemwatch import ProblemWatcher
-from ..workspace import Workspace
+from ..workspace.folders import Workspace
 
 if TYPE_CHECKING:
-    from ..approvals import ApprovalGate
+    from ..policy.gate import ApprovalGate
     from ..sandbox import Sandbox
 
 __all__ = [

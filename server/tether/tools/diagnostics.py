@@ -13,8 +13,8 @@ from typing import ClassVar
 import anyio.to_thread
 from pydantic import Field
 
+from ..diagnostics.report import listing
 from ..errors import ToolError
-from ..problems import listing
 from .base import Tool, ToolArgs, ToolContext, ToolResult
 
 MAX_LISTED = 100

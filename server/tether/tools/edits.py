@@ -19,13 +19,10 @@ from pydantic import Field
 
 from tether_protocol import DiffPreview
 
-from ..diskedit import has_bom
+from ..diagnostics.watch import EditProblems
 from ..errors import ToolError
 from ..host import EditOutcome, FileEdit
-from ..pathlocks import path_lock
-from ..problemwatch import EditProblems
-from ..proposed import proposed_window, revised_text, window_text
-from ..textedit import (
+from ..text.edit import (
     line_ending,
     line_numbers_of,
     minimal_changes,
@@ -33,8 +30,11 @@ from ..textedit import (
     to_file_endings,
     unified_diff,
 )
-from ..textspan import count_lines
-from ..workspace import TextSnapshot, Workspace
+from ..text.proposed import proposed_window, revised_text, window_text
+from ..text.span import count_lines
+from ..workspace.folders import TextSnapshot, Workspace
+from ..writes.disk import has_bom
+from ..writes.locks import path_lock
 from .base import Proposal, Tool, ToolArgs, ToolContext, ToolResult
 
 

@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from ..errors import ToolError
-from ..textmodel import line_count, line_slice
-from ..workspace import Workspace
+from ..text.model import line_count, line_slice
+from ..workspace.folders import Workspace
 from .base import Tool, ToolArgs, ToolContext, ToolResult
 from .search import PathGlob, Search
 from .search_engine import run_stoppable

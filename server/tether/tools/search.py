@@ -42,9 +42,9 @@ from pydantic import Field
 
 from ..errors import ToolError
 from ..host import Buffer
-from ..ignore import compile_glob, wildmatch_regex
-from ..linear_regex import LinearRegexError
-from ..workspace import Workspace, decode_text
+from ..text.linear_regex import LinearRegexError
+from ..workspace.folders import Workspace, decode_text
+from ..workspace.ignore import compile_glob, wildmatch_regex
 from .base import Tool, ToolArgs, ToolContext, ToolResult
 from .search_engine import LineMatcher, rg_pattern, run_killable, run_stoppable
 

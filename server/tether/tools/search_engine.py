@@ -22,8 +22,8 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from ..linear_regex import LinearRegex, LinearRegexError
-from ..workspace import split_lines
+from ..text.linear_regex import LinearRegex, LinearRegexError
+from ..workspace.folders import split_lines
 
 __all__ = ["LineMatcher", "rg_pattern", "run_killable", "run_stoppable"]
 

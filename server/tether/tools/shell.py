@@ -34,9 +34,9 @@ from pydantic import Field, field_validator
 
 from tether_protocol import CommandPreview
 
-from ..coherence import after_command, before_command, unsaved_note
 from ..errors import ToolError
 from ..sandbox import Prepared, Sandbox, blocked_reason
+from ..writes.coherence import after_command, before_command, unsaved_note
 from .base import Proposal, Tool, ToolArgs, ToolContext, ToolResult
 
 __all__ = [

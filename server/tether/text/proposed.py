@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from tether_protocol import DiffPreview, Position, Preview, ProposedText, Range
 
-from .textmodel import Encoding, line_start_at, position_at, units
-from .textspan import changed_span
+from .model import Encoding, line_start_at, position_at, units
+from .span import changed_span
 
 
 def proposed_window(base: str, new: str, encoding: Encoding = "utf-16") -> ProposedText:

@@ -22,7 +22,7 @@ from typing import Literal
 
 from tether_protocol import DiffPreview, Preview
 
-from .workspace import path_from_uri
+from .folders import path_from_uri
 
 Kind = Literal["dir", "path", "name", "prefix", "suffix"]
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import anyio
 
-from .host import Buffers
-from .workspace import decode_text
+from ..host import Buffers
+from ..workspace.folders import decode_text
 
 INSTRUCTIONS_FILE = "AGENTS.md"
 MAX_INSTRUCTIONS_BYTES = 16 * 1024

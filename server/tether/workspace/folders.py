@@ -18,9 +18,9 @@ from urllib.parse import unquote, urlsplit
 
 import anyio.to_thread
 
-from . import textmodel
-from .errors import ToolError
-from .host import Buffers
+from ..errors import ToolError
+from ..host import Buffers
+from ..text import model as textmodel
 from .ignore import IgnoreChain, IgnoreRule, is_ignored_by, parse_gitignore
 
 __all__ = [

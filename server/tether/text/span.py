@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .textmodel import line_count, line_end_at, line_index, line_start_at
+from .model import line_count, line_end_at, line_index, line_start_at
 
 _BLOCK = 4096
 _MAX_BLOCK = 1 << 20

@@ -19,9 +19,9 @@ from tether_protocol import (
     RulesRemoveResult,
 )
 
-from ..approvals import ApprovalPolicy
-from .match import check_pattern
-from .store import RuleStore, same_rule
+from ..policy.gate import ApprovalPolicy
+from ..policy.match import check_pattern
+from ..policy.store import RuleStore, same_rule
 
 
 class RulesRequestError(ValueError):

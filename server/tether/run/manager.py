@@ -27,29 +27,29 @@ from tether_protocol import (
     Usage,
 )
 
-from .approvals import ApprovalGate, ApprovalPolicy
-from .config import Config, ConfigError, user_config_path
-from .context import SessionWindows
-from .editorcontext import context_section
-from .events import RunEvents
-from .host import Editor, EventSink, ReportsDiagnostics
-from .instructions import home_folder
-from .instructions import load as load_instructions
+from ..config.layers import Config, ConfigError, user_config_path
+from ..diagnostics.watch import ProblemWatcher
+from ..events import RunEvents
+from ..host import Editor, EventSink, ReportsDiagnostics
+from ..policy.gate import ApprovalGate, ApprovalPolicy
+from ..policy.store import RuleStore
+from ..prompt.editor_state import context_section
+from ..prompt.instructions import home_folder
+from ..prompt.instructions import load as load_instructions
+from ..prompt.mentions import expand_mentions
+from ..prompt.system import system_prompt
+from ..providers import make_provider
+from ..providers.base import Message
+from ..sandbox import Sandbox, SandboxStatus, sandbox_maker, status_for
+from ..session.records import UndoneRecord
+from ..session.store import RunIndex, list_sessions, load
+from ..session.undo import undo_edits
+from ..session.writer import SessionLogWriter, SessionRecorder, SessionSink, new_session_id
+from ..tools.base import ToolContext
+from ..tools.registry import ToolRegistry
+from ..workspace.folders import Workspace
 from .loop import AgentLoop, Limits
-from .mentions import expand_mentions
-from .problemwatch import ProblemWatcher
-from .prompting import system_prompt
-from .providers import make_provider
-from .providers.base import Message
-from .rules.store import RuleStore
-from .sandbox import Sandbox, SandboxStatus, sandbox_maker, status_for
-from .session.records import UndoneRecord
-from .session.store import RunIndex, list_sessions, load
-from .session.writer import SessionLogWriter, SessionRecorder, SessionSink, new_session_id
-from .tools.base import ToolContext
-from .tools.registry import ToolRegistry
-from .undo import undo_edits
-from .workspace import Workspace
+from .window import SessionWindows
 
 log = logging.getLogger(__name__)
 

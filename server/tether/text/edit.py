@@ -11,9 +11,9 @@ import difflib
 import re
 from collections.abc import Iterator, Sequence
 
-from .host import TextChange
-from .textmodel import line_ending, line_index, position_at, range_at, split_lines, to_line_ending
-from .textspan import changed_span, widen
+from ..host import TextChange
+from .model import line_ending, line_index, position_at, range_at, split_lines, to_line_ending
+from .span import changed_span, widen
 
 __all__ = [
     "DIFF_CONTEXT",

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .providers.base import (
+from ..providers.base import (
     CHARS_PER_TOKEN,
     AssistantMessage,
     Message,
@@ -25,9 +25,7 @@ from .providers.base import (
     UserMessage,
     tokens_for_chars,
 )
-
-MAX_RESULT_CHARS = 24_000
-"""A tool result longer than this is cut (head and tail kept) before it enters history."""
+from ..text.cut import MAX_RESULT_CHARS, cut_middle
 
 BUDGET_SHARE = 0.75
 """Without a configured budget, compact when a request fills this share of the window
@@ -53,15 +51,6 @@ SUMMARIZER = "You summarize coding-agent sessions."
 _STATED_LIMIT = re.compile(
     r"maximum context length is (\d+)|> ?(\d+) maximum|context size \((\d+) tokens\)"
 )
-
-
-def cut_middle(text: str, limit: int = MAX_RESULT_CHARS) -> str:
-    """``text`` with its middle replaced by a marker when longer than ``limit``."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    cut = len(text) - 2 * half
-    return f"{text[:half]}\n… [{cut} characters cut] …\n{text[-half:]}"
 
 
 def conversation_tokens(system: str, history: Sequence[Message]) -> int:

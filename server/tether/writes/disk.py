@@ -25,7 +25,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from .host import ApprovalAnswer, ApprovalRequest, EditOutcome, FileEdit
+from ..host import ApprovalAnswer, ApprovalRequest, EditOutcome, FileEdit
 
 BOM = b"\xef\xbb\xbf"
 NEW_FILE_MODE = 0o666

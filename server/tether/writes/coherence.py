@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from .workspace import Workspace
+from ..workspace.folders import Workspace
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,9 +14,9 @@ import anyio.to_thread
 
 from tether_protocol import Range, RunContext
 
-from .errors import ToolError
-from .textmodel import offset_at
-from .workspace import Workspace, path_from_uri
+from ..errors import ToolError
+from ..text.model import offset_at
+from ..workspace.folders import Workspace, path_from_uri
 
 MAX_SELECTION_CHARS = 8 * 1024
 """The selected text shown in full up to this many characters."""

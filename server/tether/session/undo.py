@@ -15,13 +15,13 @@ import anyio.to_thread
 
 from tether_protocol import UndoResult
 
-from .diskedit import has_bom
-from .errors import ToolError
-from .host import Editor, EditOutcome, FileEdit
-from .pathlocks import path_lock
-from .session.records import EditRecord
-from .textedit import minimal_changes
-from .workspace import Workspace
+from ..errors import ToolError
+from ..host import Editor, EditOutcome, FileEdit
+from ..text.edit import minimal_changes
+from ..workspace.folders import Workspace
+from ..writes.disk import has_bom
+from ..writes.locks import path_lock
+from .records import EditRecord
 
 
 async def _current_text(ws: Workspace, path: Path) -> tuple[str | None, int | None]:

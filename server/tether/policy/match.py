@@ -17,9 +17,9 @@ from typing import Literal
 
 from tether_protocol import CommandPreview, DiffPreview, Preview, Rule
 
-from ..ignore import compile_glob, wildmatch_regex
-from ..linear_regex import LinearRegexError
-from ..workspace import path_from_uri
+from ..text.linear_regex import LinearRegexError
+from ..workspace.folders import path_from_uri
+from ..workspace.ignore import compile_glob, wildmatch_regex
 from .builtin import BUILTIN_LIMITS, confined
 from .shellparse import WILD, SimpleCommand, Word, parse_command
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .linear_regex import LinearRegex, LinearRegexError, backtracking_free
+from ..text.linear_regex import LinearRegex, LinearRegexError, backtracking_free
 
 __all__ = [
     "IgnoreChain",

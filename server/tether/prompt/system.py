@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..workspace.folders import Workspace
 from .instructions import MAX_INSTRUCTIONS_BYTES, Instructions
-from .workspace import Workspace
 
 SYSTEM_PROMPT = """\
 You are Tether, a coding agent working inside the user's editor.

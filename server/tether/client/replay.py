@@ -24,11 +24,11 @@ from tether_protocol import (
     parse_event,
 )
 
-from .client.approver import TerminalApprover
-from .client.render import TerminalRenderer
-from .client.session import connect
-from .providers.base import AssistantMessage, Message
-from .session.records import SessionData
+from ..providers.base import AssistantMessage, Message
+from ..session.records import SessionData
+from .approver import TerminalApprover
+from .render import TerminalRenderer
+from .session import connect
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,13 +31,13 @@ import anyio
 
 from tether_protocol import CommandPreview, Decision, DiffPreview, Preview, ProposedRule, Rule
 
-from .events import RunEvents
-from .host import ApprovalAnswer, ApprovalRequest, Editor
-from .rules.match import Judgement, judge
-from .rules.propose import suggest_patterns
-from .rules.store import RuleStore
-from .sandbox import Sandbox
-from .sensitive import reason_for_preview
+from ..events import RunEvents
+from ..host import ApprovalAnswer, ApprovalRequest, Editor
+from ..sandbox import Sandbox
+from ..workspace.sensitive import reason_for_preview
+from .match import Judgement, judge
+from .propose import suggest_patterns
+from .store import RuleStore
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from .errors import ToolError
-from .sensitive import reason_for_path
-from .workspace import Workspace
+from ..errors import ToolError
+from ..workspace.folders import Workspace
+from ..workspace.sensitive import reason_for_path
 
 MENTION = re.compile(r"(?:^|(?<=\s))@([^\s@]+)")
 TRAILING = ".,;:!?)]}'\"`"

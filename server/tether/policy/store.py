@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from tether_protocol import Rule
 
-from ..config import TRUST_KEY, ConfigError, read_toml
+from ..config.layers import TRUST_KEY, ConfigError, read_toml
 from .builtin import BUILTIN_RULES
 from .match import check_pattern
 

@@ -16,9 +16,9 @@ from typing import Literal
 
 import anyio
 
-from .host import ReportsDiagnostics
-from .problems import Problem, compare, describe_delta, problems_in
-from .workspace import Workspace, path_from_uri
+from ..host import ReportsDiagnostics
+from ..workspace.folders import Workspace, path_from_uri
+from .report import Problem, compare, describe_delta, problems_in
 
 MIN_POLL_SECONDS = 0.1
 """The shortest time between two questions: a settle of 300 ms costs about four."""

@@ -17,18 +17,10 @@ import anyio
 
 from tether_protocol import Outcome
 
-from .context import (
-    ContextWindow,
-    compact,
-    conversation_tokens,
-    cut_middle,
-    result_limit,
-    stated_limit,
-    tools_tokens,
-)
-from .errors import ContextTooLongError, ProviderError
-from .events import RunEvents
-from .providers.base import (
+from ..errors import ContextTooLongError, ProviderError
+from ..events import RunEvents
+from ..prompt.untrusted import find_markers, frame
+from ..providers.base import (
     AssistantMessage,
     Message,
     ModelRequest,
@@ -40,9 +32,17 @@ from .providers.base import (
     UsageDelta,
     UserMessage,
 )
-from .tools.base import EditJournal, ToolContext
-from .tools.registry import ToolRegistry
-from .untrusted import find_markers, frame
+from ..text.cut import cut_middle
+from ..tools.base import EditJournal, ToolContext
+from ..tools.registry import ToolRegistry
+from .window import (
+    ContextWindow,
+    compact,
+    conversation_tokens,
+    result_limit,
+    stated_limit,
+    tools_tokens,
+)
 
 log = logging.getLogger(__name__)
 

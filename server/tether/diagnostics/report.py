@@ -19,7 +19,7 @@ import anyio.to_thread
 
 from tether_protocol import FileDiagnostics
 
-from .workspace import Workspace, path_from_uri
+from ..workspace.folders import Workspace, path_from_uri
 
 SEVERITY = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 SERIOUS = frozenset({1, 2})

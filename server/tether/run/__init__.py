@@ -1,0 +1,1 @@
+"""A run: its owner (the manager), the agent loop, and the conversation window it keeps."""

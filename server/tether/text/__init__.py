@@ -1,0 +1,3 @@
+"""Text as LSP sees it: lines and positions, spans, edits and diffs, the proposed window,
+linear-time regex.
+"""

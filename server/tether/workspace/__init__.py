@@ -1,0 +1,3 @@
+"""The workspace: folders and confinement, buffer-first reads and walks, .gitignore, sensitive
+paths.
+"""

@@ -1,0 +1,3 @@
+"""Writing files: the hardened disk writer, per-path locks, buffers and disk kept coherent
+around commands.
+"""
