@@ -22,7 +22,7 @@ from tether_protocol import (
 
 from ..config.layers import ConfigError
 from ..providers import warm_up
-from ..run.manager import sandbox_problem
+from ..sandbox.probe import sandbox_problem
 from ..tools.registry import ToolRegistry
 from .rules import RULES_PARAMS
 from .server import TetherServer, validate_params
@@ -72,7 +72,9 @@ def create_server(tools: ToolRegistry, environ: Mapping[str, str] | None = None)
     async def initialized(ls: TetherServer, params: types.InitializedParams) -> None:
         await warm_up(ls.config.provider)  # import a model SDK before the first run needs it
         gc.freeze()  # the SDK's modules too are there for good (see ``tether.cli.serve``)
-        problem = await sandbox_problem(ls.config)  # detected at start, not on the first run
+        problem = await sandbox_problem(
+            ls.config.sandbox
+        )  # detected at start, not on the first run
         if problem is not None:
             ls.window_show_message(
                 types.ShowMessageParams(

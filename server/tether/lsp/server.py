@@ -35,9 +35,11 @@ from tether_protocol import (
     CancelParams,
     ClientTetherCapabilities,
     HistoryParams,
+    HistoryResult,
     RunParams,
     ServerTetherCapabilities,
     SessionsParams,
+    SessionsResult,
     TetherSettings,
     UndoParams,
 )
@@ -58,6 +60,8 @@ from ..host import EventSink
 from ..policy.store import RuleStore
 from ..providers import AVAILABLE_PROVIDERS
 from ..run.manager import InvalidRun, Run, RunManager
+from ..session.store import stored_session, stored_sessions
+from ..session.undo import UnknownRun, undo_run
 from ..session.writer import SessionLogWriter
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace, path_from_uri
@@ -457,25 +461,30 @@ class TetherServer(LanguageServer):
     async def undo_run(self, raw: Any) -> dict[str, Any]:
         """``agent/undo``."""
         params = validate_params(UndoParams, raw, "agent/undo")
+        run_id = params.run_id
+        if self.runs.in_flight(run_id):
+            message = f"runId: run {run_id!r} is still in flight; cancel it first"
+            raise JsonRpcInvalidParams(f"agent/undo: {clip(message)}")
         try:
-            result = await self.runs.undo(params.run_id, self.workspace_model(), self.editor)
-        except InvalidRun as exc:
+            result = await undo_run(self.log_writer, run_id, self.workspace_model(), self.editor)
+        except UnknownRun as exc:
             raise JsonRpcInvalidParams(f"agent/undo: {clip(str(exc))}") from exc
         return result.to_wire()
 
     async def list_sessions(self, raw: Any) -> dict[str, Any]:
         """``agent/sessions``."""
         params = validate_params(SessionsParams, raw, "agent/sessions")
-        return (await self.runs.sessions(params.limit)).to_wire()
+        found = await stored_sessions(self.log_writer, params.limit)
+        return SessionsResult(sessions=found).to_wire()
 
     async def session_history(self, raw: Any) -> dict[str, Any]:
         """``agent/history``."""
         params = validate_params(HistoryParams, raw, "agent/history")
-        try:
-            result = await self.runs.history(params.session_id)
-        except InvalidRun as exc:
-            raise JsonRpcInvalidParams(f"agent/history: {clip(str(exc))}") from exc
-        return result.to_wire()
+        data = await stored_session(self.log_writer, params.session_id)
+        if data is None:
+            message = f"sessionId: unknown session {params.session_id!r}"
+            raise JsonRpcInvalidParams(f"agent/history: {clip(message)}")
+        return HistoryResult(session_id=params.session_id, events=data.events).to_wire()
 
     async def rules_request(self, method: str, raw: Any) -> dict[str, Any]:
         """``agent/rules/list``, ``agent/rules/add``, ``agent/rules/remove``."""

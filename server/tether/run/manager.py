@@ -1,95 +1,32 @@
 """Runs and their lifecycle: create one from ``agent/run`` params, execute it, cancel or
-steer it, and keep the memory of the sessions they continue.
+steer it, and keep the memory of the sessions they continue. What a run is made of is put
+together by ``assemble.py``.
 
 Transport-independent: the LSP layer and in-process tests drive it the same way.
 """
 
 from __future__ import annotations
 
-import logging
-import os
 import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 from typing import Literal
 
 import anyio
 
-from tether_protocol import (
-    HistoryResult,
-    RunParams,
-    RunResult,
-    SessionsResult,
-    UndoResult,
-    Usage,
-)
+from tether_protocol import RunParams, RunResult, Usage
 
-from ..config.layers import Config, ConfigError, user_config_path
-from ..diagnostics.watch import ProblemWatcher
-from ..events import RunEvents
-from ..host import Editor, EventSink, ReportsDiagnostics
-from ..policy.gate import ApprovalGate, ApprovalPolicy
+from ..config.layers import Config, ConfigError
+from ..host import Editor, EventSink
+from ..policy.gate import ApprovalPolicy
 from ..policy.store import RuleStore
-from ..prompt.editor_state import context_section
-from ..prompt.instructions import home_folder
-from ..prompt.instructions import load as load_instructions
-from ..prompt.mentions import expand_mentions
-from ..prompt.system import system_prompt
-from ..providers import make_provider
-from ..providers.base import Message
-from ..sandbox import Sandbox, SandboxStatus, sandbox_maker, status_for
-from ..session.records import UndoneRecord
-from ..session.store import RunIndex, list_sessions, load
-from ..session.undo import undo_edits
-from ..session.writer import SessionLogWriter, SessionRecorder, SessionSink, new_session_id
-from ..tools.base import ToolContext
+from ..session.store import RunIndex, load
+from ..session.writer import SessionLogWriter, new_session_id
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace
-from .loop import AgentLoop, Limits
-from .window import SessionWindows
-
-log = logging.getLogger(__name__)
-
-
-async def sandbox_for(config: Config) -> Callable[[Sequence[Path]], Sandbox] | None:
-    """What makes a workspace's sandbox under the ``sandbox`` setting (None: none); the
-    machine is probed once, on first use, off the event loop."""
-    if config.sandbox == "off":
-        return None
-    status = await anyio.to_thread.run_sync(status_for, config.sandbox)
-    if status.backend is None:
-        _warn_once(_unusable(status))
-    config_dir = user_config_path(os.environ).parent
-    return sandbox_maker(status, os.environ, config_dir, config.state_dir)
-
-
-async def sandbox_problem(config: Config) -> str | None:
-    """Why the ``sandbox`` setting cannot be honoured here (None: it can, or it is off)."""
-    if config.sandbox == "off":
-        return None
-    status = await anyio.to_thread.run_sync(status_for, config.sandbox)
-    return None if status.backend is not None else _unusable(status)
-
-
-def _unusable(status: SandboxStatus) -> str:
-    return f"sandbox {status.choice!r}: {status.reason}; commands are asked as without one"
-
-
-@lru_cache(maxsize=8)
-def _warn_once(message: str) -> None:
-    log.warning("%s", message)
-
-
-def _watcher(editor: Editor, workspace: Workspace, config: Config) -> ProblemWatcher | None:
-    """The run's access to the editor's problems, when the editor can tell them."""
-    if not isinstance(editor, ReportsDiagnostics):
-        return None
-    return ProblemWatcher(
-        editor, workspace, config.diagnostics_settle_ms, config.diagnostics_max_wait_ms
-    )
+from .assemble import SessionMemory, assemble_run
+from .loop import AgentLoop
 
 
 class InvalidRun(ValueError):
@@ -100,16 +37,6 @@ RunPhase = Literal["created", "running", "finished"]
 
 SESSIONS_KEPT = 16
 """Sessions whose conversation and allow-always grants stay in memory once idle (LRU)."""
-
-
-@dataclass(slots=True)
-class SessionMemory:
-    """An open session: its conversation and what the user allowed always in it."""
-
-    history: list[Message]
-    policy: ApprovalPolicy = field(default_factory=ApprovalPolicy)
-    windows: SessionWindows = field(default_factory=SessionWindows)
-    """Context windows a model's refusal lowered (forgotten with the session)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -254,48 +181,22 @@ class RunManager:
             )
         memory = await self._session(session_id, new=params.session_id is None)
         try:
-            provider = make_provider(
-                params.provider or config.provider, config, workspace.root, model=params.model
+            assembled = await assemble_run(
+                params,
+                run_id,
+                session_id,
+                memory,
+                config=config,
+                workspace=workspace,
+                sinks=sinks,
+                editor=editor,
+                tools=self.tools,
+                log_writer=self.log_writer,
+                rules=self.rules,
             )
         except ConfigError as exc:
             raise InvalidRun(str(exc)) from exc
-        limits = params.limits
-        instructions = await load_instructions(workspace.root, workspace.buffers, home_folder())
-        editor_context = await context_section(
-            workspace, params.context, workspace.position_encoding
-        )
-        run.message = await expand_mentions(params.prompt, workspace)
-        events = RunEvents(run_id, [*sinks, SessionSink(self.log_writer, session_id)])
-        memory.policy.configure(config.auto_approve, self.rules)
-        run.loop = AgentLoop(
-            provider=provider,
-            tools=self.tools,
-            context=ToolContext(
-                workspace=workspace,
-                run_id=run_id,
-                editor=editor,
-                gate=ApprovalGate(
-                    memory.policy,
-                    editor,
-                    events,
-                    config.approval_timeout_seconds,
-                    sandbox=await sandbox_for(config),
-                ),
-                problems=_watcher(editor, workspace, config),
-            ),
-            events=events,
-            limits=Limits(
-                max_steps=(limits and limits.max_steps) or config.max_steps,
-                timeout_seconds=(limits and limits.timeout_seconds) or config.timeout_seconds,
-                max_tokens=limits.max_tokens if limits else None,
-                max_cost_usd=limits.max_cost_usd if limits else None,
-            ),
-            system=system_prompt(workspace, self.tools.names, editor_context, instructions),
-            history=memory.history,
-            recorder=SessionRecorder(self.log_writer, session_id, run_id),
-            context_budget=config.context_budget_tokens,
-            window=memory.windows.window(session_id, provider),
-        )
+        run.loop, run.message = assembled.loop, assembled.message
         self._created.add(run_id)
         return run
 
@@ -342,39 +243,9 @@ class RunManager:
             error=state.error,
         )
 
-    async def undo(self, run_id: str, workspace: Workspace, editor: Editor) -> UndoResult:
-        """Revert a finished run's applied edits (also after a restart, from the log)."""
-        if run_id in self._runs:
-            raise InvalidRun(f"runId: run {run_id!r} is still in flight; cancel it first")
-        state_dir = self.log_writer.state_dir
-        sessions = await self._sessions_with_run(run_id)
-        session_id = sessions[0] if sessions else None
-        data = (
-            None
-            if session_id is None
-            else await anyio.to_thread.run_sync(load, state_dir, session_id)
-        )
-        if data is None or session_id is None:
-            raise InvalidRun(f"runId: unknown run {run_id!r}")
-        if run_id in data.undone:
-            return UndoResult(note=f"run {run_id!r} was already undone")
-        result = await undo_edits([e for e in data.edits if e.run_id == run_id], workspace, editor)
-        self.log_writer.append(session_id, UndoneRecord(run_id=run_id))
-        return result
-
-    async def sessions(self, limit: int | None) -> SessionsResult:
-        """Stored sessions, newest first."""
-        await anyio.to_thread.run_sync(self.log_writer.flush)
-        found = await anyio.to_thread.run_sync(list_sessions, self.log_writer.state_dir, limit)
-        return SessionsResult(sessions=found)
-
-    async def history(self, session_id: str) -> HistoryResult:
-        """A stored session's events, in order; ``InvalidRun`` for an unknown session."""
-        await anyio.to_thread.run_sync(self.log_writer.flush)
-        data = await anyio.to_thread.run_sync(load, self.log_writer.state_dir, session_id)
-        if data is None:
-            raise InvalidRun(f"sessionId: unknown session {session_id!r}")
-        return HistoryResult(session_id=session_id, events=data.events)
+    def in_flight(self, run_id: str) -> bool:
+        """Whether run ``run_id`` is created and not finished."""
+        return run_id in self._runs
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a run not finished (also one still being set up); False when none."""

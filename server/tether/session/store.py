@@ -9,11 +9,17 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio.to_thread
 
 from tether_protocol import SessionInfo
 
 from .index import SessionIndex, catch_up, current_index, session_log_path
 from .records import SessionData, read_session
+
+if TYPE_CHECKING:
+    from .writer import SessionLogWriter
 
 
 def load(state_dir: Path, session_id: str) -> SessionData | None:
@@ -22,6 +28,12 @@ def load(state_dir: Path, session_id: str) -> SessionData | None:
     if not path.is_file():
         return None
     return read_session(path, session_id)
+
+
+async def stored_session(writer: SessionLogWriter, session_id: str) -> SessionData | None:
+    """``load`` once what ``writer`` has queued is written, off the event loop."""
+    await anyio.to_thread.run_sync(writer.flush)
+    return await anyio.to_thread.run_sync(load, writer.state_dir, session_id)
 
 
 def _time(stamp: float) -> str:
@@ -66,6 +78,12 @@ def list_sessions(state_dir: Path, limit: int | None = None) -> list[SessionInfo
             if limit is not None and len(sessions) >= limit:
                 break
     return sessions
+
+
+async def stored_sessions(writer: SessionLogWriter, limit: int | None) -> list[SessionInfo]:
+    """``list_sessions`` once what ``writer`` has queued is written, off the event loop."""
+    await anyio.to_thread.run_sync(writer.flush)
+    return await anyio.to_thread.run_sync(list_sessions, writer.state_dir, limit)
 
 
 class RunIndex:

@@ -10,6 +10,7 @@ the whole texts): the file must hash to the edit's result, then the window is pu
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
@@ -21,7 +22,15 @@ from ..text.edit import minimal_changes
 from ..workspace.folders import Workspace
 from ..writes.disk import has_bom
 from ..writes.locks import path_lock
-from .records import EditRecord
+from .records import EditRecord, UndoneRecord
+from .store import find_run, load
+
+if TYPE_CHECKING:
+    from .writer import SessionLogWriter
+
+
+class UnknownRun(LookupError):
+    """``agent/undo`` of a run no stored session has; the message names the field."""
 
 
 async def _current_text(ws: Workspace, path: Path) -> tuple[str | None, int | None]:
@@ -105,3 +114,23 @@ async def undo_edits(edits: list[EditRecord], ws: Workspace, editor: Editor) -> 
         not_found=left["not-found"],
         refused=left["refused"],
     )
+
+
+async def undo_run(
+    writer: SessionLogWriter, run_id: str, ws: Workspace, editor: Editor
+) -> UndoResult:
+    """Revert a finished run's applied edits, found in the log (also after a restart), and
+    log that it was undone; ``UnknownRun`` when no stored session has it."""
+    await anyio.to_thread.run_sync(writer.flush)
+    state_dir = writer.state_dir
+    session_id = await anyio.to_thread.run_sync(find_run, state_dir, run_id)
+    data = (
+        None if session_id is None else await anyio.to_thread.run_sync(load, state_dir, session_id)
+    )
+    if data is None or session_id is None:
+        raise UnknownRun(f"runId: unknown run {run_id!r}")
+    if run_id in data.undone:
+        return UndoResult(note=f"run {run_id!r} was already undone")
+    result = await undo_edits([e for e in data.edits if e.run_id == run_id], ws, editor)
+    writer.append(session_id, UndoneRecord(run_id=run_id))
+    return result

@@ -1,0 +1,119 @@
+"""The composition root of a run: ``agent/run`` params, the settings and what a front offers
+(the workspace, the editor, event sinks) put together into an ``AgentLoop`` ready to start —
+provider, tools, system prompt, approval gate, sandbox, problems, session recorder.
+
+Transport-independent: ``RunManager`` calls it for every run it creates, whatever front
+(the LSP server today) asked for the run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from tether_protocol import RunParams
+
+from ..config.layers import Config, user_config_path
+from ..diagnostics.watch import ProblemWatcher
+from ..events import RunEvents
+from ..host import Editor, EventSink, ReportsDiagnostics
+from ..policy.gate import ApprovalGate, ApprovalPolicy
+from ..policy.store import RuleStore
+from ..prompt.editor_state import context_section
+from ..prompt.instructions import home_folder
+from ..prompt.instructions import load as load_instructions
+from ..prompt.mentions import expand_mentions
+from ..prompt.system import system_prompt
+from ..providers import make_provider
+from ..providers.base import Message
+from ..sandbox.probe import sandbox_for
+from ..session.writer import SessionLogWriter, SessionRecorder, SessionSink
+from ..tools.base import ToolContext
+from ..tools.registry import ToolRegistry
+from ..workspace.folders import Workspace
+from .loop import AgentLoop, Limits
+from .window import SessionWindows
+
+
+@dataclass(slots=True)
+class SessionMemory:
+    """An open session: its conversation and what the user allowed always in it."""
+
+    history: list[Message]
+    policy: ApprovalPolicy = field(default_factory=ApprovalPolicy)
+    windows: SessionWindows = field(default_factory=SessionWindows)
+    """Context windows a model's refusal lowered (forgotten with the session)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AssembledRun:
+    loop: AgentLoop
+    message: str
+    """The prompt as the model reads it, with the ``@file`` mentions attached."""
+
+
+def _watcher(editor: Editor, workspace: Workspace, config: Config) -> ProblemWatcher | None:
+    """The run's access to the editor's problems, when the editor can tell them."""
+    if not isinstance(editor, ReportsDiagnostics):
+        return None
+    return ProblemWatcher(
+        editor, workspace, config.diagnostics_settle_ms, config.diagnostics_max_wait_ms
+    )
+
+
+async def assemble_run(
+    params: RunParams,
+    run_id: str,
+    session_id: str,
+    memory: SessionMemory,
+    *,
+    config: Config,
+    workspace: Workspace,
+    sinks: Sequence[EventSink],
+    editor: Editor,
+    tools: ToolRegistry,
+    log_writer: SessionLogWriter,
+    rules: RuleStore | None,
+) -> AssembledRun:
+    """The loop of run ``run_id``, continuing ``memory`` (its conversation is extended in
+    place); ``ConfigError`` (naming the field) when the provider cannot be made. Nothing
+    is started: the events begin when the loop runs."""
+    provider = make_provider(
+        params.provider or config.provider, config, workspace.root, model=params.model
+    )
+    limits = params.limits
+    instructions = await load_instructions(workspace.root, workspace.buffers, home_folder())
+    editor_context = await context_section(workspace, params.context, workspace.position_encoding)
+    message = await expand_mentions(params.prompt, workspace)
+    events = RunEvents(run_id, [*sinks, SessionSink(log_writer, session_id)])
+    memory.policy.configure(config.auto_approve, rules)
+    sandbox = await sandbox_for(
+        config.sandbox, os.environ, user_config_path(os.environ).parent, config.state_dir
+    )
+    loop = AgentLoop(
+        provider=provider,
+        tools=tools,
+        context=ToolContext(
+            workspace=workspace,
+            run_id=run_id,
+            editor=editor,
+            gate=ApprovalGate(
+                memory.policy, editor, events, config.approval_timeout_seconds, sandbox=sandbox
+            ),
+            problems=_watcher(editor, workspace, config),
+        ),
+        events=events,
+        limits=Limits(
+            max_steps=(limits and limits.max_steps) or config.max_steps,
+            timeout_seconds=(limits and limits.timeout_seconds) or config.timeout_seconds,
+            max_tokens=limits.max_tokens if limits else None,
+            max_cost_usd=limits.max_cost_usd if limits else None,
+        ),
+        system=system_prompt(workspace, tools.names, editor_context, instructions),
+        history=memory.history,
+        recorder=SessionRecorder(log_writer, session_id, run_id),
+        context_budget=config.context_budget_tokens,
+        window=memory.windows.window(session_id, provider),
+    )
+    return AssembledRun(loop, message)
