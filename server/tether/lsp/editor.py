@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio.to_thread
 from lsprotocol import types
@@ -35,10 +35,9 @@ from ..text.edit import range_at
 from ..text.proposed import in_encoding
 from ..writes.disk import apply_on_disk, delete_on_disk
 from .documents import encoding_name
+from .host import LspBuffers
+from .link import ClientLink
 from .prompt import MessagePrompt
-
-if TYPE_CHECKING:
-    from .server import TetherServer
 
 log = logging.getLogger(__name__)
 
@@ -97,8 +96,11 @@ def _excerpt(raw: object) -> str:
 class LspEditor:
     """Asks, edits and saves through the client, as far as its capabilities go."""
 
-    def __init__(self, server: TetherServer) -> None:
-        self._server = server
+    def __init__(self, link: ClientLink, buffers: LspBuffers, previews: Callable[[], Path]) -> None:
+        self._link = link
+        self._buffers = buffers
+        self._previews = previews
+        """Where long previews are written for ``window/showDocument`` (the state dir's)."""
         self._diagnostics_refused = False
         """The client answered ``agent/diagnostics`` with an error: not asked again."""
 
@@ -109,17 +111,17 @@ class LspEditor:
         ended, an approval timed out) the request is withdrawn with ``$/cancelRequest``, so
         the client closes what it shows for it (an approval's diff, buttons, prompt)."""
         msg_id = str(uuid.uuid4())
-        future = self._server.protocol.send_request(method, params, msg_id=msg_id)
+        future = self._link.send_request(method, params, msg_id=msg_id)
         try:
             return await asyncio.shield(asyncio.wrap_future(future))
         except asyncio.CancelledError:
             if not future.done():
-                self._server.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+                self._link.send_notification(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             raise
 
     # --- approvals ---------------------------------------------------------------------
     async def ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer | None:
-        if self._server.client_tether.approvals:
+        if self._link.client_tether.approvals:
             return await self._ask_with_approve(request)
         return await self._ask_with_message(request)
 
@@ -131,7 +133,7 @@ class LspEditor:
             title=request.title,
             arguments=request.arguments,
             preview=in_encoding(
-                request.preview, encoding_name(self._server.workspace.position_encoding)
+                request.preview, encoding_name(self._link.workspace.position_encoding)
             ),
             suggested_patterns=list(request.suggested_patterns) or None,
         )
@@ -146,25 +148,24 @@ class LspEditor:
         )
 
     async def _ask_with_message(self, request: ApprovalRequest) -> ApprovalAnswer | None:
-        previews = self._server.config.state_dir / "previews"
-        prompt = MessagePrompt(self._request, self._server.client_capabilities, previews)
+        prompt = MessagePrompt(self._request, self._link.client_capabilities, self._previews())
         return await prompt.ask(request)
 
     # --- edits -------------------------------------------------------------------------
     def _can_apply_edits(self) -> bool:
-        caps = self._server.client_capabilities
+        caps = self._link.client_capabilities
         return bool(get_capability(caps, "workspace.apply_edit", False))
 
     def _can(self, operation: str) -> bool:
         """The client declares ``operation`` in ``workspaceEdit.resourceOperations``."""
-        caps = self._server.client_capabilities
+        caps = self._link.client_capabilities
         operations = get_capability(caps, "workspace.workspace_edit.resource_operations", None)
         return operation in (operations or ())
 
     async def apply_edit(self, edit: FileEdit, label: str) -> EditOutcome:
         """Apply ``edit``; ``applied`` as soon as the editor answers ``applied: true`` (its
         ``didChange`` is reconciled whenever it comes, see ``LspBuffers``)."""
-        buffers = self._server.buffers
+        buffers = self._buffers
         current = buffers.get(edit.path)
         if (current.version if current else None) != edit.version:
             if current is None or current.text != edit.base_text:
@@ -193,12 +194,12 @@ class LspEditor:
             now = buffers.get(edit.path)
             stale = (now.version if now else None) != edit.version
             return EditOutcome(False, failure, stale)
-        if self._server.client_tether.save_documents:
+        if self._link.client_tether.save_documents:
             await self.save_documents([edit.path])
         return EditOutcome(True)
 
     def _workspace_edit(self, edit: FileEdit) -> types.WorkspaceEdit:
-        encoding = encoding_name(self._server.workspace.position_encoding)
+        encoding = encoding_name(self._link.workspace.position_encoding)
         text_edits: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit] = []
         for change in edit.changes:
             start, end = range_at(edit.base_text, change.start, change.end, encoding)
@@ -242,7 +243,7 @@ class LspEditor:
     ) -> Future[Any]:
         """Send ``workspace/applyEdit`` and wait for the answer (an error answer too);
         ``on_answer`` runs as it is read."""
-        future: Future[Any] = self._server.protocol.send_request(types.WORKSPACE_APPLY_EDIT, params)
+        future: Future[Any] = self._link.send_request(types.WORKSPACE_APPLY_EDIT, params)
         if on_answer is not None:
             future.add_done_callback(on_answer)
         with contextlib.suppress(Exception):  # an error answer is read from the future
@@ -250,14 +251,14 @@ class LspEditor:
         return future
 
     def take_drift(self, run_id: str) -> Sequence[BufferDrift]:
-        return self._server.buffers.take_drift(run_id)
+        return self._buffers.take_drift(run_id)
 
     # --- diagnostics -------------------------------------------------------------------
     async def diagnostics(self, uris: Sequence[str] | None) -> Sequence[FileDiagnostics] | None:
         """``agent/diagnostics``, asked only of a client that declared it; after an error
         answer (MethodNotFound or any other) never again on this connection. A malformed
         answer is no problems."""
-        if not self._server.client_tether.diagnostics or self._diagnostics_refused:
+        if not self._link.client_tether.diagnostics or self._diagnostics_refused:
             return None
         params: dict[str, Any] = {} if uris is None else {"uris": list(uris)}
         try:
@@ -271,9 +272,9 @@ class LspEditor:
 
     # --- saving ------------------------------------------------------------------------
     async def save_documents(self, paths: Sequence[Path]) -> Sequence[Path]:
-        if not self._server.client_tether.save_documents or not paths:
+        if not self._link.client_tether.save_documents or not paths:
             return ()
-        buffers = self._server.buffers
+        buffers = self._buffers
         uris = [buffers.uri_of(p) for p in paths]
         try:
             raw = await self._request(AGENT_SAVE_DOCUMENTS_METHOD, {"uris": uris})
@@ -287,7 +288,7 @@ class LspEditor:
         return done
 
     def unsaved_edits(self) -> Sequence[Path]:
-        return self._server.buffers.unsaved_agent_edits()
+        return self._buffers.unsaved_agent_edits()
 
 
 def _applied(done: Future[Any]) -> tuple[bool, str | None]:

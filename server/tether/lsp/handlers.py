@@ -1,12 +1,20 @@
-"""Wire the server's methods: agent/*, the tether.* commands and the LSP notifications."""
+"""The server's methods: ``agent/*``, the ``tether.*`` commands and the LSP notifications,
+each from its params (validated) to the run manager, the session log or the rules, and
+back as an answer."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import json
+import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types
+from pydantic import BaseModel, ValidationError
+from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcInvalidParams
 
 from tether_protocol import (
     AGENT_CANCEL_METHOD,
@@ -17,70 +25,224 @@ from tether_protocol import (
     AGENT_UNDO_METHOD,
     COMMAND_CANCEL,
     COMMAND_RUN,
+    CancelParams,
+    HistoryParams,
+    HistoryResult,
+    RunParams,
+    SessionsParams,
+    SessionsResult,
     SteerParams,
+    UndoParams,
 )
 
 from ..config.layers import ConfigError
+from ..host import EventSink
 from ..providers import warm_up
+from ..run.manager import InvalidRun, Run
 from ..sandbox.probe import sandbox_problem
+from ..session.store import stored_session, stored_sessions
+from ..session.undo import UnknownRun, undo_run
 from ..tools.registry import ToolRegistry
-from .rules import RULES_PARAMS
-from .server import TetherServer, validate_params
+from .dispatch import clip
+from .host import NotifySink, ProgressSink
+from .plain import TranscriptSink, outcome_message, run_params_from_arguments
+from .rules import RULES_PARAMS, RulesRequestError
+from .server import TetherServer
+
+log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate_params(model: type[M], params: Any, method: str) -> M:
+    """Wire params → model, or JSON-RPC -32602 naming the first bad field."""
+    if params is None:
+        params = {}
+    try:
+        # NaN and Infinity (Python's json reads them) reach the model, which refuses them.
+        return model.model_validate_json(json.dumps(params))
+    except (TypeError, ValueError, RecursionError) as exc:
+        if isinstance(exc, ValidationError):
+            first = exc.errors()[0]
+            where = ".".join(clip(str(p)) for p in first["loc"]) or "params"
+            raise JsonRpcInvalidParams(f"{method}: {where}: {clip(first['msg'])}") from exc
+        raise JsonRpcInvalidParams(f"{method}: params must be a JSON object") from exc
+
+
+def _read_outcome(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+# --- runs --------------------------------------------------------------------------------
+async def start_progress(ls: TetherServer, run: Run) -> None:
+    """Progress on the client's token, or on one the server creates if it may."""
+    if run.progress_token is None:
+        if not get_capability(ls.client_capabilities, "window.work_done_progress", False):
+            return
+        token = f"tether-{run.run_id}"
+        try:
+            creating = asyncio.ensure_future(ls.work_done_progress.create_async(token))
+            # A run cancelled meanwhile leaves the answer to nobody: read it, so that an
+            # error answer is not logged as an unretrieved task exception.
+            creating.add_done_callback(_read_outcome)
+            await asyncio.shield(creating)
+        except Exception:
+            log.warning("the client refused progress token %s", token)
+            return
+        run.progress_token = token
+    if run.loop is not None:
+        sink = ProgressSink(ls, run.progress_token, run.prompt, run.loop.limits.max_steps)
+        run.loop.events.add_sink(sink)
+
+
+async def run_agent(ls: TetherServer, raw: Any) -> dict[str, Any]:
+    """``agent/run``: validate, run to the outcome, and return the result."""
+    params = validate_params(RunParams, raw, "agent/run")
+    # A client without events has no plugin to show them: it gets the transcript as log
+    # lines and the outcome as a message instead.
+    events = ls.client_tether.events
+    sinks: list[EventSink] = [NotifySink(ls) if events else TranscriptSink(ls)]
+    try:
+        run = await ls.runs.create(params, ls.config, ls.workspace_model(), sinks, ls.editor)
+    except InvalidRun as exc:
+        raise JsonRpcInvalidParams(f"agent/run: {clip(str(exc))}") from exc
+
+    async def before_start(run: Run) -> None:
+        await start_progress(ls, run)
+
+    # From here the run is the manager's: ``execute`` releases it whatever happens.
+    task = asyncio.ensure_future(ls.runs.execute(run, before_start))
+    try:
+        result = await asyncio.shield(task)
+    except asyncio.CancelledError:
+        # $/cancelRequest or shutdown: stop the run but still answer with what it has.
+        current = asyncio.current_task()
+        ls.runs.cancel(run.run_id)
+        result = await task
+        if current is not None:
+            current.uncancel()
+    if not events:
+        ls.window_show_message(outcome_message(result))
+    return result.to_wire()
+
+
+async def run_command(ls: TetherServer, arguments: list[Any]) -> dict[str, Any]:
+    """``workspace/executeCommand tether.run``: the arguments editors send (a string,
+    several, or the object); a refusal is also shown, since Helix only logs it."""
+    try:
+        params = run_params_from_arguments(arguments, ls.buffers.most_recent_uri())
+        return await run_agent(ls, params)
+    except JsonRpcInvalidParams as exc:
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Error, message=f"Tether: {exc.message}")
+        )
+        raise
+
+
+def cancel_run(ls: TetherServer, raw: Any) -> dict[str, Any]:
+    """``agent/cancel`` and ``tether.cancel``."""
+    params = validate_params(CancelParams, raw, "agent/cancel")
+    return {"cancelled": ls.runs.cancel(params.run_id)}
+
+
+def steer_run(ls: TetherServer, raw: Any) -> dict[str, Any]:
+    """``agent/steer``."""
+    steer = validate_params(SteerParams, raw, AGENT_STEER_METHOD)
+    return {"accepted": ls.runs.steer(steer.run_id, steer.message)}
+
+
+# --- the session log ---------------------------------------------------------------------
+async def undo(ls: TetherServer, raw: Any) -> dict[str, Any]:
+    """``agent/undo``."""
+    params = validate_params(UndoParams, raw, "agent/undo")
+    run_id = params.run_id
+    if ls.runs.in_flight(run_id):
+        message = f"runId: run {run_id!r} is still in flight; cancel it first"
+        raise JsonRpcInvalidParams(f"agent/undo: {clip(message)}")
+    try:
+        result = await undo_run(ls.log_writer, run_id, ls.workspace_model(), ls.editor)
+    except UnknownRun as exc:
+        raise JsonRpcInvalidParams(f"agent/undo: {clip(str(exc))}") from exc
+    return result.to_wire()
+
+
+async def list_sessions(ls: TetherServer, raw: Any) -> dict[str, Any]:
+    """``agent/sessions``."""
+    params = validate_params(SessionsParams, raw, "agent/sessions")
+    found = await stored_sessions(ls.log_writer, params.limit)
+    return SessionsResult(sessions=found).to_wire()
+
+
+async def session_history(ls: TetherServer, raw: Any) -> dict[str, Any]:
+    """``agent/history``."""
+    params = validate_params(HistoryParams, raw, "agent/history")
+    data = await stored_session(ls.log_writer, params.session_id)
+    if data is None:
+        message = f"sessionId: unknown session {params.session_id!r}"
+        raise JsonRpcInvalidParams(f"agent/history: {clip(message)}")
+    return HistoryResult(session_id=params.session_id, events=data.events).to_wire()
+
+
+# --- rules -------------------------------------------------------------------------------
+def _rules_handler(method: str) -> Callable[[TetherServer, Any], Awaitable[dict[str, Any]]]:
+    """``agent/rules/list``, ``agent/rules/add`` or ``agent/rules/remove``."""
+
+    async def agent_rules(ls: TetherServer, raw: Any) -> dict[str, Any]:
+        params = validate_params(RULES_PARAMS[method], raw, method)
+        session = ls.runs.session_policy(params.session_id) if params.session_id else None
+        try:
+            result = await ls.rules.handle(params, ls.workspace_model().roots, session)
+        except RulesRequestError as exc:
+            raise JsonRpcInvalidParams(f"{method}: {clip(str(exc))}") from exc
+        return result.to_wire()
+
+    return agent_rules
+
+
+# --- notifications -----------------------------------------------------------------------
+async def initialized(ls: TetherServer, params: types.InitializedParams) -> None:
+    await warm_up(ls.config.provider)  # import a model SDK before the first run needs it
+    gc.freeze()  # the SDK's modules too are there for good (see ``tether.cli.serve``)
+    # Detected at start, not on the first run.
+    problem = await sandbox_problem(ls.config.sandbox)
+    if problem is not None:
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=f"Tether: {problem}")
+        )
+
+
+def did_change_configuration(ls: TetherServer, params: types.DidChangeConfigurationParams) -> None:
+    try:
+        ls.apply_client_settings(params.settings)
+    except ConfigError as exc:
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Error, message=f"Tether: {exc}")
+        )
 
 
 def create_server(tools: ToolRegistry, environ: Mapping[str, str] | None = None) -> TetherServer:
     """A server with every Tether method registered."""
     server = TetherServer(tools, environ)
-
-    @server.feature(AGENT_RUN_METHOD)
-    async def agent_run(ls: TetherServer, params: Any) -> dict[str, Any]:
-        return await ls.run_agent(params)
-
-    @server.feature(AGENT_CANCEL_METHOD)
-    def agent_cancel(ls: TetherServer, params: Any) -> dict[str, Any]:
-        return ls.cancel_run(params)
-
-    @server.feature(AGENT_STEER_METHOD)
-    def agent_steer(ls: TetherServer, params: Any) -> dict[str, Any]:
-        steer = validate_params(SteerParams, params, AGENT_STEER_METHOD)
-        return {"accepted": ls.runs.steer(steer.run_id, steer.message)}
-
-    @server.feature(AGENT_UNDO_METHOD)
-    async def agent_undo(ls: TetherServer, params: Any) -> dict[str, Any]:
-        return await ls.undo_run(params)
-
-    @server.feature(AGENT_SESSIONS_METHOD)
-    async def agent_sessions(ls: TetherServer, params: Any) -> dict[str, Any]:
-        return await ls.list_sessions(params)
-
-    @server.feature(AGENT_HISTORY_METHOD)
-    async def agent_history(ls: TetherServer, params: Any) -> dict[str, Any]:
-        return await ls.session_history(params)
-
-    for method in RULES_PARAMS:  # agent/rules/list, agent/rules/add, agent/rules/remove
+    server.feature(AGENT_RUN_METHOD)(run_agent)
+    server.feature(AGENT_CANCEL_METHOD)(cancel_run)
+    server.feature(AGENT_STEER_METHOD)(steer_run)
+    server.feature(AGENT_UNDO_METHOD)(undo)
+    server.feature(AGENT_SESSIONS_METHOD)(list_sessions)
+    server.feature(AGENT_HISTORY_METHOD)(session_history)
+    for method in RULES_PARAMS:
         server.feature(method)(_rules_handler(method))
 
     @server.command(COMMAND_RUN)
     async def command_run(ls: TetherServer, *args: Any) -> dict[str, Any]:
-        return await ls.run_command(list(args))
+        return await run_command(ls, list(args))
 
     @server.command(COMMAND_CANCEL)
     def command_cancel(ls: TetherServer, *args: Any) -> dict[str, Any]:
-        return ls.cancel_run(args[0] if args else None)
+        return cancel_run(ls, args[0] if args else None)
 
-    @server.feature(types.INITIALIZED)
-    async def initialized(ls: TetherServer, params: types.InitializedParams) -> None:
-        await warm_up(ls.config.provider)  # import a model SDK before the first run needs it
-        gc.freeze()  # the SDK's modules too are there for good (see ``tether.cli.serve``)
-        problem = await sandbox_problem(
-            ls.config.sandbox
-        )  # detected at start, not on the first run
-        if problem is not None:
-            ls.window_show_message(
-                types.ShowMessageParams(
-                    type=types.MessageType.Warning, message=f"Tether: {problem}"
-                )
-            )
+    server.feature(types.INITIALIZED)(initialized)
+    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(did_change_configuration)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TetherServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -98,26 +260,8 @@ def create_server(tools: ToolRegistry, environ: Mapping[str, str] | None = None)
     def did_save(ls: TetherServer, params: types.DidSaveTextDocumentParams) -> None:
         ls.buffers.saved_uri(params.text_document.uri)
 
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    def did_change_configuration(
-        ls: TetherServer, params: types.DidChangeConfigurationParams
-    ) -> None:
-        try:
-            ls.apply_client_settings(params.settings)
-        except ConfigError as exc:
-            ls.window_show_message(
-                types.ShowMessageParams(type=types.MessageType.Error, message=f"Tether: {exc}")
-            )
-
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def progress_cancel(ls: TetherServer, params: types.WorkDoneProgressCancelParams) -> None:
-        ls.cancel_progress(params.token)
+        ls.runs.cancel_progress(params.token)
 
     return server
-
-
-def _rules_handler(method: str) -> Callable[[TetherServer, Any], Awaitable[dict[str, Any]]]:
-    async def agent_rules(ls: TetherServer, params: Any) -> dict[str, Any]:
-        return await ls.rules_request(method, params)
-
-    return agent_rules

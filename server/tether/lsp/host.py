@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -20,10 +19,8 @@ from tether_protocol import (
 from ..events import event_json
 from ..host import Buffer, BufferDrift, FileEdit
 from ..workspace.folders import path_from_uri
+from .link import ClientLink
 from .overlay import ApprovedText, drift
-
-if TYPE_CHECKING:
-    from .server import TetherServer
 
 MAX_RUNS_WITH_DRIFT = 64
 """Runs whose buffer differences are kept for their next tool result (oldest dropped)."""
@@ -39,8 +36,8 @@ class LspBuffers:
     on disk since, see ``mark_stale``), and otherwise the disk.
     """
 
-    def __init__(self, server: TetherServer) -> None:
-        self._server = server
+    def __init__(self, link: ClientLink) -> None:
+        self._link = link
         self._paths: dict[str, Path] = {}
         self._stale: dict[Path, int | None] = {}
         self._approved: dict[Path, ApprovedText] = {}
@@ -105,7 +102,7 @@ class LspBuffers:
     # --- the Buffers protocol --------------------------------------------------------------
     def _document(self, uri: str, path: Path) -> Buffer | None:
         # pygls keys documents by the percent-decoded URI (VS Code encodes spaces, non-ASCII).
-        doc = self._server.workspace.text_documents.get(unquote(uri))
+        doc = self._link.workspace.text_documents.get(unquote(uri))
         if doc is None:
             return None
         return Buffer(path=path, uri=uri, text=doc.source, version=doc.version)
@@ -202,17 +199,15 @@ class NotifySink:
     path every streamed token takes.
     """
 
-    def __init__(self, server: TetherServer) -> None:
-        self._server = server
+    def __init__(self, link: ClientLink) -> None:
+        self._link = link
 
     def publish(self, event: RunEvent) -> None:
-        writer = self._server.protocol.writer
-        if writer is None:  # no transport (yet): let pygls say so
-            self._server.protocol.notify(
+        if not self._link.write_message(_EVENT_HEAD + event_json(event) + b"}"):
+            # no transport (yet): let pygls say so
+            self._link.send_notification(
                 AGENT_EVENT_METHOD, event.model_dump(mode="json", by_alias=True, exclude_none=True)
             )
-            return
-        writer.write(_EVENT_HEAD + event_json(event) + b"}")
 
 
 def progress_message(event: StepEvent | ToolCallEvent, step: int) -> str:
@@ -227,14 +222,14 @@ def progress_message(event: StepEvent | ToolCallEvent, step: int) -> str:
 class ProgressSink:
     """Turns a run's events into ``$/progress`` begin/report/end on one token."""
 
-    def __init__(self, server: TetherServer, token: str | int, prompt: str, max_steps: int) -> None:
-        self._server = server
+    def __init__(self, link: ClientLink, token: str | int, prompt: str, max_steps: int) -> None:
+        self._progress = link.work_done_progress
         self._token = token
         self._step = 0
         self._max_steps = max(1, max_steps)
         excerpt = prompt if len(prompt) <= 60 else prompt[:57] + "…"
         # A percentage at begin makes clients draw a bar that the reports then move.
-        server.work_done_progress.begin(
+        self._progress.begin(
             token,
             types.WorkDoneProgressBegin(
                 title="Tether", cancellable=True, message=excerpt, percentage=0
@@ -246,7 +241,7 @@ class ProgressSink:
         return min(100, self._step * 100 // self._max_steps)
 
     def publish(self, event: RunEvent) -> None:
-        progress = self._server.work_done_progress
+        progress = self._progress
         if isinstance(event, StepEvent):
             self._step = event.step
             report = types.WorkDoneProgressReport(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMethodNotFound
@@ -22,8 +22,7 @@ from tether_protocol import (
     ToolResultEvent,
 )
 
-if TYPE_CHECKING:
-    from .server import TetherServer
+from .link import ClientLink
 
 HOW_TO_PASS_A_PROMPT = (
     "tether.run needs a prompt as its argument, e.g. `:CocCommand tether.run fix the bug` "
@@ -136,8 +135,8 @@ class TranscriptSink:
     """A run's transcript as ``window/logMessage`` lines (Eglot's events buffer, coc's
     output channel, Helix's log), bounded per line and per run."""
 
-    def __init__(self, server: TetherServer) -> None:
-        self._server = server
+    def __init__(self, link: ClientLink) -> None:
+        self._link = link
         self._sent = 0
         self._dropped = 0
 
@@ -157,8 +156,9 @@ class TranscriptSink:
 
     def _log(self, line: str) -> None:
         self._sent += 1
-        self._server.window_log_message(
+        self._link.send_notification(
+            types.WINDOW_LOG_MESSAGE,
             types.LogMessageParams(
                 type=types.MessageType.Info, message=f"[tether] {clip(line, LOG_LINE_CHARS)}"
-            )
+            ),
         )

@@ -1,24 +1,24 @@
-"""The Tether language server: lifecycle, capabilities, configuration and the agent/* methods."""
+"""The Tether language server: the LSP lifecycle and capabilities around pygls, the settings,
+and what the server owns (runs, session log, rules, buffers, editor). The methods are
+``handlers.py``'s; the buffers, editor and sinks see the server as a ``ClientLink``."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 from collections.abc import Callable, Generator, Mapping
 from concurrent.futures import Future
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import unquote
 
 import attrs
 from lsprotocol import types
 from lsprotocol.converters import get_converter
-from pydantic import BaseModel, ValidationError
-from pygls.capabilities import get_capability
+from pydantic import ValidationError
 from pygls.exceptions import (
     FeatureRequestError,
     JsonRpcException,
@@ -30,57 +30,25 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 import tether
-from tether_protocol import (
-    PROTOCOL_VERSION,
-    CancelParams,
-    ClientTetherCapabilities,
-    HistoryParams,
-    HistoryResult,
-    RunParams,
-    ServerTetherCapabilities,
-    SessionsParams,
-    SessionsResult,
-    TetherSettings,
-    UndoParams,
-)
+from tether_protocol import PROTOCOL_VERSION, ClientTetherCapabilities, ServerTetherCapabilities
 from tether_protocol.methods import CLIENT_TO_SERVER
 
-from ..config.layers import (
-    Config,
-    ConfigError,
-    ignored_warning,
-    merge,
-    parse_settings,
-    project_settings,
-    resolve,
-    user_file,
-    variables_settings,
-)
-from ..host import EventSink
+from ..config.layers import ConfigError
 from ..policy.store import RuleStore
 from ..providers import AVAILABLE_PROVIDERS
-from ..run.manager import InvalidRun, Run, RunManager
-from ..session.store import stored_session, stored_sessions
-from ..session.undo import UnknownRun, undo_run
+from ..run.manager import RunManager
 from ..session.writer import SessionLogWriter
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace, path_from_uri
 from .dispatch import clip
 from .documents import LineWorkspace, encoding_name
 from .editor import RAW_ANSWER_METHODS, LspEditor
-from .host import LspBuffers, NotifySink, ProgressSink
-from .plain import (
-    APPROVALS_UNSUPPORTED,
-    TranscriptSink,
-    answered_method_not_found,
-    outcome_message,
-    run_params_from_arguments,
-)
-from .rules import RULES_PARAMS, RulesRequestError, RulesService
+from .host import LspBuffers
+from .plain import APPROVALS_UNSUPPORTED, answered_method_not_found
+from .rules import RulesService
+from .settings import ServerSettings
 
 log = logging.getLogger(__name__)
-
-M = TypeVar("M", bound=BaseModel)
 
 NOTIFICATIONS = frozenset(
     method
@@ -94,26 +62,6 @@ REQUESTS = frozenset(CLIENT_TO_SERVER)
 
 def _is_msg_id(value: object) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
-
-
-def _read_outcome(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
-
-
-def validate_params(model: type[M], params: Any, method: str) -> M:
-    """Wire params → model, or JSON-RPC -32602 naming the first bad field."""
-    if params is None:
-        params = {}
-    try:
-        # NaN and Infinity (Python's json reads them) reach the model, which refuses them.
-        return model.model_validate_json(json.dumps(params))
-    except (TypeError, ValueError, RecursionError) as exc:
-        if isinstance(exc, ValidationError):
-            first = exc.errors()[0]
-            where = ".".join(clip(str(p)) for p in first["loc"]) or "params"
-            raise JsonRpcInvalidParams(f"{method}: {where}: {clip(first['msg'])}") from exc
-        raise JsonRpcInvalidParams(f"{method}: params must be a JSON object") from exc
 
 
 class ClientErrorFilter(logging.Filter):
@@ -274,15 +222,10 @@ class TetherServer(LanguageServer):
         self.environ = dict(os.environ if environ is None else environ)
         self.tools = tools
         self.client_tether = ClientTetherCapabilities()
-        # Lowest first: user file < project file < environment < editor (or the CLI's flags).
-        self._user_settings, _ = user_file(self.environ)
-        self._project_settings = TetherSettings()
-        self._env_settings = variables_settings(self.environ)
-        self._init_settings = TetherSettings()
-        self._client_settings = TetherSettings()
-        self.config: Config = resolve(merge(self._user_settings, self._env_settings), self.environ)
+        self.settings = ServerSettings(self.environ)
+        self.config = self.settings.initial()
         self.buffers = LspBuffers(self)
-        self.editor = LspEditor(self)
+        self.editor = LspEditor(self, self.buffers, lambda: self.config.state_dir / "previews")
         self._loop: asyncio.AbstractEventLoop | None = None
         self.log_writer = SessionLogWriter(self.config.state_dir, self._state_dir_failed)
         self.rules = RulesService(RuleStore.from_environment(self.environ))
@@ -300,9 +243,25 @@ class TetherServer(LanguageServer):
             )
         )
 
+    # --- the ClientLink of the buffers, the editor and the sinks ---------------------------
+    def send_request(self, method: str, params: Any, msg_id: str | None = None) -> Future[Any]:
+        return self.protocol.send_request(method, params, msg_id=msg_id)
+
+    def send_notification(self, method: str, params: Any) -> None:
+        self.protocol.notify(method, params)
+
+    def write_message(self, body: bytes) -> bool:
+        # Straight to the transport's writer: pygls' ``notify`` would structure and
+        # serialize the message again (see ``NotifySink``).
+        writer = self.protocol.writer
+        if writer is None:
+            return False
+        writer.write(body)
+        return True
+
     # --- configuration -------------------------------------------------------------------
     def configure_from_initialize(self, params: types.InitializeParams) -> None:
-        """Read the client's Tether declaration and initializationOptions."""
+        """Read the client's Tether declaration, initializationOptions and project file."""
         with contextlib.suppress(RuntimeError):  # no loop: a test calling it directly
             self._loop = asyncio.get_running_loop()
         experimental = params.capabilities.experimental
@@ -314,47 +273,29 @@ class TetherServer(LanguageServer):
                 log.warning(
                     "ignoring a malformed experimental.tether declaration: %s", clip(repr(declared))
                 )
-        self._init_settings = parse_settings(params.initialization_options, "initializationOptions")
-        self._read_project_file(params)
-        self._reconfigure()
-
-    def _read_project_file(self, params: types.InitializeParams) -> None:
-        """The first workspace folder's ``.tether/config.toml``, bound by the trust rule.
-
-        Read once, at ``initialize`` (a few hundred bytes, before anything else is served).
-        """
         folders = params.workspace_folders or []
         uri = folders[0].uri if folders else params.root_uri
         root = path_from_uri(uri) if uri else None
-        if root is None:
+        ignored = self.settings.read_initialize(params.initialization_options, root)
+        if ignored is not None:
+            self._warn_at_initialize(ignored)
+        self._reconfigure()
+
+    def _warn_at_initialize(self, message: str) -> None:
+        if self._loop is None:  # no client to tell (a test calling this directly)
+            log.warning("%s", message)
             return
-        self._project_settings, ignored = project_settings(root.resolve(), self.environ)
-        if ignored:
-            message = ignored_warning(ignored, root.resolve(), self.environ)
-            if self._loop is None:  # no client to tell (a test calling this directly)
-                log.warning("%s", message)
-                return
-            # showMessage is allowed during initialize (LSP 3.17); it is the one copy.
-            show = types.ShowMessageParams(
-                type=types.MessageType.Warning, message=f"Tether: {message}"
-            )
-            self._loop.call_soon(self.window_show_message, show)
+        # showMessage is allowed during initialize (LSP 3.17); it is the one copy.
+        show = types.ShowMessageParams(type=types.MessageType.Warning, message=f"Tether: {message}")
+        self._loop.call_soon(self.window_show_message, show)
 
     def apply_client_settings(self, settings: object) -> None:
         """``workspace/didChangeConfiguration``: ``settings.tether`` for later runs."""
-        if isinstance(settings, dict) and "tether" in settings:
-            self._client_settings = parse_settings(settings["tether"], "settings.tether")
+        if self.settings.read_client_settings(settings):
             self._reconfigure()
 
     def _reconfigure(self) -> None:
-        merged = merge(
-            self._user_settings,
-            self._project_settings,
-            self._env_settings,
-            self._init_settings,
-            self._client_settings,
-        )
-        config = resolve(merged, self.environ)
+        config = self.settings.resolve()
         if config.state_dir != self.config.state_dir:
             self.log_writer.retire()  # runs in flight finish writing there; new ones go here
             self.log_writer = self.runs.log_writer = SessionLogWriter(
@@ -385,69 +326,6 @@ class TetherServer(LanguageServer):
         encoding = encoding_name(self.workspace.position_encoding)
         return Workspace(roots or [Path.cwd()], self.buffers, encoding)
 
-    # --- runs ----------------------------------------------------------------------------
-    async def start_progress(self, run: Run) -> None:
-        """Progress on the client's token, or on one the server creates if it may."""
-        if run.progress_token is None:
-            if not get_capability(self.client_capabilities, "window.work_done_progress", False):
-                return
-            token = f"tether-{run.run_id}"
-            try:
-                creating = asyncio.ensure_future(self.work_done_progress.create_async(token))
-                # A run cancelled meanwhile leaves the answer to nobody: read it, so that an
-                # error answer is not logged as an unretrieved task exception.
-                creating.add_done_callback(_read_outcome)
-                await asyncio.shield(creating)
-            except Exception:
-                log.warning("the client refused progress token %s", token)
-                return
-            run.progress_token = token
-        if run.loop is not None:
-            sink = ProgressSink(self, run.progress_token, run.prompt, run.loop.limits.max_steps)
-            run.loop.events.add_sink(sink)
-
-    async def run_agent(self, raw: Any) -> dict[str, Any]:
-        """``agent/run``: validate, run to the outcome, and return the result."""
-        params = validate_params(RunParams, raw, "agent/run")
-        # A client without events has no plugin to show them: it gets the transcript as log
-        # lines and the outcome as a message instead.
-        events = self.client_tether.events
-        sinks: list[EventSink] = [NotifySink(self) if events else TranscriptSink(self)]
-        try:
-            run = await self.runs.create(
-                params, self.config, self.workspace_model(), sinks, self.editor
-            )
-        except InvalidRun as exc:
-            raise JsonRpcInvalidParams(f"agent/run: {clip(str(exc))}") from exc
-        # From here the run is the manager's: ``execute`` releases it whatever happens.
-        task = asyncio.ensure_future(self.runs.execute(run, self.start_progress))
-        try:
-            result = await asyncio.shield(task)
-        except asyncio.CancelledError:
-            # $/cancelRequest or shutdown: stop the run but still answer with what it has.
-            current = asyncio.current_task()
-            self.runs.cancel(run.run_id)
-            result = await task
-            if current is not None:
-                current.uncancel()
-        if not events:
-            self.window_show_message(outcome_message(result))
-        return result.to_wire()
-
-    async def run_command(self, arguments: list[Any]) -> dict[str, Any]:
-        """``workspace/executeCommand tether.run``: the arguments editors send (a string,
-        several, or the object); a refusal is also shown, since Helix only logs it."""
-        try:
-            params = run_params_from_arguments(arguments, self.buffers.most_recent_uri())
-            return await self.run_agent(params)
-        except JsonRpcInvalidParams as exc:
-            self.window_show_message(
-                types.ShowMessageParams(
-                    type=types.MessageType.Error, message=f"Tether: {exc.message}"
-                )
-            )
-            raise
-
     def message_request_answered(self, answer: Future[Any]) -> None:
         """An approval prompt's answer: MethodNotFound means this client can never be asked
         (Helix 25.07); say so once, with the options, instead of denying in silence."""
@@ -457,53 +335,6 @@ class TetherServer(LanguageServer):
             self.window_show_message(
                 types.ShowMessageParams(type=types.MessageType.Error, message=APPROVALS_UNSUPPORTED)
             )
-
-    async def undo_run(self, raw: Any) -> dict[str, Any]:
-        """``agent/undo``."""
-        params = validate_params(UndoParams, raw, "agent/undo")
-        run_id = params.run_id
-        if self.runs.in_flight(run_id):
-            message = f"runId: run {run_id!r} is still in flight; cancel it first"
-            raise JsonRpcInvalidParams(f"agent/undo: {clip(message)}")
-        try:
-            result = await undo_run(self.log_writer, run_id, self.workspace_model(), self.editor)
-        except UnknownRun as exc:
-            raise JsonRpcInvalidParams(f"agent/undo: {clip(str(exc))}") from exc
-        return result.to_wire()
-
-    async def list_sessions(self, raw: Any) -> dict[str, Any]:
-        """``agent/sessions``."""
-        params = validate_params(SessionsParams, raw, "agent/sessions")
-        found = await stored_sessions(self.log_writer, params.limit)
-        return SessionsResult(sessions=found).to_wire()
-
-    async def session_history(self, raw: Any) -> dict[str, Any]:
-        """``agent/history``."""
-        params = validate_params(HistoryParams, raw, "agent/history")
-        data = await stored_session(self.log_writer, params.session_id)
-        if data is None:
-            message = f"sessionId: unknown session {params.session_id!r}"
-            raise JsonRpcInvalidParams(f"agent/history: {clip(message)}")
-        return HistoryResult(session_id=params.session_id, events=data.events).to_wire()
-
-    async def rules_request(self, method: str, raw: Any) -> dict[str, Any]:
-        """``agent/rules/list``, ``agent/rules/add``, ``agent/rules/remove``."""
-        params = validate_params(RULES_PARAMS[method], raw, method)
-        session = self.runs.session_policy(params.session_id) if params.session_id else None
-        try:
-            result = await self.rules.handle(params, self.workspace_model().roots, session)
-        except RulesRequestError as exc:
-            raise JsonRpcInvalidParams(f"{method}: {clip(str(exc))}") from exc
-        return result.to_wire()
-
-    def cancel_run(self, raw: Any) -> dict[str, Any]:
-        """``agent/cancel``."""
-        params = validate_params(CancelParams, raw, "agent/cancel")
-        return {"cancelled": self.runs.cancel(params.run_id)}
-
-    def cancel_progress(self, token: str | int) -> None:
-        """``window/workDoneProgress/cancel`` for a run's token."""
-        self.runs.cancel_progress(token)
 
     async def close(self) -> None:
         """Stop every run (their tools and children end with them) and flush the log."""
