@@ -270,8 +270,8 @@ def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool)
     """Show a stored session, or re-run it and report differences (exit 1 if any)."""
     import anyio
 
-    from .client.render import make_renderer
     from .client.replay import rerun, show, uses_absolute_paths
+    from .client.terminal_run import make_renderer
     from .config.layers import default_state_dir
     from .session.index import session_log_path
     from .session.records import read_session

@@ -88,8 +88,7 @@ def test_a_pipe_no_color_and_a_dumb_terminal_all_get_the_same_plain_text(
 def test_a_plain_run_never_imports_rich(tmp_path: Path) -> None:
     code = (
         "import io, sys\n"
-        "from tether.client.render import make_renderer\n"
-        "from tether.client.terminal_run import run_in_terminal\n"
+        "from tether.client.terminal_run import make_renderer, run_in_terminal\n"
         "renderer = make_renderer(io.StringIO())\n"
         "print(type(renderer).__name__, 'rich' in sys.modules)\n"
     )

@@ -266,7 +266,7 @@ STOPS_ANSWERING = """
 import sys, anyio
 from pathlib import Path
 from tether.client.connection import ServerError, TetherClient
-from tether.client.session import connect
+from tether.client.headless import connect
 
 dying = [sys.executable, "-c", "import os, time; os.close(1); time.sleep(60)"]
 TetherClient.command = classmethod(lambda cls: dying)

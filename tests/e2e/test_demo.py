@@ -80,7 +80,7 @@ def test_tether_run_without_a_provider_says_how_to_configure_one(tmp_path: Path)
 async def test_a_client_that_can_neither_approve_nor_show_messages_gets_deny(
     tmp_path: Path,
 ) -> None:
-    from tether.client.session import connect
+    from tether.client.headless import connect
 
     project = tmp_path / "p"
     project.mkdir()

@@ -10,7 +10,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from tests.providers.fakes import FakeApi, Sse, Status, anthropic_stream, openai_stream
-from tether.client.session import connect
+from tether.client.headless import connect
 
 from ..waiting import wait_until
 from .conftest import Editor, script

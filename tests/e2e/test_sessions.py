@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from tether.client.session import connect
+from tether.client.headless import connect
 from tether.demo import SAMPLE, SCRIPT
 from tether.framing import frame
 from tether.session.index import session_log_path

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tether.client.connection import ServerError
-from tether.client.session import connect
+from tether.client.headless import connect
 from tether.session.index import session_log_path
 
 from .conftest import script

@@ -23,7 +23,7 @@ from tether.host import ApprovalAnswer, ApprovalRequest, NoBuffers
 from tether.policy.gate import ApprovalGate, ApprovalPolicy
 from tether.providers.scripted import ScriptedProvider
 from tether.run.loop import AgentLoop, Limits
-from tether.tools.base import ToolContext
+from tether.tools.base import ToolDeps
 from tether.tools.edits import EditFile, WriteFile
 from tether.tools.registry import ToolRegistry
 from tether.tools.shell import Bash
@@ -123,7 +123,7 @@ async def play(
     loop = AgentLoop(
         provider=ScriptedProvider(Script.model_validate({"turns": turns})),
         tools=ToolRegistry([EditFile(), WriteFile(), Bash()]),
-        context=ToolContext(
+        deps=ToolDeps(
             workspace=Workspace([root], NoBuffers()),
             run_id="r",
             editor=editor,

@@ -28,7 +28,7 @@ from tether.providers.base import (
 )
 from tether.run.loop import AgentLoop, Limits
 from tether.run.window import ContextWindow, SessionWindows, stated_limit
-from tether.tools.base import ToolContext
+from tether.tools.base import ToolDeps
 from tether.tools.files import READ_TOOLS
 from tether.tools.registry import ToolRegistry
 from tether.workspace.folders import Workspace
@@ -187,7 +187,7 @@ def make_loop(
     loop = AgentLoop(
         provider=provider,
         tools=ToolRegistry(READ_TOOLS),
-        context=ToolContext(workspace=Workspace([tmp_path], NoBuffers()), run_id="r"),
+        deps=ToolDeps(workspace=Workspace([tmp_path], NoBuffers()), run_id="r"),
         events=RunEvents("r", [sink]),
         limits=limits or Limits(),
         system="You are a coding agent.",

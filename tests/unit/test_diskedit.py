@@ -26,7 +26,7 @@ from tether.policy.gate import ApprovalGate, ApprovalPolicy
 from tether.providers.scripted import ScriptedProvider
 from tether.run.loop import AgentLoop, Limits
 from tether.text.edit import minimal_changes
-from tether.tools.base import ToolContext
+from tether.tools.base import ToolDeps
 from tether.tools.edits import EditFile, WriteFile
 from tether.tools.registry import ToolRegistry
 from tether.workspace.folders import Workspace
@@ -66,7 +66,7 @@ async def run_calls(
     loop = AgentLoop(
         provider=ScriptedProvider(Script.model_validate({"turns": turns})),
         tools=ToolRegistry([EditFile(), WriteFile()]),
-        context=ToolContext(
+        deps=ToolDeps(
             workspace=Workspace([root], NoBuffers()),
             run_id=run_id,
             editor=editor,

@@ -13,7 +13,7 @@ from tether.host import BufferDrift, NoBuffers
 from tether.lsp.editor import applied_answer
 from tether.lsp.overlay import MAX_DRIFT_LINES, drift
 from tether.lsp.prompt import fits_in_message, head_of
-from tether.tools.base import ToolContext, ToolResult
+from tether.tools.base import ToolDeps, ToolResult
 from tether.tools.registry import with_drift_notes
 from tether.workspace.folders import Workspace
 
@@ -80,8 +80,8 @@ class Reporting:
 
 def test_drift_notes_reach_the_next_result_of_that_run_once(tmp_path: Path) -> None:
     editor = Reporting([BufferDrift(tmp_path / "x.py", 2, ("changed",))])
-    ctx = ToolContext(Workspace([tmp_path], NoBuffers()), "run-1", editor=editor)  # type: ignore[arg-type]
-    other = ToolContext(Workspace([tmp_path], NoBuffers()), "run-2", editor=editor)  # type: ignore[arg-type]
+    ctx = ToolDeps(Workspace([tmp_path], NoBuffers()), "run-1", editor=editor)  # type: ignore[arg-type]
+    other = ToolDeps(Workspace([tmp_path], NoBuffers()), "run-2", editor=editor)  # type: ignore[arg-type]
     result = ToolResult(ok=True, output="done")
     assert with_drift_notes(result, other) is result
     noted = with_drift_notes(result, ctx)

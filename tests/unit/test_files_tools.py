@@ -16,7 +16,7 @@ from tests.files import write
 from tether.errors import ToolError
 from tether.host import Buffer, MemoryBuffers
 from tether.tools import search as search_module
-from tether.tools.base import Tool, ToolContext
+from tether.tools.base import Tool, ToolDeps
 from tether.tools.files import READ_TOOLS, ListFiles, ReadFile, Search
 from tether.workspace.folders import Workspace
 
@@ -40,17 +40,17 @@ def root(tmp_path: Path) -> Path:
     return (tmp_path / "ws").resolve()
 
 
-def context(root: Path, buffers: Sequence[Buffer] = ()) -> ToolContext:
-    return ToolContext(workspace=Workspace([root], MemoryBuffers(buffers)), run_id="run-1")
+def context(root: Path, buffers: Sequence[Buffer] = ()) -> ToolDeps:
+    return ToolDeps(workspace=Workspace([root], MemoryBuffers(buffers)), run_id="run-1")
 
 
-async def call(tool: Tool[Any], ctx: ToolContext, **arguments: Any) -> str:
+async def call(tool: Tool[Any], ctx: ToolDeps, **arguments: Any) -> str:
     result = await tool.run(tool.args_model.model_validate(arguments), ctx)
     assert result.ok, result
     return result.output
 
 
-async def fails(tool: Tool[Any], ctx: ToolContext, **arguments: Any) -> str:
+async def fails(tool: Tool[Any], ctx: ToolDeps, **arguments: Any) -> str:
     with pytest.raises(ToolError) as err:
         await tool.run(tool.args_model.model_validate(arguments), ctx)
     return str(err.value)

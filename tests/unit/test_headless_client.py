@@ -266,7 +266,7 @@ async def test_a_held_server_stderr_is_relayed_before_its_exit_is_reported(
     import anyio
 
     from tether.client.connection import ServerError
-    from tether.client.session import connect
+    from tether.client.headless import connect
     from tether.client.spawn import spawn_server
 
     # More than a pipe holds: a server whose stderr nobody read would block, then be killed.

@@ -20,7 +20,7 @@ from tether.providers.base import (
 )
 from tether.providers.scripted import ScriptedProvider, split_text
 from tether.run.loop import AgentLoop, Limits
-from tether.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from tether.tools.base import Tool, ToolArgs, ToolDeps, ToolError, ToolResult
 from tether.tools.registry import ToolRegistry
 from tether.workspace.folders import Workspace
 from tether_protocol import RunEvent, Script
@@ -37,7 +37,7 @@ class Echo(Tool[EchoArgs]):
     description: ClassVar[str] = "Say it back."
     args_model: ClassVar[type[ToolArgs]] = EchoArgs
 
-    async def run(self, args: EchoArgs, ctx: ToolContext) -> ToolResult:
+    async def run(self, args: EchoArgs, ctx: ToolDeps) -> ToolResult:
         if args.text == "fail":
             raise ToolError("asked to fail")
         if args.text == "crash":
@@ -67,7 +67,7 @@ def make_loop(
     loop = AgentLoop(
         provider=ScriptedProvider(script),
         tools=ToolRegistry([Echo()]),
-        context=ToolContext(workspace=Workspace([tmp_path], NoBuffers()), run_id="r"),
+        deps=ToolDeps(workspace=Workspace([tmp_path], NoBuffers()), run_id="r"),
         events=RunEvents("r", [sink]),
         limits=Limits(**kw),
         system="system",

@@ -16,7 +16,7 @@ import pytest
 
 from tests.waiting import alive, wait_until
 from tether.host import MemoryBuffers
-from tether.tools.base import ToolContext
+from tether.tools.base import ToolDeps
 from tether.tools.search import ENGINE_ENV, Search, SearchArgs
 from tether.workspace.folders import Workspace
 
@@ -37,7 +37,7 @@ async def test_cancel_kills_rg_and_its_children(tmp_path: Path) -> None:
     root.mkdir()
     (root / "a.txt").write_text("needle\n")
     rg, pids = slow_rg(tmp_path)
-    ctx = ToolContext(workspace=Workspace([root], MemoryBuffers([])), run_id="run-1")
+    ctx = ToolDeps(workspace=Workspace([root], MemoryBuffers([])), run_id="run-1")
     started = time.monotonic()
     with anyio.CancelScope() as scope:
         async with anyio.create_task_group() as tg:

@@ -30,7 +30,7 @@ from tether.session.index import session_log_path
 from tether.session.records import read_session
 from tether.session.writer import SessionLogWriter, SessionRecorder
 from tether.text.cut import cut_middle
-from tether.tools.base import ToolContext
+from tether.tools.base import ToolDeps
 from tether.tools.files import READ_TOOLS
 from tether.tools.registry import ToolRegistry
 from tether.workspace.folders import Workspace
@@ -78,7 +78,7 @@ async def test_history_rebuilt_from_the_log_after_every_step(tmp_path: Path) -> 
     loop = AgentLoop(
         provider=provider,
         tools=ToolRegistry(READ_TOOLS),
-        context=ToolContext(workspace=Workspace([tmp_path], NoBuffers()), run_id="r"),
+        deps=ToolDeps(workspace=Workspace([tmp_path], NoBuffers()), run_id="r"),
         events=RunEvents("r", []),
         limits=Limits(),
         system="s",

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from tether.errors import ToolError
 from tether.host import NoBuffers
 from tether.tools import shell
-from tether.tools.base import ToolContext
+from tether.tools.base import ToolDeps
 from tether.tools.shell import (
     DEFAULT_OUTPUT_LIMIT,
     KILL_GRACE_SECONDS,
@@ -392,9 +392,9 @@ async def test_output_written_just_before_exit_is_kept(tmp_path: Path, groups: l
 
 
 @pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
+def ctx(tmp_path: Path) -> ToolDeps:
     (tmp_path / "ws").mkdir()
-    return ToolContext(workspace=Workspace([tmp_path / "ws"], NoBuffers()), run_id="r1")
+    return ToolDeps(workspace=Workspace([tmp_path / "ws"], NoBuffers()), run_id="r1")
 
 
 def test_bash_args_validation() -> None:
@@ -423,7 +423,7 @@ def test_bash_tool_declaration() -> None:
     assert all(p.get("description") for p in schema["properties"].values())
 
 
-async def test_bash_proposal_title_is_the_first_line_shortened(ctx: ToolContext) -> None:
+async def test_bash_proposal_title_is_the_first_line_shortened(ctx: ToolDeps) -> None:
     async def title(command: str) -> str:
         return (await Bash().propose(BashArgs(command=command), ctx)).title
 
@@ -433,7 +433,7 @@ async def test_bash_proposal_title_is_the_first_line_shortened(ctx: ToolContext)
     assert await title(long) == "Run " + long[:79] + "…"
 
 
-async def test_bash_proposal_shows_command_and_cwd(ctx: ToolContext) -> None:
+async def test_bash_proposal_shows_command_and_cwd(ctx: ToolDeps) -> None:
     proposal = await Bash().propose(BashArgs(command="make test"), ctx)
     assert proposal.title == "Run make test"
     assert proposal.preview.kind == "command"
@@ -444,7 +444,7 @@ async def test_bash_proposal_shows_command_and_cwd(ctx: ToolContext) -> None:
     }
 
 
-async def test_bash_runs_in_the_workspace_root(ctx: ToolContext) -> None:
+async def test_bash_runs_in_the_workspace_root(ctx: ToolDeps) -> None:
     result = await Bash().run(BashArgs(command="echo hi > made.txt; cat made.txt"), ctx)
     assert result.ok is True
     assert result.output == "exit code: 0\nhi"
@@ -452,19 +452,19 @@ async def test_bash_runs_in_the_workspace_root(ctx: ToolContext) -> None:
     assert (ctx.workspace.root / "made.txt").read_text() == "hi\n"
 
 
-async def test_bash_failure_reports_exit_code(ctx: ToolContext) -> None:
+async def test_bash_failure_reports_exit_code(ctx: ToolDeps) -> None:
     result = await Bash().run(BashArgs(command="echo oops >&2; exit 2"), ctx)
     assert result.ok is False
     assert result.output == "exit code: 2\noops"
     assert result.error == "exit code 2"
 
 
-async def test_bash_without_output(ctx: ToolContext) -> None:
+async def test_bash_without_output(ctx: ToolDeps) -> None:
     result = await Bash().run(BashArgs(command="true"), ctx)
     assert result == type(result)(ok=True, output="exit code: 0\n(no output)")
 
 
-async def test_bash_timeout(ctx: ToolContext) -> None:
+async def test_bash_timeout(ctx: ToolDeps) -> None:
     result = await Bash().run(BashArgs(command="echo $$; sleep 300", timeout_seconds=0.3), ctx)
     status, pid = result.output.split("\n")
     try:

@@ -27,7 +27,7 @@ from tether.host import Buffer, MemoryBuffers
 from tether.lsp.documents import split_lines as document_lines
 from tether.text import model as tm
 from tether.text.edit import position_at
-from tether.tools.base import ToolContext
+from tether.tools.base import ToolDeps
 from tether.tools.files import ReadFile, ReadFileArgs
 from tether.workspace.folders import Workspace, line_count, line_slice, split_lines
 from tether_protocol import ToolResultEvent
@@ -252,7 +252,7 @@ async def test_read_file_numbers_lines_as_the_editor_does(tmp_path: Path) -> Non
     path = tmp_path / "mixed.py"
     text = "a = 1\rb = 2\x0cstill b\r\nc = 3\u2028still c\n"
     buffers = MemoryBuffers([Buffer(path=path, uri=path.as_uri(), text=text, version=1)])
-    ctx = ToolContext(workspace=Workspace([tmp_path], buffers), run_id="r")
+    ctx = ToolDeps(workspace=Workspace([tmp_path], buffers), run_id="r")
     result = await ReadFile().run(ReadFileArgs(path="mixed.py", offset=2), ctx)
     assert result.output.split("\n") == [
         "     2\tb = 2\x0cstill b",

@@ -22,7 +22,7 @@ from tether.session.records import read_session
 from tether.session.store import RunIndex
 from tether.session.undo import undo_run
 from tether.session.writer import SessionLogWriter, SessionRecorder
-from tether.tools.base import ToolContext
+from tether.tools.base import ToolDeps
 from tether.tools.edits import EditFile, WriteFile
 from tether.tools.registry import ToolRegistry
 from tether.workspace.folders import Workspace
@@ -149,7 +149,7 @@ async def test_an_edit_is_logged_before_it_is_sent(tmp_path: Path) -> None:
     loop = AgentLoop(
         provider=ScriptedProvider(Script.model_validate({"turns": [{"toolCalls": [call]}]})),
         tools=ToolRegistry([EditFile()]),
-        context=ToolContext(
+        deps=ToolDeps(
             workspace=Workspace([root], NoBuffers()),
             run_id="r",
             editor=editor,

@@ -42,16 +42,6 @@ def styled_terminal(out: TextOut, environ: Mapping[str, str] | None = None) -> b
     return out.isatty() and not env.get("NO_COLOR") and env.get("TERM") != "dumb"
 
 
-def make_renderer(out: TextOut) -> TerminalRenderer:
-    """The renderer for ``out``: Rich's Markdown, highlighted diffs and tool cards on a
-    terminal, today's plain text anywhere else (Rich is imported only then)."""
-    if not styled_terminal(out):
-        return TerminalRenderer(out, color=False)
-    from .rich_render import RichRenderer
-
-    return RichRenderer(out)
-
-
 class TerminalRenderer:
     """Writes events as they arrive; colours only when the output is a terminal."""
 

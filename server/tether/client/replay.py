@@ -27,8 +27,8 @@ from tether_protocol import (
 from ..providers.base import AssistantMessage, Message
 from ..session.records import SessionData
 from .approver import TerminalApprover
+from .headless import connect
 from .render import TerminalRenderer
-from .session import connect
 
 
 @dataclass(frozen=True, slots=True)

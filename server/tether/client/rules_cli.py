@@ -96,7 +96,7 @@ async def _rules(args: argparse.Namespace, root: Path) -> int:
     )
 
     from .connection import ServerError
-    from .session import connect
+    from .headless import connect
     from .terminal_run import _server_error, terminal_message
 
     try:

@@ -41,7 +41,7 @@ async def spawn_server(
     pipe that ``relay_stderr`` copies to ours once the server is known to be wanted (a
     server started before the settings were checked must not add its own error to ours).
 
-    Its own session: Ctrl-C in the terminal reaches the client, which cancels the run and
+    Its own process session: Ctrl-C in the terminal reaches the client, which cancels the run and
     shuts the server down in order, instead of killing the server mid-reply.
     """
     return await anyio.open_process(

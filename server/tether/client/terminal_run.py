@@ -22,10 +22,20 @@ from .exits import EXIT_NOT_DONE as EXIT_NOT_DONE
 from .exits import EXIT_OK as EXIT_OK
 from .exits import EXIT_PIPE_CLOSED as EXIT_PIPE_CLOSED
 from .exits import EXIT_USAGE as EXIT_USAGE
+from .headless import connect
 from .history import remember, state_dir_for
-from .render import TerminalRenderer, make_renderer
-from .session import connect
-from .terminal import GuardedOutput, on_interrupt
+from .render import TerminalRenderer, styled_terminal
+from .terminal import GuardedOutput, TextOut, on_interrupt
+
+
+def make_renderer(out: TextOut) -> TerminalRenderer:
+    """The renderer for ``out``: Rich's Markdown, highlighted diffs and tool cards on a
+    terminal, today's plain text anywhere else (Rich is imported only then)."""
+    if not styled_terminal(out):
+        return TerminalRenderer(out, color=False)
+    from .rich_render import RichRenderer
+
+    return RichRenderer(out)
 
 
 @dataclass

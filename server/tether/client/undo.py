@@ -10,7 +10,7 @@ from tether_protocol import AGENT_UNDO_METHOD
 
 from ..workspace.folders import path_from_uri
 from .connection import ServerError
-from .session import connect
+from .headless import connect
 from .terminal_run import EXIT_NOT_DONE, EXIT_OK, EXIT_USAGE, _server_error, terminal_message
 
 LISTS = (

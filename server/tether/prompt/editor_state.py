@@ -93,7 +93,7 @@ def _open_files(located: list[tuple[str, Path | None]], total: int) -> str:
     return ", ".join(shown for shown, _ in located) + (f" and {more} more" if more > 0 else "")
 
 
-async def context_section(
+async def editor_state_section(
     workspace: Workspace, context: RunContext | None, encoding: str = "utf-16"
 ) -> str:
     """The lines the system prompt gets about the user's editor ("" without a context).

@@ -67,12 +67,12 @@ def instructions_section(workspace: Workspace, files: Sequence[Instructions]) ->
 def system_prompt(
     workspace: Workspace,
     tools: Sequence[str],
-    editor_context: str = "",
+    editor_state: str = "",
     instructions: Sequence[Instructions] = (),
 ) -> str:
     """The system prompt for one run: workspace, tools, the user's editor (the section
-    ``editorcontext.context_section`` wrote) and the project's instructions."""
-    lines: list[str] = [editor_context] if editor_context else []
+    ``editor_state.editor_state_section`` wrote) and the project's instructions."""
+    lines: list[str] = [editor_state] if editor_state else []
     if instructions:
         lines.append(instructions_section(workspace, instructions))
     return SYSTEM_PROMPT.format(

@@ -20,7 +20,7 @@ from ..events import RunEvents
 from ..host import Editor, EventSink, ReportsDiagnostics
 from ..policy.gate import ApprovalGate, ApprovalPolicy
 from ..policy.store import RuleStore
-from ..prompt.editor_state import context_section
+from ..prompt.editor_state import editor_state_section
 from ..prompt.instructions import home_folder
 from ..prompt.instructions import load as load_instructions
 from ..prompt.mentions import expand_mentions
@@ -29,7 +29,7 @@ from ..providers import make_provider
 from ..providers.base import Message
 from ..sandbox.probe import sandbox_for
 from ..session.writer import SessionLogWriter, SessionRecorder, SessionSink
-from ..tools.base import ToolContext
+from ..tools.base import ToolDeps
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace
 from .loop import AgentLoop, Limits
@@ -84,7 +84,9 @@ async def assemble_run(
     )
     limits = params.limits
     instructions = await load_instructions(workspace.root, workspace.buffers, home_folder())
-    editor_context = await context_section(workspace, params.context, workspace.position_encoding)
+    editor_state = await editor_state_section(
+        workspace, params.context, workspace.position_encoding
+    )
     message = await expand_mentions(params.prompt, workspace)
     events = RunEvents(run_id, [*sinks, SessionSink(log_writer, session_id)])
     memory.policy.configure(config.auto_approve, rules)
@@ -94,7 +96,7 @@ async def assemble_run(
     loop = AgentLoop(
         provider=provider,
         tools=tools,
-        context=ToolContext(
+        deps=ToolDeps(
             workspace=workspace,
             run_id=run_id,
             editor=editor,
@@ -110,7 +112,7 @@ async def assemble_run(
             max_tokens=limits.max_tokens if limits else None,
             max_cost_usd=limits.max_cost_usd if limits else None,
         ),
-        system=system_prompt(workspace, tools.names, editor_context, instructions),
+        system=system_prompt(workspace, tools.names, editor_state, instructions),
         history=memory.history,
         recorder=SessionRecorder(log_writer, session_id, run_id),
         context_budget=config.context_budget_tokens,

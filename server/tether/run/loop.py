@@ -33,7 +33,7 @@ from ..providers.base import (
     UserMessage,
 )
 from ..text.cut import cut_middle
-from ..tools.base import EditJournal, ToolContext
+from ..tools.base import EditJournal, ToolDeps
 from ..tools.registry import ToolRegistry
 from .window import (
     ContextWindow,
@@ -97,7 +97,7 @@ class AgentLoop:
         *,
         provider: Provider,
         tools: ToolRegistry,
-        context: ToolContext,
+        deps: ToolDeps,
         events: RunEvents,
         limits: Limits,
         system: str,
@@ -109,9 +109,9 @@ class AgentLoop:
         self.provider = provider
         self.tools = tools
         # Edits are logged by the tools as they are sent, before any result exists.
-        if recorder is not None and context.journal is None:
-            context = replace(context, journal=recorder)
-        self.context = context
+        if recorder is not None and deps.journal is None:
+            deps = replace(deps, journal=recorder)
+        self.deps = deps
         self.events = events
         self.limits = limits
         self.system = system
@@ -263,7 +263,7 @@ class AgentLoop:
 
     async def _execute(self, call: ToolCall) -> None:
         self.events.tool_call(call.call_id, call.name, call.arguments)
-        result = await self.tools.execute(call, self.context)
+        result = await self.tools.execute(call, self.deps)
         for edit in result.edits:
             if edit.uri not in self.state.changed_files:
                 self.state.changed_files.append(edit.uri)

@@ -27,7 +27,7 @@ __all__ = [
     "Proposal",
     "Tool",
     "ToolArgs",
-    "ToolContext",
+    "ToolDeps",
     "ToolError",
     "ToolResult",
 ]
@@ -71,8 +71,8 @@ class EditJournal(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class ToolContext:
-    """What a tool may touch while it runs."""
+class ToolDeps:
+    """What a tool call depends on: what it may touch while it runs."""
 
     workspace: Workspace
     run_id: str
@@ -117,14 +117,14 @@ class Tool(Generic[A]):
             prop.pop("title", None)
         return schema
 
-    async def run(self, args: A, ctx: ToolContext) -> ToolResult:
+    async def run(self, args: A, deps: ToolDeps) -> ToolResult:
         """Do the work; raise ``ToolError`` for failures the model should see."""
         raise NotImplementedError
 
-    async def propose(self, args: A, ctx: ToolContext) -> Proposal:
+    async def propose(self, args: A, deps: ToolDeps) -> Proposal:
         """For tools that need approval: what the call would do, without doing it."""
         raise NotImplementedError
 
-    async def perform(self, args: A, proposal: Proposal, ctx: ToolContext) -> ToolResult:
+    async def perform(self, args: A, proposal: Proposal, deps: ToolDeps) -> ToolResult:
         """For tools that need approval: do what was proposed and allowed."""
         raise NotImplementedError

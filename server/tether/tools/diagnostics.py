@@ -15,7 +15,7 @@ from pydantic import Field
 
 from ..diagnostics.report import listing
 from ..errors import ToolError
-from .base import Tool, ToolArgs, ToolContext, ToolResult
+from .base import Tool, ToolArgs, ToolDeps, ToolResult
 
 MAX_LISTED = 100
 """Problems listed at most; the rest are counted."""
@@ -50,8 +50,8 @@ class Diagnostics(Tool[DiagnosticsArgs]):
     )
     args_model: ClassVar[type[ToolArgs]] = DiagnosticsArgs
 
-    async def run(self, args: DiagnosticsArgs, ctx: ToolContext) -> ToolResult:
-        ws = ctx.workspace
+    async def run(self, args: DiagnosticsArgs, deps: ToolDeps) -> ToolResult:
+        ws = deps.workspace
         uris: list[str] | None = None
         scope = "the workspace"
         if args.path is not None:
@@ -63,9 +63,9 @@ class Diagnostics(Tool[DiagnosticsArgs]):
                 if not await anyio.to_thread.run_sync(path.exists):
                     raise ToolError(f"file not found: {shown}")
             uris, scope = [ws.uri_for(path)], shown
-        if ctx.problems is None:
+        if deps.problems is None:
             return ToolResult(ok=True, output=UNSUPPORTED)
-        answer = await ctx.problems.ask(uris, WAIT_SECONDS)
+        answer = await deps.problems.ask(uris, WAIT_SECONDS)
         if answer == "unsupported":
             return ToolResult(ok=True, output=UNSUPPORTED)
         if answer == "timeout":

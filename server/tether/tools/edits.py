@@ -35,7 +35,7 @@ from ..text.span import count_lines
 from ..workspace.folders import TextSnapshot, Workspace
 from ..writes.disk import has_bom
 from ..writes.locks import path_lock
-from .base import Proposal, Tool, ToolArgs, ToolContext, ToolResult
+from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult
 
 
 class EditFileArgs(ToolArgs):
@@ -116,22 +116,20 @@ def _stats(edit: FileEdit) -> str:
     return f"+{added} -{removed} lines"
 
 
-async def _apply(
-    ctx: ToolContext, edit: FileEdit, label: str, problems: EditProblems
-) -> EditOutcome:
+async def _apply(deps: ToolDeps, edit: FileEdit, label: str, problems: EditProblems) -> EditOutcome:
     """The one place edits are sent: logged first (a crash right after the editor applied
     it must not lose it for undo), then applied once — an edit the editor says it applied is
     never sent again (a late or differing buffer report reaches the run as a note, see
     ``ReportsDrift``) — then its outcome logged. The file's problems are asked for just
     before, to tell the model afterwards what the edit added or fixed."""
-    if ctx.editor is None:
+    if deps.editor is None:
         raise ToolError("no editor to apply the change through")
-    edit = replace(edit, run_id=ctx.run_id)
+    edit = replace(edit, run_id=deps.run_id)
     await problems.take_before(edit.uri)
-    entry = None if ctx.journal is None else await ctx.journal.intended(edit)
-    outcome = await ctx.editor.apply_edit(edit, label)
-    if ctx.journal is not None and entry is not None:
-        ctx.journal.outcome(entry, outcome.applied)
+    entry = None if deps.journal is None else await deps.journal.intended(edit)
+    outcome = await deps.editor.apply_edit(edit, label)
+    if deps.journal is not None and entry is not None:
+        deps.journal.outcome(entry, outcome.applied)
     return outcome
 
 
@@ -201,8 +199,8 @@ class EditFile(Tool[EditFileArgs]):
         new_text, count = replaced_text(snapshot.text, args, shown)
         return _file_edit(ws, path, snapshot, new_text, bom), count
 
-    async def propose(self, args: EditFileArgs, ctx: ToolContext) -> Proposal:
-        ws = ctx.workspace
+    async def propose(self, args: EditFileArgs, deps: ToolDeps) -> Proposal:
+        ws = deps.workspace
         edit, count = await self._edit(args, ws)
         shown = ws.display(edit.path)
         diff = unified_diff(edit.base_text, edit.new_text, shown)
@@ -223,28 +221,28 @@ class EditFile(Tool[EditFileArgs]):
         )
         return changed, replace(proposal, payload=(revised[0], 1))
 
-    async def perform(self, args: EditFileArgs, proposal: Proposal, ctx: ToolContext) -> ToolResult:
+    async def perform(self, args: EditFileArgs, proposal: Proposal, deps: ToolDeps) -> ToolResult:
         edit: FileEdit = proposal.payload[0]
-        problems = EditProblems(ctx.problems)
+        problems = EditProblems(deps.problems)
         async with path_lock(edit.path):  # edits of one file, one at a time
-            result = await self._perform(args, proposal, ctx, problems)
+            result = await self._perform(args, proposal, deps, problems)
         return await _with_problems(result, problems)
 
     async def _perform(
-        self, args: EditFileArgs, proposal: Proposal, ctx: ToolContext, problems: EditProblems
+        self, args: EditFileArgs, proposal: Proposal, deps: ToolDeps, problems: EditProblems
     ) -> ToolResult:
         edit, count = proposal.payload
-        shown = ctx.workspace.display(edit.path)
-        outcome = await _apply(ctx, edit, f"Tether: edit {shown}", problems)
+        shown = deps.workspace.display(edit.path)
+        outcome = await _apply(deps, edit, f"Tether: edit {shown}", problems)
         if not outcome.applied and outcome.stale:
             try:  # the user typed meanwhile: the same change, once, on the text as it is now
-                edit, count = await self._edit(args, ctx.workspace)
+                edit, count = await self._edit(args, deps.workspace)
             except ToolError as exc:
                 return ToolResult.failure(
                     f"The edit was not applied: {shown} changed since you read it and the "
                     f"change no longer fits ({exc}). Read the file again."
                 )
-            outcome = await _apply(ctx, edit, f"Tether: edit {shown}", problems)
+            outcome = await _apply(deps, edit, f"Tether: edit {shown}", problems)
         if not outcome.applied:
             return ToolResult.failure(
                 f"The edit was not applied: {_failure(outcome)}. Nothing was changed; read "
@@ -286,9 +284,9 @@ class WriteFile(Tool[WriteFileArgs]):
                 content += ending
         return _file_edit(ws, path, snapshot, content, bom)
 
-    async def propose(self, args: WriteFileArgs, ctx: ToolContext) -> Proposal:
-        edit = await self._edit(args, ctx.workspace)
-        shown = ctx.workspace.display(edit.path)
+    async def propose(self, args: WriteFileArgs, deps: ToolDeps) -> Proposal:
+        edit = await self._edit(args, deps.workspace)
+        shown = deps.workspace.display(edit.path)
         diff = unified_diff(edit.base_text, edit.new_text, shown, create=edit.create)
         verb = "Create" if edit.create else "Overwrite"
         return Proposal(f"{verb} {shown}", _preview(edit, diff), edit)
@@ -305,21 +303,19 @@ class WriteFile(Tool[WriteFileArgs]):
         changed = WriteFileArgs(path=args.path, content=_model_text(revised[0].new_text))
         return changed, replace(proposal, payload=revised[0])
 
-    async def perform(
-        self, args: WriteFileArgs, proposal: Proposal, ctx: ToolContext
-    ) -> ToolResult:
+    async def perform(self, args: WriteFileArgs, proposal: Proposal, deps: ToolDeps) -> ToolResult:
         edit: FileEdit = proposal.payload
-        problems = EditProblems(ctx.problems)
+        problems = EditProblems(deps.problems)
         async with path_lock(edit.path):  # edits of one file, one at a time
-            result = await self._perform(args, proposal, ctx, problems)
+            result = await self._perform(args, proposal, deps, problems)
         return await _with_problems(result, problems)
 
     async def _perform(
-        self, args: WriteFileArgs, proposal: Proposal, ctx: ToolContext, problems: EditProblems
+        self, args: WriteFileArgs, proposal: Proposal, deps: ToolDeps, problems: EditProblems
     ) -> ToolResult:
         edit: FileEdit = proposal.payload
-        shown = ctx.workspace.display(edit.path)
-        outcome = await _apply(ctx, edit, f"Tether: write {shown}", problems)
+        shown = deps.workspace.display(edit.path)
+        outcome = await _apply(deps, edit, f"Tether: write {shown}", problems)
         if not outcome.applied:  # no rebase: overwriting would throw away what the user typed
             hint = " It changed since you read it; read it again." if outcome.stale else ""
             return ToolResult.failure(f"{shown} was not written: {_failure(outcome)}.{hint}")

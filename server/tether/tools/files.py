@@ -11,7 +11,7 @@ from pydantic import Field
 from ..errors import ToolError
 from ..text.model import line_count, line_slice
 from ..workspace.folders import Workspace
-from .base import Tool, ToolArgs, ToolContext, ToolResult
+from .base import Tool, ToolArgs, ToolDeps, ToolResult
 from .search import PathGlob, Search
 from .search_engine import run_stoppable
 
@@ -51,9 +51,9 @@ class ReadFile(Tool[ReadFileArgs]):
     )
     args_model: ClassVar[type[ToolArgs]] = ReadFileArgs
 
-    async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
+    async def run(self, args: ReadFileArgs, deps: ToolDeps) -> ToolResult:
         """Read the file and number the requested lines."""
-        ws = ctx.workspace
+        ws = deps.workspace
         path = ws.resolve(args.path)
         shown = ws.display(path)
         text = (await ws.read_text(path)).text
@@ -113,9 +113,9 @@ class ListFiles(Tool[ListFilesArgs]):
     )
     args_model: ClassVar[type[ToolArgs]] = ListFilesArgs
 
-    async def run(self, args: ListFilesArgs, ctx: ToolContext) -> ToolResult:
+    async def run(self, args: ListFilesArgs, deps: ToolDeps) -> ToolResult:
         """Walk the folder in a worker thread (left behind on cancel) and list what matches."""
-        ws = ctx.workspace
+        ws = deps.workspace
         base = ws.resolve(args.path)
         glob = PathGlob.parse(args.pattern) if args.pattern else None
         files = await run_stoppable(lambda stop: _list(ws, base, glob, stop))

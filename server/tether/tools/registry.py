@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from ..errors import ToolError
 from ..host import ReportsDrift
 from ..providers.base import ToolCall, ToolSpec
-from .base import Proposal, Tool, ToolArgs, ToolContext, ToolResult
+from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -27,15 +27,15 @@ def describe_validation_error(tool: str, exc: ValidationError) -> str:
     return f"invalid arguments for {tool}: " + "; ".join(problems)
 
 
-def with_drift_notes(result: ToolResult, ctx: ToolContext) -> ToolResult:
+def with_drift_notes(result: ToolResult, deps: ToolDeps) -> ToolResult:
     """``result`` plus a note for each applied edit of the run whose buffer, when the editor
     reported it, differed from what was approved."""
-    if not isinstance(ctx.editor, ReportsDrift):
+    if not isinstance(deps.editor, ReportsDrift):
         return result
-    found = ctx.editor.take_drift(ctx.run_id)
+    found = deps.editor.take_drift(deps.run_id)
     if not found:
         return result
-    notes = "\n\n".join(d.describe(ctx.workspace.display(d.path)) for d in found)
+    notes = "\n\n".join(d.describe(deps.workspace.display(d.path)) for d in found)
     return replace(result, output=f"{result.output}\n\n{notes}")
 
 
@@ -91,21 +91,21 @@ class ToolRegistry:
         except ValidationError as exc:
             raise ToolError(describe_validation_error(call.name, exc)) from exc
 
-    async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+    async def execute(self, call: ToolCall, deps: ToolDeps) -> ToolResult:
         """Run one call. Every failure, expected or not, comes back as a ``ToolResult``.
 
         A read-only tool runs directly; a call that needs approval is proposed (its diff or
         command computed), decided by the approval gate, and only then performed. The
         result also carries what the editor reported since about the run's applied edits.
         """
-        return with_drift_notes(await self._execute(call, ctx), ctx)
+        return with_drift_notes(await self._execute(call, deps), deps)
 
-    async def _execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+    async def _execute(self, call: ToolCall, deps: ToolDeps) -> ToolResult:
         try:
             tool, args = self.parse(call)
             if not tool.needs_approval:
-                return await tool.run(args, ctx)
-            return await self._approved(tool, args, call, ctx)
+                return await tool.run(args, deps)
+            return await self._approved(tool, args, call, deps)
         except ToolError as exc:
             return ToolResult.failure(str(exc))
         except Exception as exc:  # a bug in a tool must not end the run or the server
@@ -113,18 +113,18 @@ class ToolRegistry:
             return ToolResult.failure(f"{call.name} failed: {type(exc).__name__}: {exc}")
 
     async def _approved(
-        self, tool: Tool[Any], args: ToolArgs, call: ToolCall, ctx: ToolContext
+        self, tool: Tool[Any], args: ToolArgs, call: ToolCall, deps: ToolDeps
     ) -> ToolResult:
-        proposal = await tool.propose(args, ctx)
-        if ctx.gate is None:
+        proposal = await tool.propose(args, deps)
+        if deps.gate is None:
             return ToolResult.failure(f"{call.name} is not allowed here (no one to approve it)")
-        verdict = await ctx.gate.decide(
+        verdict = await deps.gate.decide(
             call_id=call.call_id,
             tool=call.name,
             title=proposal.title,
             arguments=call.arguments,
             preview=proposal.preview,
-            roots=ctx.workspace.roots,
+            roots=deps.workspace.roots,
         )
         if not verdict.allowed:
             reason = "the user denied it" if verdict.decision == "deny" else "no one allowed it"
@@ -146,13 +146,13 @@ class ToolRegistry:
             changed = {**call.arguments, **verdict.arguments}
             edited = ToolCall(call.call_id, call.name, changed)
             _, args = self.parse(edited)
-            proposal = await tool.propose(args, ctx)
+            proposal = await tool.propose(args, deps)
             note = changed_note(changed)
         if verdict.sandbox is not None:
             proposal = replace(proposal, sandbox=verdict.sandbox)
-        result = await tool.perform(args, proposal, ctx)
+        result = await tool.perform(args, proposal, deps)
         if result.blocked is not None and proposal.sandbox is not None:
-            result = await self._outside(tool, args, proposal, call, ctx, result, result.blocked)
+            result = await self._outside(tool, args, proposal, call, deps, result, result.blocked)
         if not note:
             return result
         return ToolResult(result.ok, note + result.output, result.error)
@@ -163,20 +163,20 @@ class ToolRegistry:
         args: ToolArgs,
         proposal: Proposal,
         call: ToolCall,
-        ctx: ToolContext,
+        deps: ToolDeps,
         failed: ToolResult,
         reason: str,
     ) -> ToolResult:
         """A call that failed in the sandbox for lack of reach: ask whether it may run
         outside, showing why; run it there only if the user allows."""
-        assert ctx.gate is not None  # the sandbox was the gate's verdict
-        verdict = await ctx.gate.reconsider(
+        assert deps.gate is not None  # the sandbox was the gate's verdict
+        verdict = await deps.gate.reconsider(
             call_id=call.call_id,
             tool=call.name,
             title=proposal.title,
             arguments=call.arguments,
             preview=proposal.preview,
-            roots=ctx.workspace.roots,
+            roots=deps.workspace.roots,
             reason=reason,
         )
         if not verdict.allowed:
@@ -193,7 +193,7 @@ class ToolRegistry:
         if verdict.arguments is not None and verdict.arguments != call.arguments:
             changed = {**call.arguments, **verdict.arguments}
             _, args = self.parse(ToolCall(call.call_id, call.name, changed))
-            unsandboxed = await tool.propose(args, ctx)
+            unsandboxed = await tool.propose(args, deps)
             note += changed_note(changed)
-        result = await tool.perform(args, unsandboxed, ctx)
+        result = await tool.perform(args, unsandboxed, deps)
         return replace(result, output=note + result.output)

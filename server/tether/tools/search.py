@@ -45,7 +45,7 @@ from ..host import Buffer
 from ..text.linear_regex import LinearRegexError
 from ..workspace.folders import Workspace, decode_text
 from ..workspace.ignore import compile_glob, wildmatch_regex
-from .base import Tool, ToolArgs, ToolContext, ToolResult
+from .base import Tool, ToolArgs, ToolDeps, ToolResult
 from .search_engine import LineMatcher, rg_pattern, run_killable, run_stoppable
 
 __all__ = ["ENGINE_ENV", "MAX_MATCHES", "RG_FLAGS", "PathGlob", "Search", "SearchArgs", "find_rg"]
@@ -184,9 +184,9 @@ class Search(Tool[SearchArgs]):
         if use_rg and self.rg_path is None:
             raise ValueError("use_rg=True but no rg binary was found")
 
-    async def run(self, args: SearchArgs, ctx: ToolContext) -> ToolResult:
+    async def run(self, args: SearchArgs, deps: ToolDeps) -> ToolResult:
         """Find the matching lines, buffers first, and print them sorted."""
-        ws = ctx.workspace
+        ws = deps.workspace
         try:
             matcher = LineMatcher(args.pattern)
         except LinearRegexError as exc:

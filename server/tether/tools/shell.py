@@ -37,7 +37,7 @@ from tether_protocol import CommandPreview
 from ..errors import ToolError
 from ..sandbox import Prepared, Sandbox, blocked_reason
 from ..writes.coherence import after_command, before_command, unsaved_note
-from .base import Proposal, Tool, ToolArgs, ToolContext, ToolResult
+from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult
 
 __all__ = [
     "DEFAULT_OUTPUT_LIMIT",
@@ -446,32 +446,35 @@ class Bash(Tool[BashArgs]):
     args_model: ClassVar[type[ToolArgs]] = BashArgs
     needs_approval: ClassVar[bool] = True
 
-    async def propose(self, args: BashArgs, ctx: ToolContext) -> Proposal:
+    async def propose(self, args: BashArgs, deps: ToolDeps) -> Proposal:
         """The command and the folder it would run in, for the user to allow."""
-        preview = CommandPreview(command=args.command, cwd=str(ctx.workspace.root))
+        preview = CommandPreview(command=args.command, cwd=str(deps.workspace.root))
         return Proposal(f"Run {_first_line(args.command)}", preview)
 
-    async def perform(self, args: BashArgs, proposal: Proposal, ctx: ToolContext) -> ToolResult:
+    async def perform(self, args: BashArgs, proposal: Proposal, deps: ToolDeps) -> ToolResult:
         """Run the allowed command (in the sandbox it was allowed in, if any)."""
-        return await self.run(args, ctx, proposal.sandbox)
+        return await self.run(args, deps, proposal.sandbox)
 
     async def run(
-        self, args: BashArgs, ctx: ToolContext, sandbox: Sandbox | None = None
+        self, args: BashArgs, deps: ToolDeps, sandbox: Sandbox | None = None
     ) -> ToolResult:
         """Run the command and report its exit code and (capped) output; in ``sandbox``,
         a failure for lack of reach is ``blocked`` with the reason."""
-        if ctx.editor is not None:
+        if deps.editor is not None:
             # The command must see on disk what the editor shows (protocol: saveDocuments).
-            unsaved = ctx.editor.unsaved_edits()
+            unsaved = deps.editor.unsaved_edits()
             if unsaved:
-                await ctx.editor.save_documents(unsaved)
+                await deps.editor.save_documents(unsaved)
         timeout = args.timeout_seconds or DEFAULT_TIMEOUT_SECONDS
-        buffers = await before_command(ctx.workspace)
+        buffers = await before_command(deps.workspace)
         try:
-            outcome = await run_command(args.command, ctx.workspace.root, timeout, sandbox=sandbox)
+            outcome = await run_command(args.command, deps.workspace.root, timeout, sandbox=sandbox)
         except OSError as exc:
             raise ToolError(f"could not start bash: {exc}") from exc
-        notes = [unsaved_note(ctx.workspace, buffers), await after_command(ctx.workspace, buffers)]
+        notes = [
+            unsaved_note(deps.workspace, buffers),
+            await after_command(deps.workspace, buffers),
+        ]
         output = outcome.output if outcome.output else "(no output)\n"
         if outcome.timed_out:
             status = (

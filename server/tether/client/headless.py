@@ -1,4 +1,4 @@
-"""Run a headless session: spawn the server, initialize, call back, shut down."""
+"""A headless connection: spawn the server, initialize, answer its requests, shut down."""
 
 from __future__ import annotations
 
