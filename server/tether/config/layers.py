@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from tether_protocol import Script, TetherSettings
 from tether_protocol.config import ModelPrice
 
-from ..sandbox import SandboxChoice
+from ..sandbox.detect import SandboxChoice
 
 DEFAULT_MAX_STEPS = 40
 DEFAULT_TIMEOUT_SECONDS = 900.0

@@ -1,1 +1,1 @@
-"""A run: its owner (the manager), the agent loop, and the conversation window it keeps."""
+"""A run: its owner (the manager), its assembly, the agent loop, and the conversation window."""

@@ -1,0 +1,170 @@
+"""The server's packages depend on each other in one order, and nothing imports back up.
+
+Every import of ``server/tether`` counts — at the top, inside a function, under
+``TYPE_CHECKING`` — read from the source (no module is run). ``ORDER`` is the order of
+docs/architecture.md as a table: a package (or top-level module) and what it may import.
+A new import outside the table fails here; the table itself must stay free of cycles, and
+so must the modules.
+"""
+
+from __future__ import annotations
+
+import ast
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2] / "server"
+PACKAGE = ROOT / "tether"
+SKIPPED = PACKAGE / "demo" / "workspace"
+"""The demo's sample project: data, not server code."""
+
+ORDER = """
+tether       -                                  (the package itself: its version)
+errors       -
+host         -
+framing      -
+text         host
+events       host text
+workspace    errors host text
+writes       host workspace
+sandbox      workspace
+config       sandbox
+diagnostics  host workspace
+prompt       errors host text workspace
+providers    config errors prompt
+policy       config events host sandbox text workspace
+session      errors events host providers text workspace writes
+tools        diagnostics errors host policy providers sandbox text workspace writes
+run          config diagnostics errors events host policy prompt providers sandbox session
+             text tools workspace
+lsp          tether config events framing host policy providers run sandbox session text
+             tools workspace writes
+client       config framing prompt providers session text workspace writes
+demo         client
+cli          tether client config demo lsp providers sandbox session tools
+__main__     cli
+"""
+"""Each package (or top-level module) and the packages it may import, lowest first; a
+line that starts with a space goes on with the row above, ``-`` is nothing."""
+
+
+def allowed() -> dict[str, set[str]]:
+    rows: dict[str, set[str]] = {}
+    last = ""
+    for line in ORDER.strip("\n").splitlines():
+        words = line.split("(")[0].split()
+        if not line[0].isspace():
+            last, *words = words
+            rows[last] = set()
+        rows[last] |= {w for w in words if w != "-"}
+    return rows
+
+
+ALLOWED = allowed()
+
+THIRD_PARTY_OWNERS = {
+    "pygls": ("lsp",),
+    "lsprotocol": ("lsp",),
+    "openai": ("providers.openai",),
+    "anthropic": ("providers.anthropic",),
+    # the SDKs' HTTP client; retry.py asks it for the TLS context only when an SDK is made
+    "httpx": ("providers.openai", "providers.anthropic", "providers.retry"),
+    "httpx2": ("providers.openai", "providers.anthropic", "providers.retry"),
+    "rich": ("client.rich_render", "client.streamed_text"),
+}
+"""Libraries only these modules (or packages) may import: the transport and the SDKs stay
+at the edges (``test_seams.py`` checks the same by importing every other module)."""
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {
+        module_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if not p.is_relative_to(SKIPPED)
+    }
+
+
+def imported(name: str, path: Path, known: dict[str, Path]) -> tuple[set[str], set[str]]:
+    """The server modules ``name`` imports, and the third-party top-level names."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    ours: set[str] = set()
+    others: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "tether" or alias.name.startswith("tether."):
+                    ours.add(alias.name)
+                else:
+                    others.add(alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            if target == "tether" or target.startswith("tether."):
+                for alias in node.names:  # ``from . import landlock`` imports a module
+                    candidate = f"{target}.{alias.name}"
+                    ours.add(candidate if candidate in known else target)
+            else:
+                others.add(target.split(".")[0])
+    return ours - {name}, others
+
+
+def layer(module: str) -> str:
+    """``tether.run.loop`` → ``run``; ``tether.cli`` → ``cli``; ``tether`` → ``tether``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imported(name, path, known)[0] for name, path in known.items()}
+
+
+def test_the_table_is_an_order() -> None:
+    try:
+        order = list(TopologicalSorter(ALLOWED).static_order())
+    except CycleError as exc:
+        raise AssertionError(f"the table allows a cycle: {exc.args[1]}") from None
+    assert set(order) == set(ALLOWED)
+
+
+def test_every_package_is_in_the_table() -> None:
+    found = {layer(name) for name in modules()}
+    assert {"run", "lsp", "tools", "session", "cli"} <= found  # the scan found the code
+    assert found - set(ALLOWED) == set(), "a new package: give it a row in ALLOWED"
+
+
+def test_no_import_runs_back_up() -> None:
+    wrong = sorted(
+        f"{name} imports {target}"
+        for name, targets in graph().items()
+        for target in targets
+        if layer(target) != layer(name) and layer(target) not in ALLOWED[layer(name)]
+    )
+    assert wrong == [], "imports outside the order of docs/architecture.md:\n" + "\n".join(wrong)
+
+
+def test_no_modules_import_each_other() -> None:
+    edges = graph()
+    try:
+        TopologicalSorter(edges).prepare()
+    except CycleError as exc:
+        raise AssertionError(f"an import cycle: {' -> '.join(exc.args[1])}") from None
+
+
+def test_the_transport_and_the_sdks_stay_at_the_edges() -> None:
+    known = modules()
+    wrong = []
+    for name, path in known.items():
+        _, others = imported(name, path, known)
+        short = name.removeprefix("tether.")
+        for library, owners in THIRD_PARTY_OWNERS.items():
+            inside = any(short == o or short.startswith(o + ".") for o in owners)
+            if library in others and not inside:
+                wrong.append(f"{name} imports {library}")
+    assert wrong == []
