@@ -2,7 +2,8 @@
 
 tmux runs on a private socket in the test's folder, so it never meets the user's own tmux
 server; ``close`` kills that server (and Emacs with it). Waiting means polling the screen
-for what the user would wait to see, with a deadline, never a fixed sleep.
+for what the user would wait to see, with a deadline, never a fixed sleep. Keys typed before
+Emacs has set up its terminal are lost, so a story says when it is ready (``window-setup-hook``).
 """
 
 from __future__ import annotations
@@ -34,12 +35,16 @@ class EmacsInTmux:
     """``emacs -nw -Q -l story`` in a detached tmux session of WIDTH × HEIGHT."""
 
     def __init__(self, folder: Path, story: Path, env: dict[str, str]) -> None:
-        self._tmux = [require_tmux(), "-S", str(folder / "tmux.sock")]
+        # Its own configuration: none of the user's, and a terminal type Emacs sets up
+        # without querying it (keys typed during xterm's queries can be lost).
+        config = folder / "tmux.conf"
+        config.write_text('set -g default-terminal "screen-256color"\n')
+        self._tmux = [require_tmux(), "-f", str(config), "-S", str(folder / "tmux.sock")]
         emacs = require_emacs()
         self._run(
             "new-session", "-d", "-x", str(WIDTH), "-y", str(HEIGHT), "-s", "user",
             f"{emacs} -nw -Q -l {story}",
-            env={**env, "TERM": "xterm-256color"},
+            env=env,
         )  # fmt: skip
 
     def _run(self, *args: str, env: dict[str, str] | None = None) -> str:

@@ -33,7 +33,7 @@ def emacs_with_keys(
     env.update(extra or {})
     emacs = EmacsInTmux(tmp_path, KEYS_STORY, env)
     try:
-        emacs.wait_for("app.py")
+        emacs.wait_for("keys-story: ready")  # Emacs reads the keyboard from here on
         yield emacs, tmp_path
     finally:
         emacs.close()

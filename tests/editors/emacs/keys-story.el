@@ -78,7 +78,7 @@
           (chatMode . ,(when (get-buffer "*tether-chat*")
                          (with-current-buffer "*tether-chat*"
                            (vector (symbol-name major-mode)
-                                   (if (derived-mode-p 'markdown-mode) t :json-false)
+                                   (if (featurep 'markdown-mode) t :json-false)
                                    (if (derived-mode-p 'text-mode) t :json-false)))))
           (chatFaces . ,(keys-story-faces "*tether-chat*"
                                           '("greets" "→ write_file" "✓ allow" "tether> ")))
@@ -91,10 +91,16 @@
        (default-directory root)
        (app (find-file (expand-file-name "src/app.py" root))))
   (delete-other-windows)
-  ;; Poll the result, not a hook: the same story runs against older tether.el versions.
-  (run-with-timer 0.1 0.1 (lambda ()
-                            (when (and tether-last-result
-                                       (not (eq tether-last-result keys-story-last)))
-                              (setq keys-story-last tether-last-result
-                                    keys-story-runs (1+ keys-story-runs))
-                              (keys-story-report app)))))
+  ;; After the terminal is set up: keys typed before that are lost.
+  (add-hook 'window-setup-hook (lambda () (message "keys-story: ready")))
+  (let ((finished (lambda (result)
+                    (setq keys-story-last result keys-story-runs (1+ keys-story-runs))
+                    (keys-story-report app))))
+    (if (boundp 'tether-run-finished-functions)
+        (add-hook 'tether-run-finished-functions finished)
+      ;; An older tether.el: poll.  (A repeating timer makes Emacs 28 drop keys typed
+      ;; in a burst right after an M-x command, while it computes its binding hint.)
+      (run-with-timer 0.1 0.1 (lambda ()
+                                (when (and tether-last-result
+                                           (not (eq tether-last-result keys-story-last)))
+                                  (funcall finished tether-last-result)))))))
