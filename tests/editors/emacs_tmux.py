@@ -24,7 +24,8 @@ WIDTH, HEIGHT = 100, 40
 
 
 def require_tmux() -> str:
-    """The ``tmux`` binary (Debian's ``tmux``)."""
+    """The ``tmux`` binary (Debian's ``tmux``, installed with Emacs when missing)."""
+    require_emacs()
     found = shutil.which("tmux")
     if found is None:
         pytest.fail("tmux is missing: `sudo apt-get install tmux` to run this test", pytrace=False)

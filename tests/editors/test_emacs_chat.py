@@ -11,7 +11,7 @@ from typing import Any
 
 from tests.providers.fakes import FakeApi, Sse, openai_stream
 
-from .emacs_harness import ELPA, STORIES, emacs_batch, require_emacs, story_env
+from .emacs_harness import STORIES, emacs_batch, markdown_dirs, require_emacs, story_env
 from .emacs_tmux import wait_for_report
 from .test_emacs_keys import emacs_with_keys, wire_of
 
@@ -22,8 +22,9 @@ NOTE_ARGUMENTS = json.dumps({"path": "notes/chat.txt", "content": "from the chat
 
 
 def markdown_dir() -> Path:
-    """Debian's elpa-markdown-mode (installed with the other Emacs packages)."""
-    found = sorted(ELPA.glob("markdown-mode-*"))
+    """Debian's elpa-markdown-mode (installed with Emacs by ``require_emacs``)."""
+    require_emacs()
+    found = markdown_dirs()
     assert found, "elpa-markdown-mode is missing: `sudo apt-get install elpa-markdown-mode`"
     return found[-1]
 
