@@ -56,7 +56,7 @@ def chat_with(tmp_path: Path, fake: FakeApi) -> None:
                 "write a note.",
                 calls=[("call_1", "write_file", [NOTE_ARGUMENTS])],
             ),
-            delay=0.3,
+            delay=0.5,
         ),
         Sse(openai_stream("Wrote the note.")),
         Sse(openai_stream("Yes: notes/chat.txt.")),
