@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.waiting import wait_until_sync
 
 from .emacs_harness import require_emacs
 
@@ -76,14 +77,16 @@ class EmacsInTmux:
 
     def wait_until(self, ready: Callable[[str], bool], what: str, timeout: float = 30) -> str:
         """The screen once ``ready(screen)``; fails with the last screen after ``timeout``."""
-        deadline = time.monotonic() + timeout
-        while True:
-            screen = self.screen()
-            if ready(screen):
-                return screen
-            if time.monotonic() > deadline:
-                raise AssertionError(f"never saw {what} on the screen:\n{screen}")
-            time.sleep(0.05)  # polling the screen: the wait ends on what it shows
+        seen = [""]
+
+        def shown() -> str | None:
+            seen[0] = self.screen()
+            return seen[0] if ready(seen[0]) else None
+
+        try:
+            return wait_until_sync(shown, f"{what} on the screen", timeout)
+        except AssertionError as failed:
+            raise AssertionError(f"{failed}; the screen:\n{seen[0]}") from None
 
     def wait_for(self, text: str, timeout: float = 30) -> str:
         """The screen once it shows ``text``."""
@@ -96,12 +99,11 @@ class EmacsInTmux:
 
 def wait_for_report(path: Path, runs: int, timeout: float = 60) -> dict[str, Any]:
     """The story's report once it counts ``runs`` finished runs."""
-    deadline = time.monotonic() + timeout
-    while True:
-        if path.exists():
-            report: dict[str, Any] = json.loads(path.read_text())
-            if report["runs"] >= runs:
-                return report
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no report of {runs} finished runs in {timeout} s")
-        time.sleep(0.05)  # polling the file the story writes when a run ends
+
+    def report() -> dict[str, Any] | None:
+        if not path.exists():
+            return None
+        found: dict[str, Any] = json.loads(path.read_text())
+        return found if found["runs"] >= runs else None
+
+    return wait_until_sync(report, f"a report of {runs} finished runs", timeout)
