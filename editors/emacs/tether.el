@@ -17,14 +17,19 @@
 ;;   M-x tether-cancel   stop the last run
 ;;   M-x tether-approve  answer the waiting approval in the minibuffer
 ;;
+;;   M-x tether-chat     a conversation in `*tether-chat*' (tether-chat.el)
+;;
 ;; Each approval shows the change in `*tether-approval*': `a' allows, `A' allows
-;; always, `d' or `q' denies (or M-x tether-approve).  Nothing blocks while it
+;; always, `d' denies and asks for a reason the model is given, `q' denies (or
+;; M-x tether-approve).  Nothing takes the focus: the echo area says how to go to
+;; it (M-x tether-goto-approval).  Once you answer there, the window stays and
+;; the run's next approval appears in it, still selected.  Nothing blocks while it
 ;; waits.  When the server withdraws it (`$/cancelRequest': no answer within
 ;; `approvalTimeoutSeconds', the run cancelled or ended) or its run finishes, the
-;; buffer and an open `tether-approve' prompt close, the echo area says
-;; "Tether: approval withdrawn (...)", and no answer is ever sent for it.  The
-;; run's transcript goes to `*tether*'.  The agent reads your buffers' problems
-;; from Flymake (which Eglot fills from your language server).
+;; buffer and an open prompt close, the echo area says "Tether: approval withdrawn
+;; (...)", and no answer is ever sent for it.  The run's transcript goes to
+;; `*tether*'.  The agent reads your buffers' problems from Flymake (which Eglot
+;; fills from your language server).
 
 ;;; Code:
 
@@ -33,6 +38,7 @@
 (require 'project)
 (require 'subr-x)
 (require 'url-util)
+(require 'tether-approval)
 
 (defgroup tether nil
   "The Tether coding agent."
@@ -198,189 +204,6 @@
           (push uri saved))))
     (list :saved (vconcat (nreverse saved)))))
 
-;;; Approvals
-
-;; An approval is answered later, from the `*tether-approval*' buffer or
-;; `tether-approve', never by a minibuffer read inside the request handler: a
-;; blocking read there stalls every message behind it (jsonrpc 1.0.14 would even
-;; re-enter its process filter), so a `$/cancelRequest' could not close the prompt.
-
-(defvar tether-approval-choices
-  '(("allow" . "allow") ("allow-always" . "allow-always") ("deny" . "deny"))
-  "Minibuffer answers to an approval and the decisions they mean.")
-
-(cl-defstruct (tether--approval (:constructor tether--approval-create))
-  "An `agent/approve' request waiting for the user."
-  connection id run-id title params)
-
-(defvar tether--approvals nil
-  "Approvals waiting for an answer, oldest first.")
-
-(defvar tether--reading nil
-  "(APPROVAL . MINIBUFFER-DEPTH) while `tether-approve' reads its answer.")
-
-(defclass tether-process-connection (jsonrpc-process-connection) ()
-  "A connection to `tether serve' whose `agent/approve' is answered later.")
-
-(cl-defmethod jsonrpc-connection-send ((connection tether-process-connection) &rest args
-                                       &key id result &allow-other-keys)
-  "Send ARGS, except the reply to an approval: register it to answer later."
-  ;; The request handler has no id; its reply, sent right after it returns, has it.
-  (if (and id (tether--approval-p result))
-      (progn (setf (tether--approval-id result) id
-                   (tether--approval-connection result) connection)
-             (setq tether--approvals (append tether--approvals (list result)))
-             ;; Outside jsonrpc's own error handling: a display failure must not stop it.
-             (with-demoted-errors "Tether: showing the approval failed: %S"
-               (tether--show-approval)))
-    (apply #'cl-call-next-method connection args)))
-
-(defun tether-pending-approvals ()
-  "The titles of the approvals waiting for an answer, oldest first."
-  (mapcar #'tether--approval-title tether--approvals))
-
-(defvar tether-approval-mode-map
-  (let ((map (make-sparse-keymap)))
-    (define-key map "a" #'tether-approval-allow)
-    (define-key map "A" #'tether-approval-allow-always)
-    (define-key map "d" #'tether-approval-deny)
-    (define-key map "q" #'tether-approval-deny)
-    map)
-  "Keys of the `*tether-approval*' buffer.")
-
-(define-minor-mode tether-approval-mode
-  "The `*tether-approval*' buffer: a allow, A allow always, d or q deny."
-  :lighter " Approve" :keymap tether-approval-mode-map
-  ;; diff-mode's read-only keys (A ediff, q quit-window) override minor modes: go first.
-  (setq-local minor-mode-overriding-map-alist
-              (cons (cons 'tether-approval-mode tether-approval-mode-map)
-                    (assq-delete-all 'tether-approval-mode
-                                     (copy-sequence minor-mode-overriding-map-alist)))))
-
-(defun tether--approve (params)
-  "`agent/approve': the approval, returned in place of an answer.
-`jsonrpc-connection-send' of `tether-process-connection' keeps it instead
-of replying; `tether--answer' replies when the user decides."
-  (tether--approval-create :run-id (plist-get params :runId)
-                           :title (plist-get params :title) :params params))
-
-(defun tether--show-approval ()
-  "Show the oldest waiting approval in `*tether-approval*', or close that buffer."
-  (let ((approval (car tether--approvals))
-        (buffer (get-buffer "*tether-approval*")))
-    (if (null approval)
-        (when buffer
-          (when-let ((window (get-buffer-window buffer t)))
-            (ignore-errors (quit-window nil window)))
-          (kill-buffer buffer))
-      (let ((preview (plist-get (tether--approval-params approval) :preview))
-            (prompt (format "Tether wants to: %s — a allow · A always · d deny"
-                            (tether--approval-title approval))))
-        (with-current-buffer (get-buffer-create "*tether-approval*")
-          (let ((inhibit-read-only t))
-            (erase-buffer)
-            (insert (if (equal (plist-get preview :kind) "command")
-                        (format "$ %s\n(in %s)\n" (plist-get preview :command)
-                                (plist-get preview :cwd))
-                      (plist-get preview :diff)))
-            (when (fboundp 'diff-mode) (diff-mode))
-            (tether-approval-mode 1)
-            (setq buffer-read-only t header-line-format prompt)
-            (goto-char (point-min)))
-          (display-buffer (current-buffer)))
-        (message "%s (in *tether-approval*, or M-x tether-approve)" prompt)))))
-
-(defun tether--close-approval (approval reason)
-  "Forget APPROVAL without answering it and tell the user why (REASON)."
-  (when (memq approval tether--approvals)
-    (setq tether--approvals (delq approval tether--approvals))
-    (tether--log "  withdrawn (%s): %s" reason (tether--approval-title approval))
-    (message "Tether: approval withdrawn (%s): %s" reason (tether--approval-title approval))
-    (tether--show-approval)
-    (when (eq (car tether--reading) approval)
-      ;; Leave the `tether-approve' prompt from the command loop, not from a filter.
-      (let ((depth (cdr tether--reading)))
-        (run-at-time 0 nil (lambda ()
-                             (when (and (eq (car tether--reading) approval)
-                                        (= (minibuffer-depth) depth))
-                               (abort-recursive-edit))))))))
-
-(defun tether--withdraw (connection id)
-  "`$/cancelRequest': the server no longer waits for request ID."
-  (when-let ((approval (seq-find (lambda (approval)
-                                   (and (eq (tether--approval-connection approval) connection)
-                                        (equal (tether--approval-id approval) id)))
-                                 tether--approvals)))
-    (tether--close-approval approval "the server stopped waiting")))
-
-(defun tether--close-run-approvals (connection run-id reason)
-  "Close every approval of CONNECTION's run RUN-ID (all of CONNECTION's when nil)."
-  (dolist (approval (copy-sequence tether--approvals))
-    (when (and (eq (tether--approval-connection approval) connection)
-               (or (null run-id) (equal (tether--approval-run-id approval) run-id)))
-      (tether--close-approval approval reason))))
-
-(defun tether--answer (approval decision)
-  "Send DECISION for APPROVAL if the server still waits for it."
-  (if (not (memq approval tether--approvals))
-      (message "Tether: that approval was withdrawn; nothing was sent")
-    (setq tether--approvals (delq approval tether--approvals))
-    (tether--log "  %s: %s" decision (tether--approval-title approval))
-    (when (jsonrpc-running-p (tether--approval-connection approval))
-      (jsonrpc-connection-send (tether--approval-connection approval)
-                               :id (tether--approval-id approval)
-                               :result (list :decision decision)))
-    (tether--show-approval)))
-
-(defun tether--decide (decision)
-  "Answer the approval shown with DECISION."
-  (if-let ((approval (car tether--approvals)))
-      (tether--answer approval decision)
-    (message "Tether: no approval is waiting")))
-
-(defun tether-approval-allow ()
-  "Allow the change shown."
-  (interactive)
-  (tether--decide "allow"))
-
-(defun tether-approval-allow-always ()
-  "Allow the change shown, and such changes for the rest of the session."
-  (interactive)
-  (tether--decide "allow-always"))
-
-(defun tether-approval-deny ()
-  "Deny the change shown."
-  (interactive)
-  (tether--decide "deny"))
-
-;;;###autoload
-(defun tether-approve ()
-  "Answer the oldest waiting approval in the minibuffer.
-The prompt closes by itself when the server withdraws that approval."
-  (interactive)
-  (let ((approval (car tether--approvals)))
-    (if (null approval)
-        (message "Tether: no approval is waiting")
-      (let ((answer
-             (minibuffer-with-setup-hook
-                 (lambda () (setq tether--reading (cons approval (minibuffer-depth))))
-               (unwind-protect
-                   (condition-case nil
-                       (completing-read
-                        (format "Tether wants to: %s — allow? " (tether--approval-title approval))
-                        tether-approval-choices nil t)
-                     (quit nil))
-                 (setq tether--reading nil)))))
-        (when answer
-          (tether--answer approval (or (cdr (assoc answer tether-approval-choices)) "deny")))))))
-
-(defun tether--ask (params)
-  "`window/showMessageRequest': pick one of PARAMS' actions in the minibuffer."
-  (let* ((titles (mapcar (lambda (action) (plist-get action :title))
-                         (plist-get params :actions)))
-         (answer (completing-read (concat (plist-get params :message) " ") titles nil t)))
-    (and (member answer titles) (list :title answer))))
-
 ;;; Diagnostics
 
 (declare-function flymake-diagnostics "flymake" (&optional beg end))
@@ -440,14 +263,103 @@ Eglot's keep their language server's severity, source and code."
      (and source (list :source source))
      (and (plist-get lsp :code) (list :code (plist-get lsp :code))))))
 
+;;; Runs
+
+(cl-defstruct (tether--run (:constructor tether--run-create))
+  "A run in flight: ON-EVENT gets its events, ON-APPROVAL shows its approvals
+\(nil: `*tether-approval*'), ON-FINISHED gets its result."
+  connection id on-event on-approval on-finished)
+
+(defvar tether--runs (make-hash-table :test #'equal)
+  "Runs in flight by run id.")
+
+(defvar tether-run-finished-functions nil
+  "Functions called with the result plist of each finished run.")
+
+(defun tether-running-p ()
+  "Whether a run is in flight."
+  (> (hash-table-count tether--runs) 0))
+
+(defun tether--run-approval-function (run-id)
+  "The function that shows RUN-ID's approvals itself, or nil."
+  (when-let ((run (gethash run-id tether--runs)))
+    (tether--run-on-approval run)))
+
+(cl-defun tether--start-run (connection params &key on-event on-approval on-finished)
+  "Send `agent/run' PARAMS (a plist with :runId) on CONNECTION; return the run id.
+ON-EVENT, ON-APPROVAL and ON-FINISHED as in `tether--run'."
+  (let ((run-id (plist-get params :runId)))
+    (tether--sync-all connection)
+    (setq tether--last-run (cons connection run-id) tether-last-result nil)
+    (puthash run-id (tether--run-create :connection connection :id run-id
+                                        :on-event on-event :on-approval on-approval
+                                        :on-finished on-finished)
+             tether--runs)
+    (jsonrpc-async-request
+     connection 'agent/run params
+     :timeout nil
+     :success-fn (lambda (result) (tether--run-ended run-id result))
+     :error-fn (lambda (error)
+                 (message "Tether: %s" (plist-get error :message))
+                 (tether--run-ended run-id (list :runId run-id :outcome "error"
+                                                 :error (plist-get error :message)))))
+    run-id))
+
+(defun tether--run-ended (run-id result)
+  "RUN-ID ended with RESULT: tell its handler, `tether-run-finished-functions'."
+  (let ((run (gethash run-id tether--runs)))
+    (remhash run-id tether--runs)
+    (setq tether-last-result result)
+    (tether--show-approval)  ; a window kept for the run's next approval closes
+    (when (and run (tether--run-on-finished run))
+      (with-demoted-errors "Tether: showing the outcome failed: %S"
+        (funcall (tether--run-on-finished run) result)))
+    (run-hook-with-args 'tether-run-finished-functions result)))
+
+(defun tether--new-run-id (kind)
+  "A fresh run id for a run started by KIND (a string)."
+  (format "emacs-%s-%s" kind (format-time-string "%s%N")))
+
 ;;; The transcript
+
+(defface tether-prompt-face '((t :inherit bold))
+  "A run's prompt in the transcript and the chat.")
+
+(defface tether-tool-face '((t :inherit font-lock-function-name-face))
+  "A tool call line.")
+
+(defface tether-ok-face '((t :inherit success))
+  "A tool that succeeded, an allowed approval.")
+
+(defface tether-failed-face '((t :inherit error))
+  "A tool that failed, a denied or withdrawn approval.")
+
+(defface tether-outcome-face '((t :inherit font-lock-comment-face))
+  "A run's outcome line.")
+
+(defvar tether-transcript-font-lock-keywords
+  '(("^▶ .*" . 'tether-prompt-face)
+    ("^→ .*" . 'tether-tool-face)
+    ("^  \\(✓\\) \\([^:\n]*\\)" (1 'tether-ok-face) (2 'tether-tool-face))
+    ("^  \\(✗\\) \\([^:\n]*\\)" (1 'tether-failed-face) (2 'tether-tool-face))
+    ("^  \\(allow\\(?:-always\\)?\\):" 1 'tether-ok-face)
+    ("^  \\(deny\\|withdrawn\\)\\b" 1 'tether-failed-face)
+    ("^■ .*" . 'tether-outcome-face)
+    ("^Tether \\(done\\) ·.*" . 'tether-outcome-face))
+  "Faces of the `*tether*' transcript's lines.")
+
+(define-derived-mode tether-transcript-mode special-mode "Tether"
+  "The `*tether*' transcript: prompts, the model's text, tool calls, outcomes."
+  (setq-local font-lock-defaults '(tether-transcript-font-lock-keywords t)))
 
 (defun tether--log (format-string &rest args)
   "Append a line to `*tether*'."
   (with-current-buffer (get-buffer-create "*tether*")
+    (unless (derived-mode-p 'tether-transcript-mode) (tether-transcript-mode))
     (let ((inhibit-read-only t))
-      (goto-char (point-max))
-      (insert (apply #'format format-string args) "\n"))))
+      (save-excursion
+        (goto-char (point-max))
+        (insert (apply #'format format-string args) "\n")))))
 
 (defun tether--first-line (text)
   "The first non-blank line of TEXT."
@@ -455,17 +367,20 @@ Eglot's keep their language server's severity, source and code."
                 (split-string (or text "") "\n"))
       ""))
 
+(defun tether--call-target (arguments)
+  "What a tool call with ARGUMENTS is about: its path, pattern or command."
+  (or (plist-get arguments :path) (plist-get arguments :pattern)
+      (plist-get arguments :command) ""))
+
 (defun tether--event (connection event)
-  "CONNECTION's `agent/event' EVENT as transcript lines."
+  "CONNECTION's `agent/event' EVENT as transcript lines, and to its run's handler."
   (pcase (plist-get event :kind)
     ("run-started" (tether--log "▶ %s" (plist-get event :prompt)))
     ("assistant" (let ((text (string-trim (or (plist-get event :text) ""))))
                    (unless (string-empty-p text) (tether--log "%s" text))))
     ("tool-call"
-     (let ((arguments (plist-get event :arguments)))
-       (tether--log "→ %s %s" (plist-get event :tool)
-                    (or (plist-get arguments :path) (plist-get arguments :pattern)
-                        (plist-get arguments :command) ""))))
+     (tether--log "→ %s %s" (plist-get event :tool)
+                  (tether--call-target (plist-get event :arguments))))
     ("tool-result"
      (tether--log "  %s %s: %s" (if (eq (plist-get event :ok) t) "✓" "✗")
                   (plist-get event :tool)
@@ -473,7 +388,11 @@ Eglot's keep their language server's severity, source and code."
     ("run-finished"
      ;; The server withdraws its questions itself; this closes any it could not.
      (tether--close-run-approvals connection (plist-get event :runId) "the run ended")
-     (tether--log "■ %s · %s steps" (plist-get event :outcome) (plist-get event :steps)))))
+     (tether--log "■ %s · %s steps" (plist-get event :outcome) (plist-get event :steps))))
+  (when-let ((run (gethash (plist-get event :runId) tether--runs)))
+    (when (tether--run-on-event run)
+      (with-demoted-errors "Tether: showing an event failed: %S"
+        (funcall (tether--run-on-event run) event)))))
 
 ;;; The connection
 
@@ -553,9 +472,8 @@ Eglot's keep their language server's severity, source and code."
 
 (defun tether--finished (result)
   "Show a finished run's RESULT."
-  (setq tether-last-result result)
   (let ((line (format "Tether %s · %s steps · %s" (plist-get result :outcome)
-                      (plist-get result :steps)
+                      (or (plist-get result :steps) 0)
                       (tether--first-line (or (plist-get result :error)
                                               (plist-get result :answer))))))
     (tether--log "%s" line)
@@ -566,22 +484,14 @@ Eglot's keep their language server's severity, source and code."
   "Ask the Tether agent to do PROMPT (asynchronously).
 The current buffer and region are its context; unsaved buffers are sent first."
   (interactive "sTether: ")
-  (let* ((connection (tether-connection))
-         (run-id (format "emacs-%s" (format-time-string "%s%N")))
-         (context (tether--context)))
-    (tether--sync-all connection)
-    (setq tether--last-run (cons connection run-id) tether-last-result nil)
+  (let ((connection (tether-connection))
+        (context (tether--context)))
     (display-buffer (get-buffer-create "*tether*"))
-    (jsonrpc-async-request
-     connection 'agent/run
-     (append (list :prompt prompt :runId run-id) (and context (list :context context)))
-     :timeout nil
-     :success-fn #'tether--finished
-     :error-fn (lambda (error)
-                 (setq tether-last-result (list :outcome "error"
-                                                :error (plist-get error :message)))
-                 (message "Tether: %s" (plist-get error :message))))
-    run-id))
+    (tether--start-run
+     connection
+     (append (list :prompt prompt :runId (tether--new-run-id "run"))
+             (and context (list :context context)))
+     :on-finished #'tether--finished)))
 
 ;;;###autoload
 (defun tether-cancel ()

@@ -284,3 +284,38 @@ async def test_the_approval_message_starts_short_and_ends_with_the_title(
     assert lines[0] == "Tether wants to: Edit src/app.py (+1 −1 lines)"
     assert lines[-1] == "Allow? Edit src/app.py"
     assert "+    return 'hi ' + name" in request.message
+
+
+def vim_lsp_answer(editor: Editor, number: int) -> Any:
+    """What vim-lsp answers when the user types ``number`` at its ``inputlist`` of the
+    last prompt: the action for 1, ``null`` for any other (its index check only lets the
+    first through), as for Escape."""
+    actions = editor.message_requests[-1].actions or []
+    return actions[0] if number == 1 else None
+
+
+@pytest.mark.parametrize("number", [3, 0], ids=["Deny", "Escape"])
+async def test_vim_lsp_deny_reaches_the_model_as_the_users_deny(
+    editor: Editor, workspace: Path, number: int
+) -> None:
+    editor.message_answer = lambda: vim_lsp_answer(editor, number)  # Deny (3), or Escape
+    turns = script({"toolCalls": [write("a.txt")]}, {"text": "ok"})
+    await open_as(editor, workspace, VIM_LSP, {"provider": "scripted", "script": turns})
+    assert (await command(editor, {"prompt": "write a file"}))["outcome"] == "done"
+    [request] = editor.message_requests
+    assert [a.title for a in request.actions or []] == ["Allow", "Allow always", "Deny"]
+    assert not (workspace / "a.txt").exists()
+    denied = [line for line in tether_log(editor) if "✗ write_file" in line]
+    assert denied == ["[tether]   ✗ write_file: Not done: the user denied it; nothing was changed."]
+    assert "[tether]   approval: deny" in tether_log(editor)
+
+
+async def test_an_answer_that_is_no_offered_action_still_denies_by_default(
+    editor: Editor, workspace: Path
+) -> None:
+    editor.message_choice = "Something else"
+    turns = script({"toolCalls": [write("a.txt")]}, {"text": "ok"})
+    await open_as(editor, workspace, VIM_LSP, {"provider": "scripted", "script": turns})
+    await command(editor, {"prompt": "write a file"})
+    assert not (workspace / "a.txt").exists()
+    assert "[tether]   approval: denied-by-default" in tether_log(editor)

@@ -27,14 +27,18 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "editors" / "emacs"
 STORIES = Path(__file__).parent / "emacs"
 PROXY = Path(__file__).parent / "lsp_proxy.py"
-INSTALL = ["apt-get", "install", "-y", "--no-install-recommends", "emacs-nox", "elpa-eglot"]
+INSTALL = [
+    *("apt-get", "install", "-y", "--no-install-recommends"),
+    *("emacs-nox", "elpa-eglot", "elpa-markdown-mode", "tmux"),
+]
 ELPA = Path("/usr/share/emacs/site-lisp/elpa")
 
 
 def require_emacs() -> str:
     """The ``emacs`` binary, installed with apt when missing and possible."""
     found = shutil.which("emacs")
-    if (found is None or not eglot_dirs()) and shutil.which("apt-get") and os.geteuid() == 0:
+    missing = found is None or not eglot_dirs() or not markdown_dirs() or not shutil.which("tmux")
+    if missing and shutil.which("apt-get") and os.geteuid() == 0:
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         subprocess.run(["apt-get", "update"], env=env, capture_output=True, timeout=300)
         subprocess.run(INSTALL, env=env, capture_output=True, timeout=300)
@@ -42,8 +46,9 @@ def require_emacs() -> str:
     if found is None or not eglot_dirs():
         pytest.fail(
             "Emacs or Eglot is missing and could not be installed here: install Debian's "
-            "emacs-nox and elpa-eglot (`sudo apt-get install emacs-nox elpa-eglot`, Emacs 28+, "
-            "Eglot 1.9) to run the Emacs tests.",
+            "emacs-nox, elpa-eglot, elpa-markdown-mode and tmux (`sudo apt-get install "
+            "emacs-nox elpa-eglot elpa-markdown-mode tmux`, Emacs 28+, Eglot 1.9) to run the "
+            "Emacs tests.",
             pytrace=False,
         )
     return found
@@ -52,6 +57,11 @@ def require_emacs() -> str:
 def eglot_dirs() -> list[Path]:
     """Debian's elpa-eglot folders (``eglot-1.9``...)."""
     return sorted(ELPA.glob("eglot-*")) if ELPA.is_dir() else []
+
+
+def markdown_dirs() -> list[Path]:
+    """Debian's elpa-markdown-mode folders (``markdown-mode-2.5``...)."""
+    return sorted(ELPA.glob("markdown-mode-*")) if ELPA.is_dir() else []
 
 
 def emacs_batch(story: Path, env: dict[str, str], typed: str) -> None:

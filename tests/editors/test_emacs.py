@@ -8,7 +8,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from .emacs_harness import STORIES, emacs_batch, require_emacs, story_env
+from .emacs_harness import PACKAGE, STORIES, emacs_batch, require_emacs, story_env
 
 STORY = STORIES / "story.el"
 EGLOT_STORY = STORIES / "eglot-story.el"
@@ -84,3 +84,17 @@ def test_tether_cancel_stops_the_run(tmp_path: Path) -> None:
     assert report["outcome"] == "cancelled", report
     assert "■ cancelled" in report["transcript"]
     assert report["seconds"] < 10  # the model would have taken 30 s
+
+
+def test_the_package_byte_compiles_without_warnings(tmp_path: Path) -> None:
+    emacs = require_emacs()
+    for source in PACKAGE.glob("*.el"):
+        (tmp_path / source.name).write_text(source.read_text())
+    done = subprocess.run(
+        [emacs, "--batch", "-Q", "-L", str(tmp_path), "--eval",
+         "(setq byte-compile-error-on-warn t)", "-f", "batch-byte-compile",
+         *sorted(str(p) for p in tmp_path.glob("*.el"))],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr, done.stderr

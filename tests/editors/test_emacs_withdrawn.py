@@ -75,7 +75,7 @@ def test_cancelling_the_run_closes_its_approval_unanswered(tmp_path: Path) -> No
         "tether-approval-allow",
         "tether-approval-allow-always",
         "tether-approval-deny",
-        "tether-approval-deny",
+        "tether-approval-quit",
     ], report
     [asked] = approvals_asked(wire)
     # Not even the `a' pressed after the run ended answers it.

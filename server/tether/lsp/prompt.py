@@ -7,6 +7,10 @@ shown: in the message when it fits, else in a document the editor opened first w
 ``window/showDocument``. When neither is possible the prompt shows the head, says the rest
 cannot be shown, and offers ``Deny`` alone (the first action, so vim-lsp stays safe); the
 model is told to make the change in smaller pieces.
+
+A ``null`` answer is the user's deny: they closed the prompt, or chose ``Deny`` in a client
+that returns only the first action (vim-lsp). Only a malformed answer, an error or no answer
+at all deny by default ("no one allowed it").
 """
 
 from __future__ import annotations
@@ -110,7 +114,8 @@ class MessagePrompt:
         self._previews = previews
 
     async def ask(self, request: ApprovalRequest) -> ApprovalAnswer | None:
-        """The user's answer; None (deny) for anything but one of the actions offered."""
+        """The user's answer (``null``: their deny); None (deny by default) for an answer
+        that is none of the actions offered."""
         detail = message_detail(request.preview)
         shown_in: Path | None = None
         if fits_in_message(detail):
@@ -146,6 +151,10 @@ class MessagePrompt:
             log.warning("malformed window/showMessageRequest answer (denied): %.200r", raw)
         if not whole:
             return ApprovalAnswer("deny", feedback=too_long_feedback(detail))
+        if raw is None:
+            # The user closed the prompt or picked an action their client cannot return
+            # (vim-lsp returns only the first): their refusal, not the absence of an answer.
+            return ApprovalAnswer("deny")
         decision = actions.get(title) if isinstance(title, str) and title in titles else None
         return None if decision is None else ApprovalAnswer(decision)  # type: ignore[arg-type]
 

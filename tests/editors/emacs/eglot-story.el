@@ -13,6 +13,8 @@
 (run-with-timer 90 nil (lambda () (message "eglot-story.el: watchdog fired") (kill-emacs 3)))
 
 (setq eglot-confirm-server-initiated-edits nil)
+;; A loaded machine starts the server in more than the default 3 s: wait for it.
+(setq eglot-sync-connect 60)
 (setq eglot-server-programs
       `((python-mode . (,(getenv "TETHER_PYTHON") "-m" "tether" "serve"
                         :initializationOptions
