@@ -9,11 +9,17 @@ import anyio
 import pytest
 
 from tether.events import RunEvents
-from tether.host import ApprovalAnswer, ApprovalRequest
 from tether.policy.gate import ApprovalGate, ApprovalPolicy
 from tether.text.model import offset_at
 from tether.text.proposed import in_encoding, proposed_window, revised_text
-from tether_protocol import CommandPreview, DiffPreview, Position, Range
+from tether_protocol import (
+    ApproveParams,
+    ApproveResult,
+    CommandPreview,
+    DiffPreview,
+    Position,
+    Range,
+)
 
 
 def applied(base: str, window_range: Range, text: str, encoding: str) -> str:
@@ -83,22 +89,22 @@ def test_a_command_preview_is_left_alone() -> None:
 
 
 class Answering:
-    def __init__(self, answer: ApprovalAnswer) -> None:
+    def __init__(self, answer: ApproveResult) -> None:
         self.answer = answer
 
-    async def ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer | None:
+    async def ask_approval(self, request: ApproveParams) -> ApproveResult | None:
         return self.answer
 
 
 @pytest.mark.parametrize(
     ("answer", "problem"),
     [
-        (ApprovalAnswer("allow", edited_text="x" * (3 << 20)), "characters"),
-        (ApprovalAnswer("allow", arguments={"a": 1}, edited_text="x"), "both"),
+        (ApproveResult(decision="allow", edited_text="x" * (3 << 20)), "characters"),
+        (ApproveResult(decision="allow", arguments={"a": 1}, edited_text="x"), "both"),
     ],
 )
 def test_the_gate_denies_unusable_edited_text_with_a_warning(
-    answer: ApprovalAnswer, problem: str, caplog: pytest.LogCaptureFixture
+    answer: ApproveResult, problem: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     preview = DiffPreview(uri="u", diff="", proposed=proposed_window("a\n", "b\n"))
     gate = ApprovalGate(ApprovalPolicy(), Answering(answer), RunEvents("r", []))  # type: ignore[arg-type]

@@ -22,9 +22,7 @@ import anyio.to_thread
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from tether_protocol import CommandPreview, Preview
-
-from ..host import ApprovalAnswer, ApprovalRequest
+from tether_protocol import ApproveParams, ApproveResult, CommandPreview, Preview
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +107,7 @@ class MessagePrompt:
         )
         self._previews = previews
 
-    async def ask(self, request: ApprovalRequest) -> ApprovalAnswer | None:
+    async def ask(self, request: ApproveParams) -> ApproveResult | None:
         """The user's answer; None (deny) for anything but one of the actions offered."""
         detail = message_detail(request.preview)
         shown_in: Path | None = None
@@ -145,9 +143,9 @@ class MessagePrompt:
         if raw is not None and not isinstance(title, str):
             log.warning("malformed window/showMessageRequest answer (denied): %.200r", raw)
         if not whole:
-            return ApprovalAnswer("deny", feedback=too_long_feedback(detail))
+            return ApproveResult(decision="deny", feedback=too_long_feedback(detail))
         decision = actions.get(title) if isinstance(title, str) and title in titles else None
-        return None if decision is None else ApprovalAnswer(decision)  # type: ignore[arg-type]
+        return None if decision is None else ApproveResult(decision=decision)  # type: ignore[arg-type]
 
     async def _show_document(self, preview: Preview, detail: str) -> Path | None:
         """Write the whole preview to a file and have the editor open it; the file when
