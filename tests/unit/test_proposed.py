@@ -11,11 +11,10 @@ import pytest
 from tether.events import RunEvents
 from tether.policy.gate import ApprovalGate, ApprovalPolicy
 from tether.text.model import offset_at
-from tether.text.proposed import in_encoding, proposed_window, revised_text
+from tether.text.proposed import proposed_window, revised_text
 from tether_protocol import (
     ApproveParams,
     ApproveResult,
-    CommandPreview,
     DiffPreview,
     Position,
     Range,
@@ -43,10 +42,7 @@ def applied(base: str, window_range: Range, text: str, encoding: str) -> str:
 def test_the_window_put_in_place_by_its_range_gives_the_new_text(
     base: str, new: str, encoding: str
 ) -> None:
-    window = proposed_window(base, new, "utf-16")
-    preview = in_encoding(DiffPreview(uri="file:///f", diff="", proposed=window), encoding)  # type: ignore[arg-type]
-    assert isinstance(preview, DiffPreview) and preview.proposed is not None
-    moved = preview.proposed
+    moved = proposed_window(base, new, encoding)  # type: ignore[arg-type]
     assert moved.range.start.character == 0  # whole lines
     start = offset_at(base, moved.range.start.line, 0, encoding)
     end = offset_at(base, moved.range.end.line, moved.range.end.character, encoding)
@@ -56,21 +52,18 @@ def test_the_window_put_in_place_by_its_range_gives_the_new_text(
 
 def test_an_astral_last_line_is_counted_in_the_encoding() -> None:
     base, new = "a\r\U0001f600 x", "a\r\U0001f600 y"
-    window = proposed_window(base, new)
-    assert window.range == Range(
-        start=Position(line=1, character=0), end=Position(line=1, character=4)
-    )
     for encoding, width in [("utf-8", 6), ("utf-16", 4), ("utf-32", 3)]:
-        preview = in_encoding(DiffPreview(uri="u", diff="", proposed=window), encoding)  # type: ignore[arg-type]
-        assert isinstance(preview, DiffPreview) and preview.proposed is not None
-        assert preview.proposed.range.end.character == width
+        window = proposed_window(base, new, encoding)  # type: ignore[arg-type]
+        assert window.range == Range(
+            start=Position(line=1, character=0), end=Position(line=1, character=width)
+        )
 
 
 def test_a_one_line_change_in_ten_megabytes_sends_a_few_lines() -> None:
     base = "".join(f"line {n:07d} of a big file, padded out a little\n" for n in range(220_000))
     assert len(base) > 10_000_000
     new = base.replace("line 0123456 of", "line 0123456 changed of")
-    window = proposed_window(base, new)
+    window = proposed_window(base, new, "utf-16")
     assert len(window.text) + len(window.base_text) < 300
     assert window.range.start.line <= 123456 < window.range.end.line
     assert revised_text(base, new, window.text) == new
@@ -78,14 +71,9 @@ def test_a_one_line_change_in_ten_megabytes_sends_a_few_lines() -> None:
 
 def test_revised_text_puts_the_users_window_in_place() -> None:
     base, new = "a\nb\nc\n", "a\nB\nc\n"
-    window = proposed_window(base, new)
+    window = proposed_window(base, new, "utf-16")
     mine = window.text.replace("B", "user's B\nand more")
     assert revised_text(base, new, mine) == base.replace("b\n", "user's B\nand more\n")
-
-
-def test_a_command_preview_is_left_alone() -> None:
-    preview = CommandPreview(command="ls", cwd="/")
-    assert in_encoding(preview, "utf-8") is preview
 
 
 class Answering:
@@ -106,7 +94,7 @@ class Answering:
 def test_the_gate_denies_unusable_edited_text_with_a_warning(
     answer: ApproveResult, problem: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    preview = DiffPreview(uri="u", diff="", proposed=proposed_window("a\n", "b\n"))
+    preview = DiffPreview(uri="u", diff="", proposed=proposed_window("a\n", "b\n", "utf-16"))
     gate = ApprovalGate(ApprovalPolicy(), Answering(answer), RunEvents("r", []))  # type: ignore[arg-type]
 
     async def decide() -> str:

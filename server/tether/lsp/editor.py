@@ -32,7 +32,6 @@ from tether_protocol import (
 
 from ..host import BufferDrift, EditOutcome, FileEdit
 from ..text.edit import range_at
-from ..text.proposed import in_encoding
 from ..writes.disk import apply_on_disk, delete_on_disk
 from .documents import encoding_name
 from .prompt import MessagePrompt
@@ -124,13 +123,6 @@ class LspEditor:
         return await self._ask_with_message(request)
 
     async def _ask_with_approve(self, request: ApproveParams) -> ApproveResult | None:
-        request = request.model_copy(
-            update={
-                "preview": in_encoding(
-                    request.preview, encoding_name(self._server.workspace.position_encoding)
-                )
-            }
-        )
         raw = await self._request(AGENT_APPROVE_METHOD, request.to_wire())
         try:
             return ApproveResult.model_validate(raw, strict=False)

@@ -4,18 +4,18 @@ A client shows ``proposed.base_text`` against ``proposed.text`` (or the file wit
 replaced) and may send back its own text for the window; ``revised_text`` puts that text in
 place. The window is whole lines (``textspan.changed_span``), so its start is always at
 character 0 and only its end — when it stops at the end of a file without a final line
-end — depends on the position encoding (``in_encoding``).
+end — depends on the position encoding: it is counted once, in the negotiated one.
 """
 
 from __future__ import annotations
 
-from tether_protocol import DiffPreview, Position, Preview, ProposedText, Range
+from tether_protocol import Position, ProposedText, Range
 
-from .model import Encoding, line_start_at, position_at, units
+from .model import Encoding, position_at
 from .span import changed_span
 
 
-def proposed_window(base: str, new: str, encoding: Encoding = "utf-16") -> ProposedText:
+def proposed_window(base: str, new: str, encoding: Encoding) -> ProposedText:
     """The lines of ``base`` that change on the way to ``new``, their range and new text."""
     span = changed_span(base, new)
     start = position_at(base, span.start, encoding)
@@ -28,24 +28,6 @@ def proposed_window(base: str, new: str, encoding: Encoding = "utf-16") -> Propo
         text=new[span.start : span.new_end],
         base_text=base[span.start : span.old_end],
     )
-
-
-def in_encoding(preview: Preview, encoding: Encoding) -> Preview:
-    """``preview`` with its window's range counted in ``encoding`` (the negotiated one).
-
-    Only an end inside a line (the file's last line, without a line end) depends on the
-    encoding; that line is the window's own last line, so ``base_text`` is enough.
-    """
-    if not isinstance(preview, DiffPreview) or preview.proposed is None:
-        return preview
-    window = preview.proposed
-    if window.range.end.character == 0:
-        return preview
-    base = window.base_text
-    last_line = base[line_start_at(base, len(base)) :]
-    end = Position(line=window.range.end.line, character=units(last_line, encoding))
-    moved = window.model_copy(update={"range": Range(start=window.range.start, end=end)})
-    return preview.model_copy(update={"proposed": moved})
 
 
 def revised_text(base: str, new: str, edited_window: str) -> str:
