@@ -1,32 +1,48 @@
 """The changed window of a proposed file change, as the approval preview carries it.
 
 A client shows ``proposed.base_text`` against ``proposed.text`` (or the file with the window
-replaced) and may send back its own text for the window; ``revised_text`` puts that text in
-place. The window is whole lines (``textspan.changed_span``), so its start is always at
-character 0 and only its end — when it stops at the end of a file without a final line
-end — depends on the position encoding: it is counted once, in the negotiated one.
+replaced), hunk by hunk (``proposed.hunks``: the edit's own changes), and may send back its
+own text for the window; ``revised_text`` puts that text in place. The window and its hunks
+are whole lines (``textspan.changed_span``), so their starts are always at character 0 and
+only an end at the end of a file without a final line end depends on the position
+encoding: they are counted once, in the negotiated one.
 """
 
 from __future__ import annotations
 
-from tether_protocol import Position, ProposedText, Range
+from collections.abc import Sequence
 
-from .model import Encoding, position_at
+from tether_protocol import Position, ProposedHunk, ProposedText, Range
+
+from ..host import TextChange
+from .model import Encoding, range_at
 from .span import changed_span
 
 
-def proposed_window(base: str, new: str, encoding: Encoding) -> ProposedText:
-    """The lines of ``base`` that change on the way to ``new``, their range and new text."""
+def proposed_window(
+    base: str, new: str, changes: Sequence[TextChange], encoding: Encoding
+) -> ProposedText:
+    """The lines of ``base`` that change on the way to ``new``: their range, their new text
+    and its hunks, ``changes`` (the edit's whole-line ``minimal_changes``, in document order)
+    with their ranges counted in ``encoding``."""
     span = changed_span(base, new)
-    start = position_at(base, span.start, encoding)
-    end = position_at(base, span.old_end, encoding)
     return ProposedText(
-        range=Range(
-            start=Position(line=start[0], character=start[1]),
-            end=Position(line=end[0], character=end[1]),
-        ),
+        range=_range(base, span.start, span.old_end, encoding),
         text=new[span.start : span.new_end],
         base_text=base[span.start : span.old_end],
+        hunks=[
+            ProposedHunk(range=_range(base, c.start, c.end, encoding), text=c.new_text)
+            for c in changes
+        ],
+    )
+
+
+def _range(text: str, start: int, end: int, encoding: Encoding) -> Range:
+    # In document order, each count goes on from the last (text.model remembers it).
+    (start_line, start_character), (end_line, end_character) = range_at(text, start, end, encoding)
+    return Range(
+        start=Position(line=start_line, character=start_character),
+        end=Position(line=end_line, character=end_character),
     )
 
 

@@ -84,7 +84,7 @@ def _file_edit(
 
 def _preview(ws: Workspace, edit: FileEdit, diff: str) -> DiffPreview:
     """The preview the user is shown, its positions in the editor's negotiated encoding."""
-    window = proposed_window(edit.base_text, edit.new_text, ws.position_encoding)
+    window = proposed_window(edit.base_text, edit.new_text, edit.changes, ws.position_encoding)
     return DiffPreview(uri=edit.uri, diff=diff, proposed=window)
 
 
