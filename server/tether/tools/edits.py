@@ -205,7 +205,7 @@ class EditFile(Tool[EditFileArgs]):
         edit, count = await self._edit(args, ws)
         shown = ws.display(edit.path)
         diff = unified_diff(edit.base_text, edit.new_text, shown)
-        return Proposal(f"Edit {shown}", _preview(ctx.workspace, edit, diff), (edit, count))
+        return Proposal(f"Edit {shown}", _preview(ws, edit, diff), (edit, count))
 
     def revise(
         self, args: EditFileArgs, proposal: Proposal, edited_text: str
