@@ -10,6 +10,19 @@ from .base import Range, WireModel
 from .rules import ProposedRule
 
 
+class ProposedHunk(WireModel):
+    """One run of changed lines of a proposed file change, as a whole-line text edit.
+
+    ``range`` covers whole lines of the file as the server read it, in LSP positions counted
+    in the negotiated position encoding (empty for lines inserted before its start line),
+    and ``text`` is what the call puts there, in the file's line ends: the edit the server
+    applies, piece by piece.
+    """
+
+    range: Range
+    text: str
+
+
 class ProposedText(WireModel):
     """The changed window of a proposed file change: what to show and what the user may edit.
 
@@ -23,6 +36,11 @@ class ProposedText(WireModel):
     range: Range
     text: str
     base_text: str
+    hunks: list[ProposedHunk] | None = None
+    """The window's changes, in document order, each inside ``range`` and at least one
+    unchanged line apart: applied to the file they give the window's ``text``. Sent by the
+    server since hunks were added to protocol 2; a client shows (and lets the user accept or
+    reject) these instead of diffing ``base_text`` against ``text`` itself."""
 
 
 class DiffPreview(WireModel):

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from tether_protocol import FileDiagnostics, Preview, ProposedRule, RunEvent
+from tether_protocol import ApproveParams, ApproveResult, FileDiagnostics, RunEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,39 +154,12 @@ class BufferDrift:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class ApprovalRequest:
-    """What the user is asked to allow."""
-
-    run_id: str
-    call_id: str
-    tool: str
-    title: str
-    arguments: dict[str, Any]
-    preview: Preview
-    suggested_patterns: tuple[str, ...] = ()
-    """Allow-always rules to offer, narrowest first (``rules.propose.suggest_patterns``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalAnswer:
-    """The user's answer; only ``allow`` and ``allow-always`` let the call happen."""
-
-    decision: Literal["allow", "allow-always", "deny"]
-    feedback: str | None = None
-    arguments: dict[str, Any] | None = None
-    """Changed call arguments."""
-    edited_text: str | None = None
-    """The user's new text for a diff preview's ``proposed`` window."""
-    rule: ProposedRule | None = None
-    """With ``allow-always``: the rule the user picked to store."""
-
-
 class Editor(Protocol):
     """What writes need from the outside world: approval, applying edits, saving."""
 
-    async def ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer | None:
-        """Ask the user; None when no usable answer came (that means deny)."""
+    async def ask_approval(self, request: ApproveParams) -> ApproveResult | None:
+        """Ask the user (the ``agent/approve`` message, whatever the editor shows); None when
+        no usable answer came (that means deny)."""
         ...
 
     async def apply_edit(self, edit: FileEdit, label: str) -> EditOutcome:

@@ -23,11 +23,12 @@ def negotiated(editor: Editor) -> str:
 
 
 def window_applied(text: str, proposed: dict[str, Any], encoding: str) -> str:
-    """``text`` with the window replaced as a client does it: the range, read by LSP rules."""
+    """``text`` with the window (or a hunk) replaced as a client does it: the range, read by
+    LSP rules."""
     start, end = proposed["range"]["start"], proposed["range"]["end"]
     first = offset_at(text, start["line"], start["character"], encoding)
     last = offset_at(text, end["line"], end["character"], encoding)
-    assert text[first:last] == proposed["baseText"]
+    assert proposed.get("baseText", text[first:last]) == text[first:last]
     return text[:first] + proposed["text"] + text[last:]
 
 
@@ -36,10 +37,12 @@ async def test_the_preview_carries_the_changed_window(editor: Editor, workspace:
     result = await editor.run(prompt="go", runId="r1")
     assert result["outcome"] == "done"
     [approval] = editor.approvals
+    lines = {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}}
     assert approval["preview"]["proposed"] == {
-        "range": {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}},
+        "range": lines,
         "text": HI,
         "baseText": HELLO,
+        "hunks": [{"range": lines, "text": HI}],
     }
     assert "+    return 'hi ' + name\n" in approval["preview"]["diff"]  # old clients keep this
 
@@ -63,8 +66,39 @@ async def test_a_window_ending_inside_a_lone_cr_line_with_astral_characters(
     }
     assert proposed["baseText"] == "last \U0001f30d x = 1"
     assert proposed["text"] == "last \U0001f30d x = 2"
+    assert proposed["hunks"] == [{"range": proposed["range"], "text": proposed["text"]}]
     assert window_applied(text, proposed, encoding) == text.replace("x = 1", "x = 2")
     assert (workspace / "cr.txt").read_bytes().decode() == text.replace("x = 1", "x = 2")
+
+
+@pytest.mark.parametrize("profile", ["vscode", "neovim"])
+async def test_the_preview_carries_each_hunk_in_the_negotiated_encoding(
+    editor: Editor, workspace: Path, profile: str
+) -> None:
+    # Two changes lines apart in a CRLF file whose last line (astral, no line end) grows.
+    text = "x = \U0001f30d\r\nkeep\r\nkeep\r\nend \U0001f30d"
+    new = "x = 2\r\nkeep\r\nkeep\r\nend \U0001f30d\r\nmore"
+    (workspace / "two.txt").write_bytes(text.encode())
+    content = new.replace("\r\n", "\n")  # the model writes "\n"; the file keeps its CRLF
+    call = {"name": "write_file", "arguments": {"path": "two.txt", "content": content}}
+    await editor.open_session(workspace, profile=profile, script=one_call_a_turn(call))
+    await editor.run(prompt="go", runId="r1")
+    encoding = negotiated(editor)
+    proposed = editor.approvals[0]["preview"]["proposed"]
+    width = {"utf-8": 8, "utf-16": 6, "utf-32": 5}[encoding]
+    assert proposed["hunks"] == [
+        {
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}},
+            "text": "x = 2\r\n",
+        },
+        {
+            "range": {"start": {"line": 3, "character": 0}, "end": {"line": 3, "character": width}},
+            "text": "end \U0001f30d\r\nmore",
+        },
+    ]
+    for hunk in reversed(proposed["hunks"]):  # as a client applies them: by their ranges
+        text = window_applied(text, hunk, encoding)
+    assert text == new == (workspace / "two.txt").read_bytes().decode()
 
 
 async def test_a_one_line_change_in_a_big_file_sends_a_small_window(
@@ -134,7 +168,13 @@ async def test_write_file_takes_an_edited_window(editor: Editor, workspace: Path
     await editor.run(prompt="go", runId="r1")
     proposed = editor.approvals[0]["preview"]["proposed"]
     empty = {"line": 0, "character": 0}
-    assert proposed == {"range": {"start": empty, "end": empty}, "text": "x = 1\n", "baseText": ""}
+    at_start = {"start": empty, "end": empty}
+    assert proposed == {
+        "range": at_start,
+        "text": "x = 1\n",
+        "baseText": "",
+        "hunks": [{"range": at_start, "text": "x = 1\n"}],
+    }
     assert (workspace / "new.py").read_text() == "x = 42\n"
     [result] = editor.tool_results()
     assert result.ok and '"content": "x = 42\\n"' in result.output

@@ -140,6 +140,27 @@ async def test_allow_with_edited_arguments_runs_the_users_version(
     assert tool_result.ok and "the user changed this call" in tool_result.output
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"arguments": {"path": "src/app.py", "old_text": "'hello '", "new_text": "'yo '"}},
+        {"editedText": "    return 'yo ' + name\n"},
+    ],
+    ids=["arguments", "editedText"],
+)
+async def test_a_call_the_user_changed_is_in_the_runs_changed_files(
+    editor: Editor, workspace: Path, change: dict[str, Any]
+) -> None:
+    # The note that the user changed the call must not cost the result its edits (issue 28).
+    await editor.open_session(workspace, script=one_call_a_turn(edit("'hello '", "'hi '")))
+    editor.approve = lambda params: {"decision": "allow", **change}
+    result = await editor.run(prompt="go", runId="r1")
+    assert "'yo ' + name" in (workspace / "src" / "app.py").read_text()
+    [tool_result] = editor.tool_results()
+    assert tool_result.ok and "the user changed this call" in tool_result.output
+    assert result["changedFiles"] == [(workspace / "src" / "app.py").as_uri()]
+
+
 async def test_show_message_request_fallback(editor: Editor, workspace: Path) -> None:
     await editor.open_session(
         workspace, approvals=False, script=one_call_a_turn(edit("'hello '", "'hi '"))

@@ -48,6 +48,55 @@ def test_inline_allow_lands_as_one_undoable_change(nvim: Nvim) -> None:
     assert "a" not in r["buffer_maps_after"] and "d" not in r["buffer_maps_after"]
 
 
+def test_inline_marks_each_hunk_the_server_sent(nvim: Nvim) -> None:
+    app_project(nvim)
+    lines = ["one", "two", "three", "four", "five"]
+    rewrite = call("write_file", path="src/app.py", content="ONE\ntwo\nthree\nfour\nFIVE\n")
+    r = nvim.run(
+        "approve",
+        script({"toolCalls": [rewrite]}),
+        env(OPEN="src/app.py", MODIFY=lines, KEYS=[GO + "a"]),
+    )
+    [shown] = r["shown"]
+    hint = HINT.replace("Edit src/app.py", "Overwrite src/app.py")
+    # Two changes, each marked where it is; the three lines between them are left alone.
+    assert shown["view"] == "inline" and shown["marks"] == [
+        {"row": 0, "line_hl_group": "TetherRemoved", "above": False},
+        {"row": 0, "virt_lines": [[[hint, "TetherHint"]]], "above": True},
+        {"row": 0, "virt_lines": [[["ONE", "TetherAdded"]]], "above": False},
+        {"row": 4, "line_hl_group": "TetherRemoved", "above": False},
+        {"row": 4, "virt_lines": [[["FIVE", "TetherAdded"]]], "above": False},
+    ]
+    assert r["buffer_after"] == ["ONE", "two", "three", "four", "FIVE"]
+    assert_nothing_left(r)
+
+
+def test_inline_marks_an_older_servers_window_as_one_change(nvim: Nvim) -> None:
+    # No proposed.hunks: the window less its unchanged first and last lines is one change.
+    lines = ["keep", "one", "two", "three", "keep"]
+    window = {"start": {"line": 0, "character": 0}, "end": {"line": 5, "character": 0}}
+    preview = {
+        "kind": "diff",
+        "uri": "file:///w/a.txt",
+        "diff": "",
+        "proposed": {
+            "range": window,
+            "baseText": "keep\none\ntwo\nthree\nkeep\n",
+            "text": "keep\nONE\ntwo\nTHREE\nkeep\n",
+        },
+    }
+    params = {"title": "Edit a.txt", "tool": "edit_file", "preview": preview}
+    r = nvim.run("preview", env=env(LINES=lines, PARAMS=params))
+    added = [[["ONE", "TetherAdded"]], [["two", "TetherAdded"]], [["THREE", "TetherAdded"]]]
+    assert r["view"] == "inline" and r["marks"] == [
+        {"row": 1, "line_hl_group": "TetherRemoved", "above": False},
+        {"row": 1, "virt_lines": [[[" Tether: Edit a.txt   hint ", "TetherHint"]]], "above": True},
+        {"row": 2, "line_hl_group": "TetherRemoved", "above": False},
+        {"row": 3, "line_hl_group": "TetherRemoved", "above": False},
+        {"row": 3, "virt_lines": added, "above": False},
+    ]
+
+
 def test_float_deny_with_feedback_changes_nothing(nvim: Nvim) -> None:
     app = app_project(nvim)
     r = nvim.run(

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tether.events import RunEvents
-from tether.host import ApprovalAnswer, ApprovalRequest, NoBuffers
+from tether.host import NoBuffers
 from tether.policy.gate import ApprovalGate, ApprovalPolicy
 from tether.providers.scripted import ScriptedProvider
 from tether.run.loop import AgentLoop, Limits
@@ -29,7 +29,7 @@ from tether.tools.registry import ToolRegistry
 from tether.tools.shell import Bash
 from tether.workspace.folders import Workspace
 from tether.writes.disk import DiskEditor
-from tether_protocol import ApprovalEvent, RunEvent, Script
+from tether_protocol import ApprovalEvent, ApproveParams, ApproveResult, RunEvent, Script
 
 TOOLS = ("edit_file", "write_file", "bash")
 ANSWERS = st.sampled_from(["allow", "allow-always", "deny", "error", "none", "nonsense"])
@@ -107,14 +107,14 @@ async def play(
     pending = list(answers)
     titles: list[str] = []
 
-    async def ask(request: ApprovalRequest) -> ApprovalAnswer | None:
+    async def ask(request: ApproveParams) -> ApproveResult | None:
         titles.append(request.title)
         answer = pending.pop(0) if pending else "deny"
         if answer == "error":
             raise RuntimeError("the editor went away")
         if answer in ("none", "nonsense"):
             return None if answer == "none" else "yes"  # type: ignore[return-value]
-        return ApprovalAnswer(answer)  # type: ignore[arg-type]
+        return ApproveResult(decision=answer)  # type: ignore[arg-type]
 
     turns = [{"toolCalls": [step.call(i)]} for i, step in enumerate(steps)]
     sink = Sink()

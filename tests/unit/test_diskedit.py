@@ -21,7 +21,7 @@ import anyio
 import pytest
 
 from tether.events import RunEvents
-from tether.host import ApprovalAnswer, ApprovalRequest, FileEdit, NoBuffers
+from tether.host import FileEdit, NoBuffers
 from tether.policy.gate import ApprovalGate, ApprovalPolicy
 from tether.providers.scripted import ScriptedProvider
 from tether.run.loop import AgentLoop, Limits
@@ -33,7 +33,7 @@ from tether.workspace.folders import Workspace
 from tether.writes import disk as diskedit
 from tether.writes.disk import DiskEditor, apply_on_disk, delete_on_disk
 from tether.writes.locks import locked_paths
-from tether_protocol import RunEvent, Script, ToolResultEvent
+from tether_protocol import ApproveParams, ApproveResult, RunEvent, Script, ToolResultEvent
 
 RUNS = 8
 EDITS = 24
@@ -47,12 +47,12 @@ class Sink:
         self.events.append(event)
 
 
-Ask = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer | None]]
+Ask = Callable[[ApproveParams], Awaitable[ApproveResult | None]]
 
 
-async def allow(request: ApprovalRequest) -> ApprovalAnswer:
+async def allow(request: ApproveParams) -> ApproveResult:
     await anyio.lowlevel.checkpoint()  # an editor answers later, letting other runs go on
-    return ApprovalAnswer("allow")
+    return ApproveResult(decision="allow")
 
 
 async def run_calls(
@@ -147,9 +147,9 @@ async def test_a_folder_swapped_for_a_link_after_the_allow_is_not_followed(
     (root / "sub" / "x.txt").write_text("before\n")
     (outside / "x.txt").write_text("before\n")
 
-    async def allow_then_swap(request: ApprovalRequest) -> ApprovalAnswer:
+    async def allow_then_swap(request: ApproveParams) -> ApproveResult:
         swap_for_link(root / "sub", outside)
-        return ApprovalAnswer("allow")
+        return ApproveResult(decision="allow")
 
     arguments = (
         {"path": "sub/x.txt", "content": "written\n"}

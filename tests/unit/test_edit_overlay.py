@@ -61,6 +61,13 @@ def test_drift_of_removed_lines_shows_where_they_were() -> None:
     assert emptied.lines == () and "the buffer is empty" in emptied.describe("x.py")
 
 
+def test_drift_cuts_lines_as_the_editor_does() -> None:
+    # A form feed or U+2028 ends no line (LSP): the typed line is one line, numbered so.
+    found = drift(Path("/w/x.py"), "a\nb\nc\n", "a\nb\fB\u2028\nc\nTYPED\n")
+    assert found.lines == ("b\fB\u2028", "c", "TYPED")
+    assert "     4\tTYPED" in found.describe("x.py")
+
+
 def test_drift_is_capped() -> None:
     current = "".join(f"new {n}\n" for n in range(500))
     found = drift(Path("/w/x.py"), "old\n", current)

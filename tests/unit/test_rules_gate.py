@@ -10,12 +10,13 @@ import anyio
 import pytest
 
 from tether.events import RunEvents
-from tether.host import ApprovalAnswer, ApprovalRequest
 from tether.policy.gate import ApprovalGate, ApprovalPolicy, Verdict
 from tether.policy.store import PROJECT_FILE, RuleStore
 from tether.sandbox import Sandbox
 from tether_protocol import (
     ApprovalEvent,
+    ApproveParams,
+    ApproveResult,
     CommandPreview,
     DiffPreview,
     Preview,
@@ -28,11 +29,11 @@ from tether_protocol import (
 class Asker:
     """An editor that records what it was asked and answers ``answer``."""
 
-    def __init__(self, answer: ApprovalAnswer | None = None) -> None:
-        self.answer = answer or ApprovalAnswer("deny")
-        self.asked: list[ApprovalRequest] = []
+    def __init__(self, answer: ApproveResult | None = None) -> None:
+        self.answer = answer or ApproveResult(decision="deny")
+        self.asked: list[ApproveParams] = []
 
-    async def ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer | None:
+    async def ask_approval(self, request: ApproveParams) -> ApproveResult | None:
         self.asked.append(request)
         return self.answer
 
@@ -212,12 +213,16 @@ def test_built_in_read_only_rules_and_their_limits(store: RuleStore, root: Path)
 
 def test_a_picked_rule_is_stored_only_when_it_covers_the_call(store: RuleStore, root: Path) -> None:
     policy = ApprovalPolicy(store=store)
-    wrong = Asker(ApprovalAnswer("allow-always", rule=ProposedRule(pattern="make *", scope="user")))
+    wrong = Asker(
+        ApproveResult(decision="allow-always", rule=ProposedRule(pattern="make *", scope="user"))
+    )
     verdict, _, _ = decide(policy, "bash", bash("pytest -q", root), root, wrong)
     assert verdict.decision == "allow-always"  # the call itself was allowed
     assert store.rule_set([root]).rules == store.rule_set([]).rules  # nothing stored
     right = Asker(
-        ApprovalAnswer("allow-always", rule=ProposedRule(pattern="pytest *", scope="project"))
+        ApproveResult(
+            decision="allow-always", rule=ProposedRule(pattern="pytest *", scope="project")
+        )
     )
     decide(policy, "bash", bash("pytest -q", root), root, right)
     assert decide(policy, "bash", bash("pytest tests/x.py", root), root)[0].decision == "auto"
@@ -229,7 +234,7 @@ def test_allow_always_without_a_rule_keeps_the_exact_command_for_the_session(
     root: Path,
 ) -> None:
     policy = ApprovalPolicy()
-    decide(policy, "bash", bash("make", root), root, Asker(ApprovalAnswer("allow-always")))
+    decide(policy, "bash", bash("make", root), root, Asker(ApproveResult(decision="allow-always")))
     assert decide(policy, "bash", bash("make", root), root)[0].decision == "auto"
     assert decide(policy, "bash", bash("make test", root), root)[2].asked
 
@@ -242,7 +247,7 @@ def test_a_session_rule_from_an_answer_stays_in_memory(store: RuleStore, root: P
         "bash",
         bash("npm test", root),
         root,
-        Asker(ApprovalAnswer("allow-always", rule=pick)),
+        Asker(ApproveResult(decision="allow-always", rule=pick)),
     )
     assert policy.session_rules == [rule("bash", "npm test", scope="session")]
     assert not store.user_file.exists()

@@ -469,6 +469,8 @@ GITIGNORE_CASES = {
     "anchored stars": ("/*/*/*.md\n", {"doc/api/x.md"}),
     "posix class": ("[[:alpha:]].txt\n", {"a.txt"}),
     "crlf lines": ("*.txt\r\n!a.txt\r\n", {"sp ace.txt", "build/keep.txt", "foo/bar/baz.txt"}),
+    # Lines end where git (and LSP) end them, not where str.splitlines does.
+    "form feed and U+2028 end no line": ("x.pyc\u2028b.py\nb.py\f\n", set()),
     "malformed line skipped": ("[\n*.py\n", {"b.py", "src/a.py", "src/deep/c.py"}),
     "anchored": ("/*\n!/src\n", {*GITIGNORE_TREE, ".gitignore"} - {"src/a.py", "src/deep/c.py"}),
     "everything but folders and .py": (

@@ -230,6 +230,7 @@ export class Approvals implements vscode.Disposable {
           startLine: proposed.range.start.line,
           baseText: proposed.baseText,
           text: proposed.text,
+          hunks: proposed.hunks,
         },
         {
           finish: (verdict) => this.decide(verdict.decision, shown.right),

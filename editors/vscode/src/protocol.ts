@@ -266,6 +266,11 @@ export type Position = {
   character: number;
 };
 
+export type ProposedHunk = {
+  range: Range;
+  text: string;
+};
+
 export type ProposedRule = {
   pattern: string;
   scope?: "session" | "project" | "user";
@@ -275,6 +280,7 @@ export type ProposedText = {
   range: Range;
   text: string;
   baseText: string;
+  hunks?: ProposedHunk[] | null;
 };
 
 export type Range = {

@@ -1,6 +1,6 @@
 import * as assert from "assert";
 import { ALL_REJECTED_FEEDBACK, Approvals } from "../src/approvals";
-import type { AgentApproveParams, DiffPreview } from "../src/protocol";
+import type { AgentApproveParams, DiffPreview, ProposedHunk } from "../src/protocol";
 import { ProposalFiles } from "../src/proposalFiles";
 import { InlineReviews, REVIEW_CONTEXT_KEY } from "../src/review/inlineReview";
 import { HUNK_COMMANDS, Review, reviewLenses, reviewMarks } from "../src/review/review";
@@ -11,6 +11,15 @@ const TARGET = vscode.Uri.parse("file:///work/app/calc.py");
 // The window: lines 2..6 ("one".."five"); two hunks, "one" and "five" changed.
 const BASE = "one\ntwo\nthree\nfour\nfive\n";
 const PROPOSED = "ONE\ntwo\nthree\nfour\nFIVE\n";
+
+/** A hunk as the server sends it: whole lines `start`..`end` of the file and their new text. */
+function hunk(start: number, end: number, text: string, endCharacter = 0): ProposedHunk {
+  return {
+    range: { start: { line: start, character: 0 }, end: { line: end, character: endCharacter } },
+    text,
+  };
+}
+const HUNKS = [hunk(2, 3, "ONE\n"), hunk(6, 7, "FIVE\n")];
 
 function params(callId = "c-1", overrides: Partial<DiffPreview> = {}): AgentApproveParams {
   return {
@@ -27,6 +36,7 @@ function params(callId = "c-1", overrides: Partial<DiffPreview> = {}): AgentAppr
         range: { start: { line: 2, character: 0 }, end: { line: 7, character: 0 } },
         baseText: BASE,
         text: PROPOSED,
+        hunks: HUNKS,
       },
       ...overrides,
     },
@@ -38,7 +48,7 @@ function callsOf(name: string): unknown[][] {
 }
 
 describe("Review (the model of one inline review)", () => {
-  const target = { uri: TARGET as never, startLine: 2, baseText: BASE, text: PROPOSED };
+  const target = { uri: TARGET as never, startLine: 2, baseText: BASE, text: PROPOSED, hunks: HUNKS };
 
   it("offers Accept | Reject per hunk, and Accept All / Reject All / Open Diff on the first", () => {
     const review = new Review("r/c", target, { finish: () => undefined, openDiff: () => undefined });
@@ -79,14 +89,14 @@ describe("Review (the model of one inline review)", () => {
   });
 
   it("marks a rejected hunk no more, and shows an insertion after the line before it", () => {
-    const insert = { ...target, baseText: "a\nb\n", text: "a\nnew\nb\n" };
+    const insert = { ...target, baseText: "a\nb\n", text: "a\nnew\nb\n", hunks: [hunk(3, 3, "new\n")] };
     const review = new Review("r/c", insert, { finish: () => undefined, openDiff: () => undefined });
     assert.deepStrictEqual(reviewMarks(review).added, [
       { line: 2, atEnd: true, text: "new", full: "new\n", accepted: undefined },
     ]);
     const top = new Review(
       "r/c",
-      { ...insert, startLine: 0, baseText: "a\n", text: "new\na\n" },
+      { ...insert, startLine: 0, baseText: "a\n", text: "new\na\n", hunks: [hunk(0, 0, "new\n")] },
       {
         finish: () => undefined,
         openDiff: () => undefined,
@@ -266,6 +276,7 @@ describe("inline review of an edit approval (fake VS Code)", () => {
         range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
         baseText: "",
         text: "x\n",
+        hunks: [hunk(0, 0, "x\n")],
       },
     });
     const answer = approvals.approve(created, token());
@@ -311,6 +322,7 @@ describe("inline review of an edit approval (fake VS Code)", () => {
         range: { start: { line: 1, character: 0 }, end: { line: 1, character: 1 } },
         baseText: "b",
         text: "b\nc",
+        hunks: [hunk(1, 1, "b\nc", 1)],
       },
     });
     const answer = approvals.approve(atEnd, token());

@@ -8,6 +8,7 @@ import {
 } from "vscode-jsonrpc/node";
 import type { AgentApproveParams, AgentEventParams } from "../src/protocol";
 import { TetherHandlers, TetherProtocol, WorkDoneProgress } from "../src/protocolClient";
+import { until } from "./fakeVscode";
 
 /** A connected pair in memory: `server` plays `tether serve`, `client` is under test. */
 function pair(): { client: MessageConnection; server: MessageConnection } {
@@ -82,7 +83,7 @@ describe("TetherProtocol (in memory)", () => {
       inputTokens: 1,
       outputTokens: 2,
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await until(() => events.some((event) => event.seq === 3)); // the last, so the others are in
     assert.deepStrictEqual(events, [
       { runId: "r", seq: 1, kind: "step", step: 1 },
       { runId: "r", seq: 3, kind: "usage", inputTokens: 1, outputTokens: 2 },
@@ -131,7 +132,7 @@ describe("TetherProtocol (in memory)", () => {
     assert.deepStrictEqual(await protocol.cancel("r9"), { cancelled: false });
     await protocol.configure({ maxSteps: 3 });
     await protocol.cancelProgress("t");
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await until(() => seen.some(([what]) => what === "progress-cancel"));
     assert.deepStrictEqual(seen, [
       ["agent/run", { prompt: "go", runId: "r9", workDoneToken: "t" }],
       ["agent/cancel", { runId: "r9" }],
@@ -155,7 +156,7 @@ describe("TetherProtocol (in memory)", () => {
       token: "mine",
       value: { kind: "end", message: "done" },
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await until(() => values.some((value) => value.kind === "end"));
     subscription.dispose();
     assert.deepStrictEqual(values, [
       { kind: "begin", title: "Tether" },

@@ -30,9 +30,8 @@ from tether_protocol import (
     SaveDocumentsResult,
 )
 
-from ..host import ApprovalAnswer, ApprovalRequest, BufferDrift, EditOutcome, FileEdit
+from ..host import BufferDrift, EditOutcome, FileEdit
 from ..text.edit import range_at
-from ..text.proposed import in_encoding
 from ..writes.disk import apply_on_disk, delete_on_disk
 from .documents import encoding_name
 from .host import LspBuffers
@@ -120,34 +119,20 @@ class LspEditor:
             raise
 
     # --- approvals ---------------------------------------------------------------------
-    async def ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer | None:
+    async def ask_approval(self, request: ApproveParams) -> ApproveResult | None:
         if self._link.client_tether.approvals:
             return await self._ask_with_approve(request)
         return await self._ask_with_message(request)
 
-    async def _ask_with_approve(self, request: ApprovalRequest) -> ApprovalAnswer | None:
-        params = ApproveParams(
-            run_id=request.run_id,
-            call_id=request.call_id,
-            tool=request.tool,
-            title=request.title,
-            arguments=request.arguments,
-            preview=in_encoding(
-                request.preview, encoding_name(self._link.workspace.position_encoding)
-            ),
-            suggested_patterns=list(request.suggested_patterns) or None,
-        )
-        raw = await self._request(AGENT_APPROVE_METHOD, params.to_wire())
+    async def _ask_with_approve(self, request: ApproveParams) -> ApproveResult | None:
+        raw = await self._request(AGENT_APPROVE_METHOD, request.to_wire())
         try:
-            answer = ApproveResult.model_validate(raw, strict=False)
+            return ApproveResult.model_validate(raw, strict=False)
         except ValidationError:
             log.warning("malformed agent/approve answer (denied): %.200r", raw)
             return None
-        return ApprovalAnswer(
-            answer.decision, answer.feedback, answer.arguments, answer.edited_text, answer.rule
-        )
 
-    async def _ask_with_message(self, request: ApprovalRequest) -> ApprovalAnswer | None:
+    async def _ask_with_message(self, request: ApproveParams) -> ApproveResult | None:
         prompt = MessagePrompt(self._request, self._link.client_capabilities, self._previews())
         return await prompt.ask(request)
 

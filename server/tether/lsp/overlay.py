@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..host import BufferDrift, FileEdit
+from ..text.model import split_lines
 from ..text.span import changed_span, lines_before, widen
 
 MAX_DRIFT_LINES = 40
@@ -48,7 +49,7 @@ def drift(path: Path, approved: str, current: str) -> BufferDrift:
     span = changed_span(approved, current)
     if span.new_end <= span.start:  # lines were removed: show the line around the gap
         span = widen(approved, span, len(current), 1)
-    region = current[span.start : span.new_end].splitlines()
+    region = split_lines(current[span.start : span.new_end])
     shown: list[str] = []
     size = 0
     for line in region[:MAX_DRIFT_LINES]:

@@ -26,9 +26,7 @@ import anyio.to_thread
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from tether_protocol import CommandPreview, Preview
-
-from ..host import ApprovalAnswer, ApprovalRequest
+from tether_protocol import ApproveParams, ApproveResult, CommandPreview, Preview
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +111,7 @@ class MessagePrompt:
         )
         self._previews = previews
 
-    async def ask(self, request: ApprovalRequest) -> ApprovalAnswer | None:
+    async def ask(self, request: ApproveParams) -> ApproveResult | None:
         """The user's answer (``null``: their deny); None (deny by default) for an answer
         that is none of the actions offered."""
         detail = message_detail(request.preview)
@@ -150,13 +148,13 @@ class MessagePrompt:
         if raw is not None and not isinstance(title, str):
             log.warning("malformed window/showMessageRequest answer (denied): %.200r", raw)
         if not whole:
-            return ApprovalAnswer("deny", feedback=too_long_feedback(detail))
+            return ApproveResult(decision="deny", feedback=too_long_feedback(detail))
         if raw is None:
             # The user closed the prompt or picked an action their client cannot return
             # (vim-lsp returns only the first): their refusal, not the absence of an answer.
-            return ApprovalAnswer("deny")
+            return ApproveResult(decision="deny")
         decision = actions.get(title) if isinstance(title, str) and title in titles else None
-        return None if decision is None else ApprovalAnswer(decision)  # type: ignore[arg-type]
+        return None if decision is None else ApproveResult(decision=decision)  # type: ignore[arg-type]
 
     async def _show_document(self, preview: Preview, detail: str) -> Path | None:
         """Write the whole preview to a file and have the editor open it; the file when

@@ -29,10 +29,19 @@ from typing import Any
 
 import anyio
 
-from tether_protocol import CommandPreview, Decision, DiffPreview, Preview, ProposedRule, Rule
+from tether_protocol import (
+    ApproveParams,
+    ApproveResult,
+    CommandPreview,
+    Decision,
+    DiffPreview,
+    Preview,
+    ProposedRule,
+    Rule,
+)
 
 from ..events import RunEvents
-from ..host import ApprovalAnswer, ApprovalRequest, Editor
+from ..host import Editor
 from ..sandbox import Sandbox
 from ..workspace.sensitive import reason_for_preview
 from .match import Judgement, judge
@@ -107,7 +116,7 @@ EDITED_TEXT_SLACK = 1 << 20
 """How many characters an answer's ``editedText`` may exceed twice the proposed window by."""
 
 
-def edited_text_problem(answer: ApprovalAnswer, preview: Preview) -> str | None:
+def edited_text_problem(answer: ApproveResult, preview: Preview) -> str | None:
     """Why an answer's ``editedText`` cannot be used, or None (also when it has none)."""
     if answer.edited_text is None or answer.decision == "deny":
         return None
@@ -198,9 +207,7 @@ class ApprovalGate:
             decided_by = judged.rules if judged.outcome == "ask" else ()
             shown = title if floor is None else f"{title} — {floor}"
             offered = await self._offer(tool, preview, roots) if floor is None else ()
-            request = ApprovalRequest(
-                self.events.run_id, call_id, tool, shown, arguments, preview, offered
-            )
+            request = self._request(call_id, tool, shown, arguments, preview, offered)
             verdict = await self._ask(request, roots, remember=floor is None)
         backend = verdict.sandbox.backend if verdict.sandbox is not None else None
         self.events.approval(call_id, verdict.decision, decided_by, sandbox=backend)
@@ -237,12 +244,29 @@ class ApprovalGate:
         """Ask whether a call that failed in the sandbox may run outside it, showing why."""
         shown = f"{title} — outside the sandbox: in it, {reason}"
         offered = await self._offer(tool, preview, roots)
-        request = ApprovalRequest(
-            self.events.run_id, call_id, tool, shown, arguments, preview, offered
-        )
+        request = self._request(call_id, tool, shown, arguments, preview, offered)
         verdict = await self._ask(request, roots, remember=True)
         self.events.approval(call_id, verdict.decision)
         return verdict
+
+    def _request(
+        self,
+        call_id: str,
+        tool: str,
+        title: str,
+        arguments: dict[str, Any],
+        preview: Preview,
+        offered: Sequence[str],
+    ) -> ApproveParams:
+        return ApproveParams(
+            run_id=self.events.run_id,
+            call_id=call_id,
+            tool=tool,
+            title=title,
+            arguments=arguments,
+            preview=preview,
+            suggested_patterns=list(offered) or None,
+        )
 
     async def _offer(self, tool: str, preview: Preview, roots: Sequence[Path]) -> tuple[str, ...]:
         """The allow-always rules the question offers (parsing a command: off the loop)."""
@@ -258,7 +282,7 @@ class ApprovalGate:
         return await anyio.to_thread.run_sync(judge, tool, preview, rules, roots)
 
     async def _ask(
-        self, request: ApprovalRequest, roots: Sequence[Path], *, remember: bool
+        self, request: ApproveParams, roots: Sequence[Path], *, remember: bool
     ) -> Verdict:
         try:
             # Cancelling the ask withdraws the question from the client (LspEditor sends
@@ -278,7 +302,7 @@ class ApprovalGate:
         except Exception as exc:  # a broken client must not be able to approve by failing
             log.warning("asking for approval failed (denied): %s", exc)
             answer = None
-        if not isinstance(answer, ApprovalAnswer):
+        if not isinstance(answer, ApproveResult):
             return Verdict("denied-by-default")
         problem = edited_text_problem(answer, request.preview)
         if problem is not None:  # the user changed something we cannot apply as they meant
@@ -294,7 +318,7 @@ class ApprovalGate:
         return Verdict(answer.decision, answer.feedback, answer.arguments, answer.edited_text)
 
     async def _store_picked(
-        self, request: ApprovalRequest, picked: ProposedRule, roots: Sequence[Path]
+        self, request: ApproveParams, picked: ProposedRule, roots: Sequence[Path]
     ) -> None:
         """Store the rule the user picked if it allows the very call shown; else nothing
         (the call itself was allowed once)."""

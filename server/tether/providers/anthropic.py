@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -22,7 +20,6 @@ from anthropic.types import (
 
 from .base import (
     AssistantMessage,
-    ModelDelta,
     ModelRequest,
     TextDelta,
     ToolCallReady,
@@ -42,14 +39,14 @@ from .retry import (
     is_too_long,
     retry_after_seconds,
     shared_ssl_context,
-    stream_reply,
     underlying_error,
 )
+from .sdk import SdkProvider
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 """Used when no model is configured: the current Sonnet."""
 
-OUTPUT_LIMIT = (16_384, 32_000)
+OUTPUT_LIMIT: tuple[int, int] = (16_384, 32_000)
 """``max_tokens`` of a request, and after a reply was cut off (every Claude 4+ allows it)."""
 
 REQUEST_TIMEOUT = anthropic.Timeout(300.0, connect=15.0)
@@ -147,10 +144,11 @@ class _Reply:
     thinking: dict[int, ContentBlockParam] = field(default_factory=dict)
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider[AsyncAnthropic]):
     """A Claude model behind the Messages API."""
 
     name = "anthropic"
+    default_limit = OUTPUT_LIMIT
 
     def __init__(
         self,
@@ -163,46 +161,33 @@ class AnthropicProvider:
         limit: OutputLimit | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
-        self.model = model
-        self._api_key = api_key
-        self._base_url = base_url
-        self._models = models or ModelTable()
-        # ``context_window`` (contextWindowTokens) is for models the table does not know.
-        self.context_window = self._models.window(
-            model, configured=context_window, local=base_url is not None
+        super().__init__(
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            models=models,
+            context_window=context_window,
+            limit=limit,
+            retry=retry,
         )
-        self._limit = limit or OutputLimit(*OUTPUT_LIMIT)
-        self._retry = retry or RetryPolicy()
         self._thinking: dict[str, list[ContentBlockParam]] = {}
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
-        """Stream one reply, retried and continued as ``retry.stream_reply`` describes."""
-        async with AsyncAnthropic(
+    def _client(self) -> AsyncAnthropic:
+        return AsyncAnthropic(
             api_key=self._api_key,
             base_url=self._base_url,
             max_retries=0,
             timeout=REQUEST_TIMEOUT,
             http_client=anthropic.DefaultAsyncHttpxClient(verify=shared_ssl_context()),
-        ) as client:
-
-            def attempt(part: ModelRequest, max_tokens: int | None) -> PartStream:
-                return self._attempt(client, part, max_tokens or OUTPUT_LIMIT[0])
-
-            reply = stream_reply(
-                request, attempt, limit=self._limit, policy=self._retry, classify=self._classify
-            )
-            # aclosing: a consumer that stops early closes the HTTP stream now, not at GC.
-            async with aclosing(reply) as deltas:
-                async for delta in deltas:
-                    yield delta
+        )
 
     async def _attempt(
-        self, client: AsyncAnthropic, request: ModelRequest, max_tokens: int
+        self, client: AsyncAnthropic, request: ModelRequest, max_tokens: int | None
     ) -> PartStream:
         tools = anthropic_tools(request)
         stream = await client.messages.create(
             model=self.model,
-            max_tokens=max_tokens,
+            max_tokens=max_tokens or OUTPUT_LIMIT[0],
             system=anthropic_system(request),
             messages=anthropic_messages(request, self._thinking),
             tools=tools if tools else omit,

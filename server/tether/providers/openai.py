@@ -7,8 +7,6 @@ llama.cpp, LM Studio), so the same code talks to all of them; only ``baseUrl`` c
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,7 +23,6 @@ from openai.types.completion_usage import CompletionUsage
 
 from .base import (
     AssistantMessage,
-    ModelDelta,
     ModelRequest,
     TextDelta,
     ToolCallReady,
@@ -46,9 +43,9 @@ from .retry import (
     is_too_long,
     retry_after_seconds,
     shared_ssl_context,
-    stream_reply,
     underlying_error,
 )
+from .sdk import SdkProvider
 
 DEFAULT_MODEL = "gpt-5.4"
 """Used when no model is configured: current, and it calls tools through Chat Completions."""
@@ -137,7 +134,7 @@ class _Reply:
     usage: CompletionUsage | None = None
 
 
-class OpenAIProvider:
+class OpenAIProvider(SdkProvider[AsyncOpenAI]):
     """A model behind the Chat Completions API (OpenAI or a compatible server)."""
 
     name = "openai"
@@ -154,39 +151,25 @@ class OpenAIProvider:
         limit_parameter: LimitParameter = "max_completion_tokens",
         retry: RetryPolicy | None = None,
     ) -> None:
-        self.model = model
-        self._api_key = api_key
-        self._base_url = base_url
-        self._models = models or ModelTable()
-        # ``context_window`` (contextWindowTokens) is for models the table does not know.
-        self.context_window = self._models.window(
-            model, configured=context_window, local=base_url is not None
+        super().__init__(
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            models=models,
+            context_window=context_window,
+            limit=limit,
+            retry=retry,
         )
-        self._limit = limit or OutputLimit(None, None)
         self._limit_parameter = limit_parameter
-        self._retry = retry or RetryPolicy()
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
-        """Stream one reply, retried and continued as ``retry.stream_reply`` describes."""
-        # A client per call: its connections belong to this call's event loop and are closed.
-        async with _Client(
+    def _client(self) -> AsyncOpenAI:
+        return _Client(
             api_key=self._api_key,
             base_url=self._base_url,
             max_retries=0,
             timeout=REQUEST_TIMEOUT,
             http_client=openai.DefaultAsyncHttpxClient(verify=shared_ssl_context()),
-        ) as client:
-
-            def attempt(part: ModelRequest, max_tokens: int | None) -> PartStream:
-                return self._attempt(client, part, max_tokens)
-
-            reply = stream_reply(
-                request, attempt, limit=self._limit, policy=self._retry, classify=self._classify
-            )
-            # aclosing: a consumer that stops early closes the HTTP stream now, not at GC.
-            async with aclosing(reply) as deltas:
-                async for delta in deltas:
-                    yield delta
+        )
 
     async def _attempt(
         self, client: AsyncOpenAI, request: ModelRequest, max_tokens: int | None

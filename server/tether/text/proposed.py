@@ -1,51 +1,49 @@
 """The changed window of a proposed file change, as the approval preview carries it.
 
 A client shows ``proposed.base_text`` against ``proposed.text`` (or the file with the window
-replaced) and may send back its own text for the window; ``revised_text`` puts that text in
-place. The window is whole lines (``textspan.changed_span``), so its start is always at
-character 0 and only its end — when it stops at the end of a file without a final line
-end — depends on the position encoding (``in_encoding``).
+replaced), hunk by hunk (``proposed.hunks``: the edit's own changes), and may send back its
+own text for the window; ``revised_text`` puts that text in place. The window and its hunks
+are whole lines (``textspan.changed_span``), so their starts are always at character 0 and
+only an end at the end of a file without a final line end depends on the position
+encoding: they are counted once, in the negotiated one.
 """
 
 from __future__ import annotations
 
-from tether_protocol import DiffPreview, Position, Preview, ProposedText, Range
+from collections.abc import Sequence
 
-from .model import Encoding, line_start_at, position_at, units
+from tether_protocol import Position, ProposedHunk, ProposedText, Range
+
+from ..host import TextChange
+from .model import Encoding, range_at
 from .span import changed_span
 
 
-def proposed_window(base: str, new: str, encoding: Encoding = "utf-16") -> ProposedText:
-    """The lines of ``base`` that change on the way to ``new``, their range and new text."""
+def proposed_window(
+    base: str, new: str, changes: Sequence[TextChange], encoding: Encoding
+) -> ProposedText:
+    """The lines of ``base`` that change on the way to ``new``: their range, their new text
+    and its hunks, ``changes`` (the edit's whole-line ``minimal_changes``, in document order)
+    with their ranges counted in ``encoding``."""
     span = changed_span(base, new)
-    start = position_at(base, span.start, encoding)
-    end = position_at(base, span.old_end, encoding)
     return ProposedText(
-        range=Range(
-            start=Position(line=start[0], character=start[1]),
-            end=Position(line=end[0], character=end[1]),
-        ),
+        range=_range(base, span.start, span.old_end, encoding),
         text=new[span.start : span.new_end],
         base_text=base[span.start : span.old_end],
+        hunks=[
+            ProposedHunk(range=_range(base, c.start, c.end, encoding), text=c.new_text)
+            for c in changes
+        ],
     )
 
 
-def in_encoding(preview: Preview, encoding: Encoding) -> Preview:
-    """``preview`` with its window's range counted in ``encoding`` (the negotiated one).
-
-    Only an end inside a line (the file's last line, without a line end) depends on the
-    encoding; that line is the window's own last line, so ``base_text`` is enough.
-    """
-    if not isinstance(preview, DiffPreview) or preview.proposed is None:
-        return preview
-    window = preview.proposed
-    if window.range.end.character == 0:
-        return preview
-    base = window.base_text
-    last_line = base[line_start_at(base, len(base)) :]
-    end = Position(line=window.range.end.line, character=units(last_line, encoding))
-    moved = window.model_copy(update={"range": Range(start=window.range.start, end=end)})
-    return preview.model_copy(update={"proposed": moved})
+def _range(text: str, start: int, end: int, encoding: Encoding) -> Range:
+    # In document order, each count goes on from the last (text.model remembers it).
+    (start_line, start_character), (end_line, end_character) = range_at(text, start, end, encoding)
+    return Range(
+        start=Position(line=start_line, character=start_character),
+        end=Position(line=end_line, character=end_character),
+    )
 
 
 def revised_text(base: str, new: str, edited_window: str) -> str:

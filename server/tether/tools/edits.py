@@ -82,11 +82,10 @@ def _file_edit(
     )
 
 
-def _preview(edit: FileEdit, diff: str) -> DiffPreview:
-    # Counted in UTF-16 here; the LSP editor recounts in the negotiated encoding.
-    return DiffPreview(
-        uri=edit.uri, diff=diff, proposed=proposed_window(edit.base_text, edit.new_text)
-    )
+def _preview(ws: Workspace, edit: FileEdit, diff: str) -> DiffPreview:
+    """The preview the user is shown, its positions in the editor's negotiated encoding."""
+    window = proposed_window(edit.base_text, edit.new_text, edit.changes, ws.position_encoding)
+    return DiffPreview(uri=edit.uri, diff=diff, proposed=window)
 
 
 def _model_text(text: str) -> str:
@@ -204,7 +203,7 @@ class EditFile(Tool[EditFileArgs]):
         edit, count = await self._edit(args, ws)
         shown = ws.display(edit.path)
         diff = unified_diff(edit.base_text, edit.new_text, shown)
-        return Proposal(f"Edit {shown}", _preview(edit, diff), (edit, count))
+        return Proposal(f"Edit {shown}", _preview(ws, edit, diff), (edit, count))
 
     def revise(
         self, args: EditFileArgs, proposal: Proposal, edited_text: str
@@ -289,7 +288,7 @@ class WriteFile(Tool[WriteFileArgs]):
         shown = deps.workspace.display(edit.path)
         diff = unified_diff(edit.base_text, edit.new_text, shown, create=edit.create)
         verb = "Create" if edit.create else "Overwrite"
-        return Proposal(f"{verb} {shown}", _preview(edit, diff), edit)
+        return Proposal(f"{verb} {shown}", _preview(deps.workspace, edit, diff), edit)
 
     def revise(
         self, args: WriteFileArgs, proposal: Proposal, edited_text: str

@@ -6,7 +6,7 @@ import json
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -14,6 +14,9 @@ from ..errors import ToolError
 from ..host import ReportsDrift
 from ..providers.base import ToolCall, ToolSpec
 from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult
+
+if TYPE_CHECKING:
+    from ..policy.gate import Verdict
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,11 @@ def changed_note(arguments: dict[str, Any]) -> str:
     """What the model is told when the user changed its call before allowing it."""
     shown = json.dumps(arguments, ensure_ascii=False)
     return f"Note: the user changed this call before allowing it; it ran with {shown}\n"
+
+
+def noted(result: ToolResult, note: str) -> ToolResult:
+    """``result`` with ``note`` before its output, everything else (its edits) kept."""
+    return replace(result, output=note + result.output) if note else result
 
 
 class ToolRegistry:
@@ -142,20 +150,31 @@ class ToolRegistry:
             if revised is not None:  # performed as approved: the window as the user left it
                 args, proposal = revised
                 note = changed_note(args.model_dump(exclude_defaults=True))
-        elif verdict.arguments is not None and verdict.arguments != call.arguments:
-            changed = {**call.arguments, **verdict.arguments}
-            edited = ToolCall(call.call_id, call.name, changed)
-            _, args = self.parse(edited)
-            proposal = await tool.propose(args, deps)
-            note = changed_note(changed)
+        else:
+            args, proposal, note = await self._as_changed(tool, args, proposal, call, verdict, deps)
         if verdict.sandbox is not None:
             proposal = replace(proposal, sandbox=verdict.sandbox)
         result = await tool.perform(args, proposal, deps)
         if result.blocked is not None and proposal.sandbox is not None:
             result = await self._outside(tool, args, proposal, call, deps, result, result.blocked)
-        if not note:
-            return result
-        return ToolResult(result.ok, note + result.output, result.error)
+        return noted(result, note)
+
+    async def _as_changed(
+        self,
+        tool: Tool[Any],
+        args: ToolArgs,
+        proposal: Proposal,
+        call: ToolCall,
+        verdict: Verdict,
+        deps: ToolDeps,
+    ) -> tuple[ToolArgs, Proposal, str]:
+        """The call with the arguments the user changed in the answer, proposed again, and
+        the note telling the model so; as it was (and no note) when the user changed none."""
+        if verdict.arguments is None or verdict.arguments == call.arguments:
+            return args, proposal, ""
+        changed = {**call.arguments, **verdict.arguments}
+        _, args = self.parse(ToolCall(call.call_id, call.name, changed))
+        return args, await tool.propose(args, deps), changed_note(changed)
 
     async def _outside(
         self,
@@ -186,14 +205,11 @@ class ToolRegistry:
                 f"was not allowed.{said}"
             )
             return replace(failed, output=f"{failed.output}\n{message}", blocked=None)
-        note = (
+        outside = (
             f"Note: in the sandbox {reason}; the user allowed it outside, and this is that run.\n"
         )
         unsandboxed = replace(proposal, sandbox=None)
-        if verdict.arguments is not None and verdict.arguments != call.arguments:
-            changed = {**call.arguments, **verdict.arguments}
-            _, args = self.parse(ToolCall(call.call_id, call.name, changed))
-            unsandboxed = await tool.propose(args, deps)
-            note += changed_note(changed)
-        result = await tool.perform(args, unsandboxed, deps)
-        return replace(result, output=note + result.output)
+        args, unsandboxed, note = await self._as_changed(
+            tool, args, unsandboxed, call, verdict, deps
+        )
+        return noted(await tool.perform(args, unsandboxed, deps), outside + note)

@@ -101,7 +101,10 @@ class Workspace:
     """The workspace folders of a run and the editor buffers open in them."""
 
     def __init__(
-        self, roots: Sequence[Path], buffers: Buffers, position_encoding: str = "utf-16"
+        self,
+        roots: Sequence[Path],
+        buffers: Buffers,
+        position_encoding: textmodel.Encoding = "utf-16",
     ) -> None:
         if not roots:
             raise ValueError("a workspace needs at least one root folder")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..text.linear_regex import LinearRegex, LinearRegexError, backtracking_free
+from ..text.model import split_lines
 
 __all__ = [
     "IgnoreChain",
@@ -52,7 +53,7 @@ class IgnoreRule:
 def parse_gitignore(text: str) -> tuple[IgnoreRule, ...]:
     """The rules of a ``.gitignore`` file (git's syntax; malformed lines are skipped)."""
     rules = []
-    for raw in text.splitlines():
+    for raw in split_lines(text):  # never cut at \f or U+2028: git keeps them in a pattern
         line = _strip_trailing_spaces(raw)
         if not line or line.startswith("#"):
             continue

@@ -25,14 +25,16 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from ..host import ApprovalAnswer, ApprovalRequest, EditOutcome, FileEdit
+from tether_protocol import ApproveParams, ApproveResult
+
+from ..host import EditOutcome, FileEdit
 
 BOM = b"\xef\xbb\xbf"
 NEW_FILE_MODE = 0o666
 """Asked for when creating a file; the kernel applies the umask."""
 TEMP_SUFFIX = ".tether"
 
-AskApproval = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer | None]]
+AskApproval = Callable[[ApproveParams], Awaitable[ApproveResult | None]]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # a FIFO must not block
@@ -297,7 +299,7 @@ class DiskEditor:
     def __init__(self, ask: AskApproval | None = None) -> None:
         self._ask = ask
 
-    async def ask_approval(self, request: ApprovalRequest) -> ApprovalAnswer | None:
+    async def ask_approval(self, request: ApproveParams) -> ApproveResult | None:
         return None if self._ask is None else await self._ask(request)
 
     async def apply_edit(self, edit: FileEdit, label: str) -> EditOutcome:

@@ -32,9 +32,45 @@ end
 ---@field win? integer the float
 ---@field line? integer the first changed line (inline)
 
+---@class tether.Change
+---@field from integer first removed row, 0-based (for an insertion: the row it goes before)
+---@field to integer the row after the last removed one
+---@field added string[] the new lines
+
+--- What to mark: the server's hunks (`proposed.hunks`: whole lines of the file, a range
+--- ending inside a line only at the end of a file without a final line end). From an older
+--- server without hunks: the window as one change, the lines it holds unchanged at either
+--- end left out.
+---@param proposed table
+---@param old string[] the window's old lines
+---@param new string[] its new lines
+---@return tether.Change[]
+local function changes(proposed, old, new)
+  if type(proposed.hunks) == 'table' then
+    return vim.tbl_map(function(hunk)
+      local stop = hunk.range['end']
+      return {
+        from = hunk.range.start.line,
+        to = stop.line + (stop.character > 0 and 1 or 0),
+        added = M.text_lines(hunk.text),
+      }
+    end, proposed.hunks)
+  end
+  local head, tail = 0, 0
+  while head < #old and head < #new and old[head + 1] == new[head + 1] do
+    head = head + 1
+  end
+  while tail < #old - head and tail < #new - head and old[#old - tail] == new[#new - tail] do
+    tail = tail + 1
+  end
+  local top = proposed.range.start.line
+  local added = vim.list_slice(new, head + 1, #new - tail)
+  return { { from = top + head, to = top + #old - tail, added = added } }
+end
+
 --- Shows the preview's changed window (`proposed`: whole lines, its range in the file) in
---- `buf` itself: the replaced lines highlighted, the new ones as virtual lines. Returns nil
---- when the buffer does not hold the window's old lines where the range says.
+--- `buf` itself: each change's replaced lines highlighted, its new ones as virtual lines.
+--- Returns nil when the buffer does not hold the window's old lines where the range says.
 ---@param buf integer
 ---@param params table agent/approve params
 ---@param hint string
@@ -49,36 +85,32 @@ function M.inline(buf, params, hint)
   if not vim.deep_equal(vim.api.nvim_buf_get_lines(buf, top, top + #old, false), old) then
     return nil -- the buffer is not what the window was taken from: use the float
   end
-  -- Lines the window holds unchanged at either end are not marked.
-  local head, tail = 0, 0
-  while head < #old and head < #new and old[head + 1] == new[head + 1] do
-    head = head + 1
-  end
-  while tail < #old - head and tail < #new - head and old[#old - tail] == new[#new - tail] do
-    tail = tail + 1
-  end
-  local from, to = top + head, top + #old - tail -- removed rows [from, to), 0-based
   local tab = string.rep(' ', vim.bo[buf].tabstop)
-  local added = {}
-  for i = head + 1, #new - tail do
-    table.insert(added, { { (new[i]:gsub('\t', tab)), 'TetherAdded' } })
-  end
-  if from == to and #added == 0 then
-    return nil
-  end
-  local marks = {}
-  for row = from, to - 1 do
-    table.insert(marks, { row, { line_hl_group = 'TetherRemoved' } })
-  end
-  if #added > 0 then -- below the last removed line, else the line before, else above row 0
-    local below = to > from and to - 1 or from - 1
-    if below >= 0 then
-      table.insert(marks, { below, { virt_lines = added } })
-    else
-      table.insert(marks, { 0, { virt_lines = added, virt_lines_above = true } })
+  local marks, first = {}, nil
+  for _, change in ipairs(changes(proposed, old, new)) do
+    local from, to = change.from, change.to -- removed rows [from, to)
+    local added = {}
+    for _, line in ipairs(change.added) do
+      table.insert(added, { { (line:gsub('\t', tab)), 'TetherAdded' } })
+    end
+    if from < to or #added > 0 then
+      for row = from, to - 1 do
+        table.insert(marks, { row, { line_hl_group = 'TetherRemoved' } })
+      end
+      if #added > 0 then -- below the last removed line, else the line before, else above row 0
+        local below = to > from and to - 1 or from - 1
+        if below >= 0 then
+          table.insert(marks, { below, { virt_lines = added } })
+        else
+          table.insert(marks, { 0, { virt_lines = added, virt_lines_above = true } })
+        end
+      end
+      first = first or (to > from and from + 1 or math.max(from, 1)) -- 1-based
     end
   end
-  local first = to > from and from + 1 or math.max(from, 1) -- 1-based
+  if first == nil then
+    return nil
+  end
   for _, mark in ipairs(marks) do
     vim.api.nvim_buf_set_extmark(buf, M.ns, mark[1], 0, mark[2])
   end

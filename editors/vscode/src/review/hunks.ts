@@ -1,6 +1,7 @@
-// The hunks of a proposed window (its old text against the proposed text, line by line) and
-// the window's text rebuilt from a choice per hunk: what inline review accepts piecewise.
-// No `vscode` import: tested directly.
+// The hunks of a proposed window (the server's `proposed.hunks`, as runs of the window's
+// lines) and the window's text rebuilt from a choice per hunk: what inline review accepts
+// piecewise. No `vscode` import: tested directly.
+import type { ProposedHunk } from "../protocol";
 
 /** One run of changed lines; lines keep their line ends ("\r\n", "\n", "\r" or none at the end). */
 export interface Hunk {
@@ -12,8 +13,14 @@ export interface Hunk {
   readonly added: readonly string[];
 }
 
-/** Past this many compared line pairs the middle is one hunk: a line LCS would cost too much. */
-const MAX_CELLS = 4_000_000;
+/** A proposed window: where it starts in the file, its two texts and the server's hunks. */
+export interface ReviewWindow {
+  readonly startLine: number;
+  readonly baseText: string;
+  readonly text: string;
+  /** The preview's `proposed.hunks`: whole lines of the file and their new text (absent from older servers). */
+  readonly hunks?: readonly ProposedHunk[] | null;
+}
 
 /** `text` cut after each line end; the last line has none when the text does not end with one. */
 export function splitLines(text: string): string[] {
@@ -21,10 +28,36 @@ export function splitLines(text: string): string[] {
 }
 
 /**
- * The hunks that turn `baseText` into `text`, in order: lines equal on both sides (line ends
- * included) are kept, the rest grouped into runs separated by at least one kept line.
+ * The window's hunks as the server sent them, in order, as runs of the window's lines. A
+ * hunk's range covers whole lines of the file; it ends inside a line only at the end of a
+ * file without a final line end, and that line is then one of the hunk's.
  */
-export function diffHunks(baseText: string, text: string): Hunk[] {
+export function windowHunks(window: ReviewWindow): Hunk[] {
+  if (window.hunks === undefined || window.hunks === null) {
+    return trimmedHunk(window.baseText, window.text);
+  }
+  const base = splitLines(window.baseText);
+  let shift = 0; // lines the hunks before this one added, minus those they removed
+  return window.hunks.map(({ range, text }) => {
+    const baseStart = range.start.line - window.startLine;
+    const count = range.end.line - range.start.line + (range.end.character > 0 ? 1 : 0);
+    const added = splitLines(text);
+    const hunk = {
+      baseStart,
+      newStart: baseStart + shift,
+      removed: base.slice(baseStart, baseStart + count),
+      added,
+    };
+    shift += added.length - count;
+    return hunk;
+  });
+}
+
+/**
+ * For a server that sends no hunks: the window as one hunk, without the lines it holds
+ * unchanged at either end (line ends included); none when the texts are equal.
+ */
+function trimmedHunk(baseText: string, text: string): Hunk[] {
   const base = splitLines(baseText);
   const proposed = splitLines(text);
   let head = 0;
@@ -39,58 +72,11 @@ export function diffHunks(baseText: string, text: string): Hunk[] {
   ) {
     tail += 1;
   }
-  const oldMiddle = base.slice(head, base.length - tail);
-  const newMiddle = proposed.slice(head, proposed.length - tail);
-  if (oldMiddle.length === 0 && newMiddle.length === 0) {
-    return [];
-  }
-  if (oldMiddle.length * newMiddle.length > MAX_CELLS) {
-    return [{ baseStart: head, newStart: head, removed: oldMiddle, added: newMiddle }];
-  }
-  return hunksOf(oldMiddle, newMiddle, head);
-}
-
-/** A longest-common-subsequence walk over two line lists, offset by `start` lines of both. */
-function hunksOf(old: string[], neu: string[], start: number): Hunk[] {
-  const [n, m] = [old.length, neu.length];
-  // common[i * (m + 1) + j]: the LCS length of old[i..] and neu[j..].
-  const common = new Uint32Array((n + 1) * (m + 1));
-  for (let i = n - 1; i >= 0; i -= 1) {
-    for (let j = m - 1; j >= 0; j -= 1) {
-      common[i * (m + 1) + j] =
-        old[i] === neu[j]
-          ? common[(i + 1) * (m + 1) + j + 1] + 1
-          : Math.max(common[(i + 1) * (m + 1) + j], common[i * (m + 1) + j + 1]);
-    }
-  }
-  const hunks: Hunk[] = [];
-  let current: { baseStart: number; newStart: number; removed: string[]; added: string[] } | undefined;
-  const flush = (): void => {
-    if (current !== undefined) {
-      hunks.push(current);
-      current = undefined;
-    }
-  };
-  let [i, j] = [0, 0];
-  while (i < n || j < m) {
-    if (i < n && j < m && old[i] === neu[j]) {
-      flush();
-      i += 1;
-      j += 1;
-      continue;
-    }
-    current ??= { baseStart: start + i, newStart: start + j, removed: [], added: [] };
-    const dropOld = j >= m || (i < n && common[(i + 1) * (m + 1) + j] >= common[i * (m + 1) + j + 1]);
-    if (dropOld) {
-      current.removed.push(old[i]);
-      i += 1;
-    } else {
-      current.added.push(neu[j]);
-      j += 1;
-    }
-  }
-  flush();
-  return hunks;
+  const removed = base.slice(head, base.length - tail);
+  const added = proposed.slice(head, proposed.length - tail);
+  return removed.length === 0 && added.length === 0
+    ? []
+    : [{ baseStart: head, newStart: head, removed, added }];
 }
 
 /** The old text with the hunks for which `accepted(index)` holds applied, the others left out. */

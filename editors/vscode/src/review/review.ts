@@ -3,7 +3,7 @@
 // hunk is decided it reports the verdict (all accepted: allow; none: deny; else allow with
 // the window rebuilt from the accepted hunks). Only types from `vscode`: tested directly.
 import type * as vscode from "vscode";
-import { Hunk, HunkVerdict, diffHunks, splitLines, verdictOf } from "./hunks";
+import { Hunk, HunkVerdict, ReviewWindow, splitLines, verdictOf, windowHunks } from "./hunks";
 
 export const HUNK_COMMANDS = {
   accept: "tether.approval.acceptHunk",
@@ -17,12 +17,9 @@ export const HUNK_COMMANDS = {
 /** Shown on one line after a hunk's old lines, at most this long (the hover has it all). */
 const PREVIEW_CHARS = 160;
 
-/** What a review needs: the file, where the window starts in it, and the window's two texts. */
-export interface ReviewTarget {
+/** What a review needs: the file, where the window starts in it, the window's two texts and hunks. */
+export interface ReviewTarget extends ReviewWindow {
   readonly uri: vscode.Uri;
-  readonly startLine: number;
-  readonly baseText: string;
-  readonly text: string;
 }
 
 export interface ReviewCallbacks {
@@ -52,7 +49,7 @@ export class Review {
     /** The window's first line in the document now (moves when the user types above it). */
     public startLine = target.startLine,
   ) {
-    this.hunks = diffHunks(target.baseText, target.text);
+    this.hunks = windowHunks(target);
     this.choices = this.hunks.map(() => undefined);
   }
 

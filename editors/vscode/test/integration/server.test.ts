@@ -209,6 +209,12 @@ describe("integration: the protocol layer against the real tether serve", functi
         range: { start: { line: 1, character: 0 }, end: { line: 2, character: 0 } },
         text: "    return a * b\n",
         baseText: "    return a + b\n",
+        hunks: [
+          {
+            range: { start: { line: 1, character: 0 }, end: { line: 2, character: 0 } },
+            text: "    return a * b\n",
+          },
+        ],
       },
     });
     assert.strictEqual(applied.length, 1);

@@ -160,7 +160,8 @@ describe("panel: controller", () => {
     server.finishRun({ runId: "r-1", sessionId: "s-new", outcome: "done", answer: "", steps: 1, usage: {} });
     await done;
     await controller.handle({ type: "undo", runId: "r-1" });
-    await settle();
+    // The state that tells the undo (a post from the run's end may come before it).
+    await vscode.until(() => posted.length > 0 && last().runs[0]?.undone !== undefined);
     assert.strictEqual(last().runs[0].undone, "reverted app.py");
     assert.strictEqual(last().undoRunId, undefined); // done once
   });
