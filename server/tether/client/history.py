@@ -12,20 +12,12 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from ..config.layers import default_state_dir
 from ..session.index import current_index, session_log_path
 from ..session.store import list_sessions, load
 from ..writes.disk import write_text_atomic
 
 FOLDERS_FILE = "terminal-folders.json"
-
-
-def state_dir_for(options: dict[str, Any]) -> Path:
-    """The state dir a server started with ``options`` uses (as ``config.resolve`` does)."""
-    configured = options.get("stateDir") or os.environ.get("TETHER_STATE_DIR")
-    return Path(configured).expanduser() if configured else default_state_dir()
 
 
 def folders(state_dir: Path) -> dict[str, str]:

@@ -38,22 +38,12 @@ from tether_protocol import (
     RunParams,
     ServerTetherCapabilities,
     SessionsParams,
-    TetherSettings,
     UndoParams,
 )
 from tether_protocol.methods import CLIENT_TO_SERVER
 
-from ..config.layers import (
-    Config,
-    ConfigError,
-    ignored_warning,
-    merge,
-    parse_settings,
-    project_settings,
-    resolve,
-    user_file,
-    variables_settings,
-)
+from ..config.assemble import Layer, assemble
+from ..config.layers import Config, ConfigError, parse_settings
 from ..host import EventSink
 from ..policy.store import RuleStore
 from ..providers import AVAILABLE_PROVIDERS
@@ -252,6 +242,14 @@ class TetherProtocol(LanguageServerProtocol):
         return result
 
 
+def _first_folder(params: types.InitializeParams) -> Path | None:
+    """The first workspace folder (whose ``.tether/config.toml`` counts), resolved."""
+    folders = params.workspace_folders or []
+    uri = folders[0].uri if folders else params.root_uri
+    root = path_from_uri(uri) if uri else None
+    return None if root is None else root.resolve()
+
+
 class TetherServer(LanguageServer):
     """A pygls server that owns the runs, the configuration and the session log."""
 
@@ -270,13 +268,10 @@ class TetherServer(LanguageServer):
         self.environ = dict(os.environ if environ is None else environ)
         self.tools = tools
         self.client_tether = ClientTetherCapabilities()
-        # Lowest first: user file < project file < environment < editor (or the CLI's flags).
-        self._user_settings, _ = user_file(self.environ)
-        self._project_settings = TetherSettings()
-        self._env_settings = variables_settings(self.environ)
-        self._init_settings = TetherSettings()
-        self._client_settings = TetherSettings()
-        self.config: Config = resolve(merge(self._user_settings, self._env_settings), self.environ)
+        # The one assembly (config.assemble); the project's file and the editor's layers
+        # join at initialize.
+        self.settings = assemble(None, self.environ)
+        self.config: Config = self.settings.config
         self.buffers = LspBuffers(self)
         self.editor = LspEditor(self)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -310,47 +305,34 @@ class TetherServer(LanguageServer):
                 log.warning(
                     "ignoring a malformed experimental.tether declaration: %s", clip(repr(declared))
                 )
-        self._init_settings = parse_settings(params.initialization_options, "initializationOptions")
-        self._read_project_file(params)
+        init = parse_settings(params.initialization_options, "initializationOptions")
+        # The files are read once, here (a few hundred bytes, before anything is served).
+        root = _first_folder(params)
+        self.settings = assemble(root, self.environ, Layer("initializationOptions", init))
+        self._warn_dropped()
         self._reconfigure()
 
-    def _read_project_file(self, params: types.InitializeParams) -> None:
-        """The first workspace folder's ``.tether/config.toml``, bound by the trust rule.
-
-        Read once, at ``initialize`` (a few hundred bytes, before anything else is served).
-        """
-        folders = params.workspace_folders or []
-        uri = folders[0].uri if folders else params.root_uri
-        root = path_from_uri(uri) if uri else None
-        if root is None:
+    def _warn_dropped(self) -> None:
+        """The project file's keys that were not applied, in one warning."""
+        message = self.settings.warning()
+        if message is None:
             return
-        self._project_settings, ignored = project_settings(root.resolve(), self.environ)
-        if ignored:
-            message = ignored_warning(ignored, root.resolve(), self.environ)
-            if self._loop is None:  # no client to tell (a test calling this directly)
-                log.warning("%s", message)
-                return
-            # showMessage is allowed during initialize (LSP 3.17); it is the one copy.
-            show = types.ShowMessageParams(
-                type=types.MessageType.Warning, message=f"Tether: {message}"
-            )
-            self._loop.call_soon(self.window_show_message, show)
+        if self._loop is None:  # no client to tell (a test calling this directly)
+            log.warning("%s", message)
+            return
+        # showMessage is allowed during initialize (LSP 3.17); it is the one copy.
+        show = types.ShowMessageParams(type=types.MessageType.Warning, message=f"Tether: {message}")
+        self._loop.call_soon(self.window_show_message, show)
 
     def apply_client_settings(self, settings: object) -> None:
         """``workspace/didChangeConfiguration``: ``settings.tether`` for later runs."""
         if isinstance(settings, dict) and "tether" in settings:
-            self._client_settings = parse_settings(settings["tether"], "settings.tether")
+            changed = parse_settings(settings["tether"], "settings.tether")
+            self.settings = self.settings.with_layer(Layer("settings.tether", changed))
             self._reconfigure()
 
     def _reconfigure(self) -> None:
-        merged = merge(
-            self._user_settings,
-            self._project_settings,
-            self._env_settings,
-            self._init_settings,
-            self._client_settings,
-        )
-        config = resolve(merged, self.environ)
+        config = self.settings.config
         if config.state_dir != self.config.state_dir:
             self.log_writer.retire()  # runs in flight finish writing there; new ones go here
             self.log_writer = self.runs.log_writer = SessionLogWriter(
