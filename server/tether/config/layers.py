@@ -88,6 +88,12 @@ def read_toml(path: Path) -> dict[str, Any] | None:
         return None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    return parse_toml(data, path)
+
+
+def parse_toml(data: bytes, path: Path) -> dict[str, Any]:
+    """The table of a TOML file's bytes; ``ConfigError`` naming ``path`` when too large or
+    not TOML."""
     if len(data) > MAX_TOML_BYTES:
         raise ConfigError(f"{path}: larger than {MAX_TOML_BYTES} bytes")
     try:
