@@ -50,7 +50,8 @@ class Assembly:
     dropped: tuple[str, ...] = ()
     """Keys of an untrusted project's file that were not applied, as written."""
     project_root: Path | None = None
-    environ: Mapping[str, str] = field(default_factory=dict)
+    environ: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """For the defaults that depend on it (the state folder); never shown (API keys)."""
 
     @property
     def layers(self) -> tuple[Layer, ...]:
