@@ -12,7 +12,8 @@ import time
 from typing import Any
 
 from tests.providers.fakes import FakeApi, Sse, anthropic_stream, openai_stream
-from tether.client.workspace_edit import apply_workspace_edit
+from tether.text.model import offset_at
+from tether.workspace.folders import path_from_uri
 
 from ..harness import Context, allow, ms
 from ..report import Row
@@ -32,8 +33,23 @@ def _queue_task(fake: FakeApi, provider: str, index: int) -> None:
 
 
 def apply_on_disk(params: Any) -> dict[str, Any]:
-    """``workspace/applyEdit`` for files that are not open: change the disk."""
-    apply_workspace_edit(params["edit"])
+    """``workspace/applyEdit`` for files that are not open: change the disk (as an editor
+    would; the task only edits files that exist)."""
+    for change in params["edit"]["documentChanges"]:
+        path = path_from_uri(change["textDocument"]["uri"])
+        assert path is not None
+        text = path.read_text(encoding="utf-8")
+        spans = [
+            (
+                offset_at(text, e["range"]["start"]["line"], e["range"]["start"]["character"]),
+                offset_at(text, e["range"]["end"]["line"], e["range"]["end"]["character"]),
+                e["newText"],
+            )
+            for e in change["edits"]
+        ]
+        for start, end, new in sorted(spans, reverse=True):
+            text = text[:start] + new + text[end:]
+        path.write_text(text, encoding="utf-8")
     return {"applied": True}
 
 

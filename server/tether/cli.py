@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 
 if TYPE_CHECKING:
+    from tether_protocol import TetherSettings
+
     from .client.terminal_run import TerminalRun
 
 
@@ -88,30 +90,20 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
     return {key: getattr(args, flag) for flag, key in RUN_FLAGS.items() if getattr(args, flag)}
 
 
-def settings_for(cwd: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
-    """The ``initializationOptions`` of a run in ``cwd`` (project file and flags) and the
-    keys of an untrusted project file that were ignored."""
-    from .client.settings import gather
-
-    gathered = gather(cwd, run_options(args), os.environ)
-    return gathered.options, gathered.ignored
-
-
 def show_config(args: argparse.Namespace) -> int:
     """``tether config``: the effective settings here and where each came from."""
-    from .client.settings import describe, gather
+    from .client.settings import describe, terminal_settings
     from .config.layers import ConfigError
     from .sandbox import describe_sandbox
 
     cwd = Path(args.cwd).resolve()
     try:
-        gathered = gather(cwd, run_options(args), os.environ)
-        print(describe(gathered))
+        settings = terminal_settings(cwd, run_options(args), os.environ)
+        print(describe(settings))
     except ConfigError as exc:
         print(f"tether: {exc}", file=sys.stderr)
         return 2
-    chosen = [layer.values["sandbox"] for layer in gathered.layers if "sandbox" in layer.values]
-    print(describe_sandbox(chosen[-1] if chosen else "off"))
+    print(describe_sandbox(settings.settings.sandbox or "off"))
     return 0
 
 
@@ -125,16 +117,11 @@ def add_setting_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=positive_float, help="seconds before the run stops")
 
 
-def check_settings(options: dict[str, Any]) -> str | None:
+def check_settings(settings: TetherSettings) -> str | None:
     """What is wrong with the settings before a server is started (None: nothing)."""
-    from .config.layers import ConfigError, settings_from_environment
     from .providers import AVAILABLE_PROVIDERS
 
-    try:
-        env = settings_from_environment(os.environ)
-    except ConfigError as exc:
-        return str(exc)
-    provider = options.get("provider") or env.provider
+    provider = settings.provider
     if provider is None:
         return (
             "no model provider is configured: pass --provider or set TETHER_PROVIDER "
@@ -143,7 +130,7 @@ def check_settings(options: dict[str, Any]) -> str | None:
     if provider not in AVAILABLE_PROVIDERS:
         return f"unknown provider {provider!r}; known: {', '.join(AVAILABLE_PROVIDERS)}"
     tools = list(build_tools().names)
-    unknown = [t for t in options.get("autoApprove") or env.auto_approve or [] if t not in tools]
+    unknown = [t for t in settings.auto_approve or [] if t not in tools]
     if unknown:
         return f"autoApprove: no tool named {', '.join(unknown)}; the tools: {', '.join(tools)}"
     return None
@@ -192,48 +179,73 @@ async def run_started(args: argparse.Namespace, cwd: Path, prompt: str) -> int:
 
 def prepared_run(args: argparse.Namespace, cwd: Path, prompt: str) -> TerminalRun | int:
     """The ``TerminalRun`` for ``args``, or the exit status of a usage error (said on stderr)."""
+    from .client.settings import terminal_settings
     from .client.terminal_run import EXIT_USAGE, TerminalRun
-    from .config.layers import ConfigError, ignored_warning
+    from .config.layers import ConfigError
 
+    flags = run_options(args)
     try:
-        options, ignored = settings_for(cwd, args)
+        settings = terminal_settings(cwd, flags, os.environ)
     except ConfigError as exc:
         print(f"tether: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if (problem := check_settings(options)) is not None:
-        if ignored:  # the server, not started, would have said it
-            print(f"tether: {ignored_warning(ignored, cwd, os.environ)}", file=sys.stderr)
+    if (problem := check_settings(settings.settings)) is not None:
+        if (warning := settings.warning()) is not None:  # the server, not started, would say it
+            print(f"tether: warning: {warning}", file=sys.stderr)
         print(f"tether: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    state_dir = settings.config.state_dir
     params: dict[str, Any] = {}
     if args.session:
         params["sessionId"] = args.session
     elif args.continue_:
-        latest = latest_session(cwd, options)
+        latest = latest_session(cwd, state_dir)
         if latest is None:
             print(f"tether: no earlier session in {cwd} to continue", file=sys.stderr)
             return EXIT_USAGE
         params["sessionId"] = latest.session_id
     return TerminalRun(
-        root=cwd, prompt=prompt, options=options, yes=args.yes, as_json=args.json, run_params=params
+        root=cwd,
+        prompt=prompt,
+        options=flags,  # the server assembles the files and the environment under them
+        state_dir=state_dir,
+        yes=args.yes,
+        as_json=args.json,
+        run_params=params,
     )
 
 
-def latest_session(cwd: Path, options: dict[str, Any]) -> Any:
+def latest_session(cwd: Path, state_dir: Path) -> Any:
     """The most recently updated session that ran in ``cwd`` (None: none known)."""
-    from .client.history import sessions, state_dir_for
+    from .client.history import sessions
 
-    found = sessions(state_dir_for(options), cwd, limit=1)
+    found = sessions(state_dir, cwd, limit=1)
     return found[0] if found else None
+
+
+def state_dir_of(cwd: Path, flags: dict[str, Any]) -> Path | int:
+    """Where a server started in ``cwd`` with ``flags`` keeps its sessions, or exit status 2
+    after saying why the settings cannot be used."""
+    from .client.settings import terminal_settings
+    from .config.layers import ConfigError
+
+    try:
+        return terminal_settings(cwd, flags, os.environ).config.state_dir
+    except ConfigError as exc:
+        print(f"tether: {exc}", file=sys.stderr)
+        return 2
 
 
 def list_sessions(args: argparse.Namespace) -> int:
     """``tether sessions``: the stored sessions, newest first."""
-    from .client.history import sessions, state_dir_for, table
+    from .client.history import sessions, table
 
-    options = {"stateDir": args.state_dir} if args.state_dir else {}
-    folder = Path(args.cwd).resolve() if args.here else None
-    rows = sessions(state_dir_for(options), folder, limit=args.limit)
+    cwd = Path(args.cwd).resolve()
+    state_dir = state_dir_of(cwd, {"stateDir": args.state_dir} if args.state_dir else {})
+    if isinstance(state_dir, int):
+        return state_dir
+    folder = cwd if args.here else None
+    rows = sessions(state_dir, folder, limit=args.limit)
     if not rows:
         print("no sessions yet" + (f" in {folder}" if folder else ""), file=sys.stderr)
         return 0
@@ -245,16 +257,18 @@ def undo(args: argparse.Namespace) -> int:
     """``tether undo [RUN]``: revert a run's edits (by default the last run in this folder)."""
     import anyio
 
-    from .client.history import folders, last_edit_run, state_dir_for
+    from .client.history import folders, last_edit_run
     from .client.undo import undo_in_terminal
     from .session.store import find_run
 
     cwd = Path(args.cwd).resolve()
     options = {"stateDir": args.state_dir} if args.state_dir else {}
-    state_dir = state_dir_for(options)
+    state_dir = state_dir_of(cwd, options)
+    if isinstance(state_dir, int):
+        return state_dir
     run_id = args.run
     if run_id is None:
-        latest = latest_session(cwd, options)
+        latest = latest_session(cwd, state_dir)
         run_id = last_edit_run(state_dir, latest.session_id) if latest else None
         if run_id is None:
             print(f"tether: no run with edits to undo in {cwd}", file=sys.stderr)
@@ -272,13 +286,14 @@ def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool)
 
     from .client.replay import rerun, show, uses_absolute_paths
     from .client.terminal_run import make_renderer
-    from .config.layers import default_state_dir
     from .session.index import session_log_path
     from .session.records import read_session
 
     path = Path(session)
     if not path.is_file():
-        base = Path(state_dir or os.environ.get("TETHER_STATE_DIR") or default_state_dir())
+        base = state_dir_of(Path.cwd(), {"stateDir": state_dir} if state_dir else {})
+        if isinstance(base, int):
+            return base
         path = session_log_path(base, session)
     if not path.is_file():
         print(f"tether: no session log {path}", file=sys.stderr)
@@ -304,8 +319,9 @@ def replay(session: str, state_dir: str | None, rerun_in: str | None, yes: bool)
 
 
 RUN_EPILOG = """\
-settings (flags > environment > .tether/config.toml > ~/.config/tether/config.toml;
-`tether config` shows the result and where each value came from):
+settings (flags > environment > .tether/config.toml > ~/.config/tether/config.toml, a
+project's file bound by trustedProjects; `tether config` shows the result and where each
+value came from):
   TETHER_PROVIDER        openai, anthropic or scripted        (--provider)
   TETHER_MODEL           the model name                       (--model)
   TETHER_BASE_URL        an OpenAI/Anthropic-compatible URL   (--base-url)

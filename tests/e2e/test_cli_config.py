@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tether.config.layers import settings_from_environment
+from tether.config.assemble import assemble
 
 from .cli import configured_project, tether
 
@@ -74,7 +74,7 @@ def test_the_server_reads_the_user_file_under_the_environment(tmp_path: Path) ->
     path.parent.mkdir()
     path.write_text('provider = "openai"\nmodel = "m-file"\nmaxSteps = 4\n')
     env = {"XDG_CONFIG_HOME": str(tmp_path), "TETHER_MODEL": "m-env"}
-    settings = settings_from_environment(env)
+    settings = assemble(None, env).settings
     assert (settings.provider, settings.model, settings.max_steps) == ("openai", "m-env", 4)
 
 

@@ -113,3 +113,30 @@ def test_replay_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     session = first.stdout.rsplit(" · session ", 1)[1].split()[0]
     status, errors = read_one_line_and_leave(["replay", session], tmp_path, env)
     assert status == 141 and "Traceback" not in errors, errors
+
+
+def test_the_state_folder_of_the_users_config_file_is_where_every_command_looks(
+    tmp_path: Path,
+) -> None:
+    """``stateDir`` in ``~/.config/tether/config.toml`` (no ``TETHER_STATE_DIR``): the server
+    keeps the logs there, and ``sessions``, ``--continue`` and ``undo`` find them there."""
+    state = tmp_path / "my-state"
+    root, env = cli.configured_project(
+        tmp_path, f'provider = "scripted"\nstateDir = {json.dumps(str(state))}\n'
+    )
+    del env["TETHER_STATE_DIR"]
+    (root / "a.txt").write_text("one\n")
+    first = tether(["run", "make it two", "--yes"], root, env, {"turns": [{"toolCalls": [EDIT]}]})
+    assert first.returncode == 0, first.stderr
+    session = session_of(first.stdout)
+    assert (state / "sessions" / f"{session}.jsonl").is_file()
+
+    listed = tether(["sessions", "--here"], root, env, {})
+    assert listed.returncode == 0, listed.stderr
+    assert session in listed.stdout, listed.stderr
+    again = tether(["run", "--continue", "and now?"], root, env, {"turns": [{"text": "ok"}]})
+    assert again.returncode == 0, again.stderr
+    assert session_of(again.stdout) == session
+    undone = tether(["undo"], root, env, {})
+    assert undone.returncode == 0, undone.stderr
+    assert (root / "a.txt").read_text() == "one\n"

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from tether.config.assemble import assemble
 from tether.config.layers import (
     DEFAULT_MAX_STEPS,
     ConfigError,
     merge,
     parse_settings,
     resolve,
-    settings_from_environment,
 )
 from tether_protocol import Script, TetherSettings
 
@@ -39,11 +39,11 @@ def test_environment_variables() -> None:
         "TETHER_SCRIPT": '{"turns": [{"text": "hi"}]}',
         "TETHER_STATE_DIR": "/tmp/s",
     }
-    settings = settings_from_environment(env)
+    settings = assemble(None, env).settings
     assert settings.provider == "scripted" and settings.model == "m"
     assert isinstance(settings.script, Script) and settings.script.turns[0].text == "hi"
     assert resolve(settings, env).state_dir == Path("/tmp/s")
-    assert settings_from_environment({"TETHER_SCRIPT": "demo.json"}).script == "demo.json"
+    assert assemble(None, {"TETHER_SCRIPT": "demo.json"}).settings.script == "demo.json"
 
 
 def test_later_layers_win_where_they_set_a_field() -> None:
@@ -71,4 +71,4 @@ def test_bad_settings_name_the_field(data: dict[str, object], field: str) -> Non
 
 def test_bad_inline_script_in_the_environment() -> None:
     with pytest.raises(ConfigError, match="TETHER_SCRIPT"):
-        settings_from_environment({"TETHER_SCRIPT": '{"turns": 5}'})
+        assemble(None, {"TETHER_SCRIPT": '{"turns": 5}'})

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tether.config.layers import Config, ConfigError, resolve, settings_from_environment
+from tether.config.assemble import assemble
+from tether.config.layers import Config, ConfigError, resolve
 from tether.errors import ContextTooLongError
 from tether.events import RunEvents
 from tether.host import NoBuffers
@@ -73,12 +74,12 @@ def test_an_unknown_model_takes_the_configured_window_or_a_small_default() -> No
 
 
 def test_the_window_setting_from_the_environment() -> None:
-    settings = settings_from_environment({"TETHER_CONTEXT_WINDOW_TOKENS": "16384"})
+    settings = assemble(None, {"TETHER_CONTEXT_WINDOW_TOKENS": "16384"}).settings
     assert settings.context_window_tokens == 16_384
     with pytest.raises(ConfigError, match="^TETHER_CONTEXT_WINDOW_TOKENS: expected a whole"):
-        settings_from_environment({"TETHER_CONTEXT_WINDOW_TOKENS": "16k"})
+        assemble(None, {"TETHER_CONTEXT_WINDOW_TOKENS": "16k"})
     with pytest.raises(ConfigError, match="^TETHER_CONTEXT_WINDOW_TOKENS: .*1024"):
-        settings_from_environment({"TETHER_CONTEXT_WINDOW_TOKENS": "100"})
+        assemble(None, {"TETHER_CONTEXT_WINDOW_TOKENS": "100"})
 
 
 @pytest.mark.parametrize(

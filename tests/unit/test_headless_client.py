@@ -1,4 +1,4 @@
-"""The headless client's pieces: terminal approvals and applying workspace edits to disk."""
+"""The headless client's pieces: terminal approvals."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from tether.client.approver import PROMPT, TerminalApprover, colour_diff
-from tether.client.workspace_edit import EditRefused, apply_workspace_edit
 
 DIFF_PARAMS = {
     "runId": "r",
@@ -64,45 +63,6 @@ def test_colour_diff() -> None:
     coloured = colour_diff("--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n ctx\n", True)
     assert "\x1b[31m-x\x1b[0m" in coloured and "\x1b[32m+y\x1b[0m" in coloured
     assert colour_diff("-x\n", False) == "-x\n"
-
-
-def text_edit(sl: int, sc: int, el: int, ec: int, text: str) -> dict[str, Any]:
-    return {
-        "range": {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}},
-        "newText": text,
-    }
-
-
-def test_apply_workspace_edit_to_disk(tmp_path: Path) -> None:
-    a = tmp_path / "a.txt"
-    a.write_bytes(b"\xef\xbb\xbfone \xf0\x9f\x8c\x8d two\nthree\n")  # a BOM and an emoji
-    new = tmp_path / "sub" / "new.txt"
-    edit = {
-        "documentChanges": [
-            {
-                "textDocument": {"uri": a.as_uri(), "version": None},
-                "edits": [text_edit(0, 7, 0, 10, "2"), text_edit(1, 0, 2, 0, "")],
-            },
-            {"kind": "create", "uri": new.as_uri(), "options": {"overwrite": False}},
-            {
-                "textDocument": {"uri": new.as_uri(), "version": None},
-                "edits": [text_edit(0, 0, 0, 0, "hi\n")],
-            },
-        ]
-    }
-    assert apply_workspace_edit(edit) == [a, new, new]
-    assert a.read_bytes() == b"\xef\xbb\xbfone \xf0\x9f\x8c\x8d 2\n"
-    assert new.read_text() == "hi\n"
-
-
-def test_refused_edits(tmp_path: Path) -> None:
-    existing = tmp_path / "e.txt"
-    existing.write_text("x")
-    with pytest.raises(EditRefused, match="already exists"):
-        apply_workspace_edit({"documentChanges": [{"kind": "create", "uri": existing.as_uri()}]})
-    with pytest.raises(EditRefused, match="does not delete"):
-        apply_workspace_edit({"documentChanges": [{"kind": "delete", "uri": existing.as_uri()}]})
-    assert existing.read_text() == "x"
 
 
 class FakeTty:

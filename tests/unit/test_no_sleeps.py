@@ -19,6 +19,12 @@ ALLOWED: list[tuple[str, int, str]] = [
     ("providers/fakes.py", 1, "models the fake API's latency between streamed frames"),
     ("unit/test_loop.py", 1, "models a tool that runs long, so that a timeout cuts it"),
     (
+        "adversarial/test_config_e2e.py",
+        1,
+        "models a person reading a command for a second before answering: a project's short "
+        "approval timeout must not deny it",
+    ),
+    (
         "unit/test_transport.py",
         2,
         "models the event loop: sleep(0) ends its turn; a blocking sleep keeps it busy",

@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 from tests import lsp_text as ref
 from tether.client.approver import colour_diff
 from tether.client.render import TerminalRenderer
-from tether.client.workspace_edit import apply_workspace_edit, offset_of
 from tether.host import Buffer, MemoryBuffers
 from tether.lsp.documents import split_lines as document_lines
 from tether.text import model as tm
@@ -221,19 +220,6 @@ def test_every_user_goes_through_the_model(text: str, encoding: str) -> None:
     for offset in range(len(text) + 1):
         line, character = position_at(text, offset, encoding)
         assert (line, character) == ref.position(text, offset, encoding)
-        assert offset_of(text, line, character, encoding) == tm.offset_at(
-            text, line, character, encoding
-        )
-
-
-def test_the_headless_client_applies_edits_after_a_lone_cr(tmp_path: Path) -> None:
-    path = tmp_path / "mixed.py"
-    path.write_bytes(b"a = 1\rb = 2\nc = 3\n")
-    position = {"line": 2, "character": 4}
-    change = {"range": {"start": position, "end": {"line": 2, "character": 5}}, "newText": "4"}
-    edit = {"documentChanges": [{"textDocument": {"uri": path.as_uri()}, "edits": [change]}]}
-    assert apply_workspace_edit(edit) == [path]
-    assert path.read_bytes() == b"a = 1\rb = 2\nc = 4\n"
 
 
 def test_the_terminal_shows_lines_as_the_editor_cuts_them() -> None:

@@ -194,13 +194,6 @@ class TetherClient:
                 "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
                 "capabilities": {
                     "window": {"workDoneProgress": False},
-                    "workspace": {
-                        "applyEdit": True,
-                        "workspaceEdit": {
-                            "documentChanges": True,
-                            "resourceOperations": ["create"],
-                        },
-                    },
                     "experimental": {
                         "tether": {
                             "events": events,

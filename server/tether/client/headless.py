@@ -12,21 +12,6 @@ from anyio.abc import Process
 
 from .connection import RequestHandler, TetherClient
 from .spawn import DRAIN_SECONDS, relay_stderr, spawn_server
-from .workspace_edit import EditRefused, apply_workspace_edit
-
-
-async def apply_edit_on_disk(params: Any) -> dict[str, Any]:
-    """``workspace/applyEdit``: the headless client's documents are the files on disk."""
-    try:
-        await anyio.to_thread.run_sync(apply_workspace_edit, params["edit"])
-    except (EditRefused, OSError, UnicodeDecodeError, KeyError) as exc:
-        return {"applied": False, "failureReason": str(exc)}
-    return {"applied": True}
-
-
-async def all_saved(params: Any) -> dict[str, Any]:
-    """``agent/saveDocuments``: edits already went to disk, so every document is saved."""
-    return {"saved": list(params.get("uris", []))}
 
 
 @asynccontextmanager
@@ -41,8 +26,10 @@ async def connect(
 ) -> AsyncIterator[TetherClient]:
     """A client connected to a fresh ``tether serve`` for ``root``; shut down on exit.
 
-    Edits are applied to disk; with an ``approver`` the client declares ``approvals`` and
-    answers ``agent/approve`` with it (without one, the server asks with
+    The client has no documents: it declares no ``workspace/applyEdit``, so the server
+    writes each approved edit itself, with its confined writer (no link followed, never
+    over text the edit was not computed on). With an ``approver`` the client declares
+    ``approvals`` and answers ``agent/approve`` with it (without one, the server asks with
     ``window/showMessageRequest``, which this client leaves unanswered: deny). ``process``
     is a server already started in ``root`` (``spawn_server``); else one is started.
     """
@@ -57,8 +44,6 @@ async def connect(
             else:
                 relayed.set()
             client = TetherClient(process, tg)
-            client.handle("workspace/applyEdit", apply_edit_on_disk)
-            client.handle("agent/saveDocuments", all_saved)
             if approver is not None:
                 client.handle("agent/approve", approver)
             tg.start_soon(client.read_messages)
@@ -68,7 +53,6 @@ async def connect(
                     options,
                     events=events,
                     approvals=approver is not None,
-                    save_documents=True,
                 )
                 yield client
             finally:

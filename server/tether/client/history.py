@@ -12,39 +12,44 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from ..config.layers import default_state_dir
 from ..session.index import current_index, session_log_path
 from ..session.store import list_sessions, load
-from ..writes.disk import write_text_atomic
+from ..writes.disk import Changed, Refused, own_folder, update_confined
 
 FOLDERS_FILE = "terminal-folders.json"
-
-
-def state_dir_for(options: dict[str, Any]) -> Path:
-    """The state dir a server started with ``options`` uses (as ``config.resolve`` does)."""
-    configured = options.get("stateDir") or os.environ.get("TETHER_STATE_DIR")
-    return Path(configured).expanduser() if configured else default_state_dir()
 
 
 def folders(state_dir: Path) -> dict[str, str]:
     """Session id → the folder it ran in, as far as the terminal knows."""
     try:
-        data = json.loads((state_dir / FOLDERS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return _parsed((state_dir / FOLDERS_FILE).read_bytes())
+    except OSError:
         return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _parsed(data: bytes | None) -> dict[str, str]:
+    try:
+        table = json.loads(data or b"{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in table.items()} if isinstance(table, dict) else {}
 
 
 def remember(state_dir: Path, session_id: str, folder: Path) -> None:
-    """Note that ``session_id`` ran in ``folder`` (best effort: the log is what matters)."""
-    known = folders(state_dir)
-    if known.get(session_id) == str(folder):
-        return
-    known[session_id] = str(folder)
-    with contextlib.suppress(OSError):
-        write_text_atomic(state_dir / FOLDERS_FILE, json.dumps(known, indent=1) + "\n")
+    """Note that ``session_id`` ran in ``folder`` (best effort: the log is what matters),
+    through the confined writer: two terminals finishing at once both keep their line."""
+
+    def noted(data: bytes | None) -> bytes | None:
+        known = _parsed(data)
+        if known.get(session_id) == str(folder):
+            return None
+        known[session_id] = str(folder)
+        return (json.dumps(known, indent=1) + "\n").encode()
+
+    with contextlib.suppress(OSError, Refused, Changed):
+        root = own_folder(state_dir)
+        update_confined(root, root / FOLDERS_FILE, noted)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,16 +1,16 @@
-"""The CLI's settings: flags over environment over project file over user file, and
-``tether config`` to show where each value came from."""
+"""The terminal's settings: the one assembly (``config.assemble``) with the command's
+flags on top, and ``tether config`` to show where each value came from."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tether_protocol import TetherSettings
 
+from ..config.assemble import Assembly, Layer, assemble
 from ..config.layers import (
     DEFAULT_APPROVAL_TIMEOUT_SECONDS,
     DEFAULT_DIAGNOSTICS_MAX_WAIT_MS,
@@ -18,55 +18,20 @@ from ..config.layers import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_MAX_STEPS,
     DEFAULT_TIMEOUT_SECONDS,
-    PROJECT_CONFIG,
     default_state_dir,
-    project_settings,
-    user_config_path,
-    user_file,
-    variables_settings,
+    parse_settings,
 )
+from ..config.project import shown_key
 from ..prompt.instructions import MAX_INSTRUCTIONS_BYTES, home_folder, instruction_paths
 
 SECRETS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+FLAGS = "flags"
 
 
-@dataclass(frozen=True, slots=True)
-class Layer:
-    """One source of settings, lowest first."""
-
-    source: str
-    values: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class CliSettings:
-    """Every layer, the ``initializationOptions`` to send and what was ignored."""
-
-    layers: list[Layer]
-    options: dict[str, Any]
-    """Project file and flags, minus what the environment sets (the server merges the
-    user file and the environment itself, under these)."""
-    ignored: list[str]
-    """Keys of an untrusted project's config file that were not applied."""
-    instructions: list[tuple[Path, int]] = field(default_factory=list)
-    """The project's AGENTS.md files (outermost first) and their sizes in bytes."""
-
-
-def gather(root: Path, flags: dict[str, Any], environ: Mapping[str, str]) -> CliSettings:
-    """The layers for a run in ``root``; ``ConfigError`` for a bad file or variable."""
-    user, _ = user_file(environ)
-    project, ignored = project_settings(root, environ)
-    variables = variables_settings(environ).to_wire()
-    project_values = project.to_wire()
-    options = {k: v for k, v in project_values.items() if k not in variables} | flags
-    layers = [
-        Layer(str(user_config_path(environ)), user.to_wire()),
-        Layer(str(root / PROJECT_CONFIG), project_values),
-        Layer("environment", variables),
-        Layer("flags", flags),
-    ]
-    found = [(p, _file_size(p)) for p in instruction_paths(root, home_folder(environ))]
-    return CliSettings(layers, options, ignored, found)
+def terminal_settings(root: Path, flags: dict[str, Any], environ: Mapping[str, str]) -> Assembly:
+    """The settings of a command in ``root``: what its server will assemble with ``flags`` as
+    ``initializationOptions`` (the top layer); ``ConfigError`` for a bad file or variable."""
+    return assemble(root, environ, Layer(FLAGS, parse_settings(flags, FLAGS)))
 
 
 def _file_size(path: Path) -> int:
@@ -86,7 +51,7 @@ def _mask(secret: str) -> str:
     return "set (…" + secret[-4:] + ")" if len(secret) > 12 else "set"
 
 
-def describe(settings: CliSettings, environ: Mapping[str, str] | None = None) -> str:
+def describe(settings: Assembly, environ: Mapping[str, str] | None = None) -> str:
     """The effective settings, each with the source it came from; secrets masked."""
     env = os.environ if environ is None else environ
     effective: dict[str, tuple[Any, str]] = {
@@ -100,7 +65,7 @@ def describe(settings: CliSettings, environ: Mapping[str, str] | None = None) ->
         "sandbox": ("off", "default"),
     }
     for layer in settings.layers:
-        for key, value in layer.values.items():
+        for key, value in layer.settings.to_wire().items():
             effective[key] = (value, layer.source)
     keys = [TetherSettings.model_fields[f].alias or f for f in TetherSettings.model_fields]
     lines = []
@@ -111,15 +76,19 @@ def describe(settings: CliSettings, environ: Mapping[str, str] | None = None) ->
     for name in SECRETS:
         lines.append(f"{name:22} {_mask(env[name]) if env.get(name) else 'not set':40} environment")
     lines.append("")
-    if settings.instructions:
-        total = sum(size for _, size in settings.instructions)
+    root = settings.project_root
+    found = [] if root is None else instruction_paths(root, home_folder(env))
+    instructions = [(path, _file_size(path)) for path in found]
+    if instructions:
+        total = sum(size for _, size in instructions)
         over = total > MAX_INSTRUCTIONS_BYTES
         cut = f", cut to {MAX_INSTRUCTIONS_BYTES} in the prompt" if over else ""
         lines.append(f"project instructions ({total} bytes{cut}):")
-        lines.extend(f"  {path}  {size} bytes" for path, size in settings.instructions)
+        lines.extend(f"  {path}  {size} bytes" for path, size in instructions)
     else:
         lines.append("project instructions: no AGENTS.md here or in the folders above")
-    if settings.ignored:
+    if settings.dropped:
         lines.append("")
-        lines.append(f"ignored: {', '.join(settings.ignored)} (the project is not trusted)")
+        ignored = ", ".join(shown_key(key) for key in settings.dropped)
+        lines.append(f"ignored: {ignored} (the project is not trusted)")
     return "\n".join(lines)

@@ -23,7 +23,7 @@ from .exits import EXIT_OK as EXIT_OK
 from .exits import EXIT_PIPE_CLOSED as EXIT_PIPE_CLOSED
 from .exits import EXIT_USAGE as EXIT_USAGE
 from .headless import connect
-from .history import remember, state_dir_for
+from .history import remember
 from .render import TerminalRenderer, styled_terminal
 from .terminal import GuardedOutput, TextOut, on_interrupt
 
@@ -45,6 +45,9 @@ class TerminalRun:
     root: Path
     prompt: str
     options: dict[str, Any]
+    """The ``initializationOptions``: the flags (the server assembles what lies under them)."""
+    state_dir: Path
+    """Where the server keeps the session (``config.assemble`` says, as for the server)."""
     yes: bool = False
     as_json: bool = False
     yes_reason: str = "--yes"
@@ -181,9 +184,7 @@ async def run_in_terminal(job: TerminalRun, server: Process | None = None) -> in
     if result is None:
         err.write("tether: stopped\n")
         return EXIT_INTERRUPTED
-    await anyio.to_thread.run_sync(
-        remember, state_dir_for(job.options), result["sessionId"], job.root
-    )
+    await anyio.to_thread.run_sync(remember, job.state_dir, result["sessionId"], job.root)
     if job.as_json:
         out.write(json.dumps({"result": result}) + "\n")
         out.flush()

@@ -1,11 +1,10 @@
-"""Configuration: defaults < user config file < project config file < environment <
-initializationOptions < settings < per-run.
+"""Configuration sources and what fills in after them: reading the user's file and the
+``TETHER_*`` variables, validating a settings object, merging layers, the defaults.
 
-Every source is a ``TetherSettings`` (all fields optional); ``resolve`` merges them and
-fills in the defaults. The user's config file (``$XDG_CONFIG_HOME/tether/config.toml``)
-uses the keys of ``initializationOptions``; a project's ``.tether/config.toml`` (read by
-``tether run`` and by ``tether serve`` at ``initialize``) may not choose where code is sent
-or what runs unasked unless the user's file trusts that project (``project_settings``).
+Every source is a ``TetherSettings`` (all fields optional). The user's config file
+(``$XDG_CONFIG_HOME/tether/config.toml``) uses the keys of ``initializationOptions``. The
+order of the layers is ``config.assemble``'s; what a project's file may set is
+``config.project``'s.
 """
 
 from __future__ import annotations
@@ -65,11 +64,6 @@ USER_CONFIG = "tether/config.toml"
 PROJECT_CONFIG = ".tether/config.toml"
 TRUST_KEY = "trustedProjects"
 """A user-config list of folders whose project config may set every key."""
-UNTRUSTED_KEYS = frozenset(
-    {"provider", "model", "baseUrl", "script", "autoApprove", "sandbox", "stateDir"}
-)
-"""What a cloned repository must not choose: where code and keys go, what runs unasked,
-where logs are written."""
 
 
 def user_config_path(environ: Mapping[str, str]) -> Path:
@@ -94,6 +88,12 @@ def read_toml(path: Path) -> dict[str, Any] | None:
         return None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    return parse_toml(data, path)
+
+
+def parse_toml(data: bytes, path: Path) -> dict[str, Any]:
+    """The table of a TOML file's bytes; ``ConfigError`` naming ``path`` when too large or
+    not TOML."""
     if len(data) > MAX_TOML_BYTES:
         raise ConfigError(f"{path}: larger than {MAX_TOML_BYTES} bytes")
     try:
@@ -113,35 +113,6 @@ def user_file(environ: Mapping[str, str]) -> tuple[TetherSettings, list[Path]]:
         raise ConfigError(f"{path}: {TRUST_KEY}: expected a list of folders")
     folders = [Path(t).expanduser().resolve() for t in trusted]
     return parse_settings(data, str(path)), folders
-
-
-def project_settings(root: Path, environ: Mapping[str, str]) -> tuple[TetherSettings, list[str]]:
-    """A project's ``.tether/config.toml`` and the keys ignored because it is not trusted."""
-    path = root / PROJECT_CONFIG
-    data = read_toml(path)
-    if data is None:
-        return TetherSettings(), []
-    _, trusted = user_file(environ)
-    ignored: list[str] = []
-    if root.resolve() not in trusted:
-        ignored = sorted(k for k in data if k in UNTRUSTED_KEYS)
-        data = {k: v for k, v in data.items() if k not in UNTRUSTED_KEYS}
-    return parse_settings(data, str(path)), ignored
-
-
-def ignored_warning(ignored: list[str], root: Path, environ: Mapping[str, str]) -> str:
-    """Why an untrusted project's keys were not applied, and how to trust it."""
-    return (
-        f"ignoring {', '.join(ignored)} in {root / PROJECT_CONFIG}: a project's config may "
-        f"not choose these unless you trust it (add {str(root)!r} to {TRUST_KEY} in "
-        f"{user_config_path(environ)})"
-    )
-
-
-def settings_from_environment(environ: Mapping[str, str]) -> TetherSettings:
-    """The user's config file under the ``TETHER_*`` variables (which win)."""
-    user, _ = user_file(environ)
-    return merge(user, variables_settings(environ))
 
 
 def variables_settings(environ: Mapping[str, str]) -> TetherSettings:

@@ -50,14 +50,12 @@ async def run_demo(keep: Path | None = None, interactive: bool = False) -> int:
         except (DemoFolderTaken, OSError) as exc:
             print(f"tether: {exc}", file=sys.stderr)
             return EXIT_USAGE
+        state = Path(scratch) / "state"
         job = TerminalRun(
             root=root,
             prompt=PROMPT,
-            options={
-                "provider": "scripted",
-                "script": str(SCRIPT),
-                "stateDir": str(Path(scratch) / "state"),
-            },
+            options={"provider": "scripted", "script": str(SCRIPT), "stateDir": str(state)},
+            state_dir=state,
             yes=not interactive,
             yes_reason="auto-approved for the demo; --interactive to decide yourself",
             intro=f"Sample project copied to {root}",

@@ -32,7 +32,7 @@ from tether_protocol import (
 
 from ..host import BufferDrift, EditOutcome, FileEdit
 from ..text.edit import range_at
-from ..writes.disk import apply_on_disk, delete_on_disk
+from ..writes.disk import Refused, apply_on_disk, delete_on_disk, make_parents
 from .documents import encoding_name
 from .host import LspBuffers
 from .link import ClientLink
@@ -163,7 +163,10 @@ class LspEditor:
             outcome = await apply_on_disk(edit)
             return replace(outcome, note=CANNOT_CREATE) if outcome.applied else outcome
         if edit.create:
-            await anyio.to_thread.run_sync(_make_parent, edit.path)
+            try:  # the folders the editor's CreateFile needs, made without following a link
+                await anyio.to_thread.run_sync(make_parents, edit.root, edit.path)
+            except Refused as exc:
+                return EditOutcome(False, f"refused to create {edit.path.name}: {exc}")
         params = types.ApplyWorkspaceEditParams(edit=self._workspace_edit(edit), label=label)
         record = buffers.expect(edit)
         answers: list[tuple[bool, str | None]] = []
@@ -289,7 +292,3 @@ def _applied(done: Future[Any]) -> tuple[bool, str | None]:
     code = getattr(error, "code", None)
     log.warning("workspace/applyEdit: the editor answered with error %s: %s", code, message)
     return False, f"the editor answered with an error: {message}"
-
-
-def _make_parent(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)

@@ -28,6 +28,8 @@ from pygls.capabilities import get_capability
 
 from tether_protocol import ApproveParams, ApproveResult, CommandPreview, Preview
 
+from ..writes.disk import Changed, Refused, own_folder, replace_confined
+
 log = logging.getLogger(__name__)
 
 ACTIONS = {"Allow": "allow", "Allow always": "allow-always", "Deny": "deny"}
@@ -183,5 +185,9 @@ class MessagePrompt:
 
 
 def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    """A new preview file in the state folder's ``previews`` (the confined writer's)."""
+    folder = own_folder(path.parent)
+    try:
+        replace_confined(folder, folder / path.name, text.encode("utf-8"), None)
+    except (Refused, Changed) as exc:
+        raise OSError(str(exc)) from exc

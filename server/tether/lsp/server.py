@@ -33,7 +33,8 @@ import tether
 from tether_protocol import PROTOCOL_VERSION, ClientTetherCapabilities, ServerTetherCapabilities
 from tether_protocol.methods import CLIENT_TO_SERVER
 
-from ..config.layers import ConfigError
+from ..config.assemble import Layer, assemble
+from ..config.layers import Config, ConfigError, parse_settings
 from ..policy.store import RuleStore
 from ..providers import AVAILABLE_PROVIDERS
 from ..run.manager import RunManager
@@ -46,7 +47,6 @@ from .editor import RAW_ANSWER_METHODS, LspEditor
 from .host import LspBuffers
 from .plain import APPROVALS_UNSUPPORTED, answered_method_not_found
 from .rules import RulesService
-from .settings import ServerSettings
 
 log = logging.getLogger(__name__)
 
@@ -204,6 +204,14 @@ class TetherProtocol(LanguageServerProtocol):
         return result
 
 
+def _first_folder(params: types.InitializeParams) -> Path | None:
+    """The first workspace folder (whose ``.tether/config.toml`` counts), resolved."""
+    folders = params.workspace_folders or []
+    uri = folders[0].uri if folders else params.root_uri
+    root = path_from_uri(uri) if uri else None
+    return None if root is None else root.resolve()
+
+
 class TetherServer(LanguageServer):
     """A pygls server that owns the runs, the configuration and the session log."""
 
@@ -222,8 +230,10 @@ class TetherServer(LanguageServer):
         self.environ = dict(os.environ if environ is None else environ)
         self.tools = tools
         self.client_tether = ClientTetherCapabilities()
-        self.settings = ServerSettings(self.environ)
-        self.config = self.settings.initial()
+        # The one assembly (config.assemble); the project's file and the editor's layers
+        # join at initialize.
+        self.settings = assemble(None, self.environ)
+        self.config: Config = self.settings.config
         self.buffers = LspBuffers(self)
         self.editor = LspEditor(self, self.buffers, lambda: self.config.state_dir / "previews")
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -273,15 +283,18 @@ class TetherServer(LanguageServer):
                 log.warning(
                     "ignoring a malformed experimental.tether declaration: %s", clip(repr(declared))
                 )
-        folders = params.workspace_folders or []
-        uri = folders[0].uri if folders else params.root_uri
-        root = path_from_uri(uri) if uri else None
-        ignored = self.settings.read_initialize(params.initialization_options, root)
-        if ignored is not None:
-            self._warn_at_initialize(ignored)
+        init = parse_settings(params.initialization_options, "initializationOptions")
+        # The files are read once, here (a few hundred bytes, before anything is served).
+        root = _first_folder(params)
+        self.settings = assemble(root, self.environ, Layer("initializationOptions", init))
+        self._warn_dropped()
         self._reconfigure()
 
-    def _warn_at_initialize(self, message: str) -> None:
+    def _warn_dropped(self) -> None:
+        """The project file's keys that were not applied, in one warning."""
+        message = self.settings.warning()
+        if message is None:
+            return
         if self._loop is None:  # no client to tell (a test calling this directly)
             log.warning("%s", message)
             return
@@ -291,11 +304,13 @@ class TetherServer(LanguageServer):
 
     def apply_client_settings(self, settings: object) -> None:
         """``workspace/didChangeConfiguration``: ``settings.tether`` for later runs."""
-        if self.settings.read_client_settings(settings):
+        if isinstance(settings, dict) and "tether" in settings:
+            changed = parse_settings(settings["tether"], "settings.tether")
+            self.settings = self.settings.with_layer(Layer("settings.tether", changed))
             self._reconfigure()
 
     def _reconfigure(self) -> None:
-        config = self.settings.resolve()
+        config = self.settings.config
         if config.state_dir != self.config.state_dir:
             self.log_writer.retire()  # runs in flight finish writing there; new ones go here
             self.log_writer = self.runs.log_writer = SessionLogWriter(

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,8 @@ from pydantic import ValidationError
 
 from tether_protocol import Rule
 
-from ..config.layers import TRUST_KEY, ConfigError, read_toml
+from ..config.layers import TRUST_KEY, ConfigError, parse_toml, read_toml
+from ..writes.disk import Changed, Refused, own_folder, update_confined
 from .builtin import BUILTIN_RULES
 from .match import check_pattern
 
@@ -73,6 +73,16 @@ def _read_toml(path: Path) -> dict[str, Any] | None:
         raise RulesFileError(str(exc)) from exc
 
 
+def _table(data: bytes | None, path: Path) -> dict[str, Any] | None:
+    """The table of a rules file's bytes (None: no file); ``RulesFileError`` if not TOML."""
+    if data is None:
+        return None
+    try:
+        return parse_toml(data, path)
+    except ConfigError as exc:
+        raise RulesFileError(str(exc)) from exc
+
+
 def _rules_of(table: dict[str, Any], path: Path, scope: str) -> list[tuple[Rule, str | None]]:
     found: list[tuple[Rule, str | None]] = []
     entries = table.get("rules", [])
@@ -110,12 +120,29 @@ def _rule_lines(rule: Rule, project: str | None) -> list[str]:
     return lines
 
 
-def _write(path: Path, lines: list[str]) -> None:
-    """Replace ``path`` at once (a crash leaves the old file or the new, never half)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+def _text(lines: list[str]) -> bytes:
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def _rewrite(root: Path, path: Path, change: Callable[[bytes | None], bytes | None]) -> bool:
+    """``path`` rewritten as ``change`` says, through the confined writer: reached from
+    ``root`` without following a link (a ``.tether`` that links elsewhere is refused),
+    replaced at once, and only if no one else wrote it since it was read."""
+    try:
+        return update_confined(root, path, change)
+    except Refused as exc:
+        raise RulesFileError(f"{path} was not written: {exc}") from None
+    except Changed:
+        raise RulesFileError(f"{path} kept changing while it was written; try again") from None
+    except OSError as exc:
+        raise RulesFileError(f"{path} was not written: {exc.strerror or exc}") from None
+
+
+def _project_lines(rules: Sequence[Rule]) -> list[str]:
+    lines = ["# Tether approval rules of this project (docs/approvals.md)."]
+    for rule in rules:
+        lines += _rule_lines(rule, None)
+    return lines
 
 
 def same_rule(a: Rule, b: Rule) -> bool:
@@ -151,7 +178,9 @@ class RuleStore:
 
     def read_user(self) -> UserFile:
         """The user's file (defaults when there is none)."""
-        table = _read_toml(self.user_file)
+        return self._user_from(_read_toml(self.user_file))
+
+    def _user_from(self, table: dict[str, Any] | None) -> UserFile:
         if table is None:
             return UserFile()
         settings = table.get("settings", {})
@@ -170,7 +199,8 @@ class RuleStore:
             _rules_of(table, self.user_file, "user"),
         )
 
-    def _write_user(self, user: UserFile) -> None:
+    @staticmethod
+    def _user_lines(user: UserFile) -> list[str]:
         lines = [
             "# Tether approval rules (docs/approvals.md). Tether rewrites this file when",
             "# rules are added or removed through the protocol.",
@@ -183,7 +213,36 @@ class RuleStore:
         ]
         for rule, project in user.rules:
             lines += _rule_lines(rule, project)
-        _write(self.user_file, lines)
+        return lines
+
+    def _update_user(self, change: Callable[[UserFile], bool]) -> bool:
+        """Rewrite the user's file when ``change`` changes what was read (True). Links the
+        user made to the file or its folder are the user's own and followed, once."""
+        try:
+            own_folder(self.user_file.parent)
+            target = self.user_file.resolve()
+            folder = own_folder(target.parent)
+        except OSError as exc:
+            raise RulesFileError(f"{self.user_file} was not written: {exc}") from None
+
+        def changed(data: bytes | None) -> bytes | None:
+            user = self._user_from(_table(data, self.user_file))
+            return _text(self._user_lines(user)) if change(user) else None
+
+        return _rewrite(folder, folder / target.name, changed)
+
+    @staticmethod
+    def _update_project(root: Path, change: Callable[[list[Rule]], list[Rule] | None]) -> bool:
+        """Rewrite ``root``'s project file when ``change`` gives new rules (True)."""
+        path = root / PROJECT_FILE
+
+        def changed(data: bytes | None) -> bytes | None:
+            table = _table(data, path)
+            rules = [] if table is None else [r for r, _ in _rules_of(table, path, "project")]
+            new = change(rules)
+            return None if new is None else _text(_project_lines(new))
+
+        return _rewrite(root, path, changed)
 
     @staticmethod
     def read_project(root: Path) -> list[Rule]:
@@ -226,27 +285,28 @@ class RuleStore:
         rule = rule.model_copy(update={"pattern": rule.pattern.strip()})
         with self._lock:
             if rule.scope == "project" and rule.decision != "allow":
-                root = self._project_root(roots)
-                existing = self.read_project(root)
-                if not any(same_rule(r, rule) for r in existing):
-                    lines = ["# Tether approval rules of this project (docs/approvals.md)."]
-                    for r in [*existing, rule]:
-                        lines += _rule_lines(r, None)
-                    _write(root / PROJECT_FILE, lines)
+
+                def with_rule(existing: list[Rule]) -> list[Rule] | None:
+                    return None if any(same_rule(r, rule) for r in existing) else [*existing, rule]
+
+                self._update_project(self._project_root(roots), with_rule)
                 return rule
-            user = self.read_user()
             project = str(self._project_root(roots)) if rule.scope == "project" else None
-            if not any(same_rule(r, rule) and p == project for r, p in user.rules):
+
+            def added(user: UserFile) -> bool:
+                if any(same_rule(r, rule) and p == project for r, p in user.rules):
+                    return False
                 user.rules.append((rule, project))
-                self._write_user(user)
+                return True
+
+            self._update_user(added)
             return rule
 
     def remove(self, rule: Rule, roots: Sequence[Path]) -> bool:
         """Remove a stored ``user`` or ``project`` rule; False when there was none."""
-        with self._lock:
-            removed = False
-            user = self.read_user()
-            keys = {str(r) for r in roots}
+        keys = {str(r) for r in roots}
+
+        def removed_from(user: UserFile) -> bool:
             kept = [
                 (r, p)
                 for r, p in user.rules
@@ -254,20 +314,20 @@ class RuleStore:
                     same_rule(r, rule) and ((p is None) if rule.scope == "user" else (p in keys))
                 )
             ]
-            if len(kept) != len(user.rules):
-                user.rules = kept
-                self._write_user(user)
-                removed = True
+            if len(kept) == len(user.rules):
+                return False
+            user.rules = kept
+            return True
+
+        def without_rule(existing: list[Rule]) -> list[Rule] | None:
+            left = [r for r in existing if not same_rule(r, rule)]
+            return None if len(left) == len(existing) else left
+
+        with self._lock:
+            removed = self._update_user(removed_from)
             if rule.scope == "project":
                 for root in roots:
-                    existing = self.read_project(root)
-                    left = [r for r in existing if not same_rule(r, rule)]
-                    if len(left) != len(existing):
-                        lines = ["# Tether approval rules of this project (docs/approvals.md)."]
-                        for r in left:
-                            lines += _rule_lines(r, None)
-                        _write(root / PROJECT_FILE, lines)
-                        removed = True
+                    removed = self._update_project(root, without_rule) or removed
             return removed
 
     @staticmethod

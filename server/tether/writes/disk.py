@@ -1,5 +1,9 @@
 """Writing files ourselves: atomically, confined to the workspace, never over a change.
 
+Every file Tether writes goes through here: edits without an editor to apply them
+(``apply_on_disk``, the terminal's included), rules files and state (``replace_confined``,
+``update_confined``); only the append-only session logs are written elsewhere.
+
 The disk writer walks from the workspace root's directory descriptor one component at a
 time with ``O_NOFOLLOW``, so a folder swapped for a symlink after the approval is refused
 instead of followed out of the workspace. The new content goes to an anonymous file
@@ -9,7 +13,7 @@ temporary name renamed over the old file. Where ``O_TMPFILE`` is missing a named
 ``.name.XXXX.tether`` file is used instead. New files get ``0o666 & ~umask`` like
 ``open()``; existing files keep their mode. The current bytes are compared with the
 approved base right before the rename (callers hold the path's lock, so no other edit of
-ours can come between).
+ours can come between; another process's write is seen by that comparison).
 """
 
 from __future__ import annotations
@@ -18,7 +22,6 @@ import errno
 import os
 import secrets
 import stat
-import tempfile
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -56,31 +59,6 @@ def has_bom(path: Path) -> bool:
         return False
 
 
-def write_text_atomic(path: Path, text: str, bom: bool = False) -> None:
-    """Write via a temporary file in the same folder and a rename; permissions kept.
-
-    For the headless client's own files (no workspace confinement); the server's edits go
-    through ``apply_on_disk``.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode: int | None = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = None
-    data = (BOM if bom else b"") + text.encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode if mode is not None else NEW_FILE_MODE & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _umask() -> int:
     # Reading the umask means setting it; /proc has it without that (Linux >= 4.7).
     try:
@@ -116,7 +94,7 @@ def _open_dir(name: str, parent: int, shown: str) -> int:
             except OSError:
                 info = None
             if info is not None and stat.S_ISLNK(info.st_mode):
-                raise Refused(f"{shown} is now a symbolic link; it is not followed") from None
+                raise Refused(f"{shown} is a symbolic link; it is not followed") from None
             raise Refused(f"{shown} is not a folder") from None
         raise
 
@@ -153,7 +131,7 @@ def _read_current(name: str, folder: int) -> tuple[bytes, int] | None:
         return None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise Refused(f"{name} is now a symbolic link; it is not followed") from None
+            raise Refused(f"{name} is a symbolic link; it is not followed") from None
         raise
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
@@ -233,6 +211,73 @@ def _replace_checked(
 
 class _Moved(Exception):
     """The file changed since the edit was computed."""
+
+
+class Changed(Exception):
+    """The file no longer holds what the caller read (someone wrote it meanwhile)."""
+
+
+def read_confined(root: Path, path: Path) -> bytes | None:
+    """``path``'s bytes, reached from ``root`` without following a link; None when there is
+    no such file. ``Refused`` for a link, a path outside ``root`` or what is not a file."""
+    try:
+        with _parent_dir(root, path, create=False) as (folder, leaf):
+            current = _read_current(leaf, folder)
+    except FileNotFoundError:
+        return None
+    return None if current is None else current[0]
+
+
+def replace_confined(root: Path, path: Path, data: bytes, base: bytes | None) -> None:
+    """Put ``data`` at ``path``, reached from ``root`` without following a link (missing
+    folders are made the same way), atomically. ``base`` is what the caller read: None
+    for no file. The file is compared with it before and again right before the rename:
+    ``Changed`` when it differs, and nothing is written. ``Refused`` for a link or a path
+    outside ``root``. An existing file keeps its mode; a new one gets ``0o666 & ~umask``.
+    """
+    try:
+        with _parent_dir(root, path, create=True) as (folder, leaf):
+            current = _read_current(leaf, folder)
+            if (current[0] if current is not None else None) != base:
+                raise Changed(f"{path.name} changed meanwhile")
+            _replace_checked(folder, leaf, data, current[1] if current else None, base)
+    except (_Moved, FileExistsError):
+        raise Changed(f"{path.name} changed while it was being written") from None
+
+
+def update_confined(
+    root: Path, path: Path, change: Callable[[bytes | None], bytes | None], attempts: int = 3
+) -> bool:
+    """Rewrite ``path`` (from ``root``, no link followed) as ``change(what it holds)``, or
+    leave it when that is None; read and changed again when another writer came in
+    between. True when written; ``Changed`` after ``attempts`` tries."""
+    for attempt in range(1, attempts + 1):
+        base = read_confined(root, path)
+        new = change(base)
+        if new is None:
+            return False
+        try:
+            replace_confined(root, path, new, base)
+        except Changed:
+            if attempt == attempts:
+                raise
+            continue
+        return True
+    return False
+
+
+def make_parents(root: Path, path: Path) -> None:
+    """Make ``path``'s missing folders under ``root`` without following a link;
+    ``Refused`` when one is a link or not a folder."""
+    with _parent_dir(root, path, create=True):
+        pass
+
+
+def own_folder(folder: Path) -> Path:
+    """One of the user's own folders (config, state), made if missing and resolved: links
+    the user made to it are followed once, here; below it nothing is followed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder.resolve()
 
 
 def _apply_on_disk(edit: FileEdit) -> EditOutcome:

@@ -1,0 +1,98 @@
+"""The one settings assembly, used by ``tether serve`` and by every terminal command.
+
+The order (docs/configuration.md), lowest first: defaults < the user's config file < the
+project's ``.tether/config.toml`` (all of it when the user trusts the project, else the
+allow-list of ``config.project``) < the ``TETHER_*`` variables < the layers above the
+files: an editor's ``initializationOptions`` then its ``workspace/didChangeConfiguration``
+settings, or the CLI's flags. Nothing else merges settings files, so the server and the
+terminal cannot disagree about a value (where the session logs are, say).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from tether_protocol import TetherSettings
+
+from .layers import (
+    PROJECT_CONFIG,
+    Config,
+    merge,
+    resolve,
+    user_config_path,
+    user_file,
+    variables_settings,
+)
+from .project import dropped_warning, read_project_file
+
+ENVIRONMENT_SOURCE = "environment"
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """One source of settings and what it sets."""
+
+    source: str
+    """A file's path, ``environment``, ``initializationOptions``, ``flags``, …"""
+    settings: TetherSettings
+
+
+@dataclass(frozen=True, slots=True)
+class Assembly:
+    """Every layer, lowest first, and what they give."""
+
+    files: tuple[Layer, ...]
+    """The user's file, the project's (when a folder was given), the environment."""
+    above: tuple[Layer, ...] = ()
+    """The editor's layers or the CLI's flags, lowest first."""
+    dropped: tuple[str, ...] = ()
+    """Keys of an untrusted project's file that were not applied, as written."""
+    project_root: Path | None = None
+    environ: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """For the defaults that depend on it (the state folder); never shown (API keys)."""
+
+    @property
+    def layers(self) -> tuple[Layer, ...]:
+        return self.files + self.above
+
+    @property
+    def settings(self) -> TetherSettings:
+        """The layers merged: a higher layer wins wherever it sets a field."""
+        return merge(*(layer.settings for layer in self.layers))
+
+    @property
+    def config(self) -> Config:
+        """The merged settings with every default filled in."""
+        return resolve(self.settings, self.environ)
+
+    def with_layer(self, layer: Layer) -> Assembly:
+        """The same files under ``layer`` on top; a layer of the same source is replaced in
+        its place (each settings change replaces the last)."""
+        sources = [kept.source for kept in self.above]
+        if layer.source in sources:
+            above = tuple(layer if kept.source == layer.source else kept for kept in self.above)
+        else:
+            above = (*self.above, layer)
+        return replace(self, above=above)
+
+    def warning(self) -> str | None:
+        """The one warning naming the project file's keys that were not applied."""
+        if not self.dropped or self.project_root is None:
+            return None
+        return dropped_warning(self.dropped, self.project_root, user_config_path(self.environ))
+
+
+def assemble(root: Path | None, environ: Mapping[str, str], *above: Layer) -> Assembly:
+    """The settings of a workspace at ``root`` (None: no project file) under ``environ``,
+    with ``above`` on top; ``ConfigError`` names a file or variable that cannot be used."""
+    user, trusted = user_file(environ)
+    files = [Layer(str(user_config_path(environ)), user)]
+    dropped: tuple[str, ...] = ()
+    if root is not None:
+        project = read_project_file(root, trusted, below=user)
+        files.append(Layer(str(root / PROJECT_CONFIG), project.settings))
+        dropped = project.dropped
+    files.append(Layer(ENVIRONMENT_SOURCE, variables_settings(environ)))
+    return Assembly(tuple(files), tuple(above), dropped, root, dict(environ))

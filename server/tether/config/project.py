@@ -1,0 +1,131 @@
+"""A project's ``.tether/config.toml``: everything when the user trusts the project, else an
+allow-list.
+
+A cloned repository writes this file. It is read through the settings model, so a key
+means what the model takes it to mean (the field name, the camelCase alias, whatever the
+model accepts); then only the fields of ``PROJECT_FIELDS`` are kept. Every other key —
+another field under any spelling, a name the model does not know, a table — is dropped,
+and the dropped keys are named in one warning. A list of what to refuse would miss the
+next spelling; a list of what to keep cannot.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from tether_protocol import TetherSettings
+
+from .layers import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TIMEOUT_SECONDS,
+    PROJECT_CONFIG,
+    TRUST_KEY,
+    parse_settings,
+    read_toml,
+)
+
+PROJECT_FIELDS: Mapping[str, str] = {
+    "diagnostics_settle_ms": "how long the editor's problems take to settle after an edit "
+    "is the project's language servers' pace; it only delays (at most 60 s) or skips a "
+    "check whose result the model reads",
+    "diagnostics_max_wait_ms": "the same check's longest wait (at most 60 s)",
+    "max_steps": "only lower than your own limit or the default: a project may end runs "
+    "sooner, never make them cost more",
+    "timeout_seconds": "only lower, as maxSteps",
+}
+"""The fields an untrusted project may set, and why each is harmless. Not the others: the
+provider, model, ``baseUrl`` and script choose where code and your key go and what a run
+costs; ``autoApprove`` and ``sandbox`` what runs unasked; ``approvalTimeoutSeconds`` could
+deny every question before you answer; ``stateDir`` where logs go; ``maxMessageBytes``
+what your editor may send; the context sizes and prices describe your model and account,
+not the project."""
+LOWER_ONLY = frozenset({"max_steps", "timeout_seconds"})
+LIMIT_DEFAULTS: Mapping[str, float] = {
+    "max_steps": DEFAULT_MAX_STEPS,
+    "timeout_seconds": DEFAULT_TIMEOUT_SECONDS,
+}
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_.-]{1,60}")
+MAX_NAMED = 20
+"""Keys named in the warning; a file with more gets "and N more"."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectFile:
+    """The settings a project file gives, and its keys that were not applied."""
+
+    settings: TetherSettings
+    dropped: tuple[str, ...] = ()
+    """As written in the file."""
+
+
+def field_named(key: str) -> str | None:
+    """The settings field ``key`` names, as the settings model reads keys; None for none.
+
+    The value is left out (every field may be unset), so a bad value cannot hide a name.
+    """
+    try:
+        named = TetherSettings.model_validate({key: None}).model_fields_set
+    except ValidationError:
+        return None
+    return next(iter(named), None)
+
+
+def read_project_file(root: Path, trusted: Sequence[Path], below: TetherSettings) -> ProjectFile:
+    """``root``'s ``.tether/config.toml``: all of it for a project in ``trusted``, else what
+    ``PROJECT_FIELDS`` allows (limits only below ``below``, the layers under this one);
+    ``ConfigError`` for a file that is not TOML or an allowed key with a bad value."""
+    path = root / PROJECT_CONFIG
+    data = read_toml(path)
+    if data is None:
+        return ProjectFile(TetherSettings())
+    if root.resolve() in trusted:
+        return ProjectFile(parse_settings(data, str(path)))
+    return _allowed_part(data, str(path), below)
+
+
+def _allowed_part(data: dict[str, Any], source: str, below: TetherSettings) -> ProjectFile:
+    fields = {key: field_named(key) for key in data}
+    kept = {key: value for key, value in data.items() if fields[key] in PROJECT_FIELDS}
+    settings = parse_settings(kept, source)
+    raised = {
+        name
+        for name in LOWER_ONLY
+        if (value := getattr(settings, name)) is not None
+        and value > (getattr(below, name) or LIMIT_DEFAULTS[name])
+    }
+    if raised:
+        settings = settings.model_copy(update=dict.fromkeys(raised))
+    dropped = [key for key, name in fields.items() if name not in PROJECT_FIELDS or name in raised]
+    return ProjectFile(settings, tuple(sorted(dropped, key=shown_key)))
+
+
+def shown_key(key: str) -> str:
+    """A key as the warning names it: quoted (escapes shown) unless plain, and short."""
+    return key if _PLAIN_KEY.fullmatch(key) else json.dumps(key[:60])
+
+
+def allowed_keys() -> str:
+    """The keys an untrusted project may set, as its file spells them."""
+    names = [TetherSettings.model_fields[f].alias or f for f in PROJECT_FIELDS]
+    return ", ".join(names)
+
+
+def dropped_warning(dropped: Sequence[str], root: Path, user_config: Path) -> str:
+    """The one warning naming a project file's keys that were not applied, and how to
+    trust the project instead."""
+    named = [shown_key(k) for k in dropped[:MAX_NAMED]]
+    if len(dropped) > MAX_NAMED:
+        named.append(f"and {len(dropped) - MAX_NAMED} more")
+    return (
+        f"ignoring {', '.join(named)} in {root / PROJECT_CONFIG}: a project you have not "
+        f"trusted may set only {allowed_keys()} (the limits only lower); to let it set "
+        f"everything, add {str(root)!r} to {TRUST_KEY} in {user_config}"
+    )
