@@ -7,7 +7,7 @@ that says whose text it is. Two things keep such a frame whole:
 - ``neutralise``: nothing inside can end the frame early, or open a frame of another kind.
   Every ``<tag`` or ``</tag`` of any frame, as a reader would take it in — any case, spacing,
   line breaks, invisible characters, full-width or mathematical forms, Cyrillic or Greek
-  lookalikes (``lookalikes.fold``) — has its ``<`` written as a character reference
+  lookalikes (``lookalikes.readings``) — has its ``<`` written as a character reference
   (``&lt;``): the text reads the same and ``html.unescape`` gives it back, but it is no tag.
 - ``quote``: a name (a file, a folder, a tool) is a JSON string on one line, with line
   breaks, quotes, invisible characters and angle brackets escaped: it cannot add a line to
@@ -22,7 +22,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
-from .lookalikes import FOLDED, fold, invisible
+from .lookalikes import FOLDED, invisible, readings
 
 TOOL_OUTPUT = "tool_output"
 ATTACHED_FILE = "attached-file"
@@ -31,7 +31,7 @@ PROJECT_INSTRUCTIONS = "project-instructions"
 FRAME_TAGS: tuple[str, ...] = (TOOL_OUTPUT, ATTACHED_FILE, EDITOR_SELECTION, PROJECT_INSTRUCTIONS)
 """Every frame's tag: each frame defuses all of them, so none can be forged inside another."""
 
-_OPENERS = "<" + "".join(char for char, plain in FOLDED.items() if plain == "<")
+_OPENERS = "<" + "".join(char for char, plain in FOLDED.items() if "<" in plain)
 """The characters a tag can start with: ``<`` and every character that passes for it."""
 
 _Trie = dict[str, "_Trie"]
@@ -67,22 +67,33 @@ def _candidates(tags: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(f"[{re.escape(_OPENERS)}](?![{plain}])")
 
 
+def _step(node: _Trie, reading: str) -> _Trie | None:
+    for char in reading:
+        child = node.get(char)
+        if child is None:
+            return None
+        node = child
+    return node
+
+
 def _tag_at(text: str, start: int, trie: _Trie) -> bool:
     """Whether a tag of the trie, as a reader sees it, begins at ``start``.
 
-    Walks the trie with each visible character folded: the walk stops within the longest
-    tag's length of visible characters, so each character is read by a bounded number of
-    walks, however many invisible ones pad a tag.
+    Walks the trie with every reading of each visible character (``lookalikes.readings``):
+    the walk stops within the longest tag's length of visible characters, so each character
+    is read by a bounded number of walks, however many invisible ones pad a tag.
     """
-    node = trie
+    nodes = [trie]
     for index in range(start, len(text)):
-        for char in fold(text[index]):
-            child = node.get(char)
-            if child is None:
-                return False
-            if _END in child:
-                return True
-            node = child
+        options = readings(text[index])
+        if options == ("",):
+            continue
+        moved = [n for n in (_step(node, r) for node in nodes for r in options) if n is not None]
+        if any(_END in node for node in moved):
+            return True
+        if not moved:
+            return False
+        nodes = moved
     return False
 
 
@@ -131,7 +142,7 @@ def _escaped(char: str) -> bool:
     return (
         unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
         or (invisible(char) and unicodedata.category(char) not in ("Mn", "Me", "Zs"))
-        or fold(char) in ("<", ">")
+        or any(reading in ("<", ">") for reading in readings(char))
     )
 
 

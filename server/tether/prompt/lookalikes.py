@@ -1,8 +1,8 @@
 """How a reader takes in a character: what it looks like, not which code point it is.
 
 A model (or a person) reads ``</tооl_output>`` with Cyrillic ``о``, ``＜／ｔｏｏｌ＿ｏｕｔｐｕｔ＞``
-and ``<\u200b/tool_output>`` as the closing tag they imitate. ``fold`` maps a character to the
-ASCII it passes for: its compatibility form (NFKC: full-width and mathematical letters), case
+and ``<\u200b/tool_output>`` as the closing tag they imitate. ``readings`` maps a character to
+the ASCII it passes for: its compatibility form (NFKC: full-width and mathematical letters), case
 ignored, and the Cyrillic, Greek and Armenian letters, dashes, slashes and angle brackets of
 Unicode's confusables that look like the ASCII one. ``invisible`` says which characters a
 reader does not see at all (spacing, zero-width and format characters, combining marks,
@@ -28,10 +28,10 @@ _LOOKALIKES: dict[str, str] = {
     "f": "\u03dc\u0192",
     "g": "\u0261\u0581",
     "h": "\u04bb\u04ba\u041d\u043d\u0397\u0570\u13bb",
-    "i": "\u0456\u0406\u03b9\u0399\u0269\u0131\u04c0\u2170",
+    "i": "\u0456\u0406\u03b9\u0399\u0269\u0131\u04c0\u04cf\u01c0\u2170",
     "j": "\u0458\u0408\u03f3\u037f",
     "k": "\u043a\u041a\u03ba\u039a\u1d0b",
-    "l": "\u04cf\u01c0\u05c0\u2113\u217c",
+    "l": "\u04cf\u04c0\u01c0\u05c0\u0399\u0406\u2113\u217c",
     "m": "\u041c\u043c\u039c\u1d0d",
     "n": "\u03b7\u039d\u0578\u057c",
     "o": "\u043e\u041e\u03bf\u039f\u03c3\u0585\u0555\u1d0f\u0d20",
@@ -48,9 +48,13 @@ _LOOKALIKES: dict[str, str] = {
     "z": "\u0396\u1d22",
 }
 """ASCII characters and the characters that pass for them (Unicode's confusables, the common
-ones: a reader tells them apart from the ASCII letter only by its code point)."""
+ones: a reader tells them apart from the ASCII letter only by its code point). A character may
+pass for more than one (``Ӏ`` for ``I`` and ``l``)."""
 
-FOLDED: dict[str, str] = {char: plain for plain, chars in _LOOKALIKES.items() for char in chars}
+FOLDED: dict[str, tuple[str, ...]] = {}
+for _plain, _chars in _LOOKALIKES.items():
+    for _char in _chars:
+        FOLDED[_char] = (*FOLDED.get(_char, ()), _plain)
 
 _FILLERS = frozenset("\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
 """Letters (by category) that show nothing: Hangul and Khmer fillers, the blank braille cell."""
@@ -68,14 +72,14 @@ def invisible(char: str) -> bool:
 
 
 @lru_cache(maxsize=8192)
-def fold(char: str) -> str:
-    """The ASCII (or other plain text) ``char`` reads as, lower-cased; "" when invisible."""
+def readings(char: str) -> tuple[str, ...]:
+    """What ``char`` reads as, lower-cased ASCII where it passes for ASCII (more than one
+    reading for a character that passes for several letters); ``("",)`` when invisible."""
     if char.isascii():
-        return "" if invisible(char) else char.lower()
+        return ("" if invisible(char) else char.lower(),)
     if char in FOLDED:
         return FOLDED[char]
     if invisible(char):
-        return ""
-    return "".join(
-        FOLDED.get(c, c) for c in unicodedata.normalize("NFKC", char).casefold() if not invisible(c)
-    )
+        return ("",)
+    compatible = unicodedata.normalize("NFKC", char).casefold()
+    return ("".join(FOLDED.get(c, (c,))[0] for c in compatible if not invisible(c)),)
