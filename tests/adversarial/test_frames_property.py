@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tether.prompt.frames import neutralise, quote
+from tether.prompt.tags import tag_starts, walked_starts
 from tether.workspace.folders import Workspace
 
 from .frames_built import FRAMES, Frame
@@ -93,6 +94,32 @@ def test_the_neutraliser_defuses_exactly_the_tags_it_is_given(text: str, tags: s
         assert len(any_tags(defused, others)) == len(any_tags(text, others))
 
 
+@st.composite
+def ascii_tags(draw: st.DrawFn) -> str:
+    """A ``<tag`` or ``</tag>`` of some frame in ASCII: case, separators, spacing, controls."""
+    tag = draw(st.sampled_from(FRAME_TAGS))
+    separator = draw(st.sampled_from(["_", "-", ""]))
+    letters = ["<", *draw(st.sampled_from([["/"], []])), *separator.join(re.split(r"[_-]", tag))]
+    fillers = st.sampled_from(["", "", "", " ", "\n", "\t", "\x00", "\x7f", "\x0b", "  "])
+    return "".join(draw(st.sampled_from([c, c.upper()])) + draw(fillers) for c in letters)
+
+
+ASCII_TEXTS = st.lists(
+    st.one_of(
+        ascii_tags(),
+        PIECES.filter(str.isascii),
+        st.text(st.characters(max_codepoint=0x7F), max_size=4),
+    ),
+    max_size=24,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=ASCII_TEXTS)
+def test_the_ascii_regex_finds_what_the_character_walk_finds(text: str) -> None:
+    assert tag_starts(text) == walked_starts(text)
+
+
 NAMES = st.text(
     alphabet=st.one_of(
         st.characters(),
@@ -110,4 +137,4 @@ def test_a_quoted_name_is_one_json_string_with_no_tag_in_it(name: str) -> None:
     assert json.loads(quoted) == name
     assert len(quoted.splitlines()) == 1
     assert re.fullmatch(r'"(?:[^"\\]|\\.)*"', quoted) is not None
-    assert any_tags(quoted) == [] and "<" not in readable(quoted) and ">" not in quoted
+    assert any_tags(quoted) == [] and "<" not in quoted and ">" not in quoted

@@ -7,7 +7,7 @@ that says whose text it is. Two things keep such a frame whole:
 - ``neutralise``: nothing inside can end the frame early, or open a frame of another kind.
   Every ``<tag`` or ``</tag`` of any frame, as a reader would take it in — any case, spacing,
   line breaks, invisible characters, full-width or mathematical forms, Cyrillic or Greek
-  lookalikes (``lookalikes.readings``) — has its ``<`` written as a character reference
+  lookalikes (``tags``, ``lookalikes``) — has its ``<`` written as a character reference
   (``&lt;``): the text reads the same and ``html.unescape`` gives it back, but it is no tag.
 - ``quote``: a name (a file, a folder, a tool) is a JSON string on one line, with line
   breaks, quotes, invisible characters and angle brackets escaped: it cannot add a line to
@@ -17,99 +17,34 @@ that says whose text it is. Two things keep such a frame whole:
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
 
-from .lookalikes import FOLDED, invisible, readings
+from .lookalikes import invisible, readings
+from .tags import (
+    ATTACHED_FILE,
+    EDITOR_SELECTION,
+    FRAME_TAGS,
+    OPENERS,
+    PROJECT_INSTRUCTIONS,
+    TOOL_OUTPUT,
+    has_tag,
+    tag_starts,
+)
 
-TOOL_OUTPUT = "tool_output"
-ATTACHED_FILE = "attached-file"
-EDITOR_SELECTION = "editor-selection"
-PROJECT_INSTRUCTIONS = "project-instructions"
-FRAME_TAGS: tuple[str, ...] = (TOOL_OUTPUT, ATTACHED_FILE, EDITOR_SELECTION, PROJECT_INSTRUCTIONS)
-"""Every frame's tag: each frame defuses all of them, so none can be forged inside another."""
-
-_OPENERS = "<" + "".join(char for char, plain in FOLDED.items() if "<" in plain)
-"""The characters a tag can start with: ``<`` and every character that passes for it."""
-
-_Trie = dict[str, "_Trie"]
-_END = "\0"
-"""The key that marks a whole tag in the trie (no folded character is NUL)."""
-
-
-@lru_cache(maxsize=16)
-def _trie(tags: tuple[str, ...]) -> _Trie:
-    """``<tag`` and ``</tag`` of each tag, with ``_``, ``-`` or nothing between its words."""
-    root: _Trie = {}
-    for tag in tags:
-        words = re.split(r"[_-]", tag.lower())
-        for name in {separator.join(words) for separator in ("_", "-", "")}:
-            for form in ("<" + name, "</" + name):
-                node = root
-                for char in form:
-                    node = node.setdefault(char, {})
-                node[_END] = {}
-    return root
-
-
-@lru_cache(maxsize=16)
-def _candidates(tags: tuple[str, ...]) -> re.Pattern[str]:
-    """An opener not plainly followed by something else (``<b>``, ``< 3``, ``</p>``): only
-    these can start a tag of ``tags``, however disguised."""
-    starts = {tag[0].lower() for tag in tags} | {"/"}
-    plain = "".join(
-        re.escape(c)
-        for c in map(chr, range(0x21, 0x7F))
-        if c.lower() not in starts and c.upper() not in starts
-    )
-    return re.compile(f"[{re.escape(_OPENERS)}](?![{plain}])")
-
-
-def _step(node: _Trie, reading: str) -> _Trie | None:
-    for char in reading:
-        child = node.get(char)
-        if child is None:
-            return None
-        node = child
-    return node
-
-
-def _tag_at(text: str, start: int, trie: _Trie) -> bool:
-    """Whether a tag of the trie, as a reader sees it, begins at ``start``.
-
-    Walks the trie with every reading of each visible character (``lookalikes.readings``):
-    the walk stops within the longest tag's length of visible characters, so each character
-    is read by a bounded number of walks, however many invisible ones pad a tag.
-    """
-    nodes = [trie]
-    for index in range(start, len(text)):
-        options = readings(text[index])
-        if options == ("",):
-            continue
-        moved = [n for n in (_step(node, r) for node in nodes for r in options) if n is not None]
-        if any(_END in node for node in moved):
-            return True
-        if not moved:
-            return False
-        nodes = moved
-    return False
-
-
-def _tags(tags: str | Iterable[str]) -> tuple[str, ...]:
-    return (tags,) if isinstance(tags, str) else tuple(tags)
-
-
-def tag_starts(text: str, tags: str | Iterable[str] = FRAME_TAGS) -> list[int]:
-    """Where a ``<tag`` or ``</tag`` of ``tags`` begins in ``text``, in any disguise."""
-    chosen = _tags(tags)
-    trie = _trie(chosen)
-    return [
-        found.start()
-        for found in _candidates(chosen).finditer(text)
-        if _tag_at(text, found.start(), trie)
-    ]
+__all__ = [
+    "ATTACHED_FILE",
+    "EDITOR_SELECTION",
+    "FRAME_TAGS",
+    "PROJECT_INSTRUCTIONS",
+    "TOOL_OUTPUT",
+    "framed",
+    "has_tag",
+    "inline",
+    "neutralise",
+    "quote",
+    "tag_starts",
+]
 
 
 def _reference(char: str) -> str:
@@ -135,7 +70,7 @@ def neutralise(text: str, tags: str | Iterable[str] = FRAME_TAGS) -> str:
 def _escaped(char: str) -> bool:
     """Whether a name shows ``char`` as an escape: it breaks a line, hides, or opens or
     closes markup."""
-    if char in '<>"\\' or char in _OPENERS:
+    if char in '<>"\\' or char in OPENERS:
         return True
     if char.isascii():
         return not char.isprintable()

@@ -18,7 +18,7 @@ base64 blobs are found in linear time and decoded within a fixed budget (``encod
 from __future__ import annotations
 
 from .encoded import decoded_texts
-from .frames import TOOL_OUTPUT, framed, tag_starts
+from .frames import TOOL_OUTPUT, framed, has_tag
 from .markers import CHECKS, INVISIBLE, MARKERS
 
 __all__ = ["CHECKS", "ENCODED", "MARKERS", "find_markers", "frame", "visible"]
@@ -41,7 +41,7 @@ def find_markers(text: str, depth: int = 0) -> list[str]:
 
     The markers read the text without its invisible characters (``ig\\u200bnore`` is
     ``ignore``); ``hidden-text`` says they were there. ``fake-tool-markup`` also sees any
-    frame tag of Tether's in any disguise (``frames.tag_starts``: lookalike letters too),
+    frame tag of Tether's in any disguise (``frames.has_tag``: lookalike letters too),
     and ``encoded-instructions`` the base64 blobs that decode to text with markers.
     """
     seen = visible(text)
@@ -63,7 +63,7 @@ def find_markers(text: str, depth: int = 0) -> list[str]:
                 for check in checks
             )
             if name == "fake-tool-markup" and not hit:
-                hit = bool(tag_starts(seen))
+                hit = has_tag(seen)
         if hit:
             found.append(name)
     if depth < MAX_DECODING_DEPTH and any(
