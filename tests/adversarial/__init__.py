@@ -1,0 +1,1 @@
+"""Adversarial suites: generators (hypothesis) that state the promises of the trust boundary."""

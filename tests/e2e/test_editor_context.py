@@ -51,12 +51,12 @@ async def test_the_context_reaches_the_system_prompt_with_the_unsaved_selection(
     assert result["outcome"] == "done", result
     [request] = fake.requests
     system = system_text(request.body)
-    assert "- Active file: src/app.py\n- On screen: lines 1-31\n" in system
+    assert '- Active file: "src/app.py"\n- On screen: lines 1-31\n' in system
     assert "- Selection: line 2 col 5 to line 2 col 24;" in system
     assert (
         "<editor-selection file=\"src/app.py\">\nreturn f'hi {name}'\n</editor-selection>"
     ) in system
-    assert "- Open files: src/app.py, README.md" in system
+    assert '- Open files: "src/app.py", "README.md"' in system
     assert "the user's data" in system  # framed as data, not instructions
 
 
@@ -85,8 +85,8 @@ async def test_file_mentions_attach_the_buffer_and_refuse_secrets_and_outside_fi
     assert text.startswith(prompt + "\n\n")
     assert f'<attached-file path="src/app.py">\n{UNSAVED.rstrip()}\n</attached-file>' in text
     assert "hunter2" not in text and "private notes" not in text
-    assert "@.env was not attached: it is a sensitive file (environment secrets)." in text
-    assert "@../notes.txt was not attached: it is outside the workspace." in text
+    assert '".env" was not attached: it is a sensitive file (environment secrets).' in text
+    assert '"../notes.txt" was not attached: it is outside the workspace.' in text
     assert "example.com was not" not in text and text.count("<attached-file") == 1
     # The run's event shows the prompt as the user wrote it.
     started = next(e for e in editor.events_of("r1") if e.kind == "run-started")

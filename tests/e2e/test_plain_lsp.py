@@ -148,7 +148,7 @@ async def test_coc_strings_are_the_prompt_and_the_last_changed_buffer_the_contex
     assert result["outcome"] == "done" and result["answer"] == "Fixed."
     [request] = fake.requests
     assert user_text(request.body) == "fix the bug"
-    assert "\n- Active file: src/app.py" in system_text(request.body)
+    assert '\n- Active file: "src/app.py"' in system_text(request.body)
 
 
 async def test_helix_without_arguments_gets_an_error_it_can_see(

@@ -83,7 +83,7 @@ async def test_a_long_file_is_cut_with_a_note(tmp_path: Path) -> None:
     (tmp_path / "AGENTS.md").write_text("x" * (MAX_INSTRUCTIONS_BYTES + 500))
     files = await load(tmp_path, NoBuffers(), tmp_path)
     prompt = system_prompt(Workspace([tmp_path], NoBuffers()), ["read_file"], "", files)
-    assert "x" * MAX_INSTRUCTIONS_BYTES + "\n[AGENTS.md is 16884 bytes; only what fits" in prompt
+    assert "x" * MAX_INSTRUCTIONS_BYTES + '\n["AGENTS.md" is 16884 bytes; only what fits' in prompt
     assert "x" * (MAX_INSTRUCTIONS_BYTES + 1) not in prompt
 
 

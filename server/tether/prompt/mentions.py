@@ -20,6 +20,7 @@ import anyio.to_thread
 from ..errors import ToolError
 from ..workspace.folders import Workspace
 from ..workspace.sensitive import reason_for_path
+from .frames import ATTACHED_FILE, framed, inline, quote
 
 MENTION = re.compile(r"(?:^|(?<=\s))@([^\s@]+)")
 TRAILING = ".,;:!?)]}'\"`"
@@ -30,9 +31,6 @@ MAX_MENTIONS = 50
 """Mentions looked at at most (each costs a look at the disk); later ones stay as text."""
 MAX_FILE_CHARS = 32 * 1024
 """Characters of one file attached at most (the model can read the rest)."""
-TAG = "attached-file"
-CLOSE = f"</{TAG}"
-CLOSE_ESCAPED = f"<\\/{TAG}"
 
 
 def mentioned(prompt: str) -> list[str]:
@@ -70,22 +68,22 @@ async def _attach(workspace: Workspace, name: str, found: Attachments) -> None:
         path = workspace.resolve(name)
     except ToolError:
         if await anyio.to_thread.run_sync(_outside, workspace, name):
-            found.notes.append(f"@{name} was not attached: it is outside the workspace.")
+            found.notes.append(f"{quote(name)} was not attached: it is outside the workspace.")
         return
     shown = workspace.display(path)
     if workspace.buffers.get(path) is None and not await anyio.to_thread.run_sync(path.is_file):
         return  # not a file: the mention stays plain text
     reason = reason_for_path(path, workspace.roots)
     if reason is not None:
-        found.notes.append(f"@{shown} was not attached: it is a sensitive file ({reason}).")
+        found.notes.append(f"{quote(shown)} was not attached: it is a sensitive file ({reason}).")
         return
     if len(found.files) >= MAX_FILES:
-        found.notes.append(f"@{shown} was not attached: at most {MAX_FILES} files are.")
+        found.notes.append(f"{quote(shown)} was not attached: at most {MAX_FILES} files are.")
         return
     try:
         snapshot = await workspace.read_text(path)
     except ToolError as exc:
-        found.notes.append(f"@{shown} was not attached: {exc}.")
+        found.notes.append(f"{quote(shown)} was not attached: {inline(str(exc))}.")
         return
     text = snapshot.text
     cut = len(text) > MAX_FILE_CHARS
@@ -102,16 +100,14 @@ async def attachments(prompt: str, workspace: Workspace) -> Attachments:
 
 def with_attachments(prompt: str, found: Attachments) -> str:
     """The user's message: the prompt, then each attached file framed as the user's data,
-    then the notes."""
+    then the notes (each file's path quoted: no name can add a line or close a frame)."""
     if not found.files and not found.notes:
         return prompt
     parts = [prompt, ""]
     for shown, text, cut in found.files:
-        parts.append(f'<{TAG} path="{shown}">')
-        parts.append(text.rstrip("\n").replace(CLOSE, CLOSE_ESCAPED))
-        if cut:
-            parts.append(f"[only the first {MAX_FILE_CHARS} characters; read the file for more]")
-        parts.append(CLOSE + ">")
+        note = f"[only the first {MAX_FILE_CHARS} characters; read the file for more]"
+        body = text.rstrip("\n")
+        parts.append(framed(ATTACHED_FILE, {"path": shown}, body, [note] if cut else []))
     parts.extend(found.notes)
     return "\n".join(parts)
 

@@ -10,6 +10,7 @@ clear error instead of a hang. Its syntax is the one ripgrep's Rust regex follow
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import re2
@@ -67,6 +68,16 @@ class LinearRegex:
             return self._regex.search(text) is not None
         except UnicodeEncodeError:
             return self._regex.search(_replace_surrogates(text)) is not None
+
+    def spans(self, text: str) -> Iterator[tuple[int, int]]:
+        """Where each match in ``text`` starts and ends (character offsets), left to right;
+        lazy, so a caller that stops early pays only for the matches it took."""
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = _replace_surrogates(text)  # one character for one: the offsets hold
+        for found in self._regex.finditer(text):
+            yield int(found.start()), int(found.end())
 
     def start_in(self, data: bytes, pos: int) -> int | None:
         """Where the leftmost match in UTF-8 ``data`` at or after byte ``pos`` starts, or None.
