@@ -1,0 +1,1 @@
+"""Adversarial suites: generators that state a promise of the trust boundary (issue 24)."""
