@@ -74,6 +74,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
 
 def options_of(spec: ReadOptions) -> list[str]:
     """Every option spelling the table allows, values filled in."""
+
     def value(name: str) -> str:
         return "read" if name in spec.checks else "1"  # grep -d: read, skip or recurse
 

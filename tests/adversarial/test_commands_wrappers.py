@@ -265,6 +265,8 @@ def test_each_wrapper_the_issue_names_is_denied(command: str) -> None:
         "eval $CMD",  # a computed string
         'sh -c "$CMD"',
         "echo rm x | sh",  # a shell reading its input
+        "echo rm x | bash /dev/stdin",
+        "source <(echo rm x)",  # a script computed when it runs
         "zsh -c 'rm x'",  # another grammar
         "git -c alias.x='!rm x' x",  # configuration that runs programs
         "uv run rm x",  # a runner, scanned loosely: maybe its command

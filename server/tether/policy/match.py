@@ -37,7 +37,7 @@ LAUNCHERS = frozenset(
         *SHELLS,
         *HIDING,
         *(r for r in RUNNERS if isinstance(r, str)),
-        *("eval", "busybox"),
+        *("eval", "busybox", "source", "."),
     }
 )
 """Programs that run another command from their arguments: only an exact rule allows them

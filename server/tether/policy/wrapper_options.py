@@ -168,12 +168,14 @@ SHELL_LONG_VALUED = _longs("rcfile", "init-file")
 HIDING = frozenset(
     {
         *("zsh", "ksh", "mksh", "fish", "csh", "tcsh", "pwsh", "nu", "xonsh", "elvish", "yash"),
-        *("su", "runuser", "sg", "newgrp", "source", "."),
+        *("su", "runuser", "sg", "newgrp"),
     }
 )
 """Programs whose commands are not read here at all: shells of another grammar (``zsh -c
-'=rm x'`` runs ``rm``), and ``su``-like programs and ``source``, which may run what they read
-from their input or a file in this shell."""
+'=rm x'`` runs ``rm``), and ``su``-like programs, which may run what they read from their
+input."""
+STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+"""Script names that are the input: ``echo 'rm x' | sh /dev/stdin``."""
 
 RUNNERS = frozenset(
     {

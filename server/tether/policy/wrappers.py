@@ -29,6 +29,7 @@ from .wrapper_options import (
     SHELL_LONG_VALUED,
     SHELL_SHORT,
     SHELLS,
+    STDIN_FILES,
     WRAPPER_OPTIONS,
     Options,
 )
@@ -294,6 +295,21 @@ def _shell(run: Run, depth: int, found: _Found) -> None:
             _script(run, operands[0], depth, found)
     elif reads_input or not operands:
         found.hide(f"{argv[0]!r} runs the commands it reads from its input")
+    else:
+        _script_file(argv, operands[0], found)
+
+
+def _script_file(argv: Sequence[Word], script: Word, found: _Found) -> None:
+    """A script file is a program like any other, unless it is the input or computed."""
+    if script is WILD or script in STDIN_FILES:
+        found.hide(f"{argv[0]!r} runs a script computed when it runs, or its input")
+
+
+def _source(run: Run, depth: int, found: _Found) -> None:
+    """``source FILE`` (``. FILE``): a script, in this shell."""
+    if len(run.argv) < 2:
+        return
+    _script_file(run.argv, run.argv[1], found)
 
 
 def _eval(run: Run, depth: int, found: _Found) -> None:
@@ -355,5 +371,7 @@ UNWRAPPERS: dict[str, Unwrapper] = {
     "find": _find,
     "git": _git,
     "busybox": _busybox,
+    "source": _source,
+    ".": _source,
 }
 """The wrappers read through option by option, by program name."""
