@@ -1,4 +1,4 @@
-"""`tether rules` and the approval prompt's "always allow `touch *` in this project", through
+"""`tether rules` and the approval prompt's "always allow `echo *` in this project", through
 real `tether` subprocesses (a pipe, or a pseudo-terminal where a person answers)."""
 
 from __future__ import annotations
@@ -70,29 +70,30 @@ def test_a_bad_pattern_or_a_built_in_rule_is_one_clear_line(tmp_path: Path) -> N
 
 
 def test_always_allowing_the_proposed_rule_stores_it_for_later_runs(tmp_path: Path) -> None:
-    def touch(name: str) -> dict[str, Any]:
-        return {"toolCalls": [{"name": "bash", "arguments": {"command": f"touch {name}"}}]}
+    def echo(name: str) -> dict[str, Any]:
+        # `echo` is on the wider-rule allow-list; `touch` writes, so it is offered exactly
+        return {"toolCalls": [{"name": "bash", "arguments": {"command": f"echo {name}"}}]}
 
-    script = {"turns": [touch("a.txt"), touch("b.txt"), {"text": "touched"}]}
+    script = {"turns": [echo("said-a"), echo("said-b"), {"text": "said"}]}
     env = scripted(tmp_path, script)
     term = Terminal(["run", "touch two files"], env, tmp_path)
-    term.expect("[p] always `touch *` in this project")
+    term.expect("[p] always `echo *` in this project")
     term.send("p\r")
     status = term.wait(timeout=60)
     assert status == 0, term.text
-    assert term.text.count("[p] always") == 1  # b.txt ran under the new rule, unasked
-    assert "approval: auto (project rule `touch *`)" in term.text
-    assert (tmp_path / "a.txt").exists() and (tmp_path / "b.txt").exists()
-    rule = {"tool": "bash", "pattern": "touch *", "decision": "allow", "scope": "project"}
+    assert term.text.count("[p] always") == 1  # the second ran under the new rule, unasked
+    assert "approval: auto (project rule `echo *`)" in term.text
+    assert "said-a" in term.text and "said-b" in term.text
+    rule = {"tool": "bash", "pattern": "echo *", "decision": "allow", "scope": "project"}
     assert stored(tmp_path, env) == [rule]
 
-    later = scripted(tmp_path, {"turns": [touch("c.txt"), {"text": "done"}]})
+    later = scripted(tmp_path, {"turns": [echo("said-c"), {"text": "done"}]})
     later["TETHER_TEST_MARK"] = env["TETHER_TEST_MARK"]
     out = tether(["run", "one more"], tmp_path, later)  # no terminal to ask, no --yes
     assert out.returncode == 0, out.stderr
-    assert (tmp_path / "c.txt").exists(), out.stdout
+    assert "said-c" in out.stdout
     assert "denied" not in out.stdout
-    assert "  approval: auto (project rule `touch *`)\n" in out.stdout
+    assert "  approval: auto (project rule `echo *`)\n" in out.stdout
     assert_nothing_left(env)
 
 

@@ -331,7 +331,8 @@ def test_allow_always_stores_the_exact_command_the_server_offers(tmp_path: Path)
     script = {"turns": [touch("a.txt"), touch("a.txt"), touch("b.txt"), {"text": "done"}]}
     env = scripted(tmp_path, script)
     term = Terminal(["run", "touch them"], env, tmp_path)
-    term.expect("[A] always this exact command  [p] always `touch *` in this project")
+    # `touch` writes: no wider rule is offered for it (issue 24), only the exact command
+    term.expect("[a] allow  [A] always this exact command  [d] deny")
     term.send("A\r")
     term.expect("$ touch b.txt")  # the same command again ran unasked; another one is asked
     term.send("a\r")

@@ -108,9 +108,10 @@ async def test_each_question_offers_the_rules_the_server_would_store(
         editor.approve = lambda params: {"decision": "deny"}
         await editor.run(prompt="go", runId="r1")
     offered = [p.get("suggestedPatterns") for p in editor.approvals]
-    # Narrowest first; a pipeline no one rule covers offers none; a sensitive path (never
-    # remembered) offers none.
-    assert offered == [["pytest -q tests", "pytest *"], None, ["src/new.py", "src/*.py"], None]
+    # Narrowest first; a test runner only its exact command (issue 24: `pytest *` would let
+    # `--basetemp` empty any folder); a pipeline no one rule covers offers none; a sensitive
+    # path (never remembered) offers none.
+    assert offered == [["pytest -q tests"], None, ["src/new.py", "src/*.py"], None]
 
 
 async def test_a_picked_rule_from_an_answer_is_stored_in_its_scope(

@@ -168,11 +168,9 @@ def test_allow_always_of_a_command_stores_the_exact_command(nvim: Nvim) -> None:
         script({"toolCalls": [once]}, {"toolCalls": [once]}, {"toolCalls": [other]}),
         env(OPEN="README.md", KEYS=[GO + "A", GO + "a"]),
     )
+    # An interpreter's module: the server offers its exact command only, so no `r` (issue 24)
     assert r["shown"][0]["footer"] == [
-        [
-            " a allow · A always (this exact command) · r always `python3 -m platform *` "
-            "· d deny · e edit · q deny "
-        ]
+        [" a allow · A always (this exact command) · d deny · e edit · q deny "]
     ]
     run = r["run"]
     assert decisions(run) == ["allow-always", "auto", "allow"]  # another command: asked

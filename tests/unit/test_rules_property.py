@@ -1,5 +1,6 @@
 """Property: a command runs without asking only when an independent oracle says the rules
-allow every part of it (issue 17).
+allow every part of it (issue 17), a deny or an ask matched through ``env``, ``eval`` and
+the rest (issue 24).
 
 Commands come from a small grammar (pipes, ``&&``, ``||``, ``;``, ``&``, redirections,
 command and process substitutions, quoting, env assignments, words bash computes); the
@@ -173,8 +174,43 @@ def _unquote(text: str) -> list[str]:
     return words
 
 
+def oracle_views(c: Simple) -> tuple[list[list[object]], bool]:
+    """What the oracle knows ``c`` runs (``env``'s command, ``eval``'s words, nothing for a
+    script) and whether it hides a command (an option of ``env``, ``sh`` or git it does not
+    know, a computed word where the command or options are, ``sh`` reading its input)."""
+    return views_of(c.argv)
+
+
+def views_of(argv: list[object]) -> tuple[list[list[object]], bool]:
+    program, args = argv[0], argv[1:]
+    inner: list[object] = []
+    if program == "env":
+        if args and (args[0] is ANY or str(args[0]).startswith("-")):
+            return [], True
+        inner = args
+    elif program == "eval":
+        if any(a is ANY for a in args):
+            return [], True
+        inner = list(" ".join(str(a) for a in args).split())
+    if inner:
+        deeper, hidden = views_of(inner)
+        return [inner, *deeper], hidden
+    if program in ("env", "eval"):
+        return [], False
+    if program == "sh":
+        for a in args:
+            if a is ANY:
+                return [], True
+            if not str(a).startswith("-"):
+                return [], False  # a script file: a program like any other
+        return [], True  # no operand: it runs what it reads
+    if program == "git" and args and (args[0] is ANY or str(args[0]).startswith("-")):
+        return [], True
+    return [], False
+
+
 def oracle_allows(p: OraclePattern, c: Simple) -> bool:
-    if c.assignments or c.redirections != p.redirections:
+    if c.assignments or c.redirections != p.redirections or oracle_views(c)[1]:
         return False
     n = len(p.words)
     if p.star:
@@ -182,24 +218,46 @@ def oracle_allows(p: OraclePattern, c: Simple) -> bool:
     return c.argv == p.words
 
 
-def oracle_hits(p: OraclePattern, c: Simple) -> bool:
-    n = len(p.words)
-    if len(c.argv) < n or (not p.star and len(c.argv) != n):
+def could_be(argv: list[object], words: list[str], star: bool) -> bool:
+    """Some value of the computed words (each any number of words) makes ``argv`` match."""
+    if not words:
+        return star or all(a is ANY for a in argv)
+    if not argv:
         return False
-    return all(a is ANY or a == w for a, w in zip(c.argv, p.words, strict=False))
+    if argv[0] is ANY:
+        return could_be(argv[1:], words, star) or could_be(argv, words[1:], star)
+    return argv[0] == words[0] and could_be(argv[1:], words[1:], star)
+
+
+def oracle_hits(p: OraclePattern, argv: list[object]) -> str:
+    """``yes`` (it is that command), ``maybe`` (it may be, by a computed word) or ``no``."""
+    n = len(p.words)
+    head = argv[:n]
+    if ANY not in head and head == p.words and (p.star or len(argv) == n):
+        return "yes"
+    return "maybe" if could_be(argv, p.words, p.star) else "no"
 
 
 def oracle(line: Line, rules: list[Rule]) -> str:
-    """``deny``, ``ask`` or ``allow``: what the rules should make of the line."""
+    """``deny``, ``ask`` or ``allow``: what the rules should make of the line. A deny or an
+    ask that may name a part (by a computed word, or behind what a wrapper hides) asks."""
     if line.unreadable:
         return "ask"
     compiled = [(r, oracle_pattern(r.pattern)) for r in rules]
+    views: list[list[object]] = []
+    hidden = False
+    for c in line.commands:
+        inner, hides = oracle_views(c)
+        views += [c.argv, *inner]
+        hidden |= hides
     for decision in ("deny", "ask"):
-        if any(
-            r.decision == decision and oracle_hits(p, c) for r, p in compiled for c in line.commands
-        ):
-            return decision
-    if line.escapes:
+        for r, p in compiled:
+            if r.decision == decision and any(oracle_hits(p, v) == "yes" for v in views):
+                return decision
+    limiting = [p for r, p in compiled if r.decision in ("deny", "ask")]
+    if limiting and (hidden or any(oracle_hits(p, v) == "maybe" for p in limiting for v in views)):
+        return "ask"
+    if line.escapes or hidden:
         return "ask"
     allowed = all(
         any(r.decision == "allow" and oracle_allows(p, c) for r, p in compiled)

@@ -1,14 +1,17 @@
 """Rules against calls: which rules match a command's simple commands or an edit's path.
 
 A rule's pattern is compiled once (``compile_rule``); ``judge`` applies a set of rules to
-one call: a ``deny`` that matches any part wins, then an ``ask``; the call is allowed only
-when every simple command (or the path) is allowed by a rule and nothing in the command
-escapes the rules (a substitution, a background job, a heredoc). Anything else: ask.
+one call. A ``deny`` or an ``ask`` is matched against every command the line may run —
+each simple command and what its wrappers run (``wrappers.py``: ``env rm``, ``sh -c 'rm'``,
+``git -C . push``): a certain match denies (or asks); a match that depends on what cannot be
+known before it runs (a computed word, a loosely scanned runner, a wrapper not read through)
+asks. The call is allowed only when every simple command (or the path) is allowed by a rule,
+nothing escapes the rules (a substitution, a background job, a heredoc) and no wrapper hides
+what it runs. Anything else: ask.
 """
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -20,24 +23,28 @@ from tether_protocol import CommandPreview, DiffPreview, Preview, Rule
 from ..text.linear_regex import LinearRegexError
 from ..workspace.folders import path_from_uri
 from ..workspace.ignore import compile_glob, wildmatch_regex
-from .builtin import BUILTIN_LIMITS, confined
+from .builtin import SHELL_STATE, allowed_read
 from .shellparse import WILD, SimpleCommand, Word, parse_command
+from .wrapper_options import HIDING, RUNNERS, SHELLS, WRAPPER_OPTIONS
+from .wrappers import Reach, Run, program_name, reach
 
 COMMAND_TOOLS = frozenset({"bash"})
 PATH_TOOLS = frozenset({"edit_file", "write_file"})
 
 LAUNCHERS = frozenset(
     {
-        *("eval", "exec", "source", ".", "command", "builtin", "env", "xargs"),
-        *("sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "busybox"),
-        *("sudo", "doas", "su", "nohup", "timeout", "nice", "time", "setsid", "stdbuf"),
-        *("chroot", "unshare", "nsenter", "watch", "parallel", "ionice", "flock"),
+        *WRAPPER_OPTIONS,
+        *SHELLS,
+        *HIDING,
+        *(r for r in RUNNERS if isinstance(r, str)),
+        *("eval", "busybox", "source", "."),
     }
 )
-"""Commands that run another command from their arguments: only an exact rule allows them
-(``bash *`` does not allow ``bash -c 'rm -rf ~'``)."""
+"""Programs that run another command from their arguments: only an exact rule allows them
+(``bash *`` does not allow ``bash -c 'rm -rf ~'``, ``/usr/bin/env *`` not ``env rm``)."""
 
 Outcome = Literal["allow", "deny", "ask", "none"]
+Hit = Literal["yes", "maybe", "no"]
 
 
 class InvalidPattern(ValueError):
@@ -54,43 +61,66 @@ class CommandPattern:
     assignments: tuple[str, ...] = ()
     redirections: tuple[str, ...] = ()
     builtin: bool = False
-    """A built-in read-only rule: its arguments confined and its writing options refused."""
+    """A built-in read-only rule: its options allow-listed and its paths confined."""
 
-    def allows(self, cmd: SimpleCommand) -> bool:
+    def allows(self, cmd: SimpleCommand, reached: Reach, roots: Sequence[Path] = ()) -> bool:
         """The simple command is within this allow: the same words (or more after a ``*``),
-        assignments and redirections, no wild word before the ``*``, no launcher under it."""
+        assignments and redirections, no wild word before the ``*``, nothing hidden by a
+        wrapper, and no launcher or wrapper at all under a ``*``."""
         n = len(self.words)
         if cmd.assignments != self.assignments or cmd.redirections != self.redirections:
             return False
+        if reached.hidden is not None:
+            return False
         if self.star:
-            if len(cmd.argv) < n or cmd.argv[:n] != self.words or cmd.argv[0] in LAUNCHERS:
+            if len(cmd.argv) < n or cmd.argv[:n] != self.words or reached.wraps:
+                return False
+            if program_name(str(cmd.argv[0])) in LAUNCHERS:
                 return False
         elif cmd.argv != self.words:
             return False
-        if not self.builtin:
-            return True
-        refused = BUILTIN_LIMITS.get(self.source, ())
-        return all(
-            a is not WILD and confined(a) and not (refused and a.startswith(refused))
-            for a in cmd.argv[1:]
-        )
+        return not self.builtin or allowed_read(self.source, cmd, roots)
 
-    def hits(self, cmd: SimpleCommand) -> bool:
-        """The simple command may be one this deny or ask names (a wild word may be anything;
-        the program is compared by its base name, ``/bin/rm`` is ``rm``)."""
-        n = len(self.words)
-        if len(cmd.argv) < n or (not self.star and len(cmd.argv) != n):
-            return False
-        return all(
-            _same_word(a, w, program=i == 0)
-            for i, (a, w) in enumerate(zip(cmd.argv, self.words, strict=False))
-        )
+    def hits(self, run: Run) -> Hit:
+        """Whether ``run`` is a command this deny or ask names: ``yes``; ``maybe`` when it
+        depends on a word computed when it runs (which may stand for any words, none
+        included), on words a wrapper adds, or on a loose scan; else ``no``. The program is
+        compared by its name (``/bin/rm`` is ``rm``)."""
+        found = _match(self.words, self.star, run.argv, run.open)
+        return "maybe" if found == "yes" and run.loose else found
 
 
-def _same_word(actual: Word, word: str, *, program: bool) -> bool:
-    if actual is WILD:
-        return True
-    return actual == word or (program and posixpath.basename(actual) == word)
+RANK: dict[Hit, int] = {"no": 0, "maybe": 1, "yes": 2}
+
+
+def _best(a: Hit, b: Hit) -> Hit:
+    return a if RANK[a] >= RANK[b] else b
+
+
+def _match(words: tuple[str, ...], star: bool, argv: tuple[Word, ...], open_end: bool) -> Hit:
+    """The pattern ``words`` (``star``: then anything) against ``argv``, where a computed
+    word may be any number of words (none included) and ``open_end`` lets unknown words
+    follow. Walks ``argv`` once, keeping how many pattern words each way has matched."""
+    n = len(words)
+    ways: dict[int, Hit] = {0: "yes"}
+    found: Hit = "no"
+    for i, actual in enumerate(argv):
+        after: dict[int, Hit] = {}
+        for j, sure in ways.items():
+            if j == n and star:
+                found = _best(found, sure)  # the * takes the rest, whatever it is
+            elif actual is WILD:  # no word, or pattern words j.. up to all of them
+                for k in range(j, n + 1):
+                    after[k] = _best(after.get(k, "no"), "maybe")
+            elif j < n and (actual == words[j] or (i == 0 and program_name(actual) == words[j])):
+                after[j + 1] = _best(after.get(j + 1, "no"), sure)
+        ways = after
+    for j, sure in ways.items():
+        if j == n:
+            found = _best(found, "maybe" if open_end and not star else sure)
+        elif open_end:
+            found = _best(found, "maybe")
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +222,7 @@ def judge(
         return Judgement("none")
     if tool in COMMAND_TOOLS and isinstance(preview, CommandPreview):
         # Parsed even without rules: the sandbox runs unasked only what could be read.
-        return _judge_command(preview.command, mine)
+        return _judge_command(preview.command, mine, roots)
     if mine and tool in PATH_TOOLS and isinstance(preview, DiffPreview):
         rel = relative_path(preview, roots)
         return Judgement("none") if rel is None else _judge_path(rel, mine)
@@ -207,20 +237,40 @@ def _command_pattern(rule: Rule) -> CommandPattern | None:
     return replace(pattern, builtin=True) if rule.scope == "builtin" else pattern
 
 
-def _judge_command(command: str, rules: Sequence[Rule]) -> Judgement:
+def _judge_command(command: str, rules: Sequence[Rule], roots: Sequence[Path]) -> Judgement:
     parsed = parse_command(command)
     if parsed is None:
         return Judgement("none", unreadable=True)  # asked (no rule can be sure of it)
     compiled = [(r, p) for r in rules if (p := _command_pattern(r)) is not None]
+    reached = [reach(c) for c in parsed.commands]
+    runs = [run for r in reached for run in r.runs]
+    hidden = any(r.hidden is not None for r in reached)
+    limiting = [(r, p) for r, p in compiled if r.decision in ("deny", "ask")]
     for decision in ("deny", "ask"):
-        for named, pattern in compiled:
-            if named.decision == decision and any(pattern.hits(c) for c in parsed.commands):
+        for named, pattern in limiting:
+            if named.decision == decision and any(pattern.hits(run) == "yes" for run in runs):
                 return Judgement(decision, (named,))
-    if parsed.uncovered:
+    for named, pattern in limiting:  # it may be what a deny or an ask names: the user decides
+        if hidden or any(pattern.hits(run) == "maybe" for run in runs):
+            return Judgement("ask", (named,))
+    if parsed.uncovered or hidden:
         return Judgement("none")
+    # A command changing the shell (`cd`) makes the built-ins' path checks meaningless.
+    shell_changed = any(
+        run.argv[0] is WILD or program_name(run.argv[0]) in SHELL_STATE for run in runs
+    )
     used: list[Rule] = []
-    for cmd in parsed.commands:
-        rule = next((r for r, p in compiled if r.decision == "allow" and p.allows(cmd)), None)
+    for cmd, cmd_reach in zip(parsed.commands, reached, strict=True):
+        rule = next(
+            (
+                r
+                for r, p in compiled
+                if r.decision == "allow"
+                and not (p.builtin and shell_changed)
+                and p.allows(cmd, cmd_reach, roots)
+            ),
+            None,
+        )
         if rule is None:
             return Judgement("none")
         if rule not in used:

@@ -1,14 +1,16 @@
-"""The rules an approval offers for "allow always": the exact call and a wider one.
+"""The rules an approval offers for "allow always": the exact call and, rarely, a wider one.
 
 ``suggest_patterns`` is what the server sends in ``agent/approve`` (``suggestedPatterns``),
-so every client offers the same rules: for ``bash`` the exact command (its words) and
-``pytest *``; for an edit the file and its folder's files of its kind (``src/*.py``).
+so every client offers the same rules: for ``bash`` the exact command (its words) and, only
+for a program on the ``WIDER_RULES`` allow-list, ``program *``; for an edit the file and its
+folder's files of its kind (``src/*.py``).
 
-Computed from the parsed command, never its text: one simple command, with no assignment,
-redirection or substitution, whose program (and subcommand, for the tools that have them:
-``git commit *``, ``python -m pytest *``) is kept and whose further arguments become the
-``*``. The proposal is checked against the matcher, so it is offered only when the server
-would store it (it allows the very call shown).
+A wider rule lets any arguments through at one keypress, so it is offered only for programs
+that, whatever their arguments, run no program, change no file and print no file's content.
+Everything else — launchers, interpreters, runners, package managers, build tools, test
+runners, git — is offered exactly as shown: ``uv run *`` would allow ``uv run sh -c '…'``.
+Computed from the parsed command, never its text, and checked against the matcher, so a rule
+is offered only when the server would store it (it allows the very call shown).
 """
 
 from __future__ import annotations
@@ -16,75 +18,54 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tether_protocol import CommandPreview, DiffPreview, Preview, Rule
 
-from .match import COMMAND_TOOLS, LAUNCHERS, PATH_TOOLS, judge, relative_path
+from .match import COMMAND_TOOLS, PATH_TOOLS, judge, relative_path
 from .shellparse import WILD, parse_command
 
-SUBCOMMANDS = frozenset(
-    {
-        *("git", "gh", "npm", "pnpm", "yarn", "bun", "npx", "cargo", "go", "uv", "pip", "pip3"),
-        *("poetry", "hatch", "pdm", "docker", "podman", "kubectl", "make", "just", "dotnet"),
-        *("mvn", "gradle", "deno", "rustup", "tox", "nox", "brew", "apt", "conda", "mix"),
-    }
-)
-"""Programs whose first argument names what they do: the rule keeps it."""
+WIDER_RULES: Mapping[str, str] = {
+    "echo": "prints its arguments (a redirection is matched on its own, never under the *)",
+    "pwd": "prints the folder it runs in",
+    "true": "does nothing",
+    "false": "does nothing",
+    "sleep": "waits, within the command's timeout",
+    "ls": "lists names and attributes: no option of ls runs a program, writes or shows "
+    "a file's content",
+    "which": "prints where programs are on PATH",
+    "uname": "prints the system's name",
+    "whoami": "prints the user's name",
+    "id": "prints the user's and groups' ids",
+    "nproc": "prints the number of processors",
+    "basename": "prints part of its argument, a string",
+    "dirname": "prints part of its argument, a string",
+}
+"""Programs whose ``program *`` rule is offered, each with why any arguments are harmless.
 
-NEVER_WIDENED = frozenset(
-    {"rm", "rmdir", "dd", "shred", "mkfs", "chmod", "chown", "kill", "killall", "pkill"}
-)
-"""Programs no one should allow with any arguments at a keypress: only the exact command."""
-
-INTERPRETERS = frozenset(
-    {
-        "node",
-        "nodejs",
-        "perl",
-        "ruby",
-        "php",
-        "lua",
-        "luajit",
-        "Rscript",
-        "tclsh",
-        "pwsh",
-        "osascript",
-    }
-)
-"""Programs that run code given in their arguments (``node -e``): ``node *`` would allow any
-program, so only the exact command is offered (Python: only ``python -m module *``)."""
-
-PYTHON = re.compile(r"python(3(\.\d+)?)?")
-SUBCOMMAND = re.compile(r"[A-Za-z][\w.:-]*")
+Kept out, and why (docs/approvals.md has the table): ``pytest`` (``--basetemp`` empties the
+folder named, ``-p`` imports any module, ``conftest.py`` runs), ``git commit`` (hooks run;
+``-F`` puts any file in history), ``make`` (``make CC='sh -c …'``), ``npm test``/``npm run``
+(``--script-shell``, ``--node-options``), ``cargo``/``go`` (``--config`` runners,
+``-exec``, ``-toolexec``), ``python -m`` (any module), ``printf`` (``-v PATH`` changes what
+runs next), ``date``/``wc``/``du`` (``-f``/``--files0-from`` print a file's content in their
+errors), ``cat``/``grep`` (the built-in rules already read the workspace; a wider rule would
+read outside it)."""
 
 
 def propose_command_pattern(command: str) -> str | None:
-    """The ``bash`` allow pattern to offer for ``command`` (None: only the exact command)."""
+    """The wider ``bash`` allow pattern to offer for ``command`` (None: only the exact one)."""
     parsed = parse_command(command)
     if parsed is None or parsed.uncovered or len(parsed.commands) != 1:
         return None
     [cmd] = parsed.commands
-    argv = cmd.argv
-    if cmd.assignments or cmd.redirections or not argv or argv[0] is WILD:
+    if cmd.assignments or cmd.redirections or cmd.argv[0] is WILD:
         return None
-    program = argv[0]
-    if program in LAUNCHERS or program in NEVER_WIDENED or "/" in program:
+    program = cmd.argv[0]
+    if program not in WIDER_RULES:
         return None
-    if program in INTERPRETERS:
-        return None
-    kept = 1
-    if PYTHON.fullmatch(program):
-        if len(argv) <= 2 or argv[1] != "-m":
-            return None  # python -c '...', python script.py: code chosen by the arguments
-        kept = 3  # python -m pytest: the module is what runs
-    elif program in SUBCOMMANDS and len(argv) > 1:
-        kept = 2
-    words = argv[:kept]
-    if any(w is WILD for w in words) or (kept > 1 and not SUBCOMMAND.fullmatch(words[-1] or "")):
-        return None
-    pattern = " ".join(shlex.quote(w) for w in words if w is not None) + " *"
+    pattern = f"{shlex.quote(program)} *"
     rule = Rule(tool="bash", pattern=pattern, decision="allow", scope="project")
     preview = CommandPreview(command=command, cwd=".")
     if judge("bash", preview, [rule], []).outcome != "allow":

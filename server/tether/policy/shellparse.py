@@ -1,10 +1,11 @@
 """A shell command as the rules see it: its simple commands, each with argv and what else it does.
 
 ``bashlex`` parses the command with bash's grammar. Only lists (``;``, ``&&``, ``||``, ``&``),
-pipelines and simple commands are understood; anything else (``if``, loops, functions,
-subshells, arithmetic, ANSI-C quoting, a parse error) makes the command ``None``, and a
-command the rules cannot read is asked. A word whose value bash decides at run time
-(``$VAR``, ``~``, an unquoted glob or brace) is *wild*: no exact word of a rule matches it.
+pipelines (``!`` and the ``time`` keyword in front included) and simple commands are
+understood; anything else (``if``, loops, functions, subshells, arithmetic, ANSI-C quoting, a
+parse error) makes the command ``None``, and a command the rules cannot read is asked. A word
+whose value bash decides at run time (``$VAR``, ``~``, an unquoted glob or brace) is *wild*:
+no exact word of a rule matches it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ Word = str | None
 
 HARMLESS_TARGETS = frozenset({"/dev/null"})
 SHELL_SPECIALS = frozenset("*?[{~")
+DQ_ESCAPES = frozenset('$`"\\\n')
+"""What a backslash escapes inside double quotes (elsewhere there it stays)."""
+TIME_MARK = "\x01ime"
+"""What the ``time`` keyword is rewritten to before parsing (bashlex does not know it): a
+word of the same length, so that positions in the text stay right; words are read from the
+text itself, where it is still ``time``."""
+PIPELINE_STARTS = frozenset(";&|(`!\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +65,7 @@ def parse_command(text: str) -> ParsedCommand | None:
 
     parsed = ParsedCommand()
     try:
-        for tree in bashlex.parse(text):
+        for tree in bashlex.parse(_mark_time_keyword(text)):
             _walk(tree, text, parsed)
     except Unsupported as exc:
         log.debug("command %r not read by rules: %s", text[:200], exc)
@@ -83,8 +91,62 @@ def _walk(node: Any, text: str, out: ParsedCommand) -> None:
             raise Unsupported(f"pipe {node.pipe!r}")
     elif kind == "command":
         out.commands.append(_simple(node, text, out))
+    elif kind == "reservedword" and node.word == "!":
+        pass  # `! cmd` only negates the status the pipeline returns
     else:
         raise Unsupported(kind)
+
+
+def _mark_time_keyword(text: str) -> str:
+    """``text`` with each ``time`` keyword (a word at a pipeline's start, outside quotes but
+    inside ``$(…)`` and backquotes too) written ``TIME_MARK``; unchanged when it has none, or
+    holds the mark's first character itself."""
+    if "time" not in text or TIME_MARK[0] in text:
+        return text
+    out = list(text)
+    nested: list[str] = []  # the open `"`, `$(`/`(` and backquote contexts, innermost last
+    at_start = True  # only blanks since the text's start or an operator
+    i = 0
+    while i < len(text):
+        c = text[i]
+        inside = nested[-1] if nested else ""
+        if c == "\\":
+            i, at_start = i + 2, False
+            continue
+        if inside == '"':
+            if c == '"':
+                nested.pop()
+            elif text.startswith("$(", i):
+                nested.append("(")
+                i, at_start = i + 2, True
+                continue
+            elif c == "`":
+                nested.append("`")
+                at_start = True
+        elif c == "'":
+            close = text.find("'", i + 1)
+            i, at_start = (len(text) if close < 0 else close + 1), False
+            continue
+        elif c == '"':
+            nested.append('"')
+            at_start = False
+        elif c == "`" and inside == "`":
+            nested.pop()
+        elif c in "`(":
+            nested.append(c)
+            at_start = True
+        elif c == ")" and inside == "(":
+            nested.pop()
+        elif c in PIPELINE_STARTS:
+            at_start = True
+        elif c not in " \t":
+            end = i + 4
+            ends = end >= len(text) or text[end] in " \t\n;&|)`"
+            if at_start and text[i:end] == "time" and ends:
+                out[i] = TIME_MARK[0]
+            at_start = False
+        i += 1
+    return "".join(out)
 
 
 def _simple(node: Any, text: str, out: ParsedCommand) -> SimpleCommand:
@@ -95,10 +157,8 @@ def _simple(node: Any, text: str, out: ParsedCommand) -> SimpleCommand:
         if part.kind == "word":
             argv.append(_word(part, text, out))
         elif part.kind == "assignment":
-            if _word(part, text, out) is WILD:
-                assignments.append(text[part.pos[0] : part.pos[1]])
-            else:
-                assignments.append(part.word)
+            value = _word(part, text, out)
+            assignments.append(text[part.pos[0] : part.pos[1]] if value is WILD else value)
         elif part.kind == "redirect":
             shown = _redirection(part, text, out)
             if shown is not None:
@@ -130,7 +190,37 @@ def _word(node: Any, text: str, out: ParsedCommand) -> Word:
     state = _scan(raw)
     if state == "expansion" and not wild:
         raise Unsupported("an expansion bashlex did not report")
-    return WILD if wild or state != "literal" else str(node.word)
+    return WILD if wild or state != "literal" else _literal(raw)
+
+
+def _literal(raw: str) -> str:
+    """The value of a word without expansions, its quotes removed as bash removes them
+    (bashlex's own value is wrong for some: ``""'x'`` is ``x``, not ``'x'``)."""
+    out: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        if quote == "'":
+            if c == "'":
+                quote = ""
+            else:
+                out.append(c)
+        elif c == "\\" and i + 1 < len(raw) and (quote == "" or raw[i + 1] in DQ_ESCAPES):
+            if raw[i + 1] != "\n":  # a backslash-newline joins lines
+                out.append(raw[i + 1])
+            i += 1
+        elif quote == '"':
+            if c == '"':
+                quote = ""
+            else:
+                out.append(c)
+        elif c in "'\"":
+            quote = c
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _hides_command(raw: str) -> bool:
@@ -143,6 +233,7 @@ def _scan(raw: str) -> str:
     """``literal``, ``glob`` (an unquoted glob, brace or tilde) or ``expansion`` ($ or `)."""
     quote = ""
     result = "literal"
+    brace = False
     i = 0
     while i < len(raw):
         c = raw[i]
@@ -161,10 +252,13 @@ def _scan(raw: str) -> str:
                 quote = ""
         elif c in "'\"":
             quote = c
+        elif c == "{":
+            brace = True
         elif c in SHELL_SPECIALS and (c != "~" or i == 0 or raw[i - 1] in "=:"):
             result = "glob"  # ``~`` expands only at a word's start or after = and :
         i += 1
-    return result
+    # A brace expands only with a comma or a `..` in it: `{}` (find, xargs -I) is a word.
+    return "glob" if brace and ("," in raw or ".." in raw) else result
 
 
 def _redirection(node: Any, text: str, out: ParsedCommand) -> str | None:

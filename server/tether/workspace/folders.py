@@ -97,6 +97,28 @@ def path_from_uri(uri: str) -> Path | None:
     return Path(path)
 
 
+def confined_path(roots: Sequence[Path], path: str | None) -> Path:
+    """The resolved path for ``path`` (relative ones start at the first of ``roots``, the
+    resolved workspace folders); ``ToolError`` if it lands outside every one of them.
+
+    Symlinks and ``..`` are followed first, so a link pointing out of the workspace is
+    refused. The one confinement of ``read_file`` and the built-in read-only commands.
+    """
+    if path is None or path in ("", "."):
+        return roots[0]
+    if "\0" in path:
+        raise ToolError(f"path {path!r} contains a NUL character")
+    given = Path(path)
+    try:
+        resolved = (given if given.is_absolute() else roots[0] / given).resolve()
+    except (OSError, RuntimeError) as exc:  # symlink loops
+        raise ToolError(f"cannot resolve path {path!r}: {exc}") from exc
+    if not any(resolved.is_relative_to(root) for root in roots):
+        shown = ", ".join(str(r) for r in roots)
+        raise ToolError(f"path {path!r} is outside the workspace ({shown}); use a path inside it")
+    return resolved
+
+
 class Workspace:
     """The workspace folders of a run and the editor buffers open in them."""
 
@@ -126,21 +148,7 @@ class Workspace:
         Relative paths start at the first root; absolute ones must lie inside some root.
         Symlinks are followed, so a link that points out of the workspace is refused.
         """
-        if path is None or path in ("", "."):
-            return self.root
-        if "\0" in path:
-            raise ToolError(f"path {path!r} contains a NUL character")
-        given = Path(path)
-        try:
-            resolved = (given if given.is_absolute() else self.root / given).resolve()
-        except (OSError, RuntimeError) as exc:  # symlink loops
-            raise ToolError(f"cannot resolve path {path!r}: {exc}") from exc
-        if self.root_of(resolved) is None:
-            raise ToolError(
-                f"path {path!r} is outside the workspace ({self._roots_text()}); "
-                "use a path inside it"
-            )
-        return resolved
+        return confined_path(self.roots, path)
 
     def root_of(self, path: Path) -> Path | None:
         """The first root that contains the absolute ``path``, if any."""
