@@ -32,7 +32,7 @@ config       sandbox
 diagnostics  host workspace
 prompt       errors host text workspace
 providers    config errors prompt
-policy       config events host sandbox text workspace writes
+policy       config errors events host sandbox text workspace writes
 session      errors events host providers text workspace writes
 tools        diagnostics errors host policy providers sandbox text workspace writes
 run          config diagnostics errors events host policy prompt providers sandbox session
