@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import anyio
 
 from tether.diagnostics.report import Problem, ProblemDelta, describe_delta, one_line
-from tether.prompt.editor_state import context_section
+from tether.prompt.editor_state import editor_state_section
 from tether.prompt.instructions import Instructions
 from tether.prompt.mentions import Attachments, with_attachments
 from tether.prompt.system import instructions_section
@@ -45,7 +45,7 @@ def _selection(workspace: Workspace, text: str) -> str:
     whole = Range(start=Position(line=0, character=0), end=Position(line=1, character=0))
     uri = (workspace.root / "app.py").as_uri()
     context = RunContext(uri=uri, selection=whole, selected_text=text)
-    return anyio.run(context_section, workspace, context)
+    return anyio.run(editor_state_section, workspace, context)
 
 
 def _instructions(workspace: Workspace, text: str) -> str:

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tether.host import NoBuffers
-from tether.prompt.editor_state import context_section
+from tether.prompt.editor_state import editor_state_section
 from tether.prompt.instructions import Instructions
 from tether.prompt.mentions import expand_mentions
 from tether.prompt.system import instructions_section, system_prompt
@@ -54,7 +54,7 @@ def _editor(name: str) -> Callable[[Path], str]:
     def section(root: Path) -> str:
         uri = (root / name).as_uri()
         context = RunContext(uri=uri, selection=SELECTION, selected_text="code", open_files=[uri])
-        return anyio.run(context_section, Workspace([root], NoBuffers()), context)
+        return anyio.run(editor_state_section, Workspace([root], NoBuffers()), context)
 
     return section
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tether.prompt.editor_state import context_section
+from tether.prompt.editor_state import editor_state_section
 from tether.prompt.instructions import Instructions
 from tether.prompt.mentions import Attachments, with_attachments
 from tether.prompt.system import instructions_section
@@ -64,7 +64,7 @@ HOSTILE_NAMES = {
 def _section(workspace: Workspace, name: str) -> str:
     uri = (workspace.root / name).as_uri()
     context = RunContext(uri=uri, selection=SELECTION, selected_text="code", open_files=[uri])
-    return anyio.run(context_section, workspace, context)
+    return anyio.run(editor_state_section, workspace, context)
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES.values(), ids=HOSTILE_NAMES.keys())
