@@ -56,6 +56,8 @@ class AcpAgent:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.answered_ns: dict[Any, int] = {}
         self.last_session: dict[str, Any] = {}
+        self.last_answered_ns = 0
+        """When the answer to the latest request was read (monotonic ns, for timing)."""
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -113,6 +115,7 @@ class AcpAgent:
             answer = message.direction == "to_client" and "method" not in payload
             if answer and payload.get("id") == request_id:
                 self.answered_ns[request_id] = message.at_ns
+                self.last_answered_ns = message.at_ns
                 return
 
     async def notify(self, method: str, params: Any) -> None:
