@@ -10,9 +10,9 @@ answer task against the same fake model (``benchmarks/task_model.py``), for ever
   event, → the ``agent/run`` result (approved, applied through ``workspace/applyEdit``);
 - ``tether run``: spawn → the first words on its stdout, → the answer on its stdout.
 
-Both Tether providers are measured (``--quick``: openai only). Each system runs once unmeasured first (page cache,
-the peers' home folders), then the systems take turns, one run each per round. The ratios
-are of each system's median to the fastest's.
+Both Tether providers are measured (``--quick``: openai only). Each system runs once
+unmeasured first (page cache, the peers' home folders), then the systems take turns, one
+run each per round. The ratios are of each system's median to the fastest's.
 """
 
 from __future__ import annotations
