@@ -230,12 +230,17 @@ class RecordingClient:
         self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kw: Any
     ) -> RequestPermissionResponse:
         asked = next(
-            a
-            for a in self.permissions
-            if not a.claimed
-            and a.session_id == session_id
-            and a.tool_call_id == tool_call.tool_call_id
+            (
+                a
+                for a in self.permissions
+                if not a.claimed
+                and a.session_id == session_id
+                and a.tool_call_id == tool_call.tool_call_id
+            ),
+            None,
         )
+        if asked is None:  # observed messages always come first; this is a kit bug
+            raise RequestError.internal_error({"details": "permission request not observed"})
         asked.claimed = True
         choice = await decide(self.permission, asked)
         if choice == "cancel_turn":
