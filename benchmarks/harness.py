@@ -42,6 +42,7 @@ class Sizes:
     concurrency_rounds: int = 2
     exits: int = 5
     cancels: int = 5
+    peer_runs: int = 5
 
     @classmethod
     def quick(cls) -> Sizes:
@@ -65,6 +66,7 @@ class Sizes:
             concurrency_rounds=1,
             exits=1,
             cancels=1,
+            peer_runs=1,
         )
 
 
