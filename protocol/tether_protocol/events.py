@@ -118,6 +118,25 @@ class InjectionFlaggedEvent(_Event):
     markers: list[str]
 
 
+PlanStatus = Literal["pending", "in_progress", "completed"]
+PlanPriority = Literal["high", "medium", "low"]
+
+
+class PlanEntry(WireModel):
+    """One step of the model's plan (ACP's ``PlanEntry``)."""
+
+    content: Annotated[str, Field(min_length=1, max_length=2000)]
+    status: PlanStatus = "pending"
+    priority: PlanPriority = "medium"
+
+
+class PlanEvent(_Event):
+    """The model's step list, always whole: each event replaces the one before."""
+
+    kind: Literal["plan"] = "plan"
+    entries: Annotated[list[PlanEntry], Field(max_length=100)]
+
+
 RunEvent = Annotated[
     RunStartedEvent
     | StepEvent
@@ -129,7 +148,8 @@ RunEvent = Annotated[
     | UsageEvent
     | RunFinishedEvent
     | CompactedEvent
-    | InjectionFlaggedEvent,
+    | InjectionFlaggedEvent
+    | PlanEvent,
     Field(discriminator="kind"),
 ]
 """Any ``agent/event`` params."""
@@ -146,6 +166,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "run-finished",
     "compacted",
     "injection-flagged",
+    "plan",
 )
 
 RUN_EVENT_ADAPTER: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)

@@ -22,7 +22,7 @@ export const Methods = {
 export const PROTOCOL_VERSION = 2;
 
 export type Outcome = "done" | "max-steps" | "timeout" | "no-progress" | "cancelled" | "budget" | "error";
-export type EventKind = "run-started" | "step" | "text-delta" | "assistant" | "tool-call" | "approval" | "tool-result" | "usage" | "run-finished" | "compacted" | "injection-flagged";
+export type EventKind = "run-started" | "step" | "text-delta" | "assistant" | "tool-call" | "approval" | "tool-result" | "usage" | "run-finished" | "compacted" | "injection-flagged" | "plan";
 export type Decision = "allow" | "allow-always" | "deny" | "auto" | "denied-by-default";
 
 export type AgentRunParams = {
@@ -120,7 +120,7 @@ export type AgentRulesRemoveResult = {
   removed: boolean;
 };
 
-export type AgentEventParams = RunStartedEvent | StepEvent | TextDeltaEvent | AssistantEvent | ToolCallEvent | ApprovalEvent | ToolResultEvent | UsageEvent | RunFinishedEvent | CompactedEvent | InjectionFlaggedEvent;
+export type AgentEventParams = RunStartedEvent | StepEvent | TextDeltaEvent | AssistantEvent | ToolCallEvent | ApprovalEvent | ToolResultEvent | UsageEvent | RunFinishedEvent | CompactedEvent | InjectionFlaggedEvent | PlanEvent;
 
 export type AgentApproveParams = {
   runId: string;
@@ -259,6 +259,19 @@ export type ModelPrice = {
   outputPerMTok: number;
   cacheReadPerMTok?: number | null;
   cacheWritePerMTok?: number | null;
+};
+
+export type PlanEntry = {
+  content: string;
+  status?: "pending" | "in_progress" | "completed";
+  priority?: "high" | "medium" | "low";
+};
+
+export type PlanEvent = {
+  runId: string;
+  seq: number;
+  kind?: "plan";
+  entries: PlanEntry[];
 };
 
 export type Position = {
