@@ -35,7 +35,8 @@ from pydantic import Field, field_validator
 from tether_protocol import CommandPreview
 
 from ..errors import ToolError
-from ..sandbox import Prepared, Sandbox, blocked_reason
+from ..sandbox import Prepared, Sandbox, blocked_reason, unsandboxed
+from ..sandbox.runner import KILL_GRACE_SECONDS as SANDBOX_KILL_GRACE_SECONDS
 from ..writes.coherence import after_command, before_command, unsaved_note
 from .base import Proposal, Tool, ToolArgs, ToolContext, ToolResult
 
@@ -55,7 +56,10 @@ DEFAULT_TIMEOUT_SECONDS = 120.0
 MAX_TIMEOUT_SECONDS = 600.0
 DEFAULT_OUTPUT_LIMIT = 30_000
 # Between SIGTERM and SIGKILL: time for well-behaved programs to clean up (temp files, locks).
-KILL_GRACE_SECONDS = 2.0
+KILL_GRACE_SECONDS = SANDBOX_KILL_GRACE_SECONDS
+# For a command started through the trampoline: how much longer the group may take to end,
+# since the trampoline itself SIGKILLs the command's processes after the grace.
+REAPER_SLACK_SECONDS = 1.0
 # After bash exits, how long to keep reading output still in flight. Only background
 # leftovers that keep the pipe open make this wait; otherwise the pipe ends at once.
 DRAIN_SECONDS = 0.25
@@ -136,26 +140,32 @@ async def run_command(
 
     # The trailing "bash" is $0: messages read "bash: …", not "/usr/bin/bash: …".
     argv = [bash, "-c", command, "bash"]
-    prepared: Prepared | None = None
-    if sandbox is not None:
-        with anyio.CancelScope(shield=True):  # its temp folder must not be lost
-            prepared = await anyio.to_thread.run_sync(sandbox.prepare, argv, cwd, environment)
-        assert prepared is not None  # a shielded scope does not end early
-        argv, environment = prepared.argv, prepared.env
+    with anyio.CancelScope(shield=True):  # its temp folder and descriptors must not be lost
+        prepared = await anyio.to_thread.run_sync(_prepare, sandbox, argv, cwd, environment)
     try:
-        return await _run(argv, cwd, timeout, output_limit, environment, on_start)
+        return await _run(prepared, cwd, timeout, output_limit, on_start)
     finally:
-        if prepared is not None:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(prepared.cleanup)
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(prepared.cleanup)
+
+
+def _prepare(
+    sandbox: Sandbox | None, argv: list[str], cwd: Path, env: Mapping[str, str]
+) -> Prepared:
+    """The command line of ``argv``: in ``sandbox``, else through the trampoline alone."""
+    if sandbox is None:
+        return unsandboxed(argv, env)
+    try:
+        return sandbox.prepare(argv, cwd, env)
+    except ValueError as exc:  # no seccomp filter for this machine: nothing runs
+        raise ToolError(f"the {sandbox.backend} sandbox cannot start here: {exc}") from exc
 
 
 async def _run(
-    argv: list[str],
+    prepared: Prepared,
     cwd: Path,
     timeout: float,  # noqa: ASYNC109 - a timeout is an outcome here, not an error
     output_limit: int,
-    environment: dict[str, str],
     on_start: Callable[[int], None] | None,
 ) -> CommandOutcome:
     started = time.monotonic()
@@ -164,15 +174,17 @@ async def _run(
     # landing then would lose the group; it is delivered at the first await below instead.
     with anyio.CancelScope(shield=True):
         process = await anyio.open_process(
-            argv,
+            prepared.argv,
             cwd=cwd,
-            env=environment,
+            env=prepared.env,
+            pass_fds=prepared.pass_fds,
             stdin=subprocess.DEVNULL,  # a command waiting for input would hang till the timeout
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,  # one pipe keeps stdout and stderr in the order written
             start_new_session=True,  # own process group, to kill grandchildren; no tty prompts
         )
     pgid = process.pid  # a new session's leader leads its process group: pgid == pid
+    grace = KILL_GRACE_SECONDS + (REAPER_SLACK_SECONDS if prepared.reaped else 0.0)
     timed_out = False
     stopped = False
     try:
@@ -196,7 +208,7 @@ async def _run(
                 # Also on cancellation: shielded, so the grace period can run its course
                 # before the cancellation propagates.
                 with anyio.CancelScope(shield=True):
-                    await _stop_group(pgid)
+                    await _stop_group(pgid, grace)
                     stopped = True
             # The group is gone: what it wrote last is still in the pipe (or a process that
             # left the group holds it, hence the bound).
@@ -206,7 +218,7 @@ async def _run(
     finally:
         with anyio.CancelScope(shield=True):
             if not stopped:  # on_start failed: nothing above ran
-                await _stop_group(pgid)
+                await _stop_group(pgid, grace)
             await process.aclose()
 
     output, truncated = capture.finish()
@@ -251,13 +263,14 @@ async def _pump(
         eof.set()
 
 
-async def _stop_group(pgid: int) -> None:
-    """SIGTERM the process group, SIGKILL it if anything lives on; return when it is gone."""
+async def _stop_group(pgid: int, grace: float) -> None:
+    """SIGTERM the process group, SIGKILL it if anything lives on after ``grace``
+    seconds; return when it is gone."""
     if not _signal_group(pgid, signal.SIGTERM):
         return
     # A stopped process (Ctrl-Z'd, or SIGSTOP) only acts on SIGTERM once continued.
     _signal_group(pgid, signal.SIGCONT)
-    if await _wait_group_gone(pgid, KILL_GRACE_SECONDS):
+    if await _wait_group_gone(pgid, grace):
         return
     if _signal_group(pgid, signal.SIGKILL):
         await _wait_group_gone(pgid, KILL_WAIT_SECONDS)
