@@ -20,6 +20,7 @@ restricted: it must see ``/proc`` to find the descendants.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import json
 import os
 import signal
@@ -31,7 +32,7 @@ try:
     from . import landlock
 except ImportError:  # run as a script: -I keeps the script's folder off sys.path
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import landlock  # type: ignore[import-not-found,no-redef]
+    landlock = importlib.import_module("landlock")
 
 PR_SET_PDEATHSIG = 1
 PR_SET_SECCOMP = 22

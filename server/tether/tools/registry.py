@@ -148,8 +148,7 @@ class ToolRegistry:
             _, args = self.parse(edited)
             proposal = await tool.propose(args, ctx)
             note = changed_note(changed)
-        if verdict.sandbox is not None:
-            proposal = replace(proposal, sandbox=verdict.sandbox)
+        proposal = replace(proposal, sandbox=verdict.sandbox, builtin=verdict.builtin)
         result = await tool.perform(args, proposal, ctx)
         if result.blocked is not None and proposal.sandbox is not None:
             result = await self._outside(tool, args, proposal, call, ctx, result, result.blocked)

@@ -39,6 +39,7 @@ from ..sandbox import Prepared, Sandbox, blocked_reason, unsandboxed
 from ..sandbox.runner import KILL_GRACE_SECONDS as SANDBOX_KILL_GRACE_SECONDS
 from ..writes.coherence import after_command, before_command, unsaved_note
 from .base import Proposal, Tool, ToolArgs, ToolContext, ToolResult
+from .git_guard import git_environment, refusal, refused_settings
 
 __all__ = [
     "DEFAULT_OUTPUT_LIMIT",
@@ -119,6 +120,7 @@ async def run_command(
     env: Mapping[str, str] | None = None,
     on_start: Callable[[int], None] | None = None,
     sandbox: Sandbox | None = None,
+    extra_env: Mapping[str, str] | None = None,
 ) -> CommandOutcome:
     """Run ``bash -c command`` in ``cwd`` and return how it ended; see the module docstring.
 
@@ -127,7 +129,8 @@ async def run_command(
     it. When the calling task is cancelled, the group is stopped (SIGTERM, then SIGKILL
     after ``KILL_GRACE_SECONDS``) before the cancellation goes on. Raises ``ToolError``
     when bash is not installed and ``OSError`` when it cannot be started (e.g. no ``cwd``).
-    With ``sandbox``, bash runs inside it (see ``tether.sandbox``).
+    With ``sandbox``, bash runs inside it (see ``tether.sandbox``), with the environment
+    it lets in; ``extra_env`` is Tether's own, set on top of that in either case.
     """
     if timeout <= 0:
         raise ValueError(f"timeout must be positive, not {timeout}")
@@ -142,6 +145,7 @@ async def run_command(
     argv = [bash, "-c", command, "bash"]
     with anyio.CancelScope(shield=True):  # its temp folder and descriptors must not be lost
         prepared = await anyio.to_thread.run_sync(_prepare, sandbox, argv, cwd, environment)
+    prepared.env.update(extra_env or {})
     try:
         return await _run(prepared, cwd, timeout, output_limit, on_start)
     finally:
@@ -465,14 +469,32 @@ class Bash(Tool[BashArgs]):
         return Proposal(f"Run {_first_line(args.command)}", preview)
 
     async def perform(self, args: BashArgs, proposal: Proposal, ctx: ToolContext) -> ToolResult:
-        """Run the allowed command (in the sandbox it was allowed in, if any)."""
-        return await self.run(args, ctx, proposal.sandbox)
+        """Run the allowed command (in the sandbox it was given, if any; a built-in
+        read-only command with git's program-running settings off)."""
+        return await self.run(args, ctx, proposal.sandbox, builtin=proposal.builtin)
 
     async def run(
-        self, args: BashArgs, ctx: ToolContext, sandbox: Sandbox | None = None
+        self,
+        args: BashArgs,
+        ctx: ToolContext,
+        sandbox: Sandbox | None = None,
+        *,
+        builtin: bool = False,
     ) -> ToolResult:
         """Run the command and report its exit code and (capped) output; in ``sandbox``,
-        a failure for lack of reach is ``blocked`` with the reason."""
+        a failure for lack of reach is ``blocked`` with the reason. ``builtin``: the
+        built-in read-only rules allowed it, so git runs no program its repository's
+        config names (``git_guard``), or the command does not run at all."""
+        extra: dict[str, str] = {}
+        if builtin:
+            base = command_environment()
+            extra = git_environment(base)
+            if "git" in args.command:
+                refused = await anyio.to_thread.run_sync(
+                    refused_settings, ctx.workspace.root, {**base, **extra}
+                )
+                if refused:
+                    return ToolResult.failure(refusal(refused))
         if ctx.editor is not None:
             # The command must see on disk what the editor shows (protocol: saveDocuments).
             unsaved = ctx.editor.unsaved_edits()
@@ -481,7 +503,9 @@ class Bash(Tool[BashArgs]):
         timeout = args.timeout_seconds or DEFAULT_TIMEOUT_SECONDS
         buffers = await before_command(ctx.workspace)
         try:
-            outcome = await run_command(args.command, ctx.workspace.root, timeout, sandbox=sandbox)
+            outcome = await run_command(
+                args.command, ctx.workspace.root, timeout, sandbox=sandbox, extra_env=extra
+            )
         except OSError as exc:
             raise ToolError(f"could not start bash: {exc}") from exc
         notes = [unsaved_note(ctx.workspace, buffers), await after_command(ctx.workspace, buffers)]
