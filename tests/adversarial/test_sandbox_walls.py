@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tether.config.layers import ConfigError, parse_settings, project_settings, resolve
 from tether.sandbox import Sandbox
 from tether.tools.shell import CommandOutcome, command_environment, run_command
 
@@ -144,3 +145,16 @@ async def test_only_allow_listed_variables_reach_a_sandboxed_command(
     seen = dict(line.split("=", 1) for line in out.output.splitlines() if "=" in line)
     assert seen["LANG"] == "C.UTF-8" and seen["LC_ALL"] == "C"
     assert seen["PATH"] == env["PATH"] and seen["HOME"]
+
+
+def test_sandbox_env_is_the_users_setting_and_no_cloned_projects(tmp_path: Path) -> None:
+    project = tmp_path / "clone"
+    (project / ".tether").mkdir(parents=True)
+    (project / ".tether" / "config.toml").write_text('sandboxEnv = ["OPENAI_API_KEY"]\n')
+    environ = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path)}
+    settings, ignored = project_settings(project, environ)
+    assert settings.sandbox_env is None and ignored == ["sandboxEnv"]
+    mine = parse_settings({"sandboxEnv": ["JAVA_HOME", "GOPATH"]}, "config.toml")
+    assert resolve(mine, environ).sandbox_env == ("JAVA_HOME", "GOPATH")
+    with pytest.raises(ConfigError):
+        parse_settings({"sandboxEnv": ["NOT A NAME"]}, "config.toml")

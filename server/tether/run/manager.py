@@ -63,7 +63,7 @@ async def sandbox_for(config: Config) -> Callable[[Sequence[Path]], Sandbox] | N
     if status.backend is None:
         _warn_once(_unusable(status))
     config_dir = user_config_path(os.environ).parent
-    return sandbox_maker(status, os.environ, config_dir, config.state_dir)
+    return sandbox_maker(status, os.environ, config_dir, config.state_dir, config.sandbox_env)
 
 
 async def sandbox_problem(config: Config) -> str | None:
