@@ -1,13 +1,16 @@
 """The ``bash`` tool, and ``run_command``: one shell command, bounded in time, output and reach.
 
-``run_command`` runs ``bash -c COMMAND`` with stdin closed and stdout and stderr merged into
-one pipe, in a new session (so its own process group, and no controlling terminal). It
-returns when bash itself exits, or when the timeout fires, or it is cancelled. Whatever way it
-ends, the whole process group is then stopped: SIGTERM, and SIGKILL for anything still alive
-``KILL_GRACE_SECONDS`` later. This includes a command's background leftovers
-(``server &``): they are killed when the command finishes, because a tool call must not
-leave processes behind that the user never sees. Processes that leave the group on purpose
-(``setsid``, ``nohup setsid …``) are beyond reach, as with any terminal.
+``run_command`` is the one runner of every command, allowed however it was: it runs ``bash
+-c COMMAND`` with stdin closed and stdout and stderr merged into one pipe, in a new session
+(so its own process group, and no controlling terminal), inside the sandbox when it is
+given one (``tether.sandbox``). It returns when the command has exited, or when the
+timeout fires, or it is cancelled. Whatever way it ends, every process the command started
+ends with it: SIGTERM, and SIGKILL for anything still alive ``KILL_GRACE_SECONDS`` later.
+That includes background leftovers (``server &``) and processes that left the group on
+purpose (``setsid``, a double fork, ``nohup setsid …``): bubblewrap's PID namespace holds
+them, and otherwise the trampoline bash starts through is their subreaper and ends them
+(``sandbox/trampoline.py``; Linux). A tool call must not leave processes behind that the
+user never sees.
 
 Output is read while the command runs and capped: the first and last halves of
 ``output_limit`` characters are kept, with a marker line saying how much was cut between.
@@ -68,7 +71,9 @@ DRAIN_SECONDS = 0.25
 # kernel, e.g. on a dead network mount, take longer; those are not waited for).
 KILL_WAIT_SECONDS = 1.0
 SUMMARY_CHARS = 80
-SANDBOX_WALLS = "only the workspace writable, no network, $HOME hidden, a private /tmp"
+SANDBOX_WALLS = (
+    "only the workspace writable, no network, no unix sockets, $HOME hidden, a private /tmp"
+)
 
 # Commands run without a terminal and without input, so anything interactive must be off.
 # Most tools only page or colour when stdout is a terminal, which a pipe is not; these make
@@ -456,9 +461,13 @@ class Bash(Tool[BashArgs]):
         "command-line tools; use read_file, list_files and search to read files, and "
         "edit_file and write_file to change them. Output longer than "
         f"{DEFAULT_OUTPUT_LIMIT} characters is cut in the middle. The command is killed "
-        f"after timeout_seconds (default {DEFAULT_TIMEOUT_SECONDS:g}), and processes it "
-        "leaves running in the background are killed when it finishes, so it cannot start "
-        "long-running servers. The user may be asked to allow each command first."
+        f"after timeout_seconds (default {DEFAULT_TIMEOUT_SECONDS:g}), and every process it "
+        "started ends when it finishes (background jobs, nohup, setsid and daemons "
+        "included), so it cannot start long-running servers: start a server and query it "
+        "in the same command. The user may be asked to allow each command first; with the "
+        "sandbox on, commands run inside it (only the workspace writable, no network, no "
+        "unix sockets, $HOME hidden) and one the sandbox stopped may be asked to run "
+        "outside."
     )
     args_model: ClassVar[type[ToolArgs]] = BashArgs
     needs_approval: ClassVar[bool] = True
