@@ -5,19 +5,23 @@ over generated spellings; and the neutralised settings reach git."""
 from __future__ import annotations
 
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tether.sandbox import Backend
 from tether.tools.git_guard import (
     NEUTRALISED,
     git_environment,
     refused_settings,
     tolerated,
 )
-from tether.tools.shell import command_environment
+from tether.tools.shell import command_environment, run_command
+
+from ..sandboxes import BACKENDS, sandbox_in
 
 PROGRAM_KEYS = [
     "diff.external",
@@ -121,3 +125,27 @@ def test_the_neutralised_settings_reach_git_on_top_of_the_users_own(tmp_path: Pa
         ["git", "config", "user.name"], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert name.stdout.strip() == "mine"
+
+
+@pytest.mark.parametrize("backend", [*BACKENDS, None], ids=[*BACKENDS, "none"])
+async def test_the_neutralised_settings_fit_the_environment_the_command_gets(
+    tmp_path: Path, backend: Backend | None
+) -> None:
+    # The user's own GIT_CONFIG_COUNT stays out of the sandbox: the guard's numbering must
+    # follow the environment the command really gets, or git refuses to start.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q")
+    env = {**command_environment(), "GIT_CONFIG_COUNT": "1"}
+    env.update(GIT_CONFIG_KEY_0="color.ui", GIT_CONFIG_VALUE_0="never")
+    with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="tether-adv-home-") as home:
+        box = None if backend is None else sandbox_in(backend, [ws], Path(home), Path(home) / "s")
+        out = await run_command(
+            "git config --get core.fsmonitor && git status --short",
+            ws,
+            60.0,
+            env=env,
+            sandbox=box,
+            extra_env=git_environment,
+        )
+    assert out.exit_code == 0 and out.output.startswith("false\n"), out.output

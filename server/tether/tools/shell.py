@@ -125,7 +125,7 @@ async def run_command(
     env: Mapping[str, str] | None = None,
     on_start: Callable[[int], None] | None = None,
     sandbox: Sandbox | None = None,
-    extra_env: Mapping[str, str] | None = None,
+    extra_env: Callable[[Mapping[str, str]], Mapping[str, str]] | None = None,
 ) -> CommandOutcome:
     """Run ``bash -c command`` in ``cwd`` and return how it ended; see the module docstring.
 
@@ -135,7 +135,8 @@ async def run_command(
     after ``KILL_GRACE_SECONDS``) before the cancellation goes on. Raises ``ToolError``
     when bash is not installed and ``OSError`` when it cannot be started (e.g. no ``cwd``).
     With ``sandbox``, bash runs inside it (see ``tether.sandbox``), with the environment
-    it lets in; ``extra_env`` is Tether's own, set on top of that in either case.
+    it lets in; ``extra_env`` gives Tether's own variables for that environment, set on
+    top of it in either case.
     """
     if timeout <= 0:
         raise ValueError(f"timeout must be positive, not {timeout}")
@@ -150,7 +151,8 @@ async def run_command(
     argv = [bash, "-c", command, "bash"]
     with anyio.CancelScope(shield=True):  # its temp folder and descriptors must not be lost
         prepared = await anyio.to_thread.run_sync(_prepare, sandbox, argv, cwd, environment)
-    prepared.env.update(extra_env or {})
+    if extra_env is not None:
+        prepared.env.update(extra_env(prepared.env))
     try:
         return await _run(prepared, cwd, timeout, output_limit, on_start)
     finally:
@@ -494,16 +496,13 @@ class Bash(Tool[BashArgs]):
         a failure for lack of reach is ``blocked`` with the reason. ``builtin``: the
         built-in read-only rules allowed it, so git runs no program its repository's
         config names (``git_guard``), or the command does not run at all."""
-        extra: dict[str, str] = {}
-        if builtin:
+        if builtin and "git" in args.command:
             base = command_environment()
-            extra = git_environment(base)
-            if "git" in args.command:
-                refused = await anyio.to_thread.run_sync(
-                    refused_settings, ctx.workspace.root, {**base, **extra}
-                )
-                if refused:
-                    return ToolResult.failure(refusal(refused))
+            refused = await anyio.to_thread.run_sync(
+                refused_settings, ctx.workspace.root, {**base, **git_environment(base)}
+            )
+            if refused:
+                return ToolResult.failure(refusal(refused))
         if ctx.editor is not None:
             # The command must see on disk what the editor shows (protocol: saveDocuments).
             unsaved = ctx.editor.unsaved_edits()
@@ -513,7 +512,11 @@ class Bash(Tool[BashArgs]):
         buffers = await before_command(ctx.workspace)
         try:
             outcome = await run_command(
-                args.command, ctx.workspace.root, timeout, sandbox=sandbox, extra_env=extra
+                args.command,
+                ctx.workspace.root,
+                timeout,
+                sandbox=sandbox,
+                extra_env=git_environment if builtin else None,
             )
         except OSError as exc:
             raise ToolError(f"could not start bash: {exc}") from exc
