@@ -84,8 +84,12 @@ class TetherSettings(WireModel):
     auto_approve: list[str] | None = None
     """Tool names that need no approval (default: none)."""
     sandbox: Literal["auto", "bwrap", "landlock", "off"] | None = None
-    """``bash`` commands that would be asked run unasked inside a sandbox instead: ``auto``
-    picks bubblewrap, else Landlock; ``off`` (the default) never sandboxes."""
+    """``bash`` commands that would be asked run unasked inside a sandbox instead, and every
+    allowed command runs inside it too: ``auto`` picks bubblewrap, else Landlock; ``off``
+    (the default) never sandboxes."""
+    sandbox_env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] | None = None
+    """Environment variables a sandboxed command gets besides the standard ones (``PATH``,
+    ``HOME``, ``LANG``, ``LC_*``, …): names, not values; the user's own config only."""
     approval_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     """How long an approval may wait for the user's answer before the call is denied
     (default 300); the client is told to close it (``$/cancelRequest``)."""

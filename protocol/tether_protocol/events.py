@@ -70,7 +70,8 @@ class ApprovalEvent(_Event):
     rules: list[Rule] | None = None
     """The rules that decided it (every simple command's allow, or the deny or ask)."""
     sandbox: SandboxBackend | None = None
-    """With ``auto``: the call ran unasked because it ran in this sandbox."""
+    """The command ran in this sandbox (with ``auto`` and no ``rules``: it ran unasked
+    because it ran there)."""
 
 
 class ToolResultEvent(_Event):

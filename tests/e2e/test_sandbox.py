@@ -63,8 +63,8 @@ async def test_a_command_runs_unasked_in_the_sandbox_and_the_event_says_so(
         events = editor.approval_events("r1")
     assert result["outcome"] == "done"
     assert editor.approvals == []  # nothing was asked
-    assert [(e.decision, e.sandbox) for e in events] == [("auto", backend), ("auto", None)]
-    assert events[1].rules is not None  # `ls`: a built-in rule allowed it, unsandboxed
+    assert [(e.decision, e.sandbox) for e in events] == [("auto", backend), ("auto", backend)]
+    assert events[1].rules is not None  # `ls`: a built-in rule allowed it, in the sandbox too
     assert (workspace / "made.txt").read_text() == "made\n"
     first = editor.tool_results("r1")[0]
     assert first.ok and f"in the {backend} sandbox" in first.output

@@ -6,6 +6,7 @@ cancel still killing everything the command started."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
 import subprocess
@@ -18,7 +19,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tether.sandbox import Availability, Sandbox, blocked_reason, status_for
+from tether.sandbox import Availability, Sandbox, blocked_reason, status_for, trampoline
 from tether.sandbox import landlock as ll
 from tether.sandbox.walls import walls_for
 from tether.tools.shell import CommandOutcome, command_environment, run_command
@@ -172,15 +173,20 @@ async def test_tmp_is_private_and_temp_files_work(
     assert not made.exists()  # the private temp folder is gone with the command
 
 
-async def test_secret_variables_are_not_passed(
+async def test_only_allow_listed_and_configured_variables_are_passed(
     sandbox: Sandbox, ws: Path, groups: list[int]
 ) -> None:
     env = command_environment({**os.environ, "OPENAI_API_KEY": "sk-live", "GH_TOKEN": "ghp"})
-    env["PLAIN_SETTING"] = "kept"
+    env.update(PLAIN_SETTING="dropped", WANTED="kept", LC_TIME="C")
+    box = dataclasses.replace(sandbox, env_names=("WANTED",))
     out = await sandboxed(
-        sandbox, 'echo "[$OPENAI_API_KEY][$GH_TOKEN][$PLAIN_SETTING]"', ws, groups, env
+        box,
+        'echo "[$OPENAI_API_KEY][$GH_TOKEN][$PLAIN_SETTING][$WANTED][$LC_TIME]"',
+        ws,
+        groups,
+        env,
     )
-    assert out.output == "[][][kept]\n"
+    assert out.output == "[][][][kept][C]\n"
 
 
 async def test_a_workspace_under_home_is_writable_and_the_rest_of_home_hidden(
@@ -309,7 +315,16 @@ def test_failures_of_the_command_itself_are_not_blamed_on_the_sandbox(
 def test_the_trampoline_fails_closed(tmp_path: Path) -> None:
     flag = tmp_path / "ran"
     done = subprocess.run(
-        [sys.executable, "-I", "-S", ll.__file__, "{not json", "/bin/sh", "-c", f"touch {flag}"],
+        [
+            sys.executable,
+            "-I",
+            "-S",
+            trampoline.__file__,
+            "{not json",
+            "/bin/sh",
+            "-c",
+            f"touch {flag}",
+        ],
         capture_output=True,
         text=True,
         timeout=30,

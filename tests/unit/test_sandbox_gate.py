@@ -1,6 +1,7 @@
 """The gate with a sandbox: only a command that would have been asked runs unasked inside
 it; a deny, an ask, an unreadable command and every edit keep their way; an allowed command
-runs outside; without a sandbox the gate asks as before (issue 17 item 4)."""
+runs inside it too (issue 24: one runner); without a sandbox the gate asks as before
+(issue 17 item 4)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tether.host import ApprovalAnswer
 from tether.policy.gate import ApprovalPolicy, Verdict
 from tether.sandbox import Sandbox
 from tether_protocol import ApprovalEvent, DiffPreview, Preview, Rule
@@ -59,12 +61,38 @@ def test_deny_ask_and_unreadable_commands_keep_their_way(
     assert len(asker.asked) == (0 if decision == "denied-by-default" else 1)
 
 
-def test_an_allowed_command_runs_outside_the_sandbox(tmp_path: Path) -> None:
+def test_an_allowed_command_runs_inside_the_sandbox_too(tmp_path: Path) -> None:
     by_rule, event, _ = decide(rules(("make *", "allow")), "bash", bash("make", tmp_path), tmp_path)
-    assert by_rule.decision == "auto" and by_rule.sandbox is None and event.rules
+    assert by_rule.decision == "auto" and by_rule.sandbox is not None and event.rules
+    assert event.sandbox == "landlock" and not by_rule.builtin
     listed = ApprovalPolicy(auto_approve=frozenset({"bash"}))
     by_setting, _, _ = decide(listed, "bash", bash("make", tmp_path), tmp_path)
-    assert by_setting.decision == "auto" and by_setting.sandbox is None
+    assert by_setting.decision == "auto" and by_setting.sandbox is not None
+
+
+def test_an_asked_and_allowed_command_runs_inside_the_sandbox(tmp_path: Path) -> None:
+    policy = rules(("make *", "ask"))
+    verdict, event, asker = decide_with(
+        policy,
+        "bash",
+        bash("make", tmp_path),
+        tmp_path,
+        Asker(ApprovalAnswer("allow")),
+        sandbox=fake_sandbox,
+    )
+    assert verdict.decision == "allow" and verdict.sandbox is not None
+    assert event.sandbox == "landlock" and len(asker.asked) == 1
+
+
+def test_only_the_built_in_rules_alone_make_a_built_in_command(tmp_path: Path) -> None:
+    builtin = Rule(tool="bash", pattern="git status *", decision="allow", scope="builtin")
+    mine = Rule(tool="bash", pattern="make *", decision="allow", scope="user")
+    alone = ApprovalPolicy(session_rules=[builtin])
+    verdict, _, _ = decide(alone, "bash", bash("git status", tmp_path), tmp_path)
+    assert verdict.builtin and verdict.sandbox is not None
+    mixed = ApprovalPolicy(session_rules=[builtin, mine])
+    verdict, _, _ = decide(mixed, "bash", bash("make && git status", tmp_path), tmp_path)
+    assert verdict.decision == "auto" and not verdict.builtin
 
 
 def test_edits_are_never_sandboxed(tmp_path: Path) -> None:

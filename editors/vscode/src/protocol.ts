@@ -180,6 +180,7 @@ export type Settings = {
   contextWindowTokens?: number | null;
   autoApprove?: string[] | null;
   sandbox?: "auto" | "bwrap" | "landlock" | "off" | null;
+  sandboxEnv?: string[] | null;
   approvalTimeoutSeconds?: number | null;
   diagnosticsSettleMs?: number | null;
   diagnosticsMaxWaitMs?: number | null;

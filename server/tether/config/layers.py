@@ -208,6 +208,8 @@ class Config:
     """Configured prices by model; the providers add them to their built-in table."""
     sandbox: SandboxChoice = "off"
     """Whether commands that would be asked run unasked in a sandbox (and which)."""
+    sandbox_env: tuple[str, ...] = ()
+    """Variables a sandboxed command gets besides the standard ones."""
     diagnostics_settle_ms: int = DEFAULT_DIAGNOSTICS_SETTLE_MS
     """0: no check of the editor's problems after edits."""
     diagnostics_max_wait_ms: int = DEFAULT_DIAGNOSTICS_MAX_WAIT_MS
@@ -237,6 +239,7 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
         max_message_bytes=settings.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES,
         prices=dict(settings.prices or {}),
         sandbox=settings.sandbox or "off",
+        sandbox_env=tuple(settings.sandbox_env or ()),
         diagnostics_settle_ms=_or_default(
             settings.diagnostics_settle_ms, DEFAULT_DIAGNOSTICS_SETTLE_MS
         ),

@@ -15,15 +15,17 @@ without one it covers that exact command (or, for edits, the tool) for the sessi
 
 With a sandbox (``sandbox`` setting, ``tether.sandbox``), a ``bash`` command that would
 have been asked runs unasked inside it instead — only one the rules could read, so that
-no ``deny`` went unchecked — and when it fails for lack of reach, ``reconsider`` asks the
-user whether it may run outside.
+no ``deny`` went unchecked — and every other allowed command runs inside it too (a rule,
+``autoApprove`` or the user allowed the command, not what a sandboxed command may have
+planted for it to run); when it fails for lack of reach, ``reconsider`` asks the user
+whether it may run outside.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +144,9 @@ class Verdict:
     note: str | None = None
     """Tether's own explanation of a call that did not pass (not the user's words)."""
     sandbox: Sandbox | None = None
-    """The call was allowed only inside this sandbox."""
+    """Run the call inside this sandbox (every allowed command, with the sandbox on)."""
+    builtin: bool = False
+    """The built-in read-only rules alone allowed it (its git runs no configured program)."""
 
     @property
     def allowed(self) -> bool:
@@ -196,7 +200,8 @@ class ApprovalGate:
             judged.outcome == "allow"
             or (judged.outcome == "none" and self.policy.covers(tool, preview))
         ):
-            verdict = Verdict("auto")
+            builtin = judged.outcome == "allow" and all(r.scope == "builtin" for r in judged.rules)
+            verdict = Verdict("auto", builtin=builtin)
             decided_by = judged.rules if judged.outcome == "allow" else ()
         elif (sandbox := self._sandbox(tool, preview, judged, floor, roots)) is not None:
             verdict = Verdict("auto", sandbox=sandbox)
@@ -209,9 +214,17 @@ class ApprovalGate:
             offered = await self._offer(tool, preview, roots) if floor is None else ()
             request = self._request(call_id, tool, shown, arguments, preview, offered)
             verdict = await self._ask(request, roots, remember=floor is None)
+        if verdict.allowed and verdict.sandbox is None:
+            verdict = replace(verdict, sandbox=self._walls(tool, preview, roots))
         backend = verdict.sandbox.backend if verdict.sandbox is not None else None
         self.events.approval(call_id, verdict.decision, decided_by, sandbox=backend)
         return verdict
+
+    def _walls(self, tool: str, preview: Preview | None, roots: Sequence[Path]) -> Sandbox | None:
+        """The sandbox an allowed call runs in: every command's, with the sandbox on."""
+        if self.sandbox_for is None or tool not in SANDBOXED_TOOLS:
+            return None
+        return self.sandbox_for(roots) if isinstance(preview, CommandPreview) else None
 
     def _sandbox(
         self,

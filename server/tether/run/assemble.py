@@ -91,7 +91,11 @@ async def assemble_run(
     events = RunEvents(run_id, [*sinks, SessionSink(log_writer, session_id)])
     memory.policy.configure(config.auto_approve, rules)
     sandbox = await sandbox_for(
-        config.sandbox, os.environ, user_config_path(os.environ).parent, config.state_dir
+        config.sandbox,
+        os.environ,
+        user_config_path(os.environ).parent,
+        config.state_dir,
+        config.sandbox_env,
     )
     loop = AgentLoop(
         provider=provider,

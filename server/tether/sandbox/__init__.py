@@ -11,7 +11,7 @@ from .detect import (
     describe_sandbox,
     status_for,
 )
-from .runner import Prepared, Sandbox, blocked_reason, sandbox_maker
+from .runner import Prepared, Sandbox, blocked_reason, sandbox_maker, unsandboxed
 from .walls import Walls, walls_for
 
 __all__ = [
@@ -27,5 +27,6 @@ __all__ = [
     "describe_sandbox",
     "sandbox_maker",
     "status_for",
+    "unsandboxed",
     "walls_for",
 ]

@@ -1,20 +1,18 @@
-"""Landlock through ``ctypes``, and the trampoline that restricts itself, then runs bash.
+"""Landlock through ``ctypes``: what the kernel offers, and restricting oneself.
 
 Landlock (Linux ≥ 5.13) lets an unprivileged process give up access for itself and what it
 starts: files outside an allow-list (ABI 1), TCP bind and connect (ABI 4), signals and
 abstract unix sockets to processes outside the sandbox (ABI 6). A restriction can never be
-lifted, so it must never be applied in the server: this file also runs as a script,
-``python -I -S landlock.py POLICY_JSON PROGRAM ARGS…``, which applies POLICY to itself and
-then ``exec``s PROGRAM (same pid, so the caller's process group and kill logic are kept).
+lifted, so it must never be applied in the server: the trampoline (``trampoline.py``)
+applies it in the child it forks, just before that child ``exec``s the command.
 
-Standard library only, and imports nothing of Tether: it runs isolated (``-I -S``), before
-anything of the command is loaded.
+Standard library only, and imports nothing of Tether: the trampoline imports it while
+running isolated (``-I -S``), before anything of the command is loaded.
 """
 
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import stat
 import sys
@@ -43,7 +41,7 @@ NETWORK_ABI = 4
 FILE_RIGHTS = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV
 """The rights that mean something on a file (the others apply to folders only)."""
 EXIT_SANDBOX_FAILED = 126
-"""The trampoline's exit status when it could not restrict itself (nothing was run)."""
+"""The trampoline's exit status when it could not wall the command in (nothing was run)."""
 FAILED_PREFIX = "tether-sandbox: "
 
 
@@ -159,23 +157,3 @@ def restrict_self(abi: int, rules: list[tuple[str, str]], network: bool) -> None
         _check(libc.syscall(ctypes.c_long(SYS_RESTRICT_SELF), ruleset, 0), "landlock_restrict_self")
     finally:
         os.close(ruleset)
-
-
-def main(argv: list[str]) -> int:
-    """The trampoline: ``POLICY_JSON PROGRAM ARGS…``; returns only when it failed."""
-    if len(argv) < 2:
-        sys.stderr.write(f"{FAILED_PREFIX}usage: landlock.py POLICY PROGRAM [ARGS…]\n")
-        return EXIT_SANDBOX_FAILED
-    try:
-        policy = json.loads(argv[0])
-        rules = [(str(path), str(kind)) for path, kind in policy["rules"]]
-        restrict_self(int(policy["abi"]), rules, bool(policy.get("network", False)))
-        os.execv(argv[1], argv[1:])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        # Fail closed: the command does not run unrestricted.
-        sys.stderr.write(f"{FAILED_PREFIX}could not start the Landlock sandbox: {exc}\n")
-    return EXIT_SANDBOX_FAILED
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

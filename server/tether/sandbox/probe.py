@@ -20,15 +20,20 @@ log = logging.getLogger(__name__)
 
 
 async def sandbox_for(
-    choice: SandboxChoice, environ: Mapping[str, str], config_dir: Path, state_dir: Path
+    choice: SandboxChoice,
+    environ: Mapping[str, str],
+    config_dir: Path,
+    state_dir: Path,
+    env_names: Sequence[str] = (),
 ) -> Callable[[Sequence[Path]], Sandbox] | None:
-    """What makes a workspace's sandbox under ``choice`` (None: none)."""
+    """What makes a workspace's sandbox under ``choice`` (None: none); ``env_names``: the
+    variables the user lets in (``sandboxEnv``)."""
     if choice == "off":
         return None
     status = await anyio.to_thread.run_sync(status_for, choice)
     if status.backend is None:
         _warn_once(_unusable(status))
-    return sandbox_maker(status, environ, config_dir, state_dir)
+    return sandbox_maker(status, environ, config_dir, state_dir, env_names)
 
 
 async def sandbox_problem(choice: SandboxChoice) -> str | None:

@@ -45,11 +45,20 @@ PROTECTED_NAMES = tuple(r.pattern for r in SENSITIVE if r.kind in ("dir", "name"
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
 """Devices commands write to (``> /dev/null``): writable under Landlock."""
 
-SECRET_VARIABLE = re.compile(
-    r"(^|_)(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)(_|$)", re.IGNORECASE
+PASSED_VARIABLES = frozenset(
+    {
+        *("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ"),
+        *("PAGER", "GIT_PAGER", "NO_COLOR", "GIT_TERMINAL_PROMPT"),
+    }
 )
-"""Environment variables a sandboxed command does not get: with no network it cannot use
-them, and anything it prints goes to the model."""
+"""The environment a sandboxed command gets, besides ``LC_*`` and what the user lets in
+(``sandboxEnv``): an allow-list, since a secret can have any name (``OPENAI_KEY``,
+``GH_PAT``, a password inside ``DATABASE_URL``), and so can a way out (``SSH_AUTH_SOCK``,
+``DBUS_SESSION_BUS_ADDRESS``). With no network the command could not use a secret, and
+anything it prints goes to the model."""
+
+PASSED_PREFIXES = ("LC_",)
+VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,9 +119,18 @@ def _tools(entry: Path, home: Path) -> Path:
     return entry if any(_inside(s, top) for s in secrets) else top
 
 
-def sandbox_environment(environ: Mapping[str, str], tmp: str) -> dict[str, str]:
-    """A sandboxed command's environment: no secret-looking variables, temp files in ``tmp``."""
-    env = {k: v for k, v in environ.items() if not SECRET_VARIABLE.search(k)}
+def passed(name: str, extra: Iterable[str] = ()) -> bool:
+    """Whether a variable called ``name`` reaches a sandboxed command."""
+    return name in PASSED_VARIABLES or name.startswith(PASSED_PREFIXES) or name in extra
+
+
+def sandbox_environment(
+    environ: Mapping[str, str], tmp: str, extra: Iterable[str] = ()
+) -> dict[str, str]:
+    """A sandboxed command's environment: only the allow-listed variables of ``environ``
+    (and those named in ``extra``), temp files in ``tmp``."""
+    names = frozenset(extra)
+    env = {k: v for k, v in environ.items() if passed(k, names)}
     env.update(TMPDIR=tmp, TMP=tmp, TEMP=tmp)
     return env
 

@@ -95,7 +95,10 @@ class Proposal:
     payload: Any = None
     """Tool-specific: what ``perform`` needs (e.g. the computed ``FileEdit``)."""
     sandbox: Sandbox | None = None
-    """Perform it inside this sandbox: it was allowed only there."""
+    """Perform it inside this sandbox (with the sandbox on, every command)."""
+    builtin: bool = False
+    """The built-in read-only rules alone allowed it: a command's git then runs with every
+    program-running setting off (``tools/git_guard.py``)."""
 
 
 A = TypeVar("A", bound=ToolArgs)

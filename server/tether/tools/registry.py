@@ -152,8 +152,7 @@ class ToolRegistry:
                 note = changed_note(args.model_dump(exclude_defaults=True))
         else:
             args, proposal, note = await self._as_changed(tool, args, proposal, call, verdict, deps)
-        if verdict.sandbox is not None:
-            proposal = replace(proposal, sandbox=verdict.sandbox)
+        proposal = replace(proposal, sandbox=verdict.sandbox, builtin=verdict.builtin)
         result = await tool.perform(args, proposal, deps)
         if result.blocked is not None and proposal.sandbox is not None:
             result = await self._outside(tool, args, proposal, call, deps, result, result.blocked)

@@ -1,13 +1,16 @@
 """The ``bash`` tool, and ``run_command``: one shell command, bounded in time, output and reach.
 
-``run_command`` runs ``bash -c COMMAND`` with stdin closed and stdout and stderr merged into
-one pipe, in a new session (so its own process group, and no controlling terminal). It
-returns when bash itself exits, or when the timeout fires, or it is cancelled. Whatever way it
-ends, the whole process group is then stopped: SIGTERM, and SIGKILL for anything still alive
-``KILL_GRACE_SECONDS`` later. This includes a command's background leftovers
-(``server &``): they are killed when the command finishes, because a tool call must not
-leave processes behind that the user never sees. Processes that leave the group on purpose
-(``setsid``, ``nohup setsid …``) are beyond reach, as with any terminal.
+``run_command`` is the one runner of every command, allowed however it was: it runs ``bash
+-c COMMAND`` with stdin closed and stdout and stderr merged into one pipe, in a new session
+(so its own process group, and no controlling terminal), inside the sandbox when it is
+given one (``tether.sandbox``). It returns when the command has exited, or when the
+timeout fires, or it is cancelled. Whatever way it ends, every process the command started
+ends with it: SIGTERM, and SIGKILL for anything still alive ``KILL_GRACE_SECONDS`` later.
+That includes background leftovers (``server &``) and processes that left the group on
+purpose (``setsid``, a double fork, ``nohup setsid …``): bubblewrap's PID namespace holds
+them, and otherwise the trampoline bash starts through is their subreaper and ends them
+(``sandbox/trampoline.py``; Linux). A tool call must not leave processes behind that the
+user never sees.
 
 Output is read while the command runs and capped: the first and last halves of
 ``output_limit`` characters are kept, with a marker line saying how much was cut between.
@@ -35,9 +38,11 @@ from pydantic import Field, field_validator
 from tether_protocol import CommandPreview
 
 from ..errors import ToolError
-from ..sandbox import Prepared, Sandbox, blocked_reason
+from ..sandbox import Prepared, Sandbox, blocked_reason, unsandboxed
+from ..sandbox.runner import KILL_GRACE_SECONDS as SANDBOX_KILL_GRACE_SECONDS
 from ..writes.coherence import after_command, before_command, unsaved_note
 from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult
+from .git_guard import git_environment, refusal, refused_settings
 
 __all__ = [
     "DEFAULT_OUTPUT_LIMIT",
@@ -55,7 +60,10 @@ DEFAULT_TIMEOUT_SECONDS = 120.0
 MAX_TIMEOUT_SECONDS = 600.0
 DEFAULT_OUTPUT_LIMIT = 30_000
 # Between SIGTERM and SIGKILL: time for well-behaved programs to clean up (temp files, locks).
-KILL_GRACE_SECONDS = 2.0
+KILL_GRACE_SECONDS = SANDBOX_KILL_GRACE_SECONDS
+# For a command started through the trampoline: how much longer the group may take to end,
+# since the trampoline itself SIGKILLs the command's processes after the grace.
+REAPER_SLACK_SECONDS = 1.0
 # After bash exits, how long to keep reading output still in flight. Only background
 # leftovers that keep the pipe open make this wait; otherwise the pipe ends at once.
 DRAIN_SECONDS = 0.25
@@ -63,7 +71,9 @@ DRAIN_SECONDS = 0.25
 # kernel, e.g. on a dead network mount, take longer; those are not waited for).
 KILL_WAIT_SECONDS = 1.0
 SUMMARY_CHARS = 80
-SANDBOX_WALLS = "only the workspace writable, no network, $HOME hidden, a private /tmp"
+SANDBOX_WALLS = (
+    "only the workspace writable, no network, no unix sockets, $HOME hidden, a private /tmp"
+)
 
 # Commands run without a terminal and without input, so anything interactive must be off.
 # Most tools only page or colour when stdout is a terminal, which a pipe is not; these make
@@ -115,6 +125,7 @@ async def run_command(
     env: Mapping[str, str] | None = None,
     on_start: Callable[[int], None] | None = None,
     sandbox: Sandbox | None = None,
+    extra_env: Callable[[Mapping[str, str]], Mapping[str, str]] | None = None,
 ) -> CommandOutcome:
     """Run ``bash -c command`` in ``cwd`` and return how it ended; see the module docstring.
 
@@ -123,7 +134,9 @@ async def run_command(
     it. When the calling task is cancelled, the group is stopped (SIGTERM, then SIGKILL
     after ``KILL_GRACE_SECONDS``) before the cancellation goes on. Raises ``ToolError``
     when bash is not installed and ``OSError`` when it cannot be started (e.g. no ``cwd``).
-    With ``sandbox``, bash runs inside it (see ``tether.sandbox``).
+    With ``sandbox``, bash runs inside it (see ``tether.sandbox``), with the environment
+    it lets in; ``extra_env`` gives Tether's own variables for that environment, set on
+    top of it in either case.
     """
     if timeout <= 0:
         raise ValueError(f"timeout must be positive, not {timeout}")
@@ -136,26 +149,34 @@ async def run_command(
 
     # The trailing "bash" is $0: messages read "bash: …", not "/usr/bin/bash: …".
     argv = [bash, "-c", command, "bash"]
-    prepared: Prepared | None = None
-    if sandbox is not None:
-        with anyio.CancelScope(shield=True):  # its temp folder must not be lost
-            prepared = await anyio.to_thread.run_sync(sandbox.prepare, argv, cwd, environment)
-        assert prepared is not None  # a shielded scope does not end early
-        argv, environment = prepared.argv, prepared.env
+    with anyio.CancelScope(shield=True):  # its temp folder and descriptors must not be lost
+        prepared = await anyio.to_thread.run_sync(_prepare, sandbox, argv, cwd, environment)
+    if extra_env is not None:
+        prepared.env.update(extra_env(prepared.env))
     try:
-        return await _run(argv, cwd, timeout, output_limit, environment, on_start)
+        return await _run(prepared, cwd, timeout, output_limit, on_start)
     finally:
-        if prepared is not None:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(prepared.cleanup)
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(prepared.cleanup)
+
+
+def _prepare(
+    sandbox: Sandbox | None, argv: list[str], cwd: Path, env: Mapping[str, str]
+) -> Prepared:
+    """The command line of ``argv``: in ``sandbox``, else through the trampoline alone."""
+    if sandbox is None:
+        return unsandboxed(argv, env)
+    try:
+        return sandbox.prepare(argv, cwd, env)
+    except ValueError as exc:  # no seccomp filter for this machine: nothing runs
+        raise ToolError(f"the {sandbox.backend} sandbox cannot start here: {exc}") from exc
 
 
 async def _run(
-    argv: list[str],
+    prepared: Prepared,
     cwd: Path,
     timeout: float,  # noqa: ASYNC109 - a timeout is an outcome here, not an error
     output_limit: int,
-    environment: dict[str, str],
     on_start: Callable[[int], None] | None,
 ) -> CommandOutcome:
     started = time.monotonic()
@@ -164,15 +185,17 @@ async def _run(
     # landing then would lose the group; it is delivered at the first await below instead.
     with anyio.CancelScope(shield=True):
         process = await anyio.open_process(
-            argv,
+            prepared.argv,
             cwd=cwd,
-            env=environment,
+            env=prepared.env,
+            pass_fds=prepared.pass_fds,
             stdin=subprocess.DEVNULL,  # a command waiting for input would hang till the timeout
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,  # one pipe keeps stdout and stderr in the order written
             start_new_session=True,  # own process group, to kill grandchildren; no tty prompts
         )
     pgid = process.pid  # a new session's leader leads its process group: pgid == pid
+    grace = KILL_GRACE_SECONDS + (REAPER_SLACK_SECONDS if prepared.reaped else 0.0)
     timed_out = False
     stopped = False
     try:
@@ -196,7 +219,7 @@ async def _run(
                 # Also on cancellation: shielded, so the grace period can run its course
                 # before the cancellation propagates.
                 with anyio.CancelScope(shield=True):
-                    await _stop_group(pgid)
+                    await _stop_group(pgid, grace)
                     stopped = True
             # The group is gone: what it wrote last is still in the pipe (or a process that
             # left the group holds it, hence the bound).
@@ -206,7 +229,7 @@ async def _run(
     finally:
         with anyio.CancelScope(shield=True):
             if not stopped:  # on_start failed: nothing above ran
-                await _stop_group(pgid)
+                await _stop_group(pgid, grace)
             await process.aclose()
 
     output, truncated = capture.finish()
@@ -251,13 +274,14 @@ async def _pump(
         eof.set()
 
 
-async def _stop_group(pgid: int) -> None:
-    """SIGTERM the process group, SIGKILL it if anything lives on; return when it is gone."""
+async def _stop_group(pgid: int, grace: float) -> None:
+    """SIGTERM the process group, SIGKILL it if anything lives on after ``grace``
+    seconds; return when it is gone."""
     if not _signal_group(pgid, signal.SIGTERM):
         return
     # A stopped process (Ctrl-Z'd, or SIGSTOP) only acts on SIGTERM once continued.
     _signal_group(pgid, signal.SIGCONT)
-    if await _wait_group_gone(pgid, KILL_GRACE_SECONDS):
+    if await _wait_group_gone(pgid, grace):
         return
     if _signal_group(pgid, signal.SIGKILL):
         await _wait_group_gone(pgid, KILL_WAIT_SECONDS)
@@ -439,9 +463,13 @@ class Bash(Tool[BashArgs]):
         "command-line tools; use read_file, list_files and search to read files, and "
         "edit_file and write_file to change them. Output longer than "
         f"{DEFAULT_OUTPUT_LIMIT} characters is cut in the middle. The command is killed "
-        f"after timeout_seconds (default {DEFAULT_TIMEOUT_SECONDS:g}), and processes it "
-        "leaves running in the background are killed when it finishes, so it cannot start "
-        "long-running servers. The user may be asked to allow each command first."
+        f"after timeout_seconds (default {DEFAULT_TIMEOUT_SECONDS:g}), and every process it "
+        "started ends when it finishes (background jobs, nohup, setsid and daemons "
+        "included), so it cannot start long-running servers: start a server and query it "
+        "in the same command. The user may be asked to allow each command first; with the "
+        "sandbox on, commands run inside it (only the workspace writable, no network, no "
+        "unix sockets, $HOME hidden) and one the sandbox stopped may be asked to run "
+        "outside."
     )
     args_model: ClassVar[type[ToolArgs]] = BashArgs
     needs_approval: ClassVar[bool] = True
@@ -452,14 +480,29 @@ class Bash(Tool[BashArgs]):
         return Proposal(f"Run {_first_line(args.command)}", preview)
 
     async def perform(self, args: BashArgs, proposal: Proposal, deps: ToolDeps) -> ToolResult:
-        """Run the allowed command (in the sandbox it was allowed in, if any)."""
-        return await self.run(args, deps, proposal.sandbox)
+        """Run the allowed command (in the sandbox it was given, if any; a built-in
+        read-only command with git's program-running settings off)."""
+        return await self.run(args, deps, proposal.sandbox, builtin=proposal.builtin)
 
     async def run(
-        self, args: BashArgs, deps: ToolDeps, sandbox: Sandbox | None = None
+        self,
+        args: BashArgs,
+        deps: ToolDeps,
+        sandbox: Sandbox | None = None,
+        *,
+        builtin: bool = False,
     ) -> ToolResult:
         """Run the command and report its exit code and (capped) output; in ``sandbox``,
-        a failure for lack of reach is ``blocked`` with the reason."""
+        a failure for lack of reach is ``blocked`` with the reason. ``builtin``: the
+        built-in read-only rules allowed it, so git runs no program its repository's
+        config names (``git_guard``), or the command does not run at all."""
+        if builtin and "git" in args.command:
+            base = command_environment()
+            refused = await anyio.to_thread.run_sync(
+                refused_settings, deps.workspace.root, {**base, **git_environment(base)}
+            )
+            if refused:
+                return ToolResult.failure(refusal(refused))
         if deps.editor is not None:
             # The command must see on disk what the editor shows (protocol: saveDocuments).
             unsaved = deps.editor.unsaved_edits()
@@ -468,7 +511,13 @@ class Bash(Tool[BashArgs]):
         timeout = args.timeout_seconds or DEFAULT_TIMEOUT_SECONDS
         buffers = await before_command(deps.workspace)
         try:
-            outcome = await run_command(args.command, deps.workspace.root, timeout, sandbox=sandbox)
+            outcome = await run_command(
+                args.command,
+                deps.workspace.root,
+                timeout,
+                sandbox=sandbox,
+                extra_env=git_environment if builtin else None,
+            )
         except OSError as exc:
             raise ToolError(f"could not start bash: {exc}") from exc
         notes = [
