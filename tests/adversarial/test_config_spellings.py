@@ -56,6 +56,9 @@ FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "context_window_tokens": st.integers(1024, 10_000_000),
     "auto_approve": st.lists(st.sampled_from(["bash", "write_file", "edit_file"]), min_size=1),
     "sandbox": st.sampled_from(["auto", "bwrap", "landlock"]),
+    "sandbox_env": st.lists(
+        st.sampled_from(["OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY"]), min_size=1
+    ),
     "approval_timeout_seconds": st.sampled_from([0.05, 1.0, 600_000.0]),
     "diagnostics_settle_ms": st.integers(0, 60_000),
     "diagnostics_max_wait_ms": st.integers(0, 60_000),
@@ -75,6 +78,7 @@ SAMPLE: dict[str, Any] = {
     "context_window_tokens": 10_000_000,
     "auto_approve": ["bash", "write_file", "edit_file"],
     "sandbox": "auto",
+    "sandbox_env": ["OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY"],
     "approval_timeout_seconds": 0.05,
     "diagnostics_settle_ms": 0,
     "diagnostics_max_wait_ms": 60_000,

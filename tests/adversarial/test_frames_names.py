@@ -35,7 +35,10 @@ HOSTILE = ["\n", "\r", "\r\n", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1e
            "\U000e0041", ", ", " and 3 more"]  # fmt: skip
 NAMES = (
     st.lists(
-        st.one_of(st.sampled_from(HOSTILE), st.text(st.characters(exclude_characters="/\0"))),
+        st.one_of(
+            st.sampled_from(HOSTILE),
+            st.text(st.characters(exclude_characters="/\0", exclude_categories=("Cs",))),
+        ),
         min_size=1,
         max_size=6,
     )

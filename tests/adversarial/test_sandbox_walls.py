@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tether.config.layers import ConfigError, parse_settings, project_settings, resolve
+from tether.config.layers import ConfigError, parse_settings, resolve
+from tether.config.project import read_project_file
 from tether.sandbox import Sandbox
 from tether.tools.shell import CommandOutcome, command_environment, run_command
+from tether_protocol import TetherSettings
 
 from ..sandboxes import BACKENDS, sandbox_in
 from ..waiting import wait_until
@@ -152,8 +154,8 @@ def test_sandbox_env_is_the_users_setting_and_no_cloned_projects(tmp_path: Path)
     (project / ".tether").mkdir(parents=True)
     (project / ".tether" / "config.toml").write_text('sandboxEnv = ["OPENAI_API_KEY"]\n')
     environ = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path)}
-    settings, ignored = project_settings(project, environ)
-    assert settings.sandbox_env is None and ignored == ["sandboxEnv"]
+    read = read_project_file(project, [], TetherSettings())
+    assert read.settings.sandbox_env is None and read.dropped == ("sandboxEnv",)
     mine = parse_settings({"sandboxEnv": ["JAVA_HOME", "GOPATH"]}, "config.toml")
     assert resolve(mine, environ).sandbox_env == ("JAVA_HOME", "GOPATH")
     with pytest.raises(ConfigError):

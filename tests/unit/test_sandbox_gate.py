@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tether.host import ApprovalAnswer
 from tether.policy.gate import ApprovalPolicy, Verdict
 from tether.sandbox import Sandbox
-from tether_protocol import ApprovalEvent, DiffPreview, Preview, Rule
+from tether_protocol import ApprovalEvent, ApproveResult, DiffPreview, Preview, Rule
 
 from .test_rules_gate import Asker, bash
 from .test_rules_gate import decide as decide_with
@@ -77,7 +76,7 @@ def test_an_asked_and_allowed_command_runs_inside_the_sandbox(tmp_path: Path) ->
         "bash",
         bash("make", tmp_path),
         tmp_path,
-        Asker(ApprovalAnswer("allow")),
+        Asker(ApproveResult(decision="allow")),
         sandbox=fake_sandbox,
     )
     assert verdict.decision == "allow" and verdict.sandbox is not None
