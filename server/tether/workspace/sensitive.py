@@ -122,11 +122,13 @@ _IGNORED = frozenset("\u200b\u200c\u200d\u200e\u200f\u2060\ufeff\u00ad\u034f")
 """Characters some file systems (HFS+) ignore in names: ``.g\u200cit`` is ``.git`` there."""
 
 
-def normalized(component: str) -> str:
-    """A path component as a case-insensitive, Unicode-folding file system sees it."""
+def normalized(component: str, *, streams: bool = False) -> str:
+    """A path component as a case-insensitive, Unicode-folding file system sees it; with
+    ``streams``, as NTFS does, which reads ``.git::$INDEX_ALLOCATION`` as ``.git``."""
     text = unicodedata.normalize("NFC", component).casefold()
     text = "".join(c for c in text if c not in _IGNORED)
-    text = text.split(":", 1)[0]  # NTFS alternate data streams: `.git::$INDEX_ALLOCATION`
+    if streams:
+        text = text.split(":", 1)[0]
     return text.rstrip(" .") or text  # Windows drops trailing dots and spaces
 
 
@@ -146,10 +148,17 @@ def _matches(rule: Rule, parts: Sequence[str]) -> bool:
 
 def reason_for_relative(relative: str) -> str | None:
     """Why the workspace-relative ``relative`` path is sensitive; None when it is not."""
-    parts = [normalized(p) for p in relative.replace("\\", "/").split("/") if p not in ("", ".")]
-    if not parts:
+    names = [p for p in relative.replace("\\", "/").split("/") if p not in ("", ".")]
+    if not names:
         return None
-    return next((rule.reason for rule in RULES if _matches(rule, parts)), None)
+    # Sensitive under either reading: on Linux `x:.pem` is a key file named `x:.pem`, on
+    # NTFS `.git::$INDEX_ALLOCATION` is `.git`; a name never escapes by taking the other one.
+    for streams in (False, True):
+        parts = [normalized(p, streams=streams) for p in names]
+        reason = next((rule.reason for rule in RULES if _matches(rule, parts)), None)
+        if reason is not None:
+            return reason
+    return None
 
 
 def reason_for_path(path: Path, roots: Sequence[Path]) -> str | None:
