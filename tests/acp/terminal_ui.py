@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pyte
 
-from .process import descendants
+from ..waiting import wait_until
+from .process import alive, descendants
 
 KEYS = {
     "enter": "\r",
@@ -174,6 +175,11 @@ class PtyScreen:
             os.killpg(self.process.pid, signal.SIGKILL)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.process.wait(), 5)
+        # A SIGKILL is delivered, not instant: a grandchild is still running for a moment
+        # after the call returns. Closed means gone (dead or a zombie), so wait for that.
+        await wait_until(
+            lambda: not any(alive(pid) for pid in pids), f"the killed processes {sorted(pids)}"
+        )
         with contextlib.suppress(ValueError, OSError):
             asyncio.get_running_loop().remove_reader(self.master)
         with contextlib.suppress(OSError):
