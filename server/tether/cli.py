@@ -40,7 +40,10 @@ def serve() -> int:
     # imported; the rest of the messages wait in the pipe meanwhile.
     from .lsp.lean import start as lean_start
 
-    handover = lean_start(sys.stdin.buffer, sys.stdout.buffer, os.environ)
+    try:
+        handover = lean_start(sys.stdin.buffer, sys.stdout.buffer, os.environ)
+    except KeyboardInterrupt:  # stopped before the first message: nothing to clean up
+        return 0
     from .config.layers import ConfigError
     from .lsp.handlers import create_server
     from .lsp.server import ClientErrorFilter, TetherProtocol
