@@ -41,6 +41,7 @@ TOOL_NAMES = (
     "list_files",
     "search",
     "diagnostics",
+    "plan",
     "edit_file",
     "write_file",
     "bash",
