@@ -46,6 +46,8 @@ TAGS = {
     "tether-diagnostics": "tether.txt",
     "tether-session": "tether.txt",
     "tether-context": "tether.txt",
+    ":TetherChat": "tether.txt",
+    "tether-chat": "tether.txt",
 }
 
 

@@ -32,6 +32,14 @@ vim.api.nvim_create_user_command('TetherLog', function()
   commands().log()
 end, { nargs = 0, desc = 'Tether: open the transcript' })
 
+vim.api.nvim_create_user_command('TetherChat', function(opts)
+  require('tether.chat').open({ new = opts.bang })
+end, {
+  nargs = 0,
+  bang = true,
+  desc = 'Tether: open the chat (! a new chat, a new session)',
+})
+
 vim.api.nvim_create_user_command('TetherSessions', function()
   commands().sessions()
 end, { nargs = 0, desc = 'Tether: continue a session' })

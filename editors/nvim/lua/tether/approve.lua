@@ -103,7 +103,7 @@ end
 
 --- What an approval says where its keys do not work (the user's buffer, a notification).
 ---@return string
-local function go_hint()
+function M.go_hint()
   local key = require('tether').config.keymaps
   key = key and key.approve
   return key and (key .. ' or :TetherApprove to decide') or ':TetherApprove to decide'
@@ -186,7 +186,7 @@ local function show(req)
   if type(params.preview) == 'table' and params.preview.kind == 'diff' then
     local buf, win = require('tether.buffers').visible(params.preview.uri)
     if buf and win then
-      view = preview.inline(buf, params, go_hint())
+      view = preview.inline(buf, params, M.go_hint())
     end
   end
   req.view = view or open_float(req, false)
@@ -207,11 +207,17 @@ local function show(req)
       end,
     })
   end
-  vim.api.nvim_exec_autocmds('User', {
-    pattern = 'TetherApprove',
-    modeline = false,
-    data = { runId = params.runId, callId = params.callId, tool = params.tool, view = req.view },
-  })
+  local data = {
+    runId = params.runId,
+    callId = params.callId,
+    tool = params.tool,
+    title = params.title,
+    view = req.view,
+  }
+  if package.loaded['tether.chat'] then -- a chat's run: noted in the chat too
+    require('tether.chat').on_approve(data)
+  end
+  vim.api.nvim_exec_autocmds('User', { pattern = 'TetherApprove', modeline = false, data = data })
   vim.cmd.redrawstatus({ bang = true })
 end
 

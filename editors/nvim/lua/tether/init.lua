@@ -31,6 +31,7 @@ local M = {}
 ---@field approve_keys tether.ApproveKeys
 ---@field rule_scope 'session'|'project'|'user' where a rule picked in an approval is kept
 ---@field transcript { open: boolean, position: 'right'|'below'|'left'|'above', size: integer }
+---@field chat { position: 'right'|'below'|'left'|'above', size: integer } where `:TetherChat` opens
 
 ---@type tether.Config
 local defaults = {
@@ -49,6 +50,7 @@ local defaults = {
   approve_keys = { allow = 'a', allow_always = 'A', allow_rule = 'r', deny = 'd', edit = 'e' },
   rule_scope = 'session',
   transcript = { open = true, position = 'right', size = 70 },
+  chat = { position = 'right', size = 80 },
 }
 
 M.name = 'tether'
