@@ -3,11 +3,15 @@
 local M = {}
 
 M.ns = vim.api.nvim_create_namespace('tether.approve')
+M.hunk_ns = vim.api.nvim_create_namespace('tether.approve.hunks')
 
 for name, link in pairs({
   TetherAdded = 'DiffAdd',
   TetherRemoved = 'DiffDelete',
   TetherHint = 'WarningMsg',
+  TetherHunk = 'CursorLine',
+  TetherAccepted = 'DiagnosticOk',
+  TetherRejected = 'DiagnosticError',
 }) do
   vim.api.nvim_set_hl(0, name, { link = link, default = true })
 end
@@ -31,6 +35,8 @@ end
 ---@field buf integer the buffer whose keys decide
 ---@field win? integer the float
 ---@field line? integer the first changed line (inline)
+---@field hunks? tether.Hunk[] the edit's changes, when the server sent them (float)
+---@field where? integer[][] the float lines of each hunk, `{ first, last }` (1-based)
 
 ---@class tether.Change
 ---@field from integer first removed row, 0-based (for an insertion: the row it goes before)
@@ -147,6 +153,20 @@ end
 ---@return tether.View
 function M.float(params, hint, enter)
   local lines, filetype = float_lines(params)
+  local shown = params.preview or {}
+  local hunks = shown.kind == 'diff' and require('tether.hunks').of(shown.proposed) or nil
+  local where
+  if hunks and #hunks > 0 then -- each change marked where the diff shows it, else alone
+    where = require('tether.hunks').locate(lines, hunks)
+    if not where then
+      local header = vim.tbl_filter(function(l)
+        return vim.startswith(l, '--- ') or vim.startswith(l, '+++ ')
+      end, vim.list_slice(lines, 1, 2))
+      lines, where = require('tether.hunks').render(header, hunks)
+    end
+  else
+    hunks = nil
+  end
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].bufhidden = 'wipe'
@@ -158,7 +178,7 @@ function M.float(params, hint, enter)
   for _, line in ipairs(lines) do
     width = math.max(width, vim.fn.strdisplaywidth(line))
   end
-  width = math.min(width + 2, math.max(vim.o.columns - 4, 20))
+  width = math.min(width + (hunks and 20 or 2), math.max(vim.o.columns - 4, 20))
   local height = math.min(#lines, math.max(vim.o.lines - 6, 3))
   local win = vim.api.nvim_open_win(buf, enter == true, {
     relative = 'editor',
@@ -176,7 +196,7 @@ function M.float(params, hint, enter)
     footer_pos = 'center',
   })
   vim.wo[win].wrap = false
-  return { kind = 'float', buf = buf, win = win }
+  return { kind = 'float', buf = buf, win = win, hunks = hunks, where = where }
 end
 
 --- Removes what a view shows: every extmark, the float.
