@@ -92,12 +92,23 @@ local decide = {
     end,
   },
 }
+-- What a command from anywhere says it did: the approval may not be on screen.
+local said = {
+  TetherAllow = 'allowed',
+  TetherAllowAlways = 'allowed always',
+  TetherDeny = 'denied',
+}
 for name, spec in pairs(decide) do
   vim.api.nvim_create_user_command(name, function()
-    if not approve().pending() then
+    local pending = approve().pending()
+    if not pending then
       vim.notify('Tether: no approval is waiting', vim.log.levels.INFO)
       return
     end
     spec[2]()
+    if said[name] and approve().pending() ~= pending then
+      local what = pending.title or pending.tool or 'the call'
+      vim.notify(string.format('Tether: %s %s', said[name], what), vim.log.levels.INFO)
+    end
   end, { nargs = 0, desc = 'Tether: ' .. spec[1] })
 end
