@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
 
 from tests.providers.fakes import FakeApi, Sse, openai_stream
 
+from ..waiting import wait_until_sync
 from .conftest import Nvim, app_project, decisions, env
 from .test_emacs_chat import messages_of
 
@@ -51,7 +60,7 @@ def test_a_chat_streams_notes_the_approval_and_continues_the_session(nvim: Nvim)
     assert chat[you : you + 5] == ["## You", "", "what does app.py do?", "", "## Tether"]
     assert chat[-2] == "→ edit_file src/app.py"
     assert chat[-1] == (
-        "  ⚠ waiting for you: Edit src/app.py (shown in src/app.py; "
+        "  ⚠ waiting for your approval (inline in src/app.py; "
         "<leader>ta or :TetherApprove to decide)"
     )
 
@@ -120,3 +129,108 @@ def test_a_chat_streams_notes_the_approval_and_continues_the_session(nvim: Nvim)
         "■ done · 1 step", "", "## You", "",
     ]  # fmt: skip
     assert r["chats"] == ["tether://chat", "tether://chat-2"]
+
+
+class NvimInTmux:
+    """A scenario's Neovim on a real terminal: tmux on a private socket, WIDTH × HEIGHT."""
+
+    WIDTH, HEIGHT = 200, 30
+
+    def __init__(self, folder: Path, command: list[str], env: dict[str, str], cwd: Path) -> None:
+        tmux = shutil.which("tmux")
+        if tmux is None:
+            pytest.fail("tmux is missing: `apt-get install tmux` to run this test", pytrace=False)
+        config = folder / "tmux.conf"
+        config.write_text('set -g default-terminal "screen-256color"\nset -sg escape-time 0\n')
+        self._tmux = [tmux, "-f", str(config), "-S", str(folder / "tmux.sock")]
+        size = ["-x", str(self.WIDTH), "-y", str(self.HEIGHT)]
+        where = ["-s", "user", "-c", str(cwd)]
+        self._run("new-session", "-d", *size, *where, shlex.join(command), env=env)
+
+    def _run(self, *args: str, env: dict[str, str] | None = None) -> str:
+        done = subprocess.run(
+            [*self._tmux, *args], env=env, capture_output=True, text=True, timeout=30
+        )
+        assert done.returncode == 0, f"tmux {args[0]}: {done.stderr}"
+        return done.stdout
+
+    def keys(self, *keys: str) -> None:
+        """Press keys by tmux name (``Enter``, ``Escape``, ``C-s``)."""
+        self._run("send-keys", "-t", "user", *keys)
+
+    def type(self, text: str) -> None:
+        """Type ``text`` literally."""
+        self._run("send-keys", "-t", "user", "-l", text)
+
+    def screen(self) -> str:
+        return self._run("capture-pane", "-p", "-t", "user")
+
+    def wait_for(self, text: str, timeout: float = 30) -> str:
+        """The screen once it shows ``text``; fails with the last screen."""
+        seen = [""]
+
+        def shown() -> str | None:
+            seen[0] = self.screen()
+            return seen[0] if text in seen[0] else None
+
+        try:
+            return wait_until_sync(shown, f"{text!r} on the screen", timeout)
+        except AssertionError as failed:
+            raise AssertionError(f"{failed}; the screen:\n{seen[0]}") from None
+
+    def close(self) -> None:
+        subprocess.run([*self._tmux, "kill-server"], capture_output=True, timeout=30)
+
+
+CHAT_SCREEN = os.environ.get("TETHER_NVIM_CHAT_SCREEN")
+"""Where to keep the screen with the approval (a text capture for the docs), if set."""
+
+
+def test_the_chat_on_a_terminal_with_an_approval_inline_in_the_file(nvim: Nvim) -> None:
+    app_project(nvim)
+    with FakeApi() as fake:
+        fake.queue(
+            Sse(
+                openai_stream(
+                    "It **greets** people. ",
+                    "I will shorten it.",
+                    calls=[("call_1", "edit_file", [EDIT])],
+                )
+            ),
+            Sse(openai_stream("Done: it says hi now.")),
+        )
+        settings = {"provider": "openai", "model": "gpt-5.4", "baseUrl": fake.url + "/v1"}
+        scenario = env(OPEN="src/app.py", SETTINGS=settings, WATCHDOG_MS="60000")
+        command, full_env, out, marker = nvim.prepare("chat_screen", env=scenario)
+        command.remove("--headless")
+        started = time.monotonic()
+        term = NvimInTmux(nvim.tmp_path, command, full_env, nvim.workspace)
+        try:
+            term.wait_for("chat-screen: ready")
+            term.type(":TetherChat")
+            term.keys("Enter")
+            term.wait_for("<CR> sends (Normal mode)")
+            term.type("iwhat does app.py do?")
+            term.keys("Escape", "Enter")
+            screen = term.wait_for("⚠ waiting for your approval")
+            if CHAT_SCREEN:
+                Path(CHAT_SCREEN).write_text(screen)
+            # Side by side: the file with the change inline, the chat noting the approval.
+            assert " Tether: Edit src/app.py   <leader>ta or :TetherApprove to decide" in screen
+            assert "    return 'hi ' + name" in screen and "## Tether" in screen
+            assert "It **greets** people. I will shorten it." in screen
+            assert "→ edit_file src/app.py" in screen
+            term.type("\\ta")  # <leader>ta: into the approval's float
+            term.wait_for("a allow · A always")
+            term.type("a")
+            screen = term.wait_for("■ done · 2 steps")
+            assert "✓ edit_file src/app.py  · approval: allow" in screen  # the closed fold
+            report = wait_until_sync(lambda: out.exists() or None, "the scenario's report")
+            assert report
+        finally:
+            term.close()
+    r = nvim.outcome("chat_screen", out, marker, None, "", "", time.monotonic() - started)
+    assert decisions(r["run"]) == ["allow"]
+    assert (nvim.workspace / "src" / "app.py").read_text().splitlines()[1] == (
+        "    return 'hi ' + name"
+    )

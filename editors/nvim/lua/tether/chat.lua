@@ -397,8 +397,8 @@ local function into_call(chat, call_id, lines)
   return at + 1
 end
 
---- An approval of one of the chat's runs is shown (the `TetherApprove` autocmd): noted on
---- its call, with where to decide it.
+--- An approval of one of the chat's runs is shown: noted on its call, with where it is
+--- and how to decide it.
 ---@param data table { runId, callId, title, view }
 function M.on_approve(data)
   local run = data.runId and require('tether.commands').get_run(data.runId)
@@ -407,14 +407,10 @@ function M.on_approve(data)
     return
   end
   local where = data.view and data.view.kind == 'inline'
-      and ('shown in ' .. vim.fn.fnamemodify(vim.api.nvim_buf_get_name(data.view.buf), ':~:.'))
-    or 'shown in a float'
-  local note = string.format(
-    '  ⚠ waiting for you: %s (%s; %s)',
-    data.title or data.tool or '?',
-    where,
-    require('tether.approve').go_hint()
-  )
+      and ('inline in ' .. vim.fn.fnamemodify(vim.api.nvim_buf_get_name(data.view.buf), ':~:.'))
+    or 'in a float'
+  local hint = require('tether.approve').go_hint()
+  local note = string.format('  ⚠ waiting for your approval (%s; %s)', where, hint)
   local shown = chat.waiting[data.callId]
   if shown then -- shown again (e.g. after an edit buffer was closed unsaved)
     write(chat, function(buf)
