@@ -234,3 +234,11 @@ def test_the_chat_on_a_terminal_with_an_approval_inline_in_the_file(nvim: Nvim) 
     assert (nvim.workspace / "src" / "app.py").read_text().splitlines()[1] == (
         "    return 'hi ' + name"
     )
+
+
+def test_a_message_that_cannot_be_sent_stays_to_be_sent_again(nvim: Nvim) -> None:
+    r = nvim.run("chat_unsent")
+    assert r["lines"][-3:] == ["## You", "", "hello there"] and r["modifiable"] is True
+    assert "## Tether" not in r["lines"]
+    note = r["notes"][-1]  # after Neovim's own message
+    assert note.startswith("Tether: cannot start `") and "no-such-tether serve`: " in note

@@ -335,9 +335,13 @@ function M.send(buf)
     session_id = chat.session_id,
     chat = chat,
   })
-  if not id then
+  if not id then -- not sent (no server; it said why): the message waits to be sent again
     vim.bo[buf].modifiable = true
-    M.prompt_again(chat)
+    write(chat, function(b)
+      local back = { YOU, '' }
+      vim.list_extend(back, lines)
+      vim.api.nvim_buf_set_lines(b, heading - 1, -1, false, back)
+    end)
   end
 end
 
