@@ -355,6 +355,9 @@ def test_float_accepts_one_change_and_rejects_the_other(nvim: Nvim) -> None:
     # `n` rejected the second: back to the first, still undecided.
     assert after_n["labels"] == [[4, "  ◀ change 1 of 2"], [9, "  ✗ change 2 rejected"]]
     assert after_n["footer"][0][0].endswith(" · 0 of 2 accepted ")
+    # The file no longer marks the rejected change: it shows what the file will keep.
+    assert [m["row"] for m in entered["inline"]] == [0, 0, 0, 4, 4]
+    assert [m["row"] for m in after_n["inline"]] == [0, 0, 0]
     assert after_y is None  # every change decided: answered, the float closed
     run = r["run"]
     assert decisions(run) == ["allow"]

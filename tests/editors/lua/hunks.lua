@@ -35,6 +35,7 @@ local function float_state()
     labels = labels,
     highlighted = highlighted,
     entered = vim.api.nvim_get_current_win() == win,
+    inline = H.approval_marks(),
   }
 end
 

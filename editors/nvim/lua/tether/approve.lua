@@ -210,6 +210,9 @@ function M.choose_hunk(accept)
   end
   local hunks = req.float.hunks
   req.choices[req.hunk] = accept
+  if not accept and req.view and req.view.kind == 'inline' then
+    preview.drop_change(req.view, req.hunk) -- the file shows what it will keep
+  end
   for step = 1, #hunks do
     local i = (req.hunk + step - 1) % #hunks + 1
     if req.choices[i] == nil then
