@@ -101,11 +101,14 @@ H.on('TetherRunFinished', function(data)
         H.input('Ia new topic<C-s>')
       end)
     else
-      H.result.chats = vim.tbl_map(function(buf)
-        return vim.api.nvim_buf_get_name(buf)
-      end, vim.tbl_filter(function(buf)
-        return vim.api.nvim_buf_get_name(buf):find('^tether://chat') ~= nil
-      end, vim.api.nvim_list_bufs()))
+      H.result.chats = vim.tbl_map(
+        function(buf)
+          return vim.api.nvim_buf_get_name(buf)
+        end,
+        vim.tbl_filter(function(buf)
+          return vim.api.nvim_buf_get_name(buf):find('^tether://chat') ~= nil
+        end, vim.api.nvim_list_bufs())
+      )
       H.finish('done')
     end
   end, 30)

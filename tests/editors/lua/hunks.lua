@@ -21,7 +21,9 @@ local function float_state()
   end
   local fbuf = vim.api.nvim_win_get_buf(win)
   local labels, highlighted = {}, {}
-  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(fbuf, preview.hunk_ns, 0, -1, { details = true })) do
+  for _, m in
+    ipairs(vim.api.nvim_buf_get_extmarks(fbuf, preview.hunk_ns, 0, -1, { details = true }))
+  do
     if m[4].virt_text then
       table.insert(labels, { m[2] + 1, m[4].virt_text[1][1] })
     else

@@ -105,7 +105,12 @@ local function hint(req)
   if #hunks > 1 then
     table.insert(
       parts,
-      string.format('%s next change · %s accept · %s reject', k.next_hunk, k.accept_hunk, k.reject_hunk)
+      string.format(
+        '%s next change · %s accept · %s reject',
+        k.next_hunk,
+        k.accept_hunk,
+        k.reject_hunk
+      )
     )
     local decided, accepted = 0, 0
     for i = 1, #hunks do
@@ -184,7 +189,10 @@ local function draw_hunks(req)
   if vim.api.nvim_win_is_valid(float.win) then
     local at = float.where[req.hunk]
     vim.api.nvim_win_set_cursor(float.win, { at[1], 0 })
-    vim.api.nvim_win_set_config(float.win, { footer = ' ' .. hint(req) .. ' ', footer_pos = 'center' })
+    vim.api.nvim_win_set_config(
+      float.win,
+      { footer = ' ' .. hint(req) .. ' ', footer_pos = 'center' }
+    )
   end
 end
 
@@ -265,7 +273,12 @@ local function map_hunk_keys(buf)
   }
   for _, map in ipairs(maps) do
     if map[1] then
-      vim.keymap.set('n', map[1], map[2], { buffer = buf, nowait = true, desc = 'Tether: ' .. map[3] })
+      vim.keymap.set(
+        'n',
+        map[1],
+        map[2],
+        { buffer = buf, nowait = true, desc = 'Tether: ' .. map[3] }
+      )
     end
   end
 end
@@ -618,7 +631,10 @@ function M.edit()
       local new = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
       vim.bo[buf].modified = false
       if current == req and field == 'command' then
-        M.decide({ decision = 'allow', arguments = vim.tbl_extend('force', args, { command = new }) })
+        M.decide({
+          decision = 'allow',
+          arguments = vim.tbl_extend('force', args, { command = new }),
+        })
       elseif current == req then
         M.decide({ decision = 'allow', editedText = new .. (eol and '\n' or '') })
       end

@@ -410,7 +410,8 @@ function M.on_approve(data)
   if not chat or not chats[chat.buf] then
     return
   end
-  local where = data.view and data.view.kind == 'inline'
+  local where = data.view
+      and data.view.kind == 'inline'
       and ('inline in ' .. vim.fn.fnamemodify(vim.api.nvim_buf_get_name(data.view.buf), ':~:.'))
     or 'in a float'
   local hint = require('tether.approve').go_hint()

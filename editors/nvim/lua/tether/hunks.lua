@@ -97,7 +97,8 @@ function M.locate(lines, hunks)
   local found, from = {}, 1
   local function changed(i)
     local c = (lines[i] or ''):sub(1, 1)
-    return (c == '-' or c == '+') and not vim.startswith(lines[i], '---')
+    return (c == '-' or c == '+')
+      and not vim.startswith(lines[i], '---')
       and not vim.startswith(lines[i], '+++')
   end
   for _, hunk in ipairs(hunks) do
