@@ -1,4 +1,4 @@
-"""``tether serve | demo | run | replay | config | sessions | undo | rules``."""
+"""``tether serve | acp | demo | run | replay | config | sessions | undo | rules``."""
 
 from __future__ import annotations
 
@@ -63,6 +63,22 @@ def serve() -> int:
             )
         )
     return status
+
+
+def acp() -> int:
+    """Serve one ACP client (Zed, JetBrains, codecompanion, avante, …) over stdio until
+    its input ends; stdout carries the protocol only, logs go to stderr."""
+    from .acp.server import AcpServer
+    from .config.layers import ConfigError
+
+    try:
+        server = AcpServer(build_tools())
+    except ConfigError as exc:  # a TETHER_* variable or the config file cannot be used
+        print(f"tether: {exc}", file=sys.stderr)
+        return 2
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(server.serve(sys.stdin.buffer, sys.stdout.buffer))
+    return 0
 
 
 def demo(keep: str | None, interactive: bool) -> int:
@@ -359,6 +375,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-level", default="WARNING", help="server log level (to stderr)")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("serve", help="serve an editor over stdio (JSON-RPC with LSP framing)")
+    commands.add_parser(
+        "acp", help="serve an ACP client over stdio (Agent Client Protocol v1: Zed, JetBrains, …)"
+    )
     demo_parser = commands.add_parser(
         "demo", help="a scripted run on a bundled sample project (offline, no key)"
     )
@@ -421,6 +440,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
     if args.command == "serve":
         return serve()
+    if args.command == "acp":
+        return acp()
     try:
         return command(args)
     except BrokenPipeError:  # `tether replay … | head`: the reader has what it wanted
