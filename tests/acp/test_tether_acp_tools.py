@@ -3,6 +3,7 @@ that declares fs + terminal and for one that declares nothing."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,40 @@ async def test_prompt_context_blocks_reach_the_model(root: Path, tmp_path: Path)
     log = "".join(p.read_text() for p in sessions.rglob("*.jsonl"))
     assert "look at @app.py and @notes.md" in log
     assert "unsaved notes" in log and 'print(\\"x\\")' in log  # attached for the model
+
+
+async def test_an_allowed_command_runs_in_the_editors_terminal(root: Path, tmp_path: Path) -> None:
+    script = turns({"tool_calls": [call("bash", command="echo from-terminal; exit 3")]})
+    client = RecordingClient(capabilities=EDITOR, permission="allow_once")
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root)
+        assert (await agent.prompt(session, "run it"))["stopReason"] == "end_turn"
+        [terminal] = client.terminals.created
+        assert terminal.released
+        embedded = [
+            c
+            for u in calls(client, "tool_call_update")
+            for c in u.get("content") or []
+            if c["type"] == "terminal"
+        ]
+        assert embedded == [{"type": "terminal", "terminalId": terminal.terminal_id}]
+        [done] = [u for u in calls(client, "tool_call_update") if "rawOutput" in u]
+        assert done["status"] == "failed"
+        told = done["content"][0]["content"]["text"]
+        assert "exit code: 3" in told and "from-terminal" in told
+        client.assert_clean()
+        assert (await agent.exit_after_eof(within=2.0)).clean
+
+
+async def test_cancel_kills_and_releases_the_editors_terminal(root: Path, tmp_path: Path) -> None:
+    script = turns({"tool_calls": [call("bash", command="sleep 60")]})
+    client = RecordingClient(capabilities=EDITOR, permission="allow_once")
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root)
+        turn = agent.start_prompt(session, "wait")
+        await client.wait_for(lambda: client.terminals.created or None, "a terminal", 20)
+        await agent.cancel(session)
+        assert (await asyncio.wait_for(turn, 2.0))["stopReason"] == "cancelled"
+        [terminal] = client.terminals.created
+        await client.wait_for(lambda: terminal.released or None, "the release", 5)
+        client.assert_clean()
