@@ -46,11 +46,20 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 
 @contextlib.asynccontextmanager
 async def tether_acp(
-    root: Path, state: Path, script: dict[str, Any], client: RecordingClient, **extra: str
+    root: Path,
+    state: Path,
+    script: dict[str, Any],
+    client: RecordingClient,
+    stderr_path: Path | None = None,
+    **extra: str,
 ) -> AsyncIterator[AcpAgent]:
     """``tether acp`` in ``root``, initialized."""
     async with AcpAgent.spawn(
-        TETHER_ACP, cwd=root, env=tether_env(state, script, **extra), client=client
+        TETHER_ACP,
+        cwd=root,
+        env=tether_env(state, script, **extra),
+        client=client,
+        stderr_path=stderr_path,
     ) as agent:
         await agent.initialize()
         yield agent
