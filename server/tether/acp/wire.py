@@ -33,6 +33,8 @@ REQUEST_CANCELLED = -32800
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A line longer than this is dropped (answered with an error when it has an id)."""
 CANCEL_METHOD = "$/cancel_request"
+END_GRACE_SECONDS = 0.4
+"""How long the requests still being handled at the end of input may take to answer."""
 
 Handler = Callable[[Any], Awaitable[Any]]
 NotificationHandler = Callable[[Any], Awaitable[None] | None]
@@ -205,6 +207,10 @@ class Connection:
             for future in self._pending.values():
                 future.cancel()
             await on_close()
+            # Requests read before the end are still answered (a client may write and
+            # close at once); the runs are stopped by now, so this is short.
+            if self._tasks:
+                await asyncio.wait(set(self._tasks), timeout=END_GRACE_SECONDS)
             for task in list(self._tasks):
                 task.cancel()
             self.flush()
