@@ -68,17 +68,19 @@ def serve() -> int:
 def acp() -> int:
     """Serve one ACP client (Zed, JetBrains, codecompanion, avante, …) over stdio until
     its input ends; stdout carries the protocol only, logs go to stderr."""
-    from .acp.server import AcpServer
-    from .config.layers import ConfigError
+    # Only the wire is imported before the first answer: ``initialize`` is answered while
+    # the core loads in a worker thread (``acp/front.py``).
+    from .acp.front import Front
 
-    try:
-        server = AcpServer(build_tools())
-    except ConfigError as exc:  # a TETHER_* variable or the config file cannot be used
-        print(f"tether: {exc}", file=sys.stderr)
-        return 2
+    def core() -> Any:
+        from .acp.server import AcpServer
+
+        return AcpServer(build_tools())
+
+    status = 0
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(server.serve(sys.stdin.buffer, sys.stdout.buffer))
-    return 0
+        status = asyncio.run(Front(core).serve(sys.stdin.buffer, sys.stdout.buffer))
+    return status
 
 
 def demo(keep: str | None, interactive: bool) -> int:

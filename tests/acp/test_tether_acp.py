@@ -157,3 +157,26 @@ async def test_cancel_with_a_permission_pending_withdraws_it(root: Path, tmp_pat
         assert client.writes == [(str(root / "app.py"), 'print("hi")\n')]
         client.assert_clean()
         assert (await agent.exit_after_eof(within=2.0)).clean
+
+
+async def test_a_client_that_cancels_and_answers_cancelled_ends_the_turn(
+    root: Path, tmp_path: Path
+) -> None:
+    """What the spec asks of a client (Zed): session/cancel, then the pending permission
+    answered ``cancelled``; and a second prompt while one runs is refused."""
+    edit = turns(
+        {"tool_calls": [call("edit_file", path="app.py", old_text='"x"', new_text='"hi"')]},
+        {"text": "edited"},
+    )
+    client = RecordingClient(capabilities=NOTHING, permission="never")
+    async with tether_acp(root, tmp_path, edit, client) as agent:
+        session = await agent.new_session(root)
+        turn = agent.start_prompt(session, "edit it")
+        await agent.wait_for_permission()
+        with pytest.raises(RequestError) as busy:
+            await agent.prompt(session, "and another")
+        assert busy.value.code == -32602
+        await agent.cancel(session)  # answers the pending permission "cancelled"
+        assert (await asyncio.wait_for(turn, 1.0))["stopReason"] == "cancelled"
+        assert (root / "app.py").read_text() == 'print("x")\n'
+        client.assert_clean()

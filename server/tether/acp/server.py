@@ -20,7 +20,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-import tether
 from tether_protocol import Rule, RunParams, RunResult, parse_event
 
 from ..config.assemble import assemble
@@ -34,12 +33,11 @@ from ..session.writer import SessionLogWriter, new_session_id
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace, path_from_uri
 from .editor import AcpBuffers, AcpEditor, ClientCapabilities, Mode
+from .front import check_initialize, initialize_result
 from .updates import AcpSink, Translator, replayed
 from .wire import INTERNAL_ERROR, INVALID_PARAMS, Connection, RpcError
 
 log = logging.getLogger(__name__)
-
-PROTOCOL_VERSION = 1
 
 MODES: tuple[dict[str, str], ...] = (
     {
@@ -86,11 +84,6 @@ def mode_rules(mode: Mode) -> list[Rule]:
 
 class _Params(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-class InitializeParams(_Params):
-    protocol_version: int = Field(alias="protocolVersion", strict=True)
-    client_capabilities: dict[str, Any] = Field(default_factory=dict, alias="clientCapabilities")
 
 
 class McpServer(_Params):
@@ -173,12 +166,14 @@ class AcpServer:
         self.environ = dict(os.environ if environ is None else environ)
         self.tools = tools
         base = assemble(None, self.environ).config  # ConfigError: a bad variable or file
+        self.provider = base.provider
+        """The provider the config file and ``TETHER_*`` name (its SDK loaded early)."""
         self.log_writer = SessionLogWriter(base.state_dir, self._state_dir_failed)
         self.runs = RunManager(tools, self.log_writer, RuleStore.from_environment(self.environ))
         self.capabilities = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
         self.connection: Connection | None = None
-        self._warmed = False
+        self._warmed = self.provider is not None  # the front loads its SDK with the core
 
     def _state_dir_failed(self, message: str) -> None:
         log.warning("%s", message)
@@ -209,18 +204,12 @@ class AcpServer:
 
     # --- the methods -------------------------------------------------------------------
     async def initialize(self, raw: Any) -> dict[str, Any]:
-        params = _params(InitializeParams, raw, "initialize")
-        self.capabilities = ClientCapabilities.from_wire(params.client_capabilities)
-        return {
-            "protocolVersion": PROTOCOL_VERSION,
-            "agentCapabilities": {
-                "loadSession": True,
-                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-                "mcpCapabilities": {"http": False, "sse": False},
-            },
-            "agentInfo": {"name": "tether", "title": "Tether", "version": tether.__version__},
-            "authMethods": [],
-        }
+        self.capabilities_from(check_initialize(raw))
+        return initialize_result()
+
+    def capabilities_from(self, declared: dict[str, Any]) -> None:
+        """What the client declared in ``initialize`` (used by the sessions opened next)."""
+        self.capabilities = ClientCapabilities.from_wire(declared)
 
     async def authenticate(self, raw: Any) -> dict[str, Any]:
         return {}  # no methods offered: keys come from the environment
@@ -253,7 +242,7 @@ class AcpServer:
             lambda: session.mode,
         )
         self.sessions[session_id] = session
-        if not self._warmed:  # import the model SDK before the first prompt needs it
+        if not self._warmed or config.provider != self.provider:  # the project's provider
             self._warmed = True
             task = asyncio.ensure_future(warm_up(config.provider))
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
