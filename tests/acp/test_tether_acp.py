@@ -180,3 +180,17 @@ async def test_a_client_that_cancels_and_answers_cancelled_ends_the_turn(
         assert (await asyncio.wait_for(turn, 1.0))["stopReason"] == "cancelled"
         assert (root / "app.py").read_text() == 'print("x")\n'
         client.assert_clean()
+
+
+async def test_settings_that_cannot_be_used_are_a_clear_error_answer(
+    root: Path, tmp_path: Path
+) -> None:
+    client = RecordingClient(capabilities=NOTHING)
+    broken = {"TETHER_MAX_MESSAGE_BYTES": "lots"}
+    async with tether_acp(root, tmp_path, ANSWER, client, **broken) as agent:  # initialized
+        with pytest.raises(RequestError) as refused:
+            await agent.new_session(root)
+        assert refused.value.code == -32603
+        assert "TETHER_MAX_MESSAGE_BYTES" in str(refused.value)
+        client.assert_clean()
+        assert (await agent.exit_after_eof(within=2.0)).clean
