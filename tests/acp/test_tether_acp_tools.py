@@ -226,3 +226,23 @@ async def test_cancel_kills_and_releases_the_editors_terminal(root: Path, tmp_pa
         [terminal] = client.terminals.created
         await client.wait_for(lambda: terminal.released or None, "the release", 5)
         client.assert_clean()
+
+
+async def test_the_models_plan_is_a_plan_update(root: Path, tmp_path: Path) -> None:
+    steps = [
+        {"content": "read app.py", "status": "completed", "priority": "high"},
+        {"content": "make it say hi", "status": "in_progress"},
+    ]
+    script = turns({"tool_calls": [call("plan", steps=steps)]}, {"text": "planned"})
+    client = RecordingClient(capabilities=NOTHING)
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root)
+        assert (await agent.prompt(session, "plan it"))["stopReason"] == "end_turn"
+        [plan] = calls(client, "plan")
+        assert plan["entries"] == [
+            {"content": "read app.py", "priority": "high", "status": "completed"},
+            {"content": "make it say hi", "priority": "medium", "status": "in_progress"},
+        ]
+        [tool] = calls(client, "tool_call")
+        assert (tool["kind"], tool["title"]) == ("think", "Plan")
+        client.assert_clean()
