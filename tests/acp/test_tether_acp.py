@@ -194,3 +194,24 @@ async def test_settings_that_cannot_be_used_are_a_clear_error_answer(
         assert "TETHER_MAX_MESSAGE_BYTES" in str(refused.value)
         client.assert_clean()
         assert (await agent.exit_after_eof(within=2.0)).clean
+
+
+async def test_an_unanswered_permission_is_withdrawn_at_the_approval_timeout(
+    root: Path, tmp_path: Path
+) -> None:
+    edit = turns(
+        {"tool_calls": [call("edit_file", path="app.py", old_text='"x"', new_text='"hi"')]},
+        {"text": "it timed out"},
+    )
+    client = RecordingClient(capabilities=EDITOR, permission="never", after_withdrawal="allow_once")
+    timeout = {"TETHER_APPROVAL_TIMEOUT_SECONDS": "1"}
+    async with tether_acp(root, tmp_path, edit, client, **timeout) as agent:
+        session = await agent.new_session(root)
+        answer = await agent.prompt(session, "edit it")
+        assert answer["stopReason"] == "end_turn"  # the turn went on without the edit
+        [asked] = client.permissions
+        assert asked.withdrawn
+        failed = [u.update for u in client.updates if u.update.get("status") == "failed"]
+        assert len(failed) == 1 and "withdrawn" in failed[0]["content"][0]["content"]["text"]
+        assert client.writes == [] and (root / "app.py").read_text() == 'print("x")\n'
+        client.assert_clean()
