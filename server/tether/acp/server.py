@@ -58,6 +58,9 @@ MODES: tuple[dict[str, str], ...] = (
         "is refused, and no command runs in the sandbox",
     },
 )
+STOP_SECONDS = 1.2
+"""How long the runs may take to stop at the end of input: with the answers still owed and
+the interpreter's exit, the process is gone within ACP's 2 s, even on a loaded machine."""
 MODE_IDS: tuple[Mode, ...] = ("ask", "accept-edits", "read-only")
 EDIT_TOOLS = ("edit_file", "write_file")
 WRITING_TOOLS = (*EDIT_TOOLS, "bash")
@@ -199,7 +202,7 @@ class AcpServer:
         """End of input: stop every run (their tools and children end with them)."""
         self.runs.cancel_all()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.runs.wait_all(), timeout=1.5)
+            await asyncio.wait_for(self.runs.wait_all(), timeout=STOP_SECONDS)
         self.log_writer.close()
 
     # --- the methods -------------------------------------------------------------------

@@ -33,7 +33,7 @@ REQUEST_CANCELLED = -32800
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A line longer than this is dropped (answered with an error when it has an id)."""
 CANCEL_METHOD = "$/cancel_request"
-END_GRACE_SECONDS = 0.4
+END_GRACE_SECONDS = 0.3
 """How long the requests still being handled at the end of input may take to answer."""
 
 Handler = Callable[[Any], Awaitable[Any]]
