@@ -291,16 +291,17 @@ class TetherServer(LanguageServer):
         self._reconfigure()
 
     def _warn_dropped(self) -> None:
-        """The project file's keys that were not applied, in one warning."""
-        message = self.settings.warning()
-        if message is None:
-            return
-        if self._loop is None:  # no client to tell (a test calling this directly)
-            log.warning("%s", message)
-            return
-        # showMessage is allowed during initialize (LSP 3.17); it is the one copy.
-        show = types.ShowMessageParams(type=types.MessageType.Warning, message=f"Tether: {message}")
-        self._loop.call_soon(self.window_show_message, show)
+        """The project file's keys that were not applied, and the servers of an untrusted
+        ``.mcp.json``: one warning per file."""
+        for message in self.settings.warnings():  # one per project file
+            if self._loop is None:  # no client to tell (a test calling this directly)
+                log.warning("%s", message)
+                continue
+            # showMessage is allowed during initialize (LSP 3.17); it is the one copy.
+            show = types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"Tether: {message}"
+            )
+            self._loop.call_soon(self.window_show_message, show)
 
     def apply_client_settings(self, settings: object) -> None:
         """``workspace/didChangeConfiguration``: ``settings.tether`` for later runs."""
