@@ -27,6 +27,7 @@ def mark(name: str, text: str = "") -> None:
 
 @server.tool(description="Say the text back, with the server's NOTES_TOKEN if it has one.")
 def echo(text: str) -> str:
+    mark("called-echo", text)
     token = os.environ.get("NOTES_TOKEN", "")
     return f"echo: {text}" + (f" (token {token})" if token else "")
 
@@ -45,6 +46,7 @@ def fail(reason: str = "it failed") -> str:
 
 @server.tool(description="Waits, then answers.")
 async def hang(seconds: float = 3600) -> str:
+    mark("hanging", str(seconds))
     try:
         await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():
@@ -80,6 +82,15 @@ def picture() -> list[TextContent | ImageContent]:
         TextContent(type="text", text="a red dot"),
         ImageContent(type="image", data="iVBORw0KGgo=", mime_type="image/png"),
     ]
+
+
+@server.tool(description="Starts a child process that sleeps, and answers its pid.")
+def spawn() -> str:
+    import subprocess
+
+    child = subprocess.Popen(["sleep", "600"])
+    mark(f"child-{child.pid}", str(child.pid))
+    return str(child.pid)
 
 
 @server.tool(description="Prints the names of its environment variables.")
