@@ -11,7 +11,7 @@ from pathlib import Path
 from tether.client.approver import ASKED
 
 from ..mcp.conftest import SERVER, alive, started_pids
-from .test_cli_terminal import Terminal, assert_nothing_left, scripted
+from .test_cli_terminal import Terminal, assert_nothing_left, run_cli, scripted
 
 CALL = {"name": "mcp__notes__echo", "arguments": {"text": "hello from the CLI"}}
 
@@ -62,3 +62,53 @@ def test_a_denied_mcp_call_in_the_cli_never_reaches_the_server(tmp_path: Path) -
     assert_nothing_left(env)
     for pid in started_pids(marks):
         assert not alive(pid)
+
+
+def test_ctrl_c_cancels_an_mcp_call_in_flight(tmp_path: Path) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    user_config(tmp_path, marks)
+    hang = {"name": "mcp__notes__hang", "arguments": {}}
+    env = scripted(tmp_path, {"turns": [{"toolCalls": [hang]}, {"text": "never"}]})
+    term = Terminal(["run", "go"], env, tmp_path)
+    term.expect(ASKED.strip(), timeout=120)
+    term.send("a\r")
+    term.expect("approval: allow")
+    deadline = 60.0
+    while not (marks / "hanging").exists():  # the call reached the server
+        term.expect("", timeout=0.2)
+        deadline -= 0.2
+        assert deadline > 0, term.text
+    term.send("\x03")
+    assert term.wait(timeout=30) == 130, term.text
+    assert "outcome cancelled" in term.text and "Traceback" not in term.text
+    assert (marks / "cancelled").exists()  # the server was told before it was stopped
+    assert_nothing_left(env)
+    for pid in started_pids(marks):
+        assert not alive(pid)
+
+
+def test_tether_config_lists_the_servers_and_a_cloned_mcp_json_starts_nothing(
+    tmp_path: Path,
+) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    user_config(tmp_path, marks)
+    project = tmp_path / "clone"
+    project.mkdir()
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    evil = {"command": sys.executable, "args": [str(SERVER)], "env": {"NOTES_MARKS": str(theirs)}}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"evil": evil}}))
+    env = scripted(tmp_path, {"turns": [{"text": "hi"}]})
+    listed = run_cli(["config", "--cwd", str(project)], env, tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    line = next(x for x in listed.stdout.splitlines() if x.strip().startswith("notes "))
+    assert "notes_server.py" in line and "NOTES_MARKS" in line and str(marks) not in line
+    assert str(tmp_path / ".config" / "tether" / "config.toml") in line
+    assert "not started: evil of .mcp.json (the project is not trusted)" in listed.stdout
+    ran = run_cli(["run", "go"], env, project)
+    assert ran.returncode == 0, ran.stderr
+    [warning] = [x for x in ran.stderr.splitlines() if ".mcp.json" in x]
+    assert "not starting the MCP servers evil of" in warning and "trustedProjects" in warning
+    assert list(theirs.iterdir()) == []  # the project's server never started
