@@ -116,7 +116,8 @@ class McpHub:
     def warn_failed(self) -> None:
         """One warning for each server that could not start (the others work on)."""
         for server in self.servers.values():
-            if server.tools is None and server.failure and id(server) not in self._warned:
+            failed = server.tools is None and server.failure and not server.stopping
+            if failed and id(server) not in self._warned:
                 self._warned.add(id(server))
                 log.warning("%s", server.failure)
                 if self.warn is not None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from tether_protocol import McpServerSettings
@@ -35,6 +36,16 @@ DEFAULT_STARTUP_TIMEOUT = 10.0
 MAX_LISTED_PAGES = 50
 MAX_TOOLS = 500
 """A server listing more tools than this has the rest left out (with a log line)."""
+
+
+def import_sdk() -> None:
+    """Import what a connection uses of the SDK (once; later calls cost nothing)."""
+    import mcp.client.session
+    import mcp.client.streamable_http
+    import mcp.shared.message
+    import mcp_types
+
+    del mcp, mcp_types
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +82,7 @@ class McpServer:
         self._stop = anyio.Event()
         self._done = anyio.Event()
         self._starting = False
+        self._connecting = anyio.CancelScope()
         self._done.set()  # not running
 
     @property
@@ -92,6 +104,11 @@ class McpServer:
 
             return shlex.join([self.settings.command, *(self.settings.args or [])])
         return str(self.settings.url)
+
+    @property
+    def stopping(self) -> bool:
+        """Asked to stop (its ending is no failure to tell)."""
+        return self._stop.is_set()
 
     @property
     def running(self) -> bool:
@@ -118,12 +135,27 @@ class McpServer:
     async def stop(self) -> None:
         """End the connection and the process (its group); returns once it is gone."""
         self._stop.set()
+        if not self._ready.is_set():
+            self._connecting.cancel()  # still starting: no need to wait for it to finish
         await self._done.wait()
 
     async def _serve(self) -> None:
+        self._connecting = anyio.CancelScope()
         try:
+            # The SDK takes a while to import (seconds on a busy machine): in a thread, so
+            # the event loop (the editor's requests, a run's first answer) goes on; a stop
+            # meanwhile leaves the thread to finish alone.
+            with self._connecting:
+                await anyio.to_thread.run_sync(import_sdk, abandon_on_cancel=True)
+            self._connecting = anyio.CancelScope()  # the handshake's
+            if self._stop.is_set():
+                self.failure = f"MCP server '{self.name}' was stopped while starting"
+                return
             async with AsyncExitStack() as stack:
                 session = await self._connect(stack)
+                if self._connecting.cancelled_caught:
+                    self.failure = f"MCP server '{self.name}' was stopped while starting"
+                    return
                 self._session = session
                 self.failure = None
                 self._starting = False
@@ -134,7 +166,8 @@ class McpServer:
                     watch.cancel_scope.cancel()
         except Exception as exc:  # a server must never take Tether with it
             self.failure = self._describe_failure(exc)
-            log.warning("MCP server %r: %s", self.name, self.failure)
+            if not self._stop.is_set():  # (asked to stop, its ending is no news)
+                log.warning("%s", self.failure)
         finally:
             self._session = None
             self._starting = False
@@ -143,7 +176,9 @@ class McpServer:
 
     async def _watch_exit(self, watch: TaskGroup) -> None:
         await self._ending.exited.wait()
-        self.failure = self.ended()
+        if not self._stop.is_set():  # it ended by itself
+            self.failure = self.ended()
+            log.warning("%s", self.failure)
         self._stop.set()
 
     async def _connect(self, stack: AsyncExitStack) -> ClientSession:
@@ -170,7 +205,7 @@ class McpServer:
                 client_info=types.Implementation(name="tether", version=tether.__version__),
             )
         )
-        with anyio.fail_after(self.startup_timeout):
+        with self._connecting, anyio.fail_after(self.startup_timeout):  # stop() cancels it
             await session.initialize()
             self.tools = await self._list(session)
         return session
