@@ -193,7 +193,11 @@ def mcp_name_covers(named: str, tool: str) -> bool:
     if not is_mcp_tool(tool) or not is_mcp_tool(named):
         return False
     if named.endswith("__*"):
-        return tool.startswith(named[:-1]) and len(tool) > len(named) - 1
+        server = named[len(MCP_PREFIX) : -3]
+        if not server:  # ``mcp__*`` names no server: it is no wildcard over them all
+            return False
+        prefix = named[:-1]
+        return tool.startswith(prefix) and len(tool) > len(prefix)
     return named == tool
 
 
