@@ -5,7 +5,9 @@ any length and reports a malformed line to the session as a value; Tether needs 
 the server gets the command runner's allow-listed environment (``sandbox/walls.py``) plus
 what its configuration sets, runs in its own process group (``start_new_session``), and
 is cut off — killed, its pending calls failed with the reason — when it sends a message
-longer than ``MAX_MESSAGE_BYTES`` or one that is not JSON-RPC. Its standard error is read
+longer than ``MAX_MESSAGE_BYTES`` or one that is not JSON-RPC. It starts through the
+command runner's trampoline (``sandbox/trampoline.py``, no walls): a child subreaper that
+Tether's death stops, and that ends every descendant of the server. Its standard error is read
 and only the last ``STDERR_TAIL`` bytes kept, for the error that names a crash. On close
 the whole group is killed, whatever the server does with its stdin.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import signal
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import Process
 
+from ..sandbox.runner import unsandboxed
 from ..sandbox.walls import passed
 
 if TYPE_CHECKING:
@@ -64,6 +68,22 @@ def expand(value: str, environ: Mapping[str, str]) -> str:
     return "".join(out)
 
 
+def program_path(command: str, env: Mapping[str, str], cwd: Path | None) -> str:
+    """``command`` as a path: looked up on the server's ``PATH`` when it is a bare name,
+    else taken relative to its folder; ``FileNotFoundError`` when there is none."""
+    if "/" in command:
+        path = Path(command).expanduser()
+        if not path.is_absolute() and cwd is not None:
+            path = cwd / path
+        if not os.access(path, os.X_OK) or path.is_dir():
+            raise FileNotFoundError(2, "No such program", str(path))
+        return str(path)
+    found = shutil.which(command, path=env.get("PATH", os.defpath))
+    if found is None:
+        raise FileNotFoundError(2, "No such program on PATH", command)
+    return found
+
+
 @dataclass(slots=True)
 class Ending:
     """Why a server's connection ended, once known."""
@@ -93,9 +113,12 @@ async def stdio_transport(
     import mcp_types as types
     from mcp.shared.message import SessionMessage
 
+    # Through the command runner's trampoline (a child subreaper with the server's death
+    # signal): every process the server starts ends with it, even if Tether is killed.
+    prepared = unsandboxed([program_path(command, env, cwd), *args], env)
     process = await anyio.open_process(
-        [command, *args],
-        env=env,
+        prepared.argv,
+        env=prepared.env,
         cwd=cwd,
         start_new_session=True,
     )
