@@ -5,13 +5,23 @@ the answer is the model's, and the server's processes end with the CLI."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+import time
 from pathlib import Path
 
 from tether.client.approver import ASKED
 
 from ..mcp.conftest import SERVER, alive, started_pids
-from .test_cli_terminal import Terminal, assert_nothing_left, run_cli, scripted
+from ..waiting import wait_until_sync
+from .test_cli_terminal import (
+    Terminal,
+    assert_nothing_left,
+    processes_marked,
+    run_cli,
+    scripted,
+)
 
 CALL = {"name": "mcp__notes__echo", "arguments": {"text": "hello from the CLI"}}
 
@@ -26,6 +36,14 @@ def user_config(home: Path, marks: Path) -> None:
         f"env = {{ NOTES_MARKS = {json.dumps(str(marks))} }}\n"
         "startupTimeoutSeconds = 90\n"
     )
+
+
+def reading_until(term: Terminal, mark: Path, within: float) -> None:
+    """Read the terminal until ``mark`` exists (the test server wrote it)."""
+    deadline = time.monotonic() + within
+    while not mark.exists():
+        assert time.monotonic() < deadline, f"no {mark.name}:\n{term.text}"
+        term._read(0.2)
 
 
 def test_an_mcp_call_asked_and_answered_in_the_cli(tmp_path: Path) -> None:
@@ -74,11 +92,7 @@ def test_ctrl_c_cancels_an_mcp_call_in_flight(tmp_path: Path) -> None:
     term.expect(ASKED.strip(), timeout=120)
     term.send("a\r")
     term.expect("approval: allow")
-    deadline = 60.0
-    while not (marks / "hanging").exists():  # the call reached the server
-        term.expect("", timeout=0.2)
-        deadline -= 0.2
-        assert deadline > 0, term.text
+    reading_until(term, marks / "hanging", 60)  # the call reached the server
     term.send("\x03")
     assert term.wait(timeout=30) == 130, term.text
     assert "outcome cancelled" in term.text and "Traceback" not in term.text
@@ -112,3 +126,27 @@ def test_tether_config_lists_the_servers_and_a_cloned_mcp_json_starts_nothing(
     [warning] = [x for x in ran.stderr.splitlines() if ".mcp.json" in x]
     assert "not starting the MCP servers evil of" in warning and "trustedProjects" in warning
     assert list(theirs.iterdir()) == []  # the project's server never started
+
+
+def test_a_killed_server_leaves_no_mcp_process(tmp_path: Path) -> None:
+    """``kill -9`` of ``tether serve`` mid-call: nothing can run in it then, but the
+    trampoline each MCP server starts through gets Tether's death signal and ends them."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    user_config(tmp_path, marks)
+    hang = {"name": "mcp__notes__spawn", "arguments": {}}
+    turns = [{"toolCalls": [hang]}, {"toolCalls": [{"name": "mcp__notes__hang", "arguments": {}}]}]
+    env = scripted(tmp_path, {"turns": turns})
+    term = Terminal(["run", "go", "--yes"], env, tmp_path)
+    reading_until(term, marks / "hanging", 120)
+    pids = started_pids(marks)
+    assert len(pids) == 2 and all(alive(p) for p in pids)  # the server and its child
+    [serve] = [
+        p
+        for p in processes_marked(env)
+        if b"serve" in Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")
+    ]
+    os.kill(serve, signal.SIGKILL)
+    term.wait(timeout=30)
+    wait_until_sync(lambda: not any(alive(p) for p in pids), "the MCP processes to end")
+    assert_nothing_left(env)
