@@ -371,8 +371,8 @@ class TetherServer(LanguageServer):
         self.mcp = self.runs.mcp = hub
         self._mcp_task = self._loop.create_task(hub.serve())
 
-        async def start() -> None:
-            await hub.configure(config.mcp_servers, self.settings.project_root)
+        async def start() -> None:  # after initialize: the workspace as the runs will see it
+            await hub.configure(config.mcp_servers, self.workspace_model().root)
             hub.start()
 
         self._loop.call_soon(lambda: self._background(start()))
