@@ -37,10 +37,19 @@ def serve() -> int:
     # Start-up only allocates what lives as long as the server: cyclic collections during
     # the imports (a thousand lsprotocol classes) find nothing and cost ~10% of them.
     gc.disable()
+    # The lean start (``lsp.lean``): ``initialize`` is answered before anything heavy is
+    # imported; the rest of the messages wait in the pipe meanwhile.
+    from .lsp.lean import start as lean_start
+
+    try:
+        handover = lean_start(sys.stdin.buffer, sys.stdout.buffer, os.environ)
+    except KeyboardInterrupt:  # stopped before the first message: nothing to clean up
+        return 0
     from .config.layers import ConfigError
     from .lsp.handlers import create_server
-    from .lsp.server import ClientErrorFilter
+    from .lsp.server import ClientErrorFilter, TetherProtocol
     from .lsp.transport import serve as serve_stdio
+    from .providers import warm_up_thread
 
     try:
         server = create_server(build_tools())
@@ -48,10 +57,17 @@ def serve() -> int:
         print(f"tether: {exc}", file=sys.stderr)
         return 2
     logging.getLogger("pygls.protocol.json_rpc").addFilter(ClientErrorFilter())
+    if isinstance(server.protocol, TetherProtocol):
+        server.protocol.lean_answered = handover.answered_id
+    handover.limit = lambda: server.config.max_message_bytes
     # Everything imported so far lives as long as the server: keep it out of the cyclic
     # collector's way, whose full passes over it stalled a streamed reply for ~30 ms.
     gc.freeze()
-    gc.enable()
+    # The configured provider's SDK on a thread of its own while the first messages are
+    # handled (it turns the collector back on when it is done).
+    provider = handover.settings.provider if handover.settings else server.config.provider
+    if warm_up_thread(provider) is None:
+        gc.enable()
     status = 0
     with contextlib.suppress(KeyboardInterrupt):
         status = asyncio.run(
@@ -60,7 +76,9 @@ def serve() -> int:
                 sys.stdin.buffer,
                 sys.stdout.buffer,
                 server.close,
-                lambda: server.config.max_message_bytes,
+                handover.limit,
+                handover.reader,
+                handover.first,
             )
         )
     return status

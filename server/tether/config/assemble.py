@@ -18,16 +18,15 @@ from pathlib import Path
 from tether_protocol import TetherSettings
 
 from .layers import (
-    PROJECT_CONFIG,
     PROJECT_MCP,
     Config,
     merge,
     resolve,
-    user_config_path,
     user_file,
     variables_settings,
 )
 from .project import dropped_warning, mcp_warning, read_mcp_file, read_project_file
+from .quick import PROJECT_CONFIG, user_config_path
 
 ENVIRONMENT_SOURCE = "environment"
 

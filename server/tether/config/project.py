@@ -25,14 +25,12 @@ from tether_protocol import TetherSettings
 from .layers import (
     DEFAULT_MAX_STEPS,
     DEFAULT_TIMEOUT_SECONDS,
-    MAX_TOML_BYTES,
-    PROJECT_CONFIG,
     PROJECT_MCP,
-    TRUST_KEY,
     ConfigError,
     parse_settings,
     read_toml,
 )
+from .quick import MAX_TOML_BYTES, PROJECT_CONFIG, TRUST_KEY
 
 PROJECT_FIELDS: Mapping[str, str] = {
     "diagnostics_settle_ms": "how long the editor's problems take to settle after an edit "
