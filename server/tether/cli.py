@@ -227,7 +227,7 @@ def prepared_run(args: argparse.Namespace, cwd: Path, prompt: str) -> TerminalRu
         print(f"tether: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if (problem := check_settings(settings.settings)) is not None:
-        if (warning := settings.warning()) is not None:  # the server, not started, would say it
+        for warning in settings.warnings():  # the server, not started, would say them
             print(f"tether: warning: {warning}", file=sys.stderr)
         print(f"tether: {problem}", file=sys.stderr)
         return EXIT_USAGE
