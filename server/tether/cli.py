@@ -1,4 +1,4 @@
-"""``tether serve | demo | run | replay | config | sessions | undo | rules``."""
+"""``tether serve | acp | demo | run | replay | config | sessions | undo | rules``."""
 
 from __future__ import annotations
 
@@ -83,6 +83,26 @@ def serve(log_level: str = "warning") -> int:
                 handover.first,
             )
         )
+    return status
+
+
+def acp() -> int:
+    """Serve one ACP client (Zed, JetBrains, codecompanion, avante, …) over stdio until
+    its input ends; stdout carries the protocol only, logs go to stderr."""
+    # Only the wire is imported before the first answer: ``initialize`` is answered while
+    # the core loads in a worker thread (``acp/front.py``).
+    import asyncio
+
+    from .acp.front import Front
+
+    def core() -> Any:
+        from .acp.server import AcpServer
+
+        return AcpServer(build_tools())
+
+    status = 0
+    with contextlib.suppress(KeyboardInterrupt):
+        status = asyncio.run(Front(core).serve(sys.stdin.buffer, sys.stdout.buffer))
     return status
 
 
@@ -380,6 +400,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-level", default="WARNING", help="server log level (to stderr)")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("serve", help="serve an editor over stdio (JSON-RPC with LSP framing)")
+    commands.add_parser(
+        "acp", help="serve an ACP client over stdio (Agent Client Protocol v1: Zed, JetBrains, …)"
+    )
     demo_parser = commands.add_parser(
         "demo", help="a scripted run on a bundled sample project (offline, no key)"
     )
@@ -444,6 +467,8 @@ def main(argv: list[str] | None = None) -> int:
     import logging
 
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
+    if args.command == "acp":
+        return acp()
     try:
         return command(args)
     except BrokenPipeError:  # `tether replay … | head`: the reader has what it wanted
