@@ -35,12 +35,16 @@ export class TetherPanel implements vscode.WebviewViewProvider {
     this.approvals = new SharedApprovals(editorApprovals, () => this.view?.visible ?? false);
   }
 
+  /** Whether the panel is on screen now. */
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
   /** Wires the panel to the run path and the server; returns what to dispose. */
   connect(runs: Runs, connect: () => Promise<TetherProtocol>): vscode.Disposable[] {
     this.controller = new PanelController(
       {
-        run: (prompt, sessionId, onRunId) =>
-          runs.start(prompt, sessionId, { onRunId, showTranscript: false }),
+        run: (prompt, sessionId, onRunId) => runs.start(prompt, sessionId, { onRunId, inPanel: true }),
         cancel: async (runId) => {
           await (await connect()).cancel(runId);
         },
