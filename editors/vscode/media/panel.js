@@ -70,7 +70,11 @@
   function drawCard(container, card) {
     const node = keyed(container, "details.tool", card.callId, () =>
       el("details", { class: "tool" }, [
-        el("summary", {}, [el("span", { class: "tool-title" }), el("span", { class: "badge" })]),
+        el("summary", {}, [
+          el("span", { class: "tool-title" }),
+          el("span", { class: "tool-stat" }),
+          el("span", { class: "badge" }),
+        ]),
         el("pre", { class: "tool-detail" }),
         el("div", { class: "tool-decision" }),
         el("div", { class: "tool-sandbox" }),
@@ -80,7 +84,18 @@
     node.dataset.status = card.status;
     setText(node.querySelector(".tool-title"), card.title);
     setText(node.querySelector(".badge"), STATUS[card.status] || card.status);
-    setText(node.querySelector(".tool-detail"), card.detail);
+    const detail = node.querySelector(".tool-detail");
+    if (card.stat) {
+      detail.classList.add("diff");
+      drawDiff(detail, card.detail);
+      const stat = node.querySelector(".tool-stat");
+      if (stat.dataset.stat !== `${card.stat.added}/${card.stat.removed}`) {
+        stat.dataset.stat = `${card.stat.added}/${card.stat.removed}`;
+        stat.replaceChildren(statPill(card.stat));
+      }
+    } else {
+      setText(detail, card.detail);
+    }
     setText(node.querySelector(".tool-decision"), card.decision ? `approval: ${card.decision}` : "");
     const sandbox = node.querySelector(".tool-sandbox");
     setText(sandbox, card.sandbox || "");
@@ -150,9 +165,10 @@
     setText(node.querySelector(".undone"), run.undone ? `undo: ${run.undone}` : "");
   }
 
-  function answerButton(label, callId, build) {
+  function answerButton(label, callId, build, className) {
     return el("button", {
       type: "button",
+      class: className,
       text: label,
       onclick: (event) => {
         const card = event.target.closest(".approval");
@@ -162,27 +178,57 @@
     });
   }
 
-  // The same call asked again (the sandbox's walls stopped it) has a new title: a new card.
-  const approvalKey = (approval) => `${approval.callId}\n${approval.title}`;
-
-  /** "Always allow `pytest *`" with the pattern as code. */
-  function alwaysAllowText(pattern) {
-    return [document.createTextNode("Always allow "), el("code", { text: pattern })];
+  /** A unified diff (or `-`/`+` lines) as coloured lines: removed red, added green. */
+  function drawDiff(node, diff) {
+    if (node.dataset.diff === diff) {
+      return;
+    }
+    node.dataset.diff = diff;
+    const lines = diff.replace(/\n$/, "").split("\n");
+    node.replaceChildren(
+      ...lines
+        .filter((line) => !line.startsWith("--- ") && !line.startsWith("+++ "))
+        .map((line) => {
+          const kind = line.startsWith("@@")
+            ? "hunk"
+            : line.startsWith("+")
+              ? "add"
+              : line.startsWith("-")
+                ? "del"
+                : line.startsWith("… ")
+                  ? "hunk"
+                  : "ctx";
+          return el("div", { class: `line ${kind}`, text: line === "" ? " " : line });
+        }),
+    );
   }
 
+  /** "+3 −1" as a pill. */
+  function statPill(stat) {
+    return el("span", { class: "stat", title: `${stat.added} lines added, ${stat.removed} removed` }, [
+      el("span", { class: "stat-add", text: `+${stat.added}` }),
+      el("span", { class: "stat-del", text: `−${stat.removed}` }),
+    ]);
+  }
+
+  // The same call asked again (the sandbox's walls stopped it) has a new title: a new card.
+  const approvalKey = (approval) => `${approval.callId}\n${approval.title}\n${approval.reason || ""}`;
+
+  const WHERE = {
+    none: "",
+    dialog: "also asked in a dialog",
+    "diff editor": "also in the diff editor",
+    file: "under review in the file",
+  };
+
   function drawApproval(container, approval) {
-    return keyed(container, "section.approval", approvalKey(approval), () => {
+    const node = keyed(container, "section.approval", approvalKey(approval), () => {
       const isCommand = approval.kind === "command";
-      const where =
-        approval.alsoIn === "none"
-          ? ""
-          : approval.alsoIn === "dialog"
-            ? " (also asked in a dialog)"
-            : " (also in the diff editor)";
-      const feedback = el("input", {
+      // A textarea: its placeholder wraps in a narrow panel instead of being cut.
+      const feedback = el("textarea", {
         class: "feedback",
-        type: "text",
-        placeholder: "Why deny, or what to do instead (optional)",
+        rows: "1",
+        placeholder: "Feedback with Deny (optional): why, or what to do instead",
         "aria-label": "Feedback with Deny",
       });
       const command = isCommand
@@ -208,52 +254,80 @@
         ...edited(card),
         rule: { pattern, scope: card.querySelector(".scope").value },
       });
-      // The server's rules, narrowest first; none offered: plain Allow Always, as before.
+      // The server's rules, narrowest first, as plain secondary buttons (the pattern in the
+      // editor font); none offered: a plain Allow Always, as before.
       const always = suggestions.length
         ? el("div", { class: "row always", role: "group", "aria-label": "Allow always" }, [
-            el("label", { class: "muted always-scope" }, [document.createTextNode("Remember for "), scope]),
             ...suggestions.map((pattern) => {
-              const button = answerButton("", approval.callId, rule(pattern));
-              button.replaceChildren(...alwaysAllowText(pattern));
-              button.classList.add("secondary", "always-allow");
+              const button = answerButton("", approval.callId, rule(pattern), "secondary always-allow");
+              button.replaceChildren(
+                document.createTextNode("Always allow "),
+                el("span", { class: "pattern", text: pattern }),
+              );
               button.dataset.pattern = pattern;
               button.title = `Allow this and every later call that ${pattern} matches, without asking`;
               return button;
             }),
+            el("label", { class: "muted always-scope" }, [document.createTextNode("for "), scope]),
           ])
         : undefined;
       return el("section", { class: "approval", role: "group", "aria-label": approval.title }, [
-        el("div", { class: "approval-title", text: `${approval.title}${where}` }),
-        isCommand ? command : el("pre", { class: "diff", text: approval.diff || "" }),
+        el("div", { class: "approval-head" }, [
+          el("span", { class: "approval-title", text: approval.title }),
+          el("span", { class: "muted approval-where" }),
+        ]),
+        approval.reason ? el("div", { class: "muted approval-reason", text: approval.reason }) : undefined,
+        isCommand
+          ? command
+          : el("div", { class: "file-pill" }, [
+              el("span", { class: "file-name", text: approval.subject }),
+              approval.stat ? statPill(approval.stat) : undefined,
+            ]),
+        isCommand ? undefined : el("pre", { class: "diff" }),
         isCommand && approval.cwd ? el("div", { class: "cwd", text: `in ${approval.cwd}` }) : undefined,
         el("div", { class: "row" }, [
-          answerButton("Allow", approval.callId, (card) => ({ choice: "allow", ...edited(card) })),
+          answerButton("Allow", approval.callId, (card) => ({ choice: "allow", ...edited(card) }), "primary"),
           always
             ? undefined
-            : answerButton("Allow Always", approval.callId, (card) => ({
-                choice: "allow-always",
-                ...edited(card),
-              })),
-          isCommand || approval.alsoIn !== "diff editor"
+            : answerButton(
+                "Allow Always",
+                approval.callId,
+                (card) => ({ choice: "allow-always", ...edited(card) }),
+                "secondary",
+              ),
+          answerButton(
+            "Deny",
+            approval.callId,
+            (card) => ({ choice: "deny", feedback: card.querySelector(".feedback").value }),
+            "secondary deny",
+          ),
+          isCommand || approval.alsoIn === "none"
             ? undefined
             : el("button", {
                 type: "button",
-                class: "secondary",
+                class: "secondary reveal",
                 text: "Edit in Diff Editor",
                 title: "Change the proposed text in the diff editor, then Allow",
                 onclick: () => send({ type: "reveal", callId: approval.callId }),
               }),
         ]),
         always,
-        el("div", { class: "row" }, [
-          feedback,
-          answerButton("Deny", approval.callId, (card) => ({
-            choice: "deny",
-            feedback: card.querySelector(".feedback").value,
-          })),
-        ]),
+        feedback,
       ]);
     });
+    // What changes while it waits: where else it is shown, the per-change progress.
+    const where = node.querySelector(".approval-where");
+    setText(where, [WHERE[approval.alsoIn] || "", approval.progress || ""].filter(Boolean).join(" · "));
+    where.hidden = where.textContent === "";
+    const diff = node.querySelector("pre.diff");
+    if (diff) {
+      drawDiff(diff, approval.diff || "");
+    }
+    const reveal = node.querySelector("button.reveal");
+    if (reveal) {
+      reveal.hidden = approval.alsoIn !== "diff editor";
+    }
+    return node;
   }
 
   function ruleText(rule) {

@@ -4,6 +4,12 @@
 import type { Choice } from "../answers";
 import type { ProposedRule, Rule } from "../protocol";
 
+/** Lines an edit adds and removes (the "+3 −1" pill). */
+export interface DiffStat {
+  readonly added: number;
+  readonly removed: number;
+}
+
 /** A tool call as a card: what it does (command or file), its state and output tail. */
 export interface ToolCard {
   readonly callId: string;
@@ -19,6 +25,8 @@ export interface ToolCard {
   /** "ran in the sandbox (bwrap)": the call ran unasked in a sandbox (its `approval` event). */
   readonly sandbox?: string;
   readonly output?: string;
+  /** An edit's lines added and removed (its `detail` is then `-`/`+` lines). */
+  readonly stat?: DiffStat;
 }
 
 export type RunItem =
@@ -43,15 +51,22 @@ export interface RunView {
 export interface ApprovalView {
   readonly callId: string;
   readonly runId: string;
+  /** The headline (`Run npm install outside the sandbox?`). */
   readonly title: string;
+  /** Why it is asked this way, shown muted under the headline (the sandbox stopped it, …). */
+  readonly reason?: string;
   readonly kind: "diff" | "command";
   /** The command to run (commands) or the file's path (edits). */
   readonly subject: string;
   readonly cwd?: string;
   /** The unified diff of an edit. */
   readonly diff?: string;
-  /** Where else it is shown: the diff editor, a modal dialog, or nowhere (panel only). */
-  readonly alsoIn: "diff editor" | "dialog" | "none";
+  /** An edit's lines added and removed. */
+  readonly stat?: DiffStat;
+  /** Where else it is shown: the diff editor, the file itself (inline review), a modal dialog, or nowhere. */
+  readonly alsoIn: "diff editor" | "file" | "dialog" | "none";
+  /** Inline review's progress: "1 of 2 accepted, 1 rejected". */
+  readonly progress?: string;
   /** The allow-always rules the server offers, narrowest first (none: plain Allow Always). */
   readonly suggestions: readonly string[];
 }

@@ -9,9 +9,10 @@ import type {
   DiffPreview,
 } from "../protocol";
 import { suggestedPatterns } from "../rulePicks";
+import { splitTitle } from "../titles";
 import { sandboxNote } from "../transcript";
 import { renderMarkdown } from "./markdown";
-import type { ApprovalView, RunItem, RunView, ToolCard } from "./messages";
+import type { ApprovalView, DiffStat, RunItem, RunView, ToolCard } from "./messages";
 
 const MAX_RUNS = 30;
 const OUTPUT_TAIL_LINES = 20;
@@ -38,12 +39,26 @@ function prefixed(text: string, mark: string): string {
     .join("\n");
 }
 
-/** A tool call's card title and full detail: the command, the file and its change. */
+/** Lines added and removed by a unified diff (or `-`/`+` prefixed lines); headers not counted. */
+export function diffStat(diff: string): DiffStat {
+  let added = 0;
+  let removed = 0;
+  for (const line of diff.split("\n")) {
+    if (line.startsWith("+") && !line.startsWith("+++ ")) {
+      added += 1;
+    } else if (line.startsWith("-") && !line.startsWith("--- ")) {
+      removed += 1;
+    }
+  }
+  return { added, removed };
+}
+
+/** A tool call's card title and full detail: the command, the file and its change (with its +N −M). */
 export function describeCall(
   tool: string,
   args: Record<string, unknown>,
   displayPath: (pathOrUri: string) => string,
-): { title: string; detail: string } {
+): { title: string; detail: string; stat?: DiffStat } {
   const str = (key: string): string | undefined =>
     typeof args[key] === "string" ? (args[key] as string) : undefined;
   const command = str("command");
@@ -55,10 +70,11 @@ export function describeCall(
     const shown = displayPath(file);
     if (tool === "edit_file" && str("old_text") !== undefined) {
       const change = `${prefixed(str("old_text") ?? "", "-")}\n${prefixed(str("new_text") ?? "", "+")}`;
-      return { title: `${tool} ${shown}`, detail: clip(change) };
+      return { title: `${tool} ${shown}`, detail: clip(change), stat: diffStat(change) };
     }
     if (tool === "write_file" && str("content") !== undefined) {
-      return { title: `${tool} ${shown}`, detail: clip(prefixed(str("content") ?? "", "+")) };
+      const content = prefixed(str("content") ?? "", "+");
+      return { title: `${tool} ${shown}`, detail: clip(content), stat: diffStat(content) };
     }
     return { title: `${tool} ${shown}`, detail: clip(JSON.stringify(args, null, 2)) };
   }
@@ -78,11 +94,14 @@ export function approvalView(
   params: AgentApproveParams,
   alsoIn: ApprovalView["alsoIn"],
   displayPath: (pathOrUri: string) => string,
+  progress?: string,
 ): ApprovalView {
+  const { headline, reason } = splitTitle(params.title);
   const base = {
     callId: params.callId,
     runId: params.runId,
-    title: params.title,
+    title: headline,
+    ...(reason !== undefined ? { reason } : {}),
     alsoIn,
     suggestions: suggestedPatterns(params),
   };
@@ -90,7 +109,14 @@ export function approvalView(
   if (isCommand(preview)) {
     return { ...base, kind: "command", subject: preview.command, cwd: displayPath(preview.cwd) };
   }
-  return { ...base, kind: "diff", subject: displayPath(preview.uri), diff: clip(preview.diff) };
+  return {
+    ...base,
+    kind: "diff",
+    subject: displayPath(preview.uri),
+    diff: clip(preview.diff),
+    stat: diffStat(preview.diff),
+    ...(progress !== undefined ? { progress } : {}),
+  };
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly (infer U)[] ? U[] : T[K] };
@@ -144,10 +170,17 @@ export class PanelModel {
         return !run.streamed && event.text !== "";
       case "tool-call": {
         run.openText = undefined;
-        const { title, detail } = describeCall(event.tool, event.arguments, this.displayPath);
+        const { title, detail, stat } = describeCall(event.tool, event.arguments, this.displayPath);
         run.items.push({
           kind: "tool",
-          card: { callId: event.callId, tool: event.tool, title, detail, status: "running" },
+          card: {
+            callId: event.callId,
+            tool: event.tool,
+            title,
+            detail,
+            status: "running",
+            ...(stat !== undefined ? { stat } : {}),
+          },
         });
         return true;
       }
