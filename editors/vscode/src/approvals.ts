@@ -153,6 +153,16 @@ export class Approvals implements vscode.Disposable {
     return entry !== undefined;
   }
 
+  /** Inline review's progress of a diff approval ("1 of 2 accepted"); undefined when not reviewed in its file. */
+  reviewProgress(runId: string, callId: string): string | undefined {
+    return this.reviews?.progress(`${runId}/${callId}`);
+  }
+
+  /** An inline review started, ended or moved on. */
+  onDidChangeReview(listener: () => void): vscode.Disposable {
+    return this.reviews?.onDidChange(listener) ?? new vscode.Disposable(() => undefined);
+  }
+
   /** "Review in File": the diff approval in view (else the oldest) goes to inline review. */
   async reviewInFile(uri?: vscode.Uri): Promise<boolean> {
     return (await this.shownOrOldest(uri)?.reviewInFile?.()) ?? false;

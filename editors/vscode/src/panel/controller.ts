@@ -99,7 +99,7 @@ export class PanelController {
       runs: this.model.views(),
       approvals: this.approvals
         .pending()
-        .map(({ params, alsoIn }) => approvalView(params, alsoIn, this.displayPath)),
+        .map(({ params, alsoIn, progress }) => approvalView(params, alsoIn, this.displayPath, progress)),
       ...(this.activeRunId !== undefined ? { activeRunId: this.activeRunId } : {}),
       ...(this.sessionId !== undefined ? { sessionId: this.sessionId } : {}),
       ...(this.sessionTitle !== undefined ? { sessionTitle: this.sessionTitle } : {}),
