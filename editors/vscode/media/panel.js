@@ -127,11 +127,21 @@
     const node = keyed(container, "article.run", run.runId, () =>
       el("article", { class: "run" }, [
         el("div", { class: "prompt" }),
+        el("div", { class: "chips run-context", role: "group", "aria-label": "Context this run carried" }),
         el("div", { class: "items" }),
         el("div", { class: "outcome", role: "status" }),
         el("div", { class: "changed" }),
         el("div", { class: "error" }),
         el("div", { class: "undone" }),
+        el("div", { class: "row run-actions" }, [
+          el("button", {
+            type: "button",
+            class: "secondary run-undo",
+            text: "Undo this run",
+            title: "Revert the files this run changed (agent/undo)",
+            onclick: () => send({ type: "undo", runId: run.runId }),
+          }),
+        ]),
       ]),
     );
     node.dataset.running = run.running ? "true" : "false";
@@ -162,7 +172,44 @@
       run.changedFiles && run.changedFiles.length ? `changed: ${run.changedFiles.join(", ")}` : "",
     );
     setText(node.querySelector(".error"), run.error ? `error: ${run.error}` : "");
-    setText(node.querySelector(".undone"), run.undone ? `undo: ${run.undone}` : "");
+    setText(node.querySelector(".undone"), run.undone ? `Undone: ${run.undone}` : "");
+    node.querySelector(".run-undo").hidden = state.undoRunId !== run.runId;
+    drawChips(node.querySelector(".run-context"), run.context || [], false);
+  }
+
+  /** Context chips: `app.py`, `app.py:4–6` (its text on hover and when opened), `3 open files`. */
+  function drawChips(container, chips, toggles) {
+    const key = JSON.stringify(chips);
+    if (container.dataset.chips === key) {
+      return;
+    }
+    container.dataset.chips = key;
+    container.replaceChildren(
+      ...chips.map((chip) => {
+        const label = el("span", { class: "chip-label", text: chip.label });
+        if (!toggles) {
+          return chip.detail
+            ? el("details", { class: `chip ${chip.part}`, "data-part": chip.part, title: chip.detail }, [
+                el("summary", {}, [label]),
+                el("pre", { class: "chip-detail", text: chip.detail }),
+              ])
+            : el("span", { class: `chip ${chip.part}`, "data-part": chip.part }, [label]);
+        }
+        return el(
+          "button",
+          {
+            type: "button",
+            class: `chip ${chip.part}${chip.included ? "" : " left-out"}`,
+            "data-part": chip.part,
+            "aria-pressed": chip.included ? "true" : "false",
+            title: `${chip.detail ? `${chip.detail}\n\n` : ""}${chip.included ? "Sent with the prompt: click to leave it out" : "Left out: click to send it"}`,
+            onclick: () => send({ type: "toggleContext", part: chip.part }),
+          },
+          [label],
+        );
+      }),
+    );
+    container.hidden = chips.length === 0;
   }
 
   function answerButton(label, callId, build, className) {
@@ -420,6 +467,11 @@
         : undefined,
     ];
     rules.replaceChildren(...ruleNodes.filter(Boolean));
+    drawChips($("context-chips"), state.context || [], true);
+    const empty = $("empty");
+    if (empty) {
+      empty.hidden = state.runs.length > 0;
+    }
     vscode.setState({ prompt: $("prompt").value });
     if (arrived) {
       arrived.scrollIntoView({ block: "nearest" }); // a new approval is never out of sight
@@ -448,7 +500,89 @@
       submit();
     }
   });
-  prompt.addEventListener("input", () => vscode.setState({ prompt: prompt.value }));
+  // `@` completion: the word being typed after an @ asks the extension for matching files.
+  const mentions = $("mentions");
+  let mentionAt = -1;
+  let picked = 0;
+  const mentionQuery = () => {
+    const before = prompt.value.slice(0, prompt.selectionStart);
+    const match = /(^|\s)@([^\s@]*)$/.exec(before);
+    return match ? { at: before.length - match[2].length - 1, query: match[2] } : undefined;
+  };
+  const closeMentions = () => {
+    mentions.hidden = true;
+    mentions.replaceChildren();
+    mentionAt = -1;
+  };
+  const choose = (name) => {
+    const end = prompt.selectionStart;
+    prompt.value = `${prompt.value.slice(0, mentionAt)}@${name} ${prompt.value.slice(end)}`;
+    const caret = mentionAt + name.length + 2;
+    prompt.setSelectionRange(caret, caret);
+    closeMentions();
+    prompt.focus();
+    vscode.setState({ prompt: prompt.value });
+  };
+  const highlight = () => {
+    [...mentions.children].forEach((item, index) => {
+      item.setAttribute("aria-selected", index === picked ? "true" : "false");
+    });
+  };
+  function drawMentions(query, files) {
+    const now = mentionQuery();
+    if (!now || now.query !== query) {
+      return; // typed on since
+    }
+    mentionAt = now.at;
+    picked = 0;
+    mentions.replaceChildren(
+      ...files.map((name) =>
+        el("li", {
+          role: "option",
+          class: "mention",
+          text: name,
+          onmousedown: (event) => {
+            event.preventDefault();
+            choose(name);
+          },
+        }),
+      ),
+    );
+    mentions.hidden = files.length === 0;
+    highlight();
+  }
+  prompt.addEventListener("input", () => {
+    vscode.setState({ prompt: prompt.value });
+    const now = mentionQuery();
+    if (now) {
+      send({ type: "files", query: now.query });
+    } else {
+      closeMentions();
+    }
+  });
+  prompt.addEventListener(
+    "keydown",
+    (event) => {
+      if (mentions.hidden) {
+        return;
+      }
+      const count = mentions.children.length;
+      if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+        picked = (picked + (event.key === "ArrowDown" ? 1 : count - 1)) % count;
+        highlight();
+      } else if (event.key === "Enter" || event.key === "Tab") {
+        choose(mentions.children[picked].textContent);
+      } else if (event.key === "Escape") {
+        closeMentions();
+      } else {
+        return;
+      }
+      event.preventDefault();
+      event.stopImmediatePropagation();
+    },
+    true, // before the Enter that sends
+  );
+  prompt.addEventListener("blur", () => window.setTimeout(closeMentions, 150));
   $("cancel").addEventListener("click", () => send({ type: "cancel" }));
   $("undo").addEventListener(
     "click",
@@ -462,6 +596,8 @@
     if (message && message.type === "state") {
       state = message.state;
       draw();
+    } else if (message && message.type === "files") {
+      drawMentions(message.query, message.files);
     }
   });
   const saved = vscode.getState();

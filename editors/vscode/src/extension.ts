@@ -77,7 +77,7 @@ export function activate(context: vscode.ExtensionContext): void {
     approvals,
     tether,
     recent,
-    ...panel.connect(runs, () => tether.ensureStarted()),
+    ...panel.connect(runs, () => tether.ensureStarted(), recent),
     command("tether.runPrompt", () => runs.runPrompt()),
     command("tether.askAboutSelection", () =>
       askAboutSelection((prompt, given) => runs.start(prompt, undefined, { context: given }), recent),

@@ -5,7 +5,7 @@
 // bar only.
 import { randomUUID } from "crypto";
 import * as vscode from "vscode";
-import { RecentFiles, currentContext } from "./context";
+import { ContextPart, RecentFiles, currentContext, withoutParts } from "./context";
 import type { AgentRunResult, RunContext } from "./protocol";
 import { TetherProtocol, errorMessage } from "./protocolClient";
 import { Transcript, steps } from "./transcript";
@@ -40,6 +40,13 @@ export class RunBook {
 
 export class Runs {
   readonly book = new RunBook();
+  private readonly started = new Set<(runId: string, context: RunContext | undefined) => void>();
+
+  /** Every run as it starts, with the context it carries (the panel shows it on the run). */
+  onStarted(listener: (runId: string, context: RunContext | undefined) => void): vscode.Disposable {
+    this.started.add(listener);
+    return new vscode.Disposable(() => this.started.delete(listener));
+  }
 
   constructor(
     private readonly connect: () => Promise<TetherProtocol>,
@@ -73,7 +80,12 @@ export class Runs {
   async start(
     prompt: string,
     sessionId?: string,
-    how: { onRunId?(runId: string): void; inPanel?: boolean; context?: RunContext } = {},
+    how: {
+      onRunId?(runId: string): void;
+      inPanel?: boolean;
+      context?: RunContext;
+      leaveOut?: ReadonlySet<ContextPart>;
+    } = {},
   ): Promise<AgentRunResult | undefined> {
     let protocol: TetherProtocol;
     try {
@@ -84,12 +96,15 @@ export class Runs {
     }
     const runId = randomUUID();
     const workDoneToken = `tether-${runId}`;
-    const context = how.context ?? currentContext(this.recent);
+    const context = withoutParts(how.context ?? currentContext(this.recent), how.leaveOut ?? new Set());
     const inPanel = how.inPanel === true || this.panelVisible();
     if (!inPanel) {
       this.channel.show(true);
     }
     how.onRunId?.(runId);
+    for (const listener of [...this.started]) {
+      listener(runId, context);
+    }
     const options = inPanel
       ? { location: vscode.ProgressLocation.Window, title: "Tether" } // the panel has Cancel
       : { location: vscode.ProgressLocation.Notification, title: "Tether", cancellable: true };

@@ -323,6 +323,7 @@ export const window = {
   activeTextEditor: undefined as unknown,
   visibleTextEditors: [] as FakeEditor[],
   onDidChangeActiveTextEditor: activeEditorChanges.event,
+  onDidChangeTextEditorSelection: new EventEmitter<unknown>().event,
   createTextEditorDecorationType: (options: unknown) => {
     calls.push(["createTextEditorDecorationType", [options]]);
     return { options, dispose: () => undefined };

@@ -2,6 +2,7 @@
 // extension keeps (the webview only draws it) and the user's actions coming back. The
 // webview is not trusted to send well-formed messages: `parseFromView` checks each one.
 import type { Choice } from "../answers";
+import type { ContextPart } from "../context";
 import type { ProposedRule, Rule } from "../protocol";
 
 /** Lines an edit adds and removes (the "+3 −1" pill). */
@@ -29,6 +30,17 @@ export interface ToolCard {
   readonly stat?: DiffStat;
 }
 
+/** One part of a run's context as a chip: the file, the selection, the open files. */
+export interface ContextChip {
+  readonly part: ContextPart;
+  /** `app.py`, `app.py:4–6`, `3 open files`. */
+  readonly label: string;
+  /** The selected text, the open files' names: shown on hover and when opened. */
+  readonly detail?: string;
+  /** For the next prompt: whether it goes along (the user can leave it out). */
+  readonly included?: boolean;
+}
+
 export type RunItem =
   { readonly kind: "text"; readonly html: string } | { readonly kind: "tool"; readonly card: ToolCard };
 
@@ -45,6 +57,8 @@ export interface RunView {
   readonly error?: string;
   /** What `agent/undo` did for this run. */
   readonly undone?: string;
+  /** The context the run carried (the file, the selection and its text, the open files). */
+  readonly context?: readonly ContextChip[];
 }
 
 /** An `agent/approve` waiting for the user, answerable from the panel. */
@@ -99,10 +113,15 @@ export interface PanelState {
   readonly undoRunId?: string;
   /** A failed request, said once in the panel. */
   readonly notice?: string;
+  /** What the next prompt takes along from the editor, each part with its toggle. */
+  readonly context: readonly ContextChip[];
 }
 
 /** Extension → webview. */
-export type ToView = { readonly type: "state"; readonly state: PanelState };
+export type ToView =
+  | { readonly type: "state"; readonly state: PanelState }
+  /** The workspace files matching an `@` typed in the prompt (workspace-relative). */
+  | { readonly type: "files"; readonly query: string; readonly files: readonly string[] };
 
 /** What the user answers from an approval card. */
 export interface PanelAnswer {
@@ -125,12 +144,15 @@ export type FromView =
   | { readonly type: "refreshSessions" }
   | { readonly type: "pickSession"; readonly sessionId: string | null }
   | { readonly type: "refreshRules" }
-  | { readonly type: "revokeRule"; readonly rule: Rule };
+  | { readonly type: "revokeRule"; readonly rule: Rule }
+  | { readonly type: "toggleContext"; readonly part: ContextPart }
+  | { readonly type: "files"; readonly query: string };
 
 const CHOICES = new Set(["allow", "allow-always", "deny"]);
 const SCOPES = new Set(["session", "project", "user"]);
 const RULE_SCOPES = new Set(["session", "project", "user", "builtin"]);
 const DECISIONS = new Set(["allow", "deny", "ask"]);
+const CONTEXT_PARTS = new Set(["file", "selection", "openFiles"]);
 
 type Json = Record<string, unknown>;
 
@@ -215,6 +237,14 @@ export function parseFromView(value: unknown): FromView | undefined {
       const rule = parseRule(value.rule);
       return rule ? { type: "revokeRule", rule } : undefined;
     }
+    case "toggleContext":
+      return CONTEXT_PARTS.has(value.part as string)
+        ? { type: "toggleContext", part: value.part as ContextPart }
+        : undefined;
+    case "files":
+      return typeof value.query === "string" && value.query.length <= 200
+        ? { type: "files", query: value.query }
+        : undefined;
     default:
       return undefined;
   }

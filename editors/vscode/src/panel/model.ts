@@ -7,12 +7,13 @@ import type {
   AgentRunResult,
   CommandPreview,
   DiffPreview,
+  RunContext,
 } from "../protocol";
 import { suggestedPatterns } from "../rulePicks";
 import { splitTitle } from "../titles";
 import { sandboxNote } from "../transcript";
 import { renderMarkdown } from "./markdown";
-import type { ApprovalView, DiffStat, RunItem, RunView, ToolCard } from "./messages";
+import type { ApprovalView, ContextChip, DiffStat, RunItem, RunView, ToolCard } from "./messages";
 
 const MAX_RUNS = 30;
 const OUTPUT_TAIL_LINES = 20;
@@ -119,9 +120,41 @@ export function approvalView(
   };
 }
 
+/** A run's context as chips: the active file, the selection (with its text), the open files. */
+export function contextChips(
+  context: RunContext | undefined | null,
+  displayPath: (pathOrUri: string) => string,
+): ContextChip[] {
+  const chips: ContextChip[] = [];
+  if (context?.uri) {
+    const name = displayPath(context.uri);
+    chips.push({ part: "file", label: name });
+    if (context.selection) {
+      const { start, end } = context.selection;
+      const last = end.character === 0 && end.line > start.line ? end.line - 1 : end.line;
+      const lines = last === start.line ? `${start.line + 1}` : `${start.line + 1}–${last + 1}`;
+      chips.push({
+        part: "selection",
+        label: `${name}:${lines}`,
+        ...(context.selectedText ? { detail: clip(context.selectedText) } : {}),
+      });
+    }
+  }
+  const open = context?.openFiles ?? [];
+  if (open.length > 0) {
+    chips.push({
+      part: "openFiles",
+      label: `${open.length} open file${open.length === 1 ? "" : "s"}`,
+      detail: open.map(displayPath).join("\n"),
+    });
+  }
+  return chips;
+}
+
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly (infer U)[] ? U[] : T[K] };
 
-interface RunState extends Omit<Mutable<RunView>, "items"> {
+interface RunState extends Omit<Mutable<RunView>, "items" | "context"> {
+  context?: ContextChip[];
   items: Array<{ kind: "text"; markdown: string; html?: string } | { kind: "tool"; card: Mutable<ToolCard> }>;
   /** The text item the current step streams into, if any. */
   openText?: { kind: "text"; markdown: string; html?: string };
@@ -132,12 +165,20 @@ interface RunState extends Omit<Mutable<RunView>, "items"> {
 /** Runs as the panel shows them, oldest first. */
 export class PanelModel {
   private readonly runs: RunState[] = [];
+  /** The context of runs started here whose run-started has not come yet. */
+  private readonly carried = new Map<string, ContextChip[]>();
+  /** Runs before this index belong to an earlier conversation (New session hid them)… */
+  private shownFrom = 0;
+  /** …except those of the session picked from Sessions. */
+  private shownSession: string | undefined;
 
   constructor(private readonly displayPath: (pathOrUri: string) => string) {}
 
   /** Applies one `agent/event`; true if anything shown changed. */
   apply(event: AgentEventParams): boolean {
     if (event.kind === "run-started") {
+      const context = this.carried.get(event.runId);
+      this.carried.delete(event.runId);
       this.runs.push({
         runId: event.runId,
         sessionId: event.sessionId,
@@ -145,8 +186,11 @@ export class PanelModel {
         items: [],
         running: true,
         streamed: false,
+        ...(context !== undefined && context.length > 0 ? { context } : {}),
       });
-      this.runs.splice(0, Math.max(0, this.runs.length - MAX_RUNS));
+      const dropped = Math.max(0, this.runs.length - MAX_RUNS);
+      this.runs.splice(0, dropped);
+      this.shownFrom = Math.max(0, this.shownFrom - dropped);
       return true;
     }
     const run = this.find(event.runId);
@@ -279,6 +323,23 @@ export class PanelModel {
     run.error = error;
   }
 
+  /** The context a run carries, known as it starts (before its run-started event). */
+  carries(runId: string, context: RunContext | undefined): void {
+    this.carried.set(runId, contextChips(context, this.displayPath));
+    if (this.carried.size > MAX_RUNS) {
+      this.carried.delete(this.carried.keys().next().value as string);
+    }
+  }
+
+  /**
+   * The conversation shown: a new session shows none of the earlier runs (undefined); a
+   * session picked from Sessions shows its runs; runs started from now on show either way.
+   */
+  showSession(sessionId: string | undefined): void {
+    this.shownFrom = this.runs.length;
+    this.shownSession = sessionId;
+  }
+
   undone(runId: string, note: string): void {
     const run = this.find(runId);
     if (run !== undefined) {
@@ -303,7 +364,11 @@ export class PanelModel {
 
   /** The runs with their text rendered (each text rendered once per change). */
   views(): RunView[] {
-    return this.runs.map((run) => ({
+    const shown = this.runs.filter(
+      (run, index) =>
+        index >= this.shownFrom || (this.shownSession !== undefined && run.sessionId === this.shownSession),
+    );
+    return shown.map((run) => ({
       runId: run.runId,
       sessionId: run.sessionId,
       prompt: run.prompt,
@@ -321,6 +386,7 @@ export class PanelModel {
       ...(run.changedFiles !== undefined ? { changedFiles: run.changedFiles } : {}),
       ...(run.error !== undefined ? { error: run.error } : {}),
       ...(run.undone !== undefined ? { undone: run.undone } : {}),
+      ...(run.context !== undefined ? { context: run.context } : {}),
     }));
   }
 
