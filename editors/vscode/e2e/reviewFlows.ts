@@ -81,6 +81,7 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
 
   // The agent panel beside the editor (already open after panelFlows): its cards follow the review.
   await bench.command("Tether: Open Agent Panel");
+  await page.locator(".monaco-workbench .part.editor").click(); // keys to the workbench again, not the webview
 
   // 9. Inline review: from the diff editor's title "Review in File", the two changes are shown
   //    in calc.py itself; the user adds a line above them (unsaved), the review follows;

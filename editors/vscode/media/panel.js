@@ -128,6 +128,7 @@
       el("article", { class: "run" }, [
         el("div", { class: "prompt" }),
         el("div", { class: "chips run-context", role: "group", "aria-label": "Context this run carried" }),
+        el("ol", { class: "plan", "aria-label": "Plan" }),
         el("div", { class: "items" }),
         el("div", { class: "outcome", role: "status" }),
         el("div", { class: "changed" }),
@@ -175,6 +176,32 @@
     setText(node.querySelector(".undone"), run.undone ? `Undone: ${run.undone}` : "");
     node.querySelector(".run-undo").hidden = state.undoRunId !== run.runId;
     drawChips(node.querySelector(".run-context"), run.context || [], false);
+    drawPlan(node.querySelector("ol.plan"), run.plan || []);
+  }
+
+  const PLAN_MARK = { pending: "☐", in_progress: "◐", completed: "☑" };
+  const PLAN_STATUS = { pending: "to do", in_progress: "in progress", completed: "done" };
+
+  /** The model's step list as a checklist at the top of the run. */
+  function drawPlan(list, steps) {
+    const key = JSON.stringify(steps);
+    if (list.dataset.plan === key) {
+      return;
+    }
+    list.dataset.plan = key;
+    const done = steps.filter((step) => step.status === "completed").length;
+    list.setAttribute("aria-label", `Plan: ${done} of ${steps.length} done`);
+    list.replaceChildren(
+      ...steps.map((step) =>
+        el("li", { class: `plan-step ${step.status}`, "data-status": step.status }, [
+          el("span", { class: "plan-mark", text: PLAN_MARK[step.status] || "☐", "aria-hidden": "true" }),
+          el("span", { class: "plan-text", text: step.content }),
+          el("span", { class: "visually-hidden", text: ` (${PLAN_STATUS[step.status] || step.status})` }),
+          step.priority === "high" ? el("span", { class: "plan-priority", text: "high" }) : undefined,
+        ]),
+      ),
+    );
+    list.hidden = steps.length === 0;
   }
 
   /** Context chips: `app.py`, `app.py:4–6` (its text on hover and when opened), `3 open files`. */
@@ -274,7 +301,7 @@
       // A textarea: its placeholder wraps in a narrow panel instead of being cut.
       const feedback = el("textarea", {
         class: "feedback",
-        rows: "1",
+        rows: "2",
         placeholder: "Feedback with Deny (optional): why, or what to do instead",
         "aria-label": "Feedback with Deny",
       });

@@ -59,6 +59,14 @@ export interface RunView {
   readonly undone?: string;
   /** The context the run carried (the file, the selection and its text, the open files). */
   readonly context?: readonly ContextChip[];
+  /** The model's step list (its latest `plan` event), shown at the top of the run. */
+  readonly plan?: readonly PlanStep[];
+}
+
+export interface PlanStep {
+  readonly content: string;
+  readonly status: "pending" | "in_progress" | "completed";
+  readonly priority?: "high" | "medium" | "low";
 }
 
 /** An `agent/approve` waiting for the user, answerable from the panel. */

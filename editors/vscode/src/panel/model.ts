@@ -13,7 +13,7 @@ import { suggestedPatterns } from "../rulePicks";
 import { splitTitle } from "../titles";
 import { sandboxNote } from "../transcript";
 import { renderMarkdown } from "./markdown";
-import type { ApprovalView, ContextChip, DiffStat, RunItem, RunView, ToolCard } from "./messages";
+import type { ApprovalView, ContextChip, DiffStat, PlanStep, RunItem, RunView, ToolCard } from "./messages";
 
 const MAX_RUNS = 30;
 const OUTPUT_TAIL_LINES = 20;
@@ -153,8 +153,9 @@ export function contextChips(
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly (infer U)[] ? U[] : T[K] };
 
-interface RunState extends Omit<Mutable<RunView>, "items" | "context"> {
+interface RunState extends Omit<Mutable<RunView>, "items" | "context" | "plan"> {
   context?: ContextChip[];
+  plan?: PlanStep[];
   items: Array<{ kind: "text"; markdown: string; html?: string } | { kind: "tool"; card: Mutable<ToolCard> }>;
   /** The text item the current step streams into, if any. */
   openText?: { kind: "text"; markdown: string; html?: string };
@@ -261,6 +262,14 @@ export class PanelModel {
         card.output = outputTail(event.error ? `${event.output}\n${event.error}` : event.output);
         return true;
       }
+      case "plan":
+        // Each plan replaces the one before, whole.
+        run.plan = event.entries.map((entry) => ({
+          content: entry.content,
+          status: entry.status ?? "pending",
+          ...(entry.priority ? { priority: entry.priority } : {}),
+        }));
+        return true;
       case "usage":
         run.usage = {
           inputTokens: event.inputTokens,
@@ -387,6 +396,7 @@ export class PanelModel {
       ...(run.error !== undefined ? { error: run.error } : {}),
       ...(run.undone !== undefined ? { undone: run.undone } : {}),
       ...(run.context !== undefined ? { context: run.context } : {}),
+      ...(run.plan !== undefined ? { plan: run.plan.map((step) => ({ ...step })) } : {}),
     }));
   }
 

@@ -263,3 +263,37 @@ describe("panel: approval cards", () => {
     assert.deepStrictEqual(splitTitle("Run ls"), { headline: "Run ls" });
   });
 });
+
+describe("panel: the plan", () => {
+  it("shows the model's latest step list at the top of the run, each plan replacing the last", () => {
+    const model = new PanelModel((p) => p);
+    let n = 0;
+    const at = (event: Record<string, unknown>): boolean =>
+      model.apply({ runId: "r-p", seq: ++n, ...event } as AgentEventParams);
+    at({ kind: "run-started", prompt: "fix it", sessionId: "s" });
+    assert.ok(
+      at({
+        kind: "plan",
+        entries: [
+          { content: "Read the failing test", status: "in_progress", priority: "high" },
+          { content: "Fix add()" },
+        ],
+      }),
+    );
+    assert.deepStrictEqual(model.views()[0].plan, [
+      { content: "Read the failing test", status: "in_progress", priority: "high" },
+      { content: "Fix add()", status: "pending" },
+    ]);
+    at({
+      kind: "plan",
+      entries: [
+        { content: "Read the failing test", status: "completed" },
+        { content: "Fix add()", status: "in_progress" },
+      ],
+    });
+    assert.deepStrictEqual(
+      model.views()[0].plan?.map((step) => `${step.status} ${step.content}`),
+      ["completed Read the failing test", "in_progress Fix add()"],
+    );
+  });
+});
