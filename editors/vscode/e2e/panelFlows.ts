@@ -115,9 +115,19 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
   await visible(prompt);
   await bench.screenshot("panel-open");
   const create = { name: "write_file", arguments: { path: "panel.py", content: "x = 1\n" } };
+  const plan = {
+    name: "plan",
+    arguments: {
+      steps: [
+        { content: "Look at the workspace", status: "completed" },
+        { content: "Create panel.py", status: "in_progress", priority: "high" },
+        { content: "Say what was done" },
+      ],
+    },
+  };
   script({
     turns: [
-      { text: "Creating **panel.py** with `x = 1`:", toolCalls: [create] },
+      { text: "Creating **panel.py** with `x = 1`:", toolCalls: [plan, create] },
       { text: "Done: *one* file." },
     ],
   });
@@ -134,6 +144,14 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
     "a run from the panel showed a notification",
   );
   await visible(card.locator(".file-pill .stat-add", { hasText: "+1" }));
+  // The model's plan at the top of the run (issue 28 item 8).
+  await visible(
+    lastRun().locator("ol.plan li.plan-step[data-status=in_progress]", { hasText: "Create panel.py" }),
+  );
+  assert.deepStrictEqual(
+    (await lastRun().locator("ol.plan .plan-text").allTextContents()).map((t) => t.trim()),
+    ["Look at the workspace", "Create panel.py", "Say what was done"],
+  );
   await visible(card.locator("pre.diff .line.add", { hasText: "+x = 1" }));
   await bench.screenshot("panel-edit-approval");
   await card.locator("button", { hasText: /^Allow$/ }).click();
@@ -149,7 +167,7 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
   await waitFor("the proposal tab to close", async () => (await bench.proposalTabs()) === 0);
   await bench.screenshot("panel-edit-allowed");
   passed.push(
-    "panel: a prompt typed in the panel streams its Markdown answer; the edit allowed on its card; outcome and tokens shown",
+    "panel: a prompt typed in the panel streams its Markdown answer with the model's plan on top and no notification; the edit's coloured diff and +1 −0 on its card, allowed there; outcome and tokens shown",
   );
 
   // 2. Undo this run: agent/undo reverts the run's edit (the created file goes).

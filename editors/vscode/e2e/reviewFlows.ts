@@ -80,8 +80,13 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   };
 
   // The agent panel beside the editor (already open after panelFlows): its cards follow the review.
+  const panelPage = page
+    .frameLocator('iframe.webview[src*="extensionId=tether-dev.tether"]')
+    .frameLocator("iframe#active-frame");
   await bench.command("Tether: Open Agent Panel");
-  await page.locator(".monaco-workbench .part.editor").click(); // keys to the workbench again, not the webview
+  // Once loaded the webview has the focus: given back to the workbench for its keys.
+  await panelPage.locator("#prompt").waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  await page.locator(".monaco-workbench .part.editor").click();
 
   // 9. Inline review: from the diff editor's title "Review in File", the two changes are shown
   //    in calc.py itself; the user adds a line above them (unsaved), the review follows;
