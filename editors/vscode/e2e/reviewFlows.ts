@@ -201,7 +201,10 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   await bench.titleButton("Allow").waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
   await bench.titleButton("Allow").click();
   await oneMoreRun(before);
-  await page.locator(".part.panel .action-label", { hasText: /^Problems/ }).click();
+  // Ctrl+Shift+M: the Problems view (the Output panel is no longer opened by runs the agent
+  // panel shows, so the bottom panel may be closed).
+  await page.locator(".monaco-workbench .part.editor").click();
+  await page.keyboard.press("Control+Shift+M");
   const problem = page.locator(".markers-panel .monaco-list-row", { hasText: PYRIGHT_ERROR });
   await problem.first().waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
   await bench.screenshot("pyright-problem");
