@@ -39,9 +39,11 @@ run          config diagnostics errors events host policy prompt providers sandb
              text tools workspace
 lsp          tether config events framing host policy providers run sandbox session text
              tools workspace writes
+acp          tether config errors events host policy prompt providers run sandbox session
+             text tools workspace writes
 client       config framing prompt providers session text workspace writes
 demo         client
-cli          tether client config demo lsp providers sandbox session tools
+cli          tether acp client config demo lsp providers sandbox session tools
 __main__     cli
 """
 """Each package (or top-level module) and the packages it may import, lowest first; a

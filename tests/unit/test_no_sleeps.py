@@ -25,6 +25,11 @@ ALLOWED: list[tuple[str, int, str]] = [
         "approval timeout must not deny it",
     ),
     (
+        "unit/test_runs.py",
+        1,
+        "models a slow disk under the session log writer: the answer must wait for the log",
+    ),
+    (
         "unit/test_transport.py",
         2,
         "models the event loop: sleep(0) ends its turn; a blocking sleep keeps it busy",

@@ -17,15 +17,14 @@ from pathlib import Path
 from tether_protocol import TetherSettings
 
 from .layers import (
-    PROJECT_CONFIG,
     Config,
     merge,
     resolve,
-    user_config_path,
     user_file,
     variables_settings,
 )
 from .project import dropped_warning, read_project_file
+from .quick import PROJECT_CONFIG, user_config_path
 
 ENVIRONMENT_SOURCE = "environment"
 

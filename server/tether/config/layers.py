@@ -23,6 +23,14 @@ from tether_protocol import Script, TetherSettings
 from tether_protocol.config import ModelPrice
 
 from ..sandbox.detect import SandboxChoice
+from .quick import (
+    ENVIRONMENT,
+    INTEGER_SETTINGS,
+    MAX_TOML_BYTES,
+    NUMBER_SETTINGS,
+    TRUST_KEY,
+    user_config_path,
+)
 
 DEFAULT_MAX_STEPS = 40
 DEFAULT_TIMEOUT_SECONDS = 900.0
@@ -34,20 +42,6 @@ DEFAULT_DIAGNOSTICS_SETTLE_MS = 300
 DEFAULT_DIAGNOSTICS_MAX_WAIT_MS = 3000
 """The longest an edit's result waits for the editor's problems."""
 
-ENVIRONMENT = {
-    "TETHER_PROVIDER": "provider",
-    "TETHER_MODEL": "model",
-    "TETHER_BASE_URL": "base_url",
-    "TETHER_SCRIPT": "script",
-    "TETHER_STATE_DIR": "state_dir",
-    "TETHER_CONTEXT_WINDOW_TOKENS": "context_window_tokens",
-    "TETHER_APPROVAL_TIMEOUT_SECONDS": "approval_timeout_seconds",
-    "TETHER_MAX_MESSAGE_BYTES": "max_message_bytes",
-    "TETHER_SANDBOX": "sandbox",
-}
-INTEGER_SETTINGS = frozenset({"context_window_tokens", "max_message_bytes"})
-NUMBER_SETTINGS = frozenset({"approval_timeout_seconds"})
-
 
 class ConfigError(ValueError):
     """A configuration value that cannot be used; the message names it."""
@@ -58,24 +52,6 @@ def default_state_dir(environ: dict[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "tether"
-
-
-USER_CONFIG = "tether/config.toml"
-PROJECT_CONFIG = ".tether/config.toml"
-TRUST_KEY = "trustedProjects"
-"""A user-config list of folders whose project config may set every key."""
-
-
-def user_config_path(environ: Mapping[str, str]) -> Path:
-    """``$XDG_CONFIG_HOME/tether/config.toml``, else ``~/.config/tether/config.toml``."""
-    base = environ.get("XDG_CONFIG_HOME") or str(
-        Path(environ.get("HOME") or Path.home()) / ".config"
-    )
-    return Path(base) / USER_CONFIG
-
-
-MAX_TOML_BYTES = 1 << 20
-"""A settings or rules file larger than this is refused (it is read on every decision)."""
 
 
 def read_toml(path: Path) -> dict[str, Any] | None:

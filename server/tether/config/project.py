@@ -25,11 +25,10 @@ from tether_protocol import TetherSettings
 from .layers import (
     DEFAULT_MAX_STEPS,
     DEFAULT_TIMEOUT_SECONDS,
-    PROJECT_CONFIG,
-    TRUST_KEY,
     parse_settings,
     read_toml,
 )
+from .quick import PROJECT_CONFIG, TRUST_KEY
 
 PROJECT_FIELDS: Mapping[str, str] = {
     "diagnostics_settle_ms": "how long the editor's problems take to settle after an edit "

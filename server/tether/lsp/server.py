@@ -82,6 +82,8 @@ class TetherProtocol(LanguageServerProtocol):
     _server: TetherServer
     _initialize_received = False
     _warned_stale_change = False
+    lean_answered: int | str | None = None
+    """The ``initialize`` the lean start answered (``lsp.lean``): its answer here is dropped."""
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         """pygls' decoding, refusing a notification method sent with an id (pygls would
@@ -133,6 +135,15 @@ class TetherProtocol(LanguageServerProtocol):
         super()._run_generator(future, gen=gen, result_future=result_future)
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if self.lean_answered is not None and msg_id == self.lean_answered:
+            self.lean_answered = None
+            if error is not None:  # the quick check let through what the full one refused
+                message = f"Tether: initialize: {clip(str(error.message), 1000)}"
+                log.error("%s (answered already by the lean start)", message)
+                self._server.window_show_message(
+                    types.ShowMessageParams(type=types.MessageType.Error, message=message)
+                )
+            return
         # The last guard against echoing a huge value: error texts are cut (a traceback
         # in ``data`` keeps its end, where the cause is).
         if error is not None:

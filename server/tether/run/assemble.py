@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from tether_protocol import RunParams
 
-from ..config.layers import Config, user_config_path
+from ..config.layers import Config
+from ..config.quick import user_config_path
 from ..diagnostics.watch import ProblemWatcher
 from ..events import RunEvents
 from ..host import Editor, EventSink, ReportsDiagnostics

@@ -126,6 +126,12 @@ class RunManager:
         memory = self._sessions.get(session_id)
         return None if memory is None else memory.policy
 
+    async def session_memory(self, session_id: str, *, new: bool) -> SessionMemory:
+        """A session's memory, kept among the recent ones: a ``new`` one starts empty, any
+        other is the one in memory or rebuilt from its log (``InvalidRun`` when unknown).
+        For a front that names a session before its first run (ACP's ``session/new``)."""
+        return await self._session(session_id, new)
+
     async def _session(self, session_id: str, new: bool) -> SessionMemory:
         """The session to continue: in memory, else rebuilt from its log (the truth)."""
         memory = self._sessions.get(session_id)
