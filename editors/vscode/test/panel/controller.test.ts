@@ -108,12 +108,13 @@ describe("panel: controller", () => {
   beforeEach(() => {
     vscode.reset();
     server = new FakeServer();
-    posted = [];
+    const sink: ToView[] = []; // this test's own: a post left over from the last test goes elsewhere
+    posted = sink;
     shared = new SharedApprovals(noEditor, () => true);
     controller = new PanelController(
       server,
       shared,
-      (m) => posted.push(m),
+      (m) => sink.push(m),
       (p) => p.replace("file:///w/", ""),
       0,
     );
