@@ -12,7 +12,12 @@ from .approvals import (
     SaveDocumentsResult,
 )
 from .base import Position, Range, WireModel
-from .config import ClientTetherCapabilities, ServerTetherCapabilities, TetherSettings
+from .config import (
+    ClientTetherCapabilities,
+    McpServerSettings,
+    ServerTetherCapabilities,
+    TetherSettings,
+)
 from .diagnostics import Diagnostic, DiagnosticsParams, DiagnosticsResult, FileDiagnostics
 from .events import (
     EVENT_KINDS,
@@ -188,6 +193,7 @@ __all__ = [
     "SteerParams",
     "SteerResult",
     "TetherSettings",
+    "McpServerSettings",
     "TextDeltaEvent",
     "ToolCallEvent",
     "ToolResultEvent",

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import gc
-import logging
 import os
 import sys
 from pathlib import Path
@@ -32,7 +30,7 @@ def build_tools() -> Any:
     return StaticToolRegistry([*READ_TOOLS, Diagnostics(), Plan(), EditFile(), WriteFile(), Bash()])
 
 
-def serve() -> int:
+def serve(log_level: str = "warning") -> int:
     """Serve one client over stdio until it goes away."""
     # Start-up only allocates what lives as long as the server: cyclic collections during
     # the imports (a thousand lsprotocol classes) find nothing and cost ~10% of them.
@@ -45,6 +43,10 @@ def serve() -> int:
         handover = lean_start(sys.stdin.buffer, sys.stdout.buffer, os.environ)
     except KeyboardInterrupt:  # stopped before the first message: nothing to clean up
         return 0
+    import asyncio
+    import logging
+
+    logging.basicConfig(level=log_level.upper(), stream=sys.stderr)
     from .config.layers import ConfigError
     from .lsp.handlers import create_server
     from .lsp.server import ClientErrorFilter, TetherProtocol
@@ -89,6 +91,8 @@ def acp() -> int:
     its input ends; stdout carries the protocol only, logs go to stderr."""
     # Only the wire is imported before the first answer: ``initialize`` is answered while
     # the core loads in a worker thread (``acp/front.py``).
+    import asyncio
+
     from .acp.front import Front
 
     def core() -> Any:
@@ -227,7 +231,7 @@ def prepared_run(args: argparse.Namespace, cwd: Path, prompt: str) -> TerminalRu
         print(f"tether: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if (problem := check_settings(settings.settings)) is not None:
-        if (warning := settings.warning()) is not None:  # the server, not started, would say it
+        for warning in settings.warnings():  # the server, not started, would say them
             print(f"tether: warning: {warning}", file=sys.stderr)
         print(f"tether: {problem}", file=sys.stderr)
         return EXIT_USAGE
@@ -458,9 +462,11 @@ def main(argv: list[str] | None = None) -> int:
 
     add_rules_command(commands)
     args = parser.parse_args(argv)
+    if args.command == "serve":  # its logging is set up after the lean start (lsp.lean)
+        return serve(args.log_level)
+    import logging
+
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
-    if args.command == "serve":
-        return serve()
     if args.command == "acp":
         return acp()
     try:

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tether_protocol import Script, TetherSettings
+from tether_protocol import McpServerSettings, Script, TetherSettings
 from tether_protocol.config import ModelPrice
 
 from ..sandbox.detect import SandboxChoice
@@ -52,6 +52,10 @@ def default_state_dir(environ: dict[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "tether"
+
+
+PROJECT_MCP = ".mcp.json"
+"""Claude Code's project file of MCP servers, read for a trusted project."""
 
 
 def read_toml(path: Path) -> dict[str, Any] | None:
@@ -151,13 +155,18 @@ def parse_settings(data: object, source: str) -> TetherSettings:
 
 
 def merge(*layers: TetherSettings) -> TetherSettings:
-    """Later layers win wherever they set a field."""
+    """Later layers win wherever they set a field; ``mcpServers`` merge by server name (a
+    later layer's server replaces an earlier one of the same name)."""
     merged: dict[str, Any] = {}
+    servers: dict[str, McpServerSettings] = {}
     for layer in layers:
         for name in TetherSettings.model_fields:
             value = getattr(layer, name)
             if value is not None:
                 merged[name] = value
+        servers.update(layer.mcp_servers or {})
+    if servers:
+        merged["mcp_servers"] = servers
     return TetherSettings(**merged)
 
 
@@ -189,6 +198,8 @@ class Config:
     diagnostics_settle_ms: int = DEFAULT_DIAGNOSTICS_SETTLE_MS
     """0: no check of the editor's problems after edits."""
     diagnostics_max_wait_ms: int = DEFAULT_DIAGNOSTICS_MAX_WAIT_MS
+    mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=dict)
+    """The MCP servers configured (the enabled ones are started), by name."""
 
 
 def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
@@ -222,6 +233,7 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
         diagnostics_max_wait_ms=_or_default(
             settings.diagnostics_max_wait_ms, DEFAULT_DIAGNOSTICS_MAX_WAIT_MS
         ),
+        mcp_servers=dict(settings.mcp_servers or {}),
     )
 
 

@@ -11,7 +11,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 
@@ -27,6 +27,9 @@ from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace
 from .assemble import SessionMemory, assemble_run
 from .loop import AgentLoop
+
+if TYPE_CHECKING:
+    from ..mcp.hub import McpHub
 
 
 class InvalidRun(ValueError):
@@ -71,6 +74,8 @@ class RunManager:
         self, tools: ToolRegistry, log_writer: SessionLogWriter, rules: RuleStore | None = None
     ) -> None:
         self.tools = tools
+        self.mcp: McpHub | None = None
+        """The front's MCP servers (None: the front runs none)."""
         self.log_writer = log_writer
         self.rules = rules
         """The user's and the projects' approval rules (None: session rules only)."""
@@ -197,6 +202,7 @@ class RunManager:
                 sinks=sinks,
                 editor=editor,
                 tools=self.tools,
+                mcp=self.mcp,
                 log_writer=self.log_writer,
                 rules=self.rules,
             )
