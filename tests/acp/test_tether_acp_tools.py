@@ -4,10 +4,13 @@ that declares fs + terminal and for one that declares nothing."""
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 from pathlib import Path
 
 import pytest
 
+from .client import RequestError
 from .recorder import EDITOR, NOTHING, RecordingClient
 from .tether import call, tether_acp, turns
 
@@ -246,3 +249,49 @@ async def test_the_models_plan_is_a_plan_update(root: Path, tmp_path: Path) -> N
         [tool] = calls(client, "tool_call")
         assert (tool["kind"], tool["title"]) == ("think", "Plan")
         client.assert_clean()
+
+
+def tiny_mcp(calls_file: Path, name: str = "notes") -> dict[str, object]:
+    """An ACP ``McpServer`` (stdio) running ``tiny_mcp.py``."""
+    return {
+        "name": name,
+        "command": sys.executable,
+        "args": [str(Path(__file__).with_name("tiny_mcp.py"))],
+        "env": [{"name": "TINY_MCP_CALLS", "value": str(calls_file)}],
+    }
+
+
+async def test_the_clients_mcp_servers_run_for_the_session_and_are_asked(
+    root: Path, tmp_path: Path
+) -> None:
+    echo = call("mcp__notes__echo", text="from the editor")
+    script = turns({"tool_calls": [echo]}, {"text": "no"}, {"tool_calls": [echo]}, {"text": "ok"})
+    calls_file = tmp_path / "calls.txt"
+    client = RecordingClient(capabilities=NOTHING, permission="reject_once")
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root, mcp_servers=[tiny_mcp(calls_file)])
+        assert (await agent.prompt(session, "echo it"))["stopReason"] == "end_turn"
+        [asked] = client.permissions  # asked, like any call with effects
+        assert "notes" in asked.tool_call["title"] and "echo" in asked.tool_call["title"]
+        assert not calls_file.exists()  # rejected: the server was never called
+        client.permission = "allow_once"
+        assert (await agent.prompt(session, "again"))["stopReason"] == "end_turn"
+        assert calls_file.read_text() == "from the editor\n"
+        assert len(client.permissions) == 2  # asked again: an allow once is for one call
+        done = [u for u in calls(client, "tool_call_update") if u.get("status") == "completed"]
+        assert any("echo: from the editor" in json.dumps(u) for u in done)
+        client.assert_clean()
+        assert (await agent.exit_after_eof(within=2.0)).clean  # its server ended too
+
+
+async def test_an_unusable_mcp_server_is_an_invalid_params_error(
+    root: Path, tmp_path: Path
+) -> None:
+    client = RecordingClient(capabilities=NOTHING)
+    async with tether_acp(root, tmp_path, turns({"text": "ok"}), client) as agent:
+        bad = {"type": "sse", "name": "old", "url": "http://127.0.0.1:9/sse", "headers": []}
+        with pytest.raises(RequestError) as refused:
+            await agent.new_session(root, mcp_servers=[bad])
+        assert refused.value.code == -32602
+        assert "mcpServers.0 ('old'): 'sse' servers are not supported" in str(refused.value)
+        assert await agent.new_session(root)  # and the agent goes on serving

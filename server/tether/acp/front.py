@@ -49,7 +49,7 @@ def initialize_result() -> dict[str, Any]:
         "agentCapabilities": {
             "loadSession": True,
             "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-            "mcpCapabilities": {"http": False, "sse": False},
+            "mcpCapabilities": {"http": True, "sse": False},
         },
         "agentInfo": {"name": "tether", "title": "Tether", "version": tether.__version__},
         "authMethods": [],

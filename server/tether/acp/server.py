@@ -16,11 +16,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tether_protocol import Rule, RunParams, RunResult, parse_event
+from tether_protocol import McpServerSettings, Rule, RunParams, RunResult, parse_event
 
 from ..config.assemble import assemble
 from ..config.layers import Config, ConfigError
@@ -32,6 +32,9 @@ from ..session.store import stored_session
 from ..session.writer import SessionLogWriter, new_session_id
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace, path_from_uri
+
+if TYPE_CHECKING:
+    from ..mcp.hub import McpHub
 from .editor import AcpBuffers, AcpEditor, ClientCapabilities, Mode
 from .front import check_initialize, initialize_result
 from .updates import AcpSink, Translator, replayed
@@ -89,10 +92,41 @@ class _Params(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
 
-class McpServer(_Params):
+class _NameValue(_Params):
     name: str
+    value: str
+
+
+class McpServer(_Params):
+    """An MCP server the client asks the session to use (ACP's ``McpServer``: stdio
+    without a ``type``; ``http`` and ``sse`` with one)."""
+
+    name: str = Field(min_length=1)
+    type: str | None = None
     command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: list[_NameValue] = Field(default_factory=list)
     url: str | None = None
+    headers: list[_NameValue] = Field(default_factory=list)
+
+    def settings(self) -> McpServerSettings:
+        """As Tether's ``mcpServers`` entry; ``ValueError`` when it cannot be one."""
+        if self.type not in (None, "stdio", "http"):
+            raise ValueError(f"{self.type!r} servers are not supported (stdio and http are)")
+        if self.type == "http" or (self.type is None and self.url and not self.command):
+            fields: dict[str, Any] = {"url": self.url, "type": "http"}
+            if self.headers:
+                fields["headers"] = {h.name: h.value for h in self.headers}
+        else:
+            fields = {"command": self.command, "args": self.args}
+            if self.env:
+                fields["env"] = {e.name: e.value for e in self.env}
+        try:
+            return McpServerSettings.model_validate(fields)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "server"
+            raise ValueError(f"{where}: {first['msg']}") from exc
 
 
 class NewSessionParams(_Params):
@@ -157,6 +191,9 @@ class AcpSession:
     prompting: bool = False
     cancel_asked: bool = False
     applied_rules: list[Rule] = field(default_factory=list)
+    mcp: McpHub | None = None
+    """The session's MCP servers (the client's, the project's and the user's); None: none."""
+    mcp_task: asyncio.Task[None] | None = None
 
     def workspace(self) -> Workspace:
         return Workspace([self.root], self.buffers, "utf-32")
@@ -201,8 +238,14 @@ class AcpServer:
     async def close(self) -> None:
         """End of input: stop every run (their tools and children end with them)."""
         self.runs.cancel_all()
+        # The sessions' MCP servers stop meanwhile (their process groups killed): a call in
+        # flight ends with its run either way.
+        hubs = [s.mcp.close() for s in self.sessions.values() if s.mcp is not None]
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.runs.wait_all(), timeout=STOP_SECONDS)
+            await asyncio.wait_for(
+                asyncio.gather(self.runs.wait_all(), *hubs, return_exceptions=True),
+                timeout=STOP_SECONDS,
+            )
         self.log_writer.close()
 
     # --- the methods -------------------------------------------------------------------
@@ -219,17 +262,22 @@ class AcpServer:
 
     def _open(self, session_id: str, cwd: str, method: str, servers: list[McpServer]) -> AcpSession:
         root = _folder(cwd, method)
-        if servers:
-            names = ", ".join(s.name for s in servers)
-            log.warning(
-                "%s: MCP servers given by the client are not started yet (ignored): %s",
-                method,
-                names,
-            )
+        given: dict[str, McpServerSettings] = {}
+        for index, server in enumerate(servers):
+            try:
+                given[server.name] = server.settings()
+            except ValueError as exc:
+                message = f"{method}: mcpServers.{index} ({server.name!r}): {exc}"
+                raise RpcError(INVALID_PARAMS, message[:1000]) from exc
         try:
             config = assemble(root, self.environ).config
         except ConfigError as exc:
             raise RpcError(INVALID_PARAMS, f"{method}: {exc}"[:1000]) from exc
+        # The client's servers over the project's and the user's: same name, the client's.
+        config = replace(config, mcp_servers={**config.mcp_servers, **given})
+        old = self.sessions.get(session_id)
+        if old is not None:  # loaded again: its servers are started anew
+            self._stop_mcp(old)
         assert self.connection is not None
         buffers = AcpBuffers(self.connection, session_id, self.capabilities.read)
         translator = Translator(None)
@@ -245,11 +293,35 @@ class AcpServer:
             lambda: session.mode,
         )
         self.sessions[session_id] = session
+        if config.mcp_servers:
+            self._start_mcp(session)
         if not self._warmed or config.provider != self.provider:  # the project's provider
             self._warmed = True
             task = asyncio.ensure_future(warm_up(config.provider))
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
         return session
+
+    def _start_mcp(self, session: AcpSession) -> None:
+        """The session's MCP hub, its servers starting in the background at once (a run
+        waits briefly for the ones still starting, as under ``tether serve``)."""
+        from ..mcp.hub import McpHub  # imported only when a session has servers
+
+        hub = McpHub(self.environ, lambda message: log.warning("%s", message))
+        session.mcp = hub
+        session.mcp_task = asyncio.ensure_future(hub.serve())
+
+        async def configure() -> None:
+            await hub.configure(session.config.mcp_servers, session.root)
+            hub.start()
+
+        started = asyncio.ensure_future(configure())
+        started.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    def _stop_mcp(self, session: AcpSession) -> None:
+        hub, session.mcp = session.mcp, None
+        if hub is not None:
+            stopping = asyncio.ensure_future(hub.close())
+            stopping.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     def _modes(self, session: AcpSession) -> dict[str, Any]:
         return {"currentModeId": session.mode, "availableModes": [dict(m) for m in MODES]}
@@ -412,7 +484,7 @@ class AcpServer:
         params = RunParams(prompt=text, session_id=session.session_id)
         try:
             run = await self.runs.create(
-                params, config, session.workspace(), [sink], session.editor
+                params, config, session.workspace(), [sink], session.editor, session.mcp
             )
         except InvalidRun as exc:
             raise RpcError(INVALID_PARAMS, f"session/prompt: {exc}"[:1000]) from exc

@@ -161,15 +161,19 @@ class RunManager:
         workspace: Workspace,
         sinks: Sequence[EventSink],
         editor: Editor,
+        mcp: McpHub | None = None,
     ) -> Run:
         """Reserve the ids, check the params and set a run up (``created``, not started).
 
-        The caller must hand the run to ``execute``, which releases it; if this raises, the
-        ids are already released.
+        ``mcp``: this run's MCP servers when they are not the front's (an ACP session's
+        own). The caller must hand the run to ``execute``, which releases it; if this
+        raises, the ids are already released.
         """
         run = self._reserve(params)
         try:
-            return await self._set_up(run, params, config, workspace, sinks, editor)
+            return await self._set_up(
+                run, params, config, workspace, sinks, editor, mcp or self.mcp
+            )
         except BaseException:
             self._release(run)
             raise
@@ -182,6 +186,7 @@ class RunManager:
         workspace: Workspace,
         sinks: Sequence[EventSink],
         editor: Editor,
+        mcp: McpHub | None,
     ) -> Run:
         run_id, session_id = run.run_id, run.session_id
         if params.run_id is not None and await self._sessions_with_run(run_id):
@@ -202,7 +207,7 @@ class RunManager:
                 sinks=sinks,
                 editor=editor,
                 tools=self.tools,
-                mcp=self.mcp,
+                mcp=mcp,
                 log_writer=self.log_writer,
                 rules=self.rules,
             )
