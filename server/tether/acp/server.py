@@ -306,7 +306,7 @@ class AcpServer:
         waits briefly for the ones still starting, as under ``tether serve``)."""
         from ..mcp.hub import McpHub  # imported only when a session has servers
 
-        hub = McpHub(self.environ, lambda message: log.warning("%s", message))
+        hub = McpHub(self.environ)  # it logs a server that cannot start: stderr, once
         session.mcp = hub
         session.mcp_task = asyncio.ensure_future(hub.serve())
 
