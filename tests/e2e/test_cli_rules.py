@@ -78,7 +78,7 @@ def test_always_allowing_the_proposed_rule_stores_it_for_later_runs(tmp_path: Pa
     env = scripted(tmp_path, script)
     term = Terminal(["run", "touch two files"], env, tmp_path)
     term.expect("[p] always `echo *` in this project")
-    term.send("p\r")
+    term.send("p")
     status = term.wait(timeout=60)
     assert status == 0, term.text
     assert term.text.count("[p] always") == 1  # the second ran under the new rule, unasked
@@ -111,7 +111,7 @@ def test_an_edits_folder_rule_offered_by_the_server_is_stored_for_later_runs(
     env = scripted(tmp_path, {"turns": [edit("a"), edit("b"), {"text": "edited"}]})
     term = Terminal(["run", "edit two files"], env, tmp_path)
     term.expect("[A] always `src/a.py`  [p] always `src/*.py` in this project")
-    term.send("p\r")
+    term.send("p")
     assert term.wait(timeout=60) == 0, term.text
     assert term.text.count("[p] always") == 1  # b.py was edited under the new rule, unasked
     assert "approval: auto (project rule `src/*.py`)" in term.text
