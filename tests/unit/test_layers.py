@@ -71,6 +71,7 @@ THIRD_PARTY_OWNERS = {
     "httpx": ("providers.openai", "providers.anthropic", "providers.retry"),
     "httpx2": ("providers.openai", "providers.anthropic", "providers.retry"),
     "rich": ("client.rich_render", "client.streamed_text"),
+    "prompt_toolkit": ("client.chat_input",),
 }
 """Libraries only these modules (or packages) may import: the transport and the SDKs stay
 at the edges (``test_seams.py`` checks the same by importing every other module)."""

@@ -29,7 +29,15 @@ from tether_protocol import (
 
 from ..text.model import split_lines
 from ..workspace.folders import path_from_uri
-from .render import DiffPrinter, TerminalRenderer, _arguments, outcome_line, shown_output
+from .render import (
+    DiffPrinter,
+    TerminalRenderer,
+    _arguments,
+    footer_line,
+    ok,
+    outcome_line,
+    shown_output,
+)
 from .streamed_text import StreamedText, TerminalSize, stdout_size
 from .terminal import TextOut
 
@@ -137,6 +145,20 @@ class RichRenderer(TerminalRenderer):
             super().summary(result)
             return
         self._outcome(outcome_line(result), result["outcome"] == "done")
+
+    def finish_turn(self, result: dict[str, Any], seconds: float) -> None:
+        """A chat turn's end: the streamed answer rendered in its place, then the footer."""
+        self._clear_spinner()
+        self._thinking_since = None
+        self._settle(answer=False)
+        answer = result.get("answer")
+        if answer and answer != self._shown and answer.strip() not in self.streamed:
+            self._answer(answer)
+        self._shown = None
+        self._footer(result, seconds)
+
+    def _footer(self, result: dict[str, Any], seconds: float) -> None:
+        self._print(Text(footer_line(result, seconds), style="dim" if ok(result) else "bold red"))
 
     def _print(self, renderable: RenderableType, *, one_line: bool = False) -> None:
         if self._mid_line:
