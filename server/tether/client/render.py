@@ -52,6 +52,8 @@ class TerminalRenderer:
         self.color = color
         self._mid_line = False
         self.usage: UsageEvent | None = None
+        self.echo_prompt = True
+        """Whether a run starts with its prompt (not in the chat: it is on the screen)."""
         self.streamed = ""
         """The assistant text streamed since the run started (what the screen shows)."""
         self._thinking_since: float | None = None
@@ -109,7 +111,8 @@ class TerminalRenderer:
             self._thinking_since = None
         if isinstance(event, RunStartedEvent):
             self.streamed = ""
-            self._line(self._style(f"▶ {event.prompt}", "1"))
+            if self.echo_prompt:
+                self._line(self._style(f"▶ {event.prompt}", "1"))
         elif isinstance(event, StepEvent):
             self._line(self._style(f"── step {event.step} " + "─" * 40, "2"))
         elif isinstance(event, TextDeltaEvent):
