@@ -127,7 +127,7 @@ class TerminalRenderer:
         elif isinstance(event, ToolCallEvent):
             self._tool_call(event)
         elif isinstance(event, ApprovalEvent):
-            self._line(self._style(f"  approval: {event.decision}{decided_by(event)}", "33"))
+            self._line(self._style(f"  approval: {approval_text(event)}", "33"))
         elif isinstance(event, ToolResultEvent):
             self._tool_result(event)
         elif isinstance(event, UsageEvent):
@@ -173,6 +173,15 @@ class TerminalRenderer:
 
     def _outcome(self, detail: str, done: bool) -> None:
         self._line(self._style(detail, "2" if done else "31"))
+
+
+def approval_text(event: ApprovalEvent) -> str:
+    """An approval as a person says it: ``allow``, ``auto (project rule `pytest *`)``,
+    ``denied by project rule `rm *``` (not ``denied-by-default``: a rule denied it)."""
+    if event.decision == "denied-by-default" and event.rules:
+        named = ", ".join(f"{r.scope} rule `{r.pattern}`" for r in event.rules)
+        return f"denied by {named}"
+    return f"{event.decision}{decided_by(event)}"
 
 
 def decided_by(event: ApprovalEvent) -> str:
