@@ -378,7 +378,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="tether", description="An editor-integrated coding agent."
     )
     parser.add_argument("--version", action="version", version=f"tether {__version__}")
-    parser.add_argument("--log-level", default="WARNING", help="server log level (to stderr)")
+    parser.add_argument(
+        "--log-level", help="log level, to stderr (WARNING; a terminal command's server: ERROR)"
+    )
     parser.add_argument(
         "--continue",
         dest="chat_continue",
@@ -456,9 +458,13 @@ def main(argv: list[str] | None = None) -> int:
 
     add_rules_command(commands)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
+    logging.basicConfig(level=(args.log_level or "WARNING").upper(), stream=sys.stderr)
     if args.command == "serve":
         return serve()
+    if args.log_level:  # the servers this command starts log at it too
+        from .client.spawn import SERVER_LOG_LEVEL
+
+        SERVER_LOG_LEVEL["level"] = args.log_level
     if args.command is None:  # `tether` alone: a chat on a terminal, else usage
         if not sys.stdin.isatty():
             parser.print_usage(sys.stderr)
