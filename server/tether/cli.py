@@ -25,10 +25,11 @@ def build_tools() -> Any:
     from .tools.diagnostics import Diagnostics
     from .tools.edits import EditFile, WriteFile
     from .tools.files import READ_TOOLS
+    from .tools.plan import Plan
     from .tools.shell import Bash
     from .tools.static import StaticToolRegistry
 
-    return StaticToolRegistry([*READ_TOOLS, Diagnostics(), EditFile(), WriteFile(), Bash()])
+    return StaticToolRegistry([*READ_TOOLS, Diagnostics(), Plan(), EditFile(), WriteFile(), Bash()])
 
 
 def serve() -> int:

@@ -13,6 +13,8 @@ from tether_protocol import (
     Decision,
     InjectionFlaggedEvent,
     Outcome,
+    PlanEntry,
+    PlanEvent,
     Rule,
     RunEvent,
     RunFinishedEvent,
@@ -146,6 +148,9 @@ class RunEvents:
         self._send(
             InjectionFlaggedEvent(**self._next(), call_id=call_id, tool=tool, markers=markers)
         )
+
+    def plan(self, entries: Sequence[PlanEntry]) -> None:
+        self._send(PlanEvent(**self._next(), entries=list(entries)))
 
     def run_finished(self, outcome: Outcome, steps: int) -> None:
         self._send(RunFinishedEvent(**self._next(), outcome=outcome, steps=steps))

@@ -269,3 +269,25 @@ def test_ctrl_c_while_the_answer_streams_leaves_what_came_once_and_readable(
 
 def pieces_shown(count: int) -> list[str]:
     return [f"line {n} of a slow answer" for n in range(1, count + 1)]
+
+
+PLAN = {
+    "name": "plan",
+    "arguments": {
+        "steps": [
+            {"content": "read app.py", "status": "completed"},
+            {"content": "say hi", "status": "in_progress"},
+            {"content": "run the tests"},
+        ]
+    },
+}
+
+
+def test_the_plan_is_shown_as_a_checklist_not_as_a_tool_call(tmp_path: Path) -> None:
+    env = scripted(tmp_path, {"turns": [{"toolCalls": [PLAN]}, {"text": "ok"}]})
+    piped = run_piped(["run", "say hi"], project(tmp_path), env)
+    assert piped.returncode == 0, piped.stderr
+    assert "plan (1/3 done)\n  ✓ read app.py\n  ▸ say hi\n  ○ run the tests\n" in piped.stdout, (
+        piped.stdout
+    )
+    assert "→ plan" not in piped.stdout and "✓ plan" not in piped.stdout  # no call card

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from tether.host import NoBuffers
 from tether.providers.base import UserMessage
 from tether.run import manager as runs
 from tether.run.manager import InvalidRun, Run, RunManager
+from tether.session.store import load
 from tether.session.writer import SessionLogWriter
 from tether.tools.registry import ToolRegistry
 from tether.workspace.folders import Workspace
@@ -219,3 +221,20 @@ async def test_every_way_out_releases_the_ids(servers: list[Server], tmp_path: P
     assert run.phase == "finished" and run.finished.is_set()
     assert not server.manager.cancel("r1")
     assert await server.run(prompt="again", sessionId=session_id) == session_id
+
+
+async def test_a_finished_run_is_in_its_log_before_its_result_is_answered(
+    servers: list[Server], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process (the terminal after the editor, a restarted server) continues the
+    session the moment the answer arrives: a slow disk must not make it unknown there."""
+    write = SessionLogWriter._write
+
+    def slow_disk(self: SessionLogWriter, path: Path, item: Any) -> bool:
+        time.sleep(0.05)  # a loaded machine's disk, not a wait for anything
+        return write(self, path, item)
+
+    monkeypatch.setattr(SessionLogWriter, "_write", slow_disk)
+    session_id = await start(servers, tmp_path).run(prompt="yesterday")
+    data = load(tmp_path / "state", session_id)  # at once: no wait, no flush of ours
+    assert data is not None and any(isinstance(m, UserMessage) for m in data.history)

@@ -14,6 +14,7 @@ import anyio
 from tether_protocol import (
     ApprovalEvent,
     AssistantEvent,
+    PlanEvent,
     RunEvent,
     RunFinishedEvent,
     RunStartedEvent,
@@ -125,11 +126,15 @@ class TerminalRenderer:
                 self.out.write("\n")
                 self._mid_line = False
         elif isinstance(event, ToolCallEvent):
-            self._tool_call(event)
+            if event.tool != "plan":  # the plan itself is shown when it is set
+                self._tool_call(event)
         elif isinstance(event, ApprovalEvent):
             self._line(self._style(f"  approval: {approval_text(event)}", "33"))
         elif isinstance(event, ToolResultEvent):
-            self._tool_result(event)
+            if event.tool != "plan" or not event.ok:
+                self._tool_result(event)
+        elif isinstance(event, PlanEvent):
+            self._plan(event)
         elif isinstance(event, UsageEvent):
             self.usage = event
         elif isinstance(event, RunFinishedEvent):
@@ -144,6 +149,13 @@ class TerminalRenderer:
         self._line(f"{mark} {event.tool}: {first}")
         for line in rest:
             self._line(self._style(f"  {line}", "2"))
+
+    def _plan(self, event: PlanEvent) -> None:
+        done = sum(entry.status == "completed" for entry in event.entries)
+        self._line(self._style(f"plan ({done}/{len(event.entries)} done)", "1"))
+        for entry in event.entries:
+            mark, style = PLAN_MARKS[entry.status]
+            self._line(self._style(f"  {mark} {entry.content}", style))
 
     def summary(self, result: dict[str, Any]) -> None:
         """The final answer and outcome of a run. A run that ended without an answer
@@ -173,6 +185,10 @@ class TerminalRenderer:
 
     def _outcome(self, detail: str, done: bool) -> None:
         self._line(self._style(detail, "2" if done else "31"))
+
+
+PLAN_MARKS = {"completed": ("✓", "2"), "in_progress": ("▸", "1;33"), "pending": ("○", "0")}
+"""How each step of a plan is marked, and its style."""
 
 
 def approval_text(event: ApprovalEvent) -> str:

@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMeth
 from tether_protocol import (
     ApprovalEvent,
     AssistantEvent,
+    PlanEvent,
     RunEvent,
     RunFinishedEvent,
     RunResult,
@@ -126,6 +127,9 @@ def transcript_line(event: RunEvent) -> str | None:
         mark, said = ("✓", event.output) if event.ok else ("✗", event.error or event.output)
         head = first_line(said)
         return f"  {mark} {event.tool}" + (f": {head}" if head else "")
+    if isinstance(event, PlanEvent):
+        marks = {"completed": "✓", "in_progress": "▸", "pending": "○"}
+        return "  plan: " + " · ".join(f"{marks[e.status]} {e.content}" for e in event.entries)
     if isinstance(event, RunFinishedEvent):
         return f"run {event.run_id} {event.outcome} after {event.steps} steps"
     return None

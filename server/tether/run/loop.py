@@ -268,6 +268,8 @@ class AgentLoop:
             if edit.uri not in self.state.changed_files:
                 self.state.changed_files.append(edit.uri)
         self.events.tool_result(call.call_id, call.name, result.ok, result.output, result.error)
+        if result.plan is not None:
+            self.events.plan(result.plan)
         # Half of what the window leaves, so that one result fits (whatever the configured
         # budget); checked for injections as the model will read it (cheap on 1 MB).
         shown = cut_middle(

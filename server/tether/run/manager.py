@@ -227,6 +227,9 @@ class RunManager:
                 await loop.run(run.prompt, run.session_id, run.message)
         finally:
             self._release(run)
+        # Answered only once its log is written: another process (the terminal after the
+        # editor, a restarted server) may continue the session the moment the answer lands.
+        await anyio.to_thread.run_sync(self.log_writer.flush)
         state = loop.state
         return RunResult(
             run_id=run.run_id,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from tether_protocol import Preview
+from tether_protocol import PlanEntry, Preview
 
 from ..diagnostics.watch import ProblemWatcher
 from ..errors import ToolError
@@ -51,6 +51,8 @@ class ToolResult:
     blocked: str | None = None
     """Why a call run in the sandbox failed for lack of reach (it may be asked to run
     outside); None otherwise."""
+    plan: tuple[PlanEntry, ...] | None = None
+    """The plan this call set (the ``plan`` tool), sent to the user as a ``plan`` event."""
 
     @classmethod
     def failure(cls, message: str) -> ToolResult:

@@ -166,6 +166,7 @@ describe("integration: the protocol layer against the real tether serve", functi
       "list_files",
       "search",
       "diagnostics",
+      "plan",
       "edit_file",
       "write_file",
       "bash",
