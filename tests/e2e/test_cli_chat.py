@@ -185,3 +185,58 @@ async def test_resume_a_listed_session(tmp_path: Path) -> None:
         assert await ui.wait_for_exit() == 0, ui.text()
     assert json.loads((tmp_path / "state" / "terminal-folders.json").read_text()) == first
     assert_nothing_left(env)
+
+
+async def test_tab_completes_commands_and_paths_and_alt_enter_adds_a_line(
+    tmp_path: Path,
+) -> None:
+    from tests.providers.fakes import FakeApi, Sse, openai_stream
+
+    (tmp_path / "shop.py").write_text("x = 1\n")
+    env = environment(tmp_path, TETHER_PROVIDER="openai")
+    env.pop("OPENAI_API_KEY", None)
+    with FakeApi() as fake:
+        fake.queue(Sse(openai_stream("seen")))
+        argv = ("--base-url", fake.url + "/v1", "--model", "m")
+        async with chat(env, tmp_path, "chat", *argv) as ui:
+            await ui.wait_until(lambda: _at_prompt(ui), "the prompt")
+            ui.type("/un")
+            ui.press("tab")
+            await ui.wait_for(r"› /undo")
+            ui.press("enter")
+            await ui.wait_for("nothing to undo: no run yet")
+            await ui.wait_until(lambda: _at_prompt(ui), "the prompt")
+            ui.type("look at @sh")
+            ui.press("tab")
+            await ui.wait_for(r"› look at @shop\.py")
+            ui.press("escape", "enter")  # Alt-Enter: a new line, not sent
+            ui.type("and say so")
+            ui.press("enter")
+            await ui.wait_for("done · 1 step")
+            ui.press("ctrl-d")
+            assert await ui.wait_for_exit() == 0, ui.text()
+        [request] = fake.requests
+    said = str(request.body["messages"][-1]["content"])
+    assert "look at @shop.py\nand say so" in said, said
+
+
+async def test_continue_resumes_the_latest_session_here(tmp_path: Path) -> None:
+    env = scripted(tmp_path, {"turns": [{"text": "one"}], "repeatLast": True})
+    async with chat(env, tmp_path) as ui:
+        await ask(ui, "first")
+        await ui.wait_for("done · 1 step")
+        ui.press("ctrl-d")
+        assert await ui.wait_for_exit() == 0, ui.text()
+    [session] = json.loads((tmp_path / "state" / "terminal-folders.json").read_text())
+    async with chat(env, tmp_path, "--continue", columns=200) as ui:
+        await ui.wait_for(f"· session {session} ·")
+        await ask(ui, "second")
+        await ui.wait_for("done · 1 step")
+        ui.press("ctrl-d")
+        assert await ui.wait_for_exit() == 0, ui.text()
+    listed = subprocess.run(
+        [*TETHER, "sessions"], env=env, capture_output=True, text=True, timeout=60
+    )
+    rows = listed.stdout.splitlines()[1:]
+    assert len(rows) == 1 and " 2 " in rows[0], listed.stdout
+    assert_nothing_left(env)
