@@ -38,7 +38,7 @@ from .render import (
     outcome_line,
     shown_output,
 )
-from .streamed_text import StreamedText, TerminalSize, stdout_size
+from .streamed_text import TAB, StreamedText, TerminalSize, stdout_size
 from .terminal import TextOut
 
 CODE_THEME = "ansi_dark"
@@ -79,6 +79,7 @@ def highlighted_diff(diff: str, uri: str) -> Text:
         else:
             shown.append(line, style="dim")  # "\ No newline at end of file"
         shown.append("\n")
+    shown.expand_tabs(TAB)  # as the terminal draws them, so a long line wraps where it shows
     return shown
 
 
@@ -178,6 +179,7 @@ class RichRenderer(TerminalRenderer):
         body = Text(first)
         for line in rest:
             body.append("\n" + line, style="dim")
+        body.expand_tabs(TAB)  # measured as drawn: a tab left in is one cell wide, drawn as 8
         colour = "green" if event.ok else "red"
         title = Text(f"{'✓' if event.ok else '✗'} {event.tool}", style=f"bold {colour}")
         self._print(Panel(body, title=title, title_align="left", border_style=colour, expand=False))
