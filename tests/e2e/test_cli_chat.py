@@ -157,9 +157,13 @@ async def test_an_approval_then_undo_puts_the_file_back(tmp_path: Path) -> None:
         await ui.wait_for("rewrote it")
         await ui.wait_until(lambda: _at_prompt(ui), "the prompt")
         assert (tmp_path / "notes.txt").read_text() == "new\n"
+        await ask(ui, "/diff")
+        await ui.wait_for(r"--- a/notes\.txt\n\+\+\+ b/notes\.txt\n@@ -1 \+1 @@\n-old\n\+new")
         await ask(ui, "/undo")
         await ui.wait_for("put back: notes.txt")
         assert (tmp_path / "notes.txt").read_text() == "old\n"
+        await ask(ui, "/diff")
+        await ui.wait_for(r"this session has changed no file \(or its changes were undone\)")
         ui.press("ctrl-d")
         assert await ui.wait_for_exit() == 0, ui.text()
     assert_nothing_left(env)

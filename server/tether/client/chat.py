@@ -38,6 +38,7 @@ FRONT_COMMANDS: dict[str, str] = {
     "sessions": "this folder's sessions, numbered",
     "resume": "N|ID: go on with a listed session",
     "rules": "the rules in force; `/rules remove N` removes one",
+    "diff": "what this session changed, as one diff",
     "exit": "leave (Ctrl-D does too)",
 }
 """The commands of the terminal alone (the server lists the others)."""
@@ -210,7 +211,31 @@ async def _rules(chat: Chat, argument: str) -> None:
         chat.say(line, "0")
 
 
+async def _diff(chat: Chat, argument: str) -> None:
+    from .approver import colour_diff
+    from .chat_diff import session_diff
+
+    if chat.session_id is None:
+        chat.say("no run yet: nothing changed")
+        return
+    diff, notes = await anyio.to_thread.run_sync(
+        session_diff, chat.job.state_dir, chat.session_id, chat.job.root
+    )
+    if diff:
+        printer = chat.renderer.diff_printer()
+        if printer is not None:
+            printer(diff, "")
+        else:
+            chat.renderer.out.write(colour_diff(diff, chat.renderer.color))
+            chat.renderer.out.flush()
+    for note in notes:
+        chat.say(note, "33")
+    if not diff and not notes:
+        chat.say("this session has changed no file (or its changes were undone)")
+
+
 FRONT_ACTIONS: dict[str, Callable[[Chat, str], Awaitable[None]]] = {
+    "diff": _diff,
     "help": _help,
     "sessions": _sessions,
     "resume": _resume,
