@@ -8,7 +8,7 @@ The peers are optional: installed with npm into a cache folder outside the repos
         @zed-industries/codex-acp@0.16.0 @zed-industries/claude-agent-acp@0.23.1 acpx@0.19.1
 
 (``TETHER_ACP_PEERS`` names another folder). An agent that is not there is reported as
-"not installed". ``tether acp`` is listed too and is used as soon as the CLI has it.
+"not installed". ``tether acp`` is listed too (the ACP front of this checkout).
 
 How each is configured (read from their sources):
 

@@ -6,7 +6,7 @@ Each check drives a fresh agent process with the kit's client (every message che
 against the ACP schema) against the fake model of ``benchmarks/task_model.py`` on
 127.0.0.1, and prints a Markdown table: what ACP asks, then what each agent did. The
 peers are optional (see ``benchmarks/agents.py`` for installing them); one that is not
-installed is reported as such. ``tether acp`` joins the table once it exists. This is a
+installed is reported as such. ``tether acp`` is in the table too. This is a
 script, not a test: the peers are not installed in CI.
 """
 
@@ -29,7 +29,7 @@ from tests.acp.client import AcpAgent, RequestError
 from tests.acp.recorder import RecordingClient
 
 from .agents import AGENTS, INSTALL, PEERS_DIR, AgentSpec
-from .task_model import ANSWER, APP, PROMPT, TaskModel, make_workspace, task_done
+from .task_model import ANSWER, APP, CHANGED, PROMPT, TaskModel, make_workspace, task_done
 
 UNSAVED = "# an unsaved edit, only in the editor's buffer\n"
 
@@ -86,7 +86,10 @@ async def check_task(peer: Peer) -> str:
     client = RecordingClient(permission="allow_once")
     async with peer.session(root, home, client) as (agent, _model, session):
         answer = await agent.prompt(session, PROMPT)
-        ok = answer["stopReason"] == "end_turn" and task_done(root) and ANSWER in agent.text()
+        # written to the disk by the agent, or through the client's fs/write_text_file
+        through_client = (str(root / "src" / "app.py"), CHANGED) in client.writes
+        written = task_done(root) or through_client
+        ok = answer["stopReason"] == "end_turn" and written and ANSWER in agent.text()
         kinds = "/".join(client.permissions[0].kinds) if client.permissions else "none asked"
         return f"{'ok' if ok else 'FAILS'}: {answer['stopReason']}; options {kinds}"
 
@@ -97,7 +100,12 @@ async def check_reject(peer: Peer) -> str:
     async with peer.session(root, home, client) as (agent, model, session):
         answer = await agent.prompt(session, PROMPT)
         told = len(model.requests) - model.side_requests >= 3
-        ok = answer["stopReason"] == "end_turn" and told and not task_done(root)
+        ok = (
+            answer["stopReason"] == "end_turn"
+            and told
+            and not task_done(root)
+            and not client.writes
+        )
         went_on = "the model was told and answered" if told else "the model was never told"
         return f"{'ok' if ok else 'FAILS'}: {answer['stopReason']}, {went_on}"
 

@@ -2,7 +2,7 @@
 answer task against the same fake model (``benchmarks/task_model.py``), for every system:
 
 - each ACP agent of ``benchmarks/agents.py`` that is installed (codex-acp,
-  claude-agent-acp; ``tether acp`` once it exists), driven by the ACP kit's client
+  claude-agent-acp, ``tether acp``), driven by the ACP kit's client
   (``tests/acp``; the schema check runs after the timing): spawn → ``initialize``
   answered, spawn → first non-empty ``agent_message_chunk``, spawn → ``session/prompt``
   answered (which includes ``session/new``), the permission allowed once;
@@ -35,6 +35,7 @@ from ..harness import Context, allow, ms
 from ..report import Row, median
 from ..task_model import (
     ANSWER,
+    CHANGED,
     FIRST_WORDS,
     PROMPT,
     Dialect,
@@ -78,8 +79,12 @@ async def _acp_once(ctx: Context, spec: AgentSpec, root: Path, home: Path) -> Ti
             answered = agent.last_answered_ns
             started = agent.started_ns
     chunks = [u.at_ns for u in client.updates if u.kind == "agent_message_chunk" and u.text()]
-    if answer.get("stopReason") != "end_turn" or ANSWER not in agent.text() or not task_done(root):
-        raise TaskFailed(f"{spec.name}: {answer}, written: {task_done(root)}")
+    # The client declares fs: an agent writing through it (tether acp) changes the client's
+    # buffer, one writing the disk itself (the peers) the file.
+    through_client = (str(root / "src" / "app.py"), CHANGED) in client.writes
+    written = task_done(root) or through_client
+    if answer.get("stopReason") != "end_turn" or ANSWER not in agent.text() or not written:
+        raise TaskFailed(f"{spec.name}: {answer}, written: {written}")
     client.check_all()
     if client.violations:
         ctx.notes.append(f"{spec.name}: {len(client.violations)} schema violation(s) in a run")

@@ -19,7 +19,12 @@ from .commands import (
     CommandsResult,
     SessionCommand,
 )
-from .config import ClientTetherCapabilities, ServerTetherCapabilities, TetherSettings
+from .config import (
+    ClientTetherCapabilities,
+    McpServerSettings,
+    ServerTetherCapabilities,
+    TetherSettings,
+)
 from .diagnostics import Diagnostic, DiagnosticsParams, DiagnosticsResult, FileDiagnostics
 from .events import (
     EVENT_KINDS,
@@ -208,6 +213,7 @@ __all__ = [
     "SteerParams",
     "SteerResult",
     "TetherSettings",
+    "McpServerSettings",
     "TextDeltaEvent",
     "ToolCallEvent",
     "ToolResultEvent",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from .base import WireModel
 from .script import Script
@@ -53,6 +53,59 @@ class ModelPrice(WireModel):
     """Input tokens read from the provider's prompt cache (default: the input price)."""
     cache_write_per_m_tok: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     """Input tokens written to the prompt cache (Anthropic; default: the input price)."""
+
+
+MCP_SERVER_NAME = r"^[A-Za-z0-9_.-]{1,64}$"
+"""An MCP server's name: it becomes part of its tools' names (``mcp__<server>__<tool>``)."""
+MAX_MCP_TIMEOUT_SECONDS = 24 * 3600.0
+
+
+class McpServerSettings(WireModel):
+    """One MCP server (``mcpServers.<name>``): a command run over stdio, or a URL
+    (streamable HTTP). Set in the user's file or a trusted project's only."""
+
+    command: Annotated[str, Field(min_length=1)] | None = None
+    """stdio: the program to run (found on ``PATH``)."""
+    args: list[str] | None = None
+    """stdio: its arguments."""
+    env: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], str] | None = None
+    """stdio: variables added to the minimal environment it inherits (``${NAME}`` is
+    replaced by Tether's own variable)."""
+    cwd: str | None = None
+    """stdio: the folder it runs in (default: the first workspace folder)."""
+    url: Annotated[str, Field(pattern=r"^https?://")] | None = None
+    """Streamable HTTP: the endpoint."""
+    type: Literal["stdio", "http", "streamable-http"] | None = None
+    """As ``.mcp.json`` writes it; implied by ``command`` or ``url``."""
+    headers: dict[str, str] | None = None
+    """HTTP: request headers (``${NAME}`` is replaced by Tether's own variable)."""
+    tool_timeout_seconds: (
+        Annotated[float, Field(gt=0, le=MAX_MCP_TIMEOUT_SECONDS, allow_inf_nan=False)] | None
+    ) = None
+    """Longest one call may take (default 120); longer is a timeout tool error."""
+    startup_timeout_seconds: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False)] | None = (
+        None
+    )
+    """Longest the server may take to start and list its tools (default 10)."""
+    enabled: bool | None = None
+    """``false``: configured but not started."""
+    enabled_tools: list[str] | None = None
+    """Only these of its tools reach the model (default: all)."""
+    disabled_tools: list[str] | None = None
+    """These of its tools never reach the model."""
+    trust_read_only_hints: bool | None = None
+    """``true``: its tools annotated ``readOnlyHint`` run unasked (the hint is the server's
+    word; default ``false``: every call is asked)."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("an MCP server needs either command (stdio) or url (HTTP)")
+        if self.url is not None and self.type == "stdio":
+            raise ValueError("type stdio with a url")
+        if self.command is not None and self.type not in (None, "stdio"):
+            raise ValueError(f"type {self.type} with a command")
+        return self
 
 
 class TetherSettings(WireModel):
@@ -108,3 +161,8 @@ class TetherSettings(WireModel):
     prices: dict[str, ModelPrice] | None = None
     """Prices by model name, added to (and overriding) the built-in table; cost is unknown
     for a model in neither."""
+    mcp_servers: dict[Annotated[str, Field(pattern=MCP_SERVER_NAME)], McpServerSettings] | None = (
+        None
+    )
+    """MCP servers whose tools the model may call (each call asked): by name; layers merge
+    by name, a later layer's server replacing an earlier one of the same name."""

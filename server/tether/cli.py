@@ -1,12 +1,10 @@
-"""``tether serve | demo | run | replay | config | sessions | undo | rules``."""
+"""``tether serve | acp | demo | run | replay | config | sessions | undo | rules``."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import gc
-import logging
 import os
 import sys
 from pathlib import Path
@@ -32,15 +30,28 @@ def build_tools() -> Any:
     return StaticToolRegistry([*READ_TOOLS, Diagnostics(), Plan(), EditFile(), WriteFile(), Bash()])
 
 
-def serve() -> int:
+def serve(log_level: str = "warning") -> int:
     """Serve one client over stdio until it goes away."""
     # Start-up only allocates what lives as long as the server: cyclic collections during
     # the imports (a thousand lsprotocol classes) find nothing and cost ~10% of them.
     gc.disable()
+    # The lean start (``lsp.lean``): ``initialize`` is answered before anything heavy is
+    # imported; the rest of the messages wait in the pipe meanwhile.
+    from .lsp.lean import start as lean_start
+
+    try:
+        handover = lean_start(sys.stdin.buffer, sys.stdout.buffer, os.environ)
+    except KeyboardInterrupt:  # stopped before the first message: nothing to clean up
+        return 0
+    import asyncio
+    import logging
+
+    logging.basicConfig(level=log_level.upper(), stream=sys.stderr)
     from .config.layers import ConfigError
     from .lsp.handlers import create_server
-    from .lsp.server import ClientErrorFilter
+    from .lsp.server import ClientErrorFilter, TetherProtocol
     from .lsp.transport import serve as serve_stdio
+    from .providers import warm_up_thread
 
     try:
         server = create_server(build_tools())
@@ -48,10 +59,17 @@ def serve() -> int:
         print(f"tether: {exc}", file=sys.stderr)
         return 2
     logging.getLogger("pygls.protocol.json_rpc").addFilter(ClientErrorFilter())
+    if isinstance(server.protocol, TetherProtocol):
+        server.protocol.lean_answered = handover.answered_id
+    handover.limit = lambda: server.config.max_message_bytes
     # Everything imported so far lives as long as the server: keep it out of the cyclic
     # collector's way, whose full passes over it stalled a streamed reply for ~30 ms.
     gc.freeze()
-    gc.enable()
+    # The configured provider's SDK on a thread of its own while the first messages are
+    # handled (it turns the collector back on when it is done).
+    provider = handover.settings.provider if handover.settings else server.config.provider
+    if warm_up_thread(provider) is None:
+        gc.enable()
     status = 0
     with contextlib.suppress(KeyboardInterrupt):
         status = asyncio.run(
@@ -60,9 +78,31 @@ def serve() -> int:
                 sys.stdin.buffer,
                 sys.stdout.buffer,
                 server.close,
-                lambda: server.config.max_message_bytes,
+                handover.limit,
+                handover.reader,
+                handover.first,
             )
         )
+    return status
+
+
+def acp() -> int:
+    """Serve one ACP client (Zed, JetBrains, codecompanion, avante, …) over stdio until
+    its input ends; stdout carries the protocol only, logs go to stderr."""
+    # Only the wire is imported before the first answer: ``initialize`` is answered while
+    # the core loads in a worker thread (``acp/front.py``).
+    import asyncio
+
+    from .acp.front import Front
+
+    def core() -> Any:
+        from .acp.server import AcpServer
+
+        return AcpServer(build_tools())
+
+    status = 0
+    with contextlib.suppress(KeyboardInterrupt):
+        status = asyncio.run(Front(core).serve(sys.stdin.buffer, sys.stdout.buffer))
     return status
 
 
@@ -191,7 +231,7 @@ def prepared_run(args: argparse.Namespace, cwd: Path, prompt: str) -> TerminalRu
         print(f"tether: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if (problem := check_settings(settings.settings)) is not None:
-        if (warning := settings.warning()) is not None:  # the server, not started, would say it
+        for warning in settings.warnings():  # the server, not started, would say them
             print(f"tether: warning: {warning}", file=sys.stderr)
         print(f"tether: {problem}", file=sys.stderr)
         return EXIT_USAGE
@@ -400,6 +440,9 @@ def main(argv: list[str] | None = None) -> int:
     chat_parser.add_argument("--yes", action="store_true", help="approve every edit and command")
     add_setting_flags(chat_parser)
     commands.add_parser("serve", help="serve an editor over stdio (JSON-RPC with LSP framing)")
+    commands.add_parser(
+        "acp", help="serve an ACP client over stdio (Agent Client Protocol v1: Zed, JetBrains, …)"
+    )
     demo_parser = commands.add_parser(
         "demo", help="a scripted run on a bundled sample project (offline, no key)"
     )
@@ -459,9 +502,13 @@ def main(argv: list[str] | None = None) -> int:
 
     add_rules_command(commands)
     args = parser.parse_args(argv)
+    if args.command == "serve":  # its logging is set up after the lean start (lsp.lean)
+        return serve(args.log_level or "WARNING")
+    import logging
+
     logging.basicConfig(level=(args.log_level or "WARNING").upper(), stream=sys.stderr)
-    if args.command == "serve":
-        return serve()
+    if args.command == "acp":
+        return acp()
     if args.log_level:  # the servers this command starts log at it too
         from .client.spawn import SERVER_LOG_LEVEL
 

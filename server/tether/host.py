@@ -203,3 +203,41 @@ class ReportsDiagnostics(Protocol):
         declared it, or it answered with an error before): callers stop asking at once.
         Cancelling the wait withdraws the request."""
         ...
+
+
+@runtime_checkable
+class ReadsBuffers(Protocol):
+    """Buffers that can be asked for a file's text (ACP: ``fs/read_text_file``, which
+    answers with the editor's buffer, unsaved edits included, and the disk otherwise)."""
+
+    async def read_buffer(self, path: Path) -> Buffer | None:
+        """The text the editor has for ``path``; None when it has none (the disk is read)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalOutcome:
+    """How a command run in the editor's terminal ended."""
+
+    output: str
+    """What it printed (stdout and stderr as the terminal shows them), maybe cut."""
+    exit_code: int | None
+    """None when it was killed by a signal or its status is unknown."""
+    timed_out: bool = False
+
+
+@runtime_checkable
+class RunsCommands(Protocol):
+    """An editor with terminals of its own (ACP: ``terminal/*``) that runs an allowed
+    command there, so the user watches it live; used only outside the sandbox."""
+
+    def has_terminal(self) -> bool:
+        """The editor declared terminals."""
+        ...
+
+    async def run_in_terminal(
+        self, command: str, cwd: Path, seconds: float, output_limit: int
+    ) -> TerminalOutcome:
+        """Run ``bash -c command`` in ``cwd`` and wait for it (killed after ``seconds``);
+        ``OSError`` when the editor could not start it."""
+        ...

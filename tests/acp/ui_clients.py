@@ -22,7 +22,12 @@ from pathlib import Path
 
 from .terminal_ui import PtyScreen
 
-ACPX_PERMISSION = r"\[permission\] Allow (?P<title>.+?) \[(?P<kind>\w+)\]\? \(y/N\)"
+ACPX_PERMISSION = (
+    r"\[permission\] Allow (?P<title>.+?) \[(?P<kind>\w+)\]\? \(y/N\)"
+    r"|\[permission\] Allow (?P<write>write to \S+)\?[^\[]*?Allow write\? \(y/N\)"
+)
+"""The agent's ``session/request_permission``, and acpx's own question before it serves an
+``fs/write_text_file`` (an agent that writes through the client is asked twice)."""
 
 
 def acpx_command(
@@ -70,7 +75,8 @@ async def acpx_turn(
     async with PtyScreen.spawn(command, env=env, cwd=cwd, columns=110, rows=50) as ui:
 
         def questions() -> list[str]:
-            return [m.group("title") for m in re.finditer(ACPX_PERMISSION, ui.text())]
+            found = re.finditer(ACPX_PERMISSION, ui.text(), re.DOTALL)
+            return [m.group("title") or m.group("write") for m in found]
 
         def next_step() -> bool:
             return len(questions()) > len(asked) or re.search(until, ui.text()) is not None

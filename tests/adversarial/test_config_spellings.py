@@ -65,6 +65,13 @@ FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "state_dir": st.just("/tmp/attacker-state"),
     "max_message_bytes": st.integers(65_536, 1 << 30),
     "prices": st.just({"gpt-5.4": {"inputPerMTok": 0.0, "outputPerMTok": 0.0}}),
+    "mcp_servers": st.sampled_from(
+        [
+            {"evil": {"command": "sh", "args": ["-c", "touch /tmp/owned"]}},
+            {"notes": {"command": "notes-server", "trustReadOnlyHints": True}},
+            {"docs": {"url": "http://127.0.0.1:9/mcp", "headers": {"X": "${OPENAI_API_KEY}"}}},
+        ]
+    ),
 }
 """A valid value of every settings field (``test_every_field_has_values`` keeps it whole)."""
 SAMPLE: dict[str, Any] = {
@@ -85,6 +92,9 @@ SAMPLE: dict[str, Any] = {
     "state_dir": "/tmp/attacker-state",
     "max_message_bytes": 1 << 30,
     "prices": {"gpt-5.4": {"inputPerMTok": 0.0, "outputPerMTok": 0.0}},
+    "mcp_servers": {
+        "evil": {"command": "sh", "args": ["-c", "touch /tmp/owned"], "trustReadOnlyHints": True}
+    },
 }
 """One value of each field, the worst for the user where there is one."""
 
@@ -162,10 +172,11 @@ def initialize(root: Path) -> types.InitializeParams:
 
 @contextmanager
 def project_folder(
-    project: dict[str, Any] | None, trusted: bool = False
+    project: dict[str, Any] | None, trusted: bool = False, mcp_json: str | None = None
 ) -> Iterator[tuple[Path, dict[str, str]]]:
-    """A project whose config file holds ``project`` (no file when None), and the
-    environment of a user whose config file is ``USER_FILE``."""
+    """A project whose config file holds ``project`` (no file when None) and whose
+    ``.mcp.json`` is ``mcp_json`` (none when None), and the environment of a user whose
+    config file is ``USER_FILE``."""
     with tempfile.TemporaryDirectory() as scratch:
         home = Path(scratch)
         root = home / "clone"
@@ -177,6 +188,8 @@ def project_folder(
             text = toml_text.document(project)
             assert tomllib.loads(text) == project  # the file says what the test means
             (root / ".tether" / "config.toml").write_text(text)
+        if mcp_json is not None:
+            (root / ".mcp.json").write_text(mcp_json)
         yield (
             root,
             {"HOME": scratch, "XDG_CONFIG_HOME": str(home / "cfg"), "XDG_STATE_HOME": STATE_HOME},
@@ -184,9 +197,11 @@ def project_folder(
 
 
 @contextmanager
-def configured(project: dict[str, Any] | None, trusted: bool = False) -> Iterator[Config]:
+def configured(
+    project: dict[str, Any] | None, trusted: bool = False, mcp_json: str | None = None
+) -> Iterator[Config]:
     """The server's configuration after ``initialize`` in ``project_folder``."""
-    with project_folder(project, trusted) as (root, env):
+    with project_folder(project, trusted, mcp_json) as (root, env):
         server = create_server(TOOLS, env)
         try:
             server.configure_from_initialize(initialize(root))
@@ -278,3 +293,65 @@ def test_every_key_not_applied_is_named_in_the_one_warning(project: dict[str, An
         assert all(shown_key(key) in warning for key in assembly.dropped)
     else:
         assert warning is None
+
+
+MCP_SERVER = st.fixed_dictionaries(
+    {"command": st.sampled_from(["sh", "python3", "/bin/true"])},
+    optional={
+        "args": st.lists(st.text(max_size=8), max_size=3),
+        "env": st.dictionaries(st.sampled_from(["A", "PATH", "LD_PRELOAD"]), st.text(max_size=5)),
+        "type": st.sampled_from(["stdio", "http", "sse", 3]),
+        "trustReadOnlyHints": st.booleans(),
+        "url": st.just("http://127.0.0.1:9/mcp"),
+    },
+)
+mcp_files = st.one_of(
+    st.dictionaries(
+        st.just("mcpServers"),
+        st.dictionaries(st.text(min_size=1, max_size=10), MCP_SERVER, min_size=1, max_size=3),
+    ).map(json.dumps),
+    st.text(max_size=40),
+    st.just('{"mcpServers": []}'),
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mcp_files, st.one_of(st.none(), project_tables))
+def test_no_cloned_mcp_json_starts_a_server(mcp_json: str, project: dict[str, Any] | None) -> None:
+    """A cloned repository's ``.mcp.json`` (valid or not, with whatever its config file
+    holds) configures no server and never stops the server; its servers are named in one
+    warning."""
+    with configured(project, mcp_json=mcp_json) as config:
+        assert config.mcp_servers == {}
+        assert_only_allowed_changes(config)
+    with project_folder(project, mcp_json=mcp_json) as (root, env):
+        assembly = assemble(root, env)
+    for warning in assembly.warnings():
+        assert "\n" not in warning
+    if "mcpServers" in mcp_json:
+        assert assembly.mcp_warning() is not None and ".mcp.json" in (assembly.mcp_warning() or "")
+
+
+def test_a_trusted_projects_mcp_json_configures_its_servers_under_its_config_file() -> None:
+    servers = {"notes": {"command": "notes-server"}, "docs": {"url": "http://127.0.0.1:9/mcp"}}
+    file = {"mcpServers": {"notes": {"command": "theirs"}}}
+    with project_folder(file, trusted=True, mcp_json=json.dumps({"mcpServers": servers})) as (
+        root,
+        env,
+    ):
+        assembly = assemble(root, env)
+    config = assembly.config
+    assert set(config.mcp_servers) == {"notes", "docs"}
+    assert config.mcp_servers["notes"].command == "theirs"  # .tether/config.toml is above
+    sources = assembly.mcp_sources()
+    assert sources["docs"].endswith(".mcp.json") and sources["notes"].endswith("config.toml")
+    assert assembly.warnings() == ()
+
+
+def test_mcp_servers_merge_by_name_across_layers() -> None:
+    user = TetherSettings.model_validate_json(
+        json.dumps({"mcpServers": {"a": {"command": "a1"}, "b": {"command": "b1"}}})
+    )
+    above = TetherSettings.model_validate_json(json.dumps({"mcpServers": {"b": {"command": "b2"}}}))
+    merged = merge(user, above).mcp_servers or {}
+    assert {name: s.command for name, s in merged.items()} == {"a": "a1", "b": "b2"}

@@ -10,6 +10,7 @@ import json
 import queue
 import subprocess
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -46,11 +47,17 @@ def rss_kib(pid: int, field: str = "VmRSS") -> int:
 class RawServer:
     """``tether serve`` on pipes; stderr goes to a file the test reads at the end."""
 
-    def __init__(self, tmp_path: Path, env: dict[str, str] | None = None) -> None:
-        self.stderr_path = tmp_path / "server-stderr.txt"
+    def __init__(
+        self,
+        tmp_path: Path,
+        env: dict[str, str] | None = None,
+        argv: Sequence[str] = SERVER,
+        name: str = "server",
+    ) -> None:
+        self.stderr_path = tmp_path / f"{name}-stderr.txt"
         self._stderr = self.stderr_path.open("wb")
         self.proc = subprocess.Popen(
-            SERVER,
+            list(argv),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -135,6 +142,10 @@ class RawServer:
         result = self.answer("init")
         assert "result" in result, result
         self.notify("initialized", {})
+        # The answer comes before the server has imported the rest (the lean start): the
+        # first request after it waits for that; the tests' budgets are for what follows.
+        self.request("ready", "agent/cancel", {"runId": "no-such-run"})
+        self.answer("ready", timeout=60)
         return result
 
     def ping(self, msg_id: Any) -> dict[str, Any]:

@@ -105,6 +105,29 @@ class Nvim:
         With ``proxy``, the server runs behind ``lsp_proxy.py``, which records the wire in
         ``proxy-<n>.jsonl`` (``self.wire(n)``) and lets the scenario send test requests.
         """
+        command, full_env, out, marker = self.prepare(scenario, script, env, proxy)
+        started = time.monotonic()
+        proc = subprocess.run(
+            command,
+            cwd=self.workspace,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        seconds = time.monotonic() - started
+        code, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
+        return self.outcome(scenario, out, marker, code, stdout, stderr, seconds)
+
+    def prepare(
+        self,
+        scenario: str,
+        script: dict[str, Any] | None = None,
+        env: dict[str, str] | None = None,
+        proxy: bool = False,
+    ) -> tuple[list[str], dict[str, str], Path, str]:
+        """The command and environment of a scenario run, its result file and its marker."""
         nvim = require_nvim()
         self.runs += 1
         out = self.tmp_path / f"result-{self.runs}.json"
@@ -146,27 +169,29 @@ class Nvim:
             "-c",
             f"luafile {SCENARIOS / (scenario + '.lua')}",
         ]
-        started = time.monotonic()
-        proc = subprocess.run(
-            command,
-            cwd=self.workspace,
-            env=full_env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        seconds = time.monotonic() - started
+        return command, full_env, out, marker
+
+    def outcome(
+        self,
+        scenario: str,
+        out: Path,
+        marker: str,
+        returncode: int | None,
+        stdout: str,
+        stderr: str,
+        seconds: float,
+    ) -> Outcome:
+        """The result a scenario wrote (fails on errors and leftover processes)."""
         if not out.exists():
             pytest.fail(
-                f"scenario {scenario} wrote no result (exit {proc.returncode})\n"
-                f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}",
+                f"scenario {scenario} wrote no result (exit {returncode})\n"
+                f"stdout:\n{stdout}\nstderr:\n{stderr}",
                 pytrace=False,
             )
-        outcome = Outcome(json.loads(out.read_text()), proc.stdout, proc.stderr, seconds)
+        outcome = Outcome(json.loads(out.read_text()), stdout, stderr, seconds)
         assert outcome.get("finish") == "done", (
             f"scenario {scenario} ended {outcome.get('finish')}: {outcome.get('error')}\n"
-            f"stderr:\n{proc.stderr}"
+            f"stderr:\n{stderr}"
         )
         try:
             wait_until_sync(lambda: not leftover_processes(marker), "nvim's children to exit")

@@ -308,3 +308,78 @@ def test_allow_always_with_the_files_rule_covers_the_next_edit_of_such_a_file(nv
     assert auto["rules"] == [rule]
     assert (nvim.workspace / "src" / "util.py").read_text() == "X = 2\n"
     assert_nothing_left(r)
+
+
+FIVE = ["one", "two", "three", "four", "five"]
+REWRITE = call("write_file", path="src/app.py", content="ONE\ntwo\nthree\nfour\nFIVE\n")
+DIFF = [
+    "--- a/src/app.py",
+    "+++ b/src/app.py",
+    "@@ -1,5 +1,5 @@",
+    "-one",
+    "+ONE",
+    " two",
+    " three",
+    " four",
+    "-five",
+    "+FIVE",
+]
+
+
+def hunks(nvim: Nvim, steps: list[str], open_: str = "src/app.py") -> Any:
+    """The two-change rewrite of src/app.py (FIVE on disk) decided with ``steps``."""
+    app = nvim.workspace / "src" / "app.py"
+    if not app.exists():
+        app_project(nvim)
+    app.write_text("\n".join(FIVE) + "\n")
+    return nvim.run(
+        "hunks",
+        script({"toolCalls": [REWRITE]}, {"text": "Noted."}),
+        env(OPEN=open_, STEPS=steps),
+    )
+
+
+def test_float_accepts_one_change_and_rejects_the_other(nvim: Nvim) -> None:
+    r = hunks(nvim, ["h", "n", "y"])  # the edited file is on screen: inline, then its float
+    assert r["view"] == "inline" and r["marks"] > 0
+    entered = r["entered"]
+    assert entered["entered"] is True and entered["lines"] == DIFF
+    # The first change is current: marked, highlighted, the cursor on it; the footer says
+    # how to walk the changes.
+    assert entered["labels"] == [[4, "  ◀ change 1 of 2"]] and entered["cursor"] == 4
+    assert entered["highlighted"] == [[4, 5]]
+    assert entered["footer"][0][0].endswith("· q deny · h next change · y accept · n reject ")
+    after_h, after_n, after_y = r["steps"]
+    assert after_h["labels"] == [[9, "  ◀ change 2 of 2"]] and after_h["cursor"] == 9
+    assert after_h["highlighted"] == [[9, 10]]
+    # `n` rejected the second: back to the first, still undecided.
+    assert after_n["labels"] == [[4, "  ◀ change 1 of 2"], [9, "  ✗ change 2 rejected"]]
+    assert after_n["footer"][0][0].endswith(" · 0 of 2 accepted ")
+    # The file no longer marks the rejected change: it shows what the file will keep.
+    assert [m["row"] for m in entered["inline"]] == [0, 0, 0, 4, 4]
+    assert [m["row"] for m in after_n["inline"]] == [0, 0, 0]
+    assert after_y is None  # every change decided: answered, the float closed
+    run = r["run"]
+    assert decisions(run) == ["allow"]
+    [result] = tool_results(run)
+    # The model is told what ran: the user's version, the first change alone.
+    assert result["output"].startswith("Note: the user changed this call before allowing it")
+    assert r["buffer_after"] == ["ONE", "two", "three", "four", "five"]
+    assert r["disk_after"] == r["buffer_after"]
+    assert r["marks_after"] == [] and r["floats_after"] == 0
+
+
+def test_float_every_change_accepted_is_a_plain_allow_none_a_deny(nvim: Nvim) -> None:
+    r = hunks(nvim, ["y", "y"], open_="README.md")  # not on screen: the float alone
+    assert r["view"] == "float" and r["marks"] == 0
+    assert r["steps"][0]["labels"] == [[4, "  ✓ change 1 accepted"], [9, "  ◀ change 2 of 2"]]
+    assert r["steps"][0]["footer"][0][0].endswith(" · 1 of 2 accepted ")
+    [result] = tool_results(r["run"])
+    assert decisions(r["run"]) == ["allow"] and "Note: the user changed" not in result["output"]
+    assert (nvim.workspace / "src" / "app.py").read_text() == "ONE\ntwo\nthree\nfour\nFIVE\n"
+
+    r = hunks(nvim, ["n", "n"], open_="README.md")
+    assert decisions(r["run"]) == ["deny"]
+    [result] = tool_results(r["run"])
+    assert result["ok"] is False and "denied" in result["output"]
+    assert (nvim.workspace / "src" / "app.py").read_text() == "\n".join(FIVE) + "\n"

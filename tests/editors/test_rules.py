@@ -50,6 +50,8 @@ def test_a_rule_allowed_always_covers_the_next_runs_until_revoked(nvim: Nvim) ->
     rule["scope"] = "session"
     assert approval["rules"] == [rule]
     assert oks(second) == [True]
+    # The transcript says which rule allowed it.
+    assert "  approval: auto · rule `uname *` (session)" in r["transcript"]
     # :TetherRules lists it first (the session's rules), then revoking it with x
     listed, after = r["listings"]
     assert listed["name"].endswith("tether://rules")

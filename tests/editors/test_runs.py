@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -158,7 +159,12 @@ def test_sessions_lists_and_continues_a_session(nvim: Nvim) -> None:
     assert second["params"]["prompt"] == "and now?"
     [picker] = r["selects"]  # the first :TetherSessions had nothing to list
     assert picker["prompt"] == "Continue a Tether session"
-    assert len(picker["items"]) == 1 and "first question  (1 run, done)" in picker["items"][0]
+    # Each session says when it last ran and in which folder (the same first prompt twice
+    # is told apart).
+    [item] = picker["items"]
+    when, folder, runs = item.removeprefix("first question  (").split(" · ")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", when), item
+    assert folder == str(nvim.workspace) and runs == "1 run, done)"
     assert r["inputs"] == ["Tether (continue): "]
     [listed] = r["sessions"]
     assert listed["id"] == session and listed["runs"] == 2 and listed["outcome"] == "done"
@@ -261,3 +267,17 @@ def test_the_context_has_the_selection_its_text_the_screen_and_the_open_files(
     assert r["contexts"][3]["context"]["visibleRange"]["start"]["line"] == 49  # scrolled
     # the server took every context (none refused as invalid params)
     assert r["outcomes"] == ["done"] * 4
+
+
+def test_sessions_keep_their_folder_for_the_next_neovim(nvim: Nvim) -> None:
+    (nvim.workspace / "notes.txt").write_text("hello\n")
+    nvim.run("sessions", script({"text": "Hello there."}))
+    # A new Neovim: the server lists the session, the folder comes from Neovim's state.
+    [picker] = nvim.run("session_list")["selects"]
+    [item] = picker["items"]
+    assert item.startswith("first question  (") and f" · {nvim.workspace} · 2 runs, done)" in item
+    folders = nvim.tmp_path / "xdg" / "state" / "nvim" / "tether" / "session-folders.json"
+    assert list(json.loads(folders.read_text()).values()) == [str(nvim.workspace)]
+    folders.unlink()  # e.g. a session of the CLI or another editor: no folder known
+    [picker] = nvim.run("session_list")["selects"]
+    assert " · folder unknown · 2 runs, done)" in picker["items"][0]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 
 from .conftest import PLUGIN, Nvim
 
@@ -46,6 +48,8 @@ TAGS = {
     "tether-diagnostics": "tether.txt",
     "tether-session": "tether.txt",
     "tether-context": "tether.txt",
+    ":TetherChat": "tether.txt",
+    "tether-chat": "tether.txt",
 }
 
 
@@ -53,9 +57,28 @@ def test_help_tags(nvim: Nvim) -> None:
     root = nvim.tmp_path / "plugin"
     shutil.copytree(PLUGIN / "doc", root / "doc")
     r = nvim.run("help", env={"DOC_ROOT": str(root), "TAGS": json.dumps(list(TAGS))})
+    # The doc/tags shipped is what :helptags makes of doc/ now (kept up to date).
+    assert (PLUGIN / "doc" / "tags").read_text().splitlines() == r["tags"]
     tags = {line.split("\t")[0]: line.split("\t")[1] for line in r["tags"]}
     for tag, file in TAGS.items():
         assert tags.get(tag) == file, tag
     assert [o["file"] for o in r["opened"]] == ["tether.txt"] * len(TAGS)
     for opened in r["opened"]:
         assert f"*{opened['tag']}*" in opened["line"], opened
+
+
+def test_help_works_from_a_read_only_install(nvim: Nvim) -> None:
+    root = nvim.tmp_path / "installed"
+    shutil.copytree(PLUGIN, root)
+    for folder, _, files in os.walk(root):  # as a system package or a Nix store leaves it
+        for name in [*files, "."]:
+            path = os.path.join(folder, name)
+            os.chmod(path, os.stat(path).st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    try:
+        r = nvim.run("help_installed", env={"DOC_ROOT": str(root), "TAGS": json.dumps(list(TAGS))})
+    finally:
+        for folder, _, _ in os.walk(root):
+            os.chmod(folder, 0o755)
+    for opened in r["opened"]:
+        assert opened["ok"] is True, opened
+        assert opened["path"] == str(root / "doc" / "tether.txt"), opened

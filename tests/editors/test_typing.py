@@ -114,6 +114,7 @@ def test_an_inline_approval_follows_the_user_to_another_buffer(nvim: Nvim) -> No
     assert seen["float_after_switch"] == 1 and seen["in_float"] is False
     assert seen["statusline"] == "Tether: approve Edit src/app.py"
     assert [e["ok"] for e in tool_results(r["run"])] == [True]  # :TetherAllow allowed it
+    assert "Tether: allowed Edit src/app.py" in r["notes"]  # and said what it allowed
     assert app.read_text() == "def greet(name):\n    return 'hi ' + name\n"
     assert r["marks_after"] == [] and r["floats_after"] == 0
 

@@ -35,13 +35,16 @@ providers    config errors prompt
 policy       config errors events host sandbox text workspace writes
 session      errors events host providers text workspace writes
 tools        diagnostics errors host policy providers sandbox text workspace writes
-run          config diagnostics errors events host policy prompt providers sandbox session
-             text tools workspace
-lsp          tether config events framing host policy providers run sandbox session text
-             tools workspace writes
+mcp          tether errors providers sandbox text tools
+run          config diagnostics errors events host mcp policy prompt providers sandbox
+             session text tools workspace
+lsp          tether config events framing host mcp policy providers run sandbox session
+             text tools workspace writes
+acp          tether config errors events host policy prompt providers run sandbox session
+             text tools workspace writes
 client       config framing prompt providers session text workspace writes
 demo         client
-cli          tether client config demo lsp providers sandbox session tools
+cli          tether acp client config demo lsp providers sandbox session tools
 __main__     cli
 """
 """Each package (or top-level module) and the packages it may import, lowest first; a
@@ -70,6 +73,9 @@ THIRD_PARTY_OWNERS = {
     # the SDKs' HTTP client; retry.py asks it for the TLS context only when an SDK is made
     "httpx": ("providers.openai", "providers.anthropic", "providers.retry"),
     "httpx2": ("providers.openai", "providers.anthropic", "providers.retry"),
+    # the MCP SDK, imported only inside the functions that start or call a server
+    "mcp": ("mcp",),
+    "mcp_types": ("mcp",),
     "rich": ("client.rich_render", "client.streamed_text"),
     "prompt_toolkit": ("client.chat_input",),
 }

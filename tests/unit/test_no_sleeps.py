@@ -18,11 +18,17 @@ ALLOWED: list[tuple[str, int, str]] = [
     ("waiting.py", 2, "the bounded poll itself: it sleeps between looks at the condition"),
     ("providers/fakes.py", 1, "models the fake API's latency between streamed frames"),
     ("unit/test_loop.py", 1, "models a tool that runs long, so that a timeout cuts it"),
+    ("mcp/notes_server.py", 1, "models an MCP tool that hangs (a timeout or cancel cuts it)"),
     (
         "adversarial/test_config_e2e.py",
         1,
         "models a person reading a command for a second before answering: a project's short "
         "approval timeout must not deny it",
+    ),
+    (
+        "unit/test_runs.py",
+        1,
+        "models a slow disk under the session log writer: the answer must wait for the log",
     ),
     (
         "unit/test_transport.py",

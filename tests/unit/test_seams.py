@@ -22,7 +22,7 @@ EDGES = {
     "tether.__main__": "runs the command line when imported",
     "tether.demo.workspace": "the demo's sample project, not server code",
 }
-FORBIDDEN = ("pygls", "lsprotocol", "openai", "anthropic", "httpx", "httpx2")
+FORBIDDEN = ("pygls", "lsprotocol", "openai", "anthropic", "httpx", "httpx2", "mcp", "mcp_types")
 # Core modules named by the issue that asked for this check, a guard that the discovery
 # works.
 NAMED = [

@@ -32,6 +32,14 @@ vim.api.nvim_create_user_command('TetherLog', function()
   commands().log()
 end, { nargs = 0, desc = 'Tether: open the transcript' })
 
+vim.api.nvim_create_user_command('TetherChat', function(opts)
+  require('tether.chat').open({ new = opts.bang })
+end, {
+  nargs = 0,
+  bang = true,
+  desc = 'Tether: open the chat (! a new chat, a new session)',
+})
+
 vim.api.nvim_create_user_command('TetherSessions', function()
   commands().sessions()
 end, { nargs = 0, desc = 'Tether: continue a session' })
@@ -84,12 +92,23 @@ local decide = {
     end,
   },
 }
+-- What a command from anywhere says it did: the approval may not be on screen.
+local said = {
+  TetherAllow = 'allowed',
+  TetherAllowAlways = 'allowed always',
+  TetherDeny = 'denied',
+}
 for name, spec in pairs(decide) do
   vim.api.nvim_create_user_command(name, function()
-    if not approve().pending() then
+    local pending = approve().pending()
+    if not pending then
       vim.notify('Tether: no approval is waiting', vim.log.levels.INFO)
       return
     end
     spec[2]()
+    if said[name] and approve().pending() ~= pending then
+      local what = pending.title or pending.tool or 'the call'
+      vim.notify(string.format('Tether: %s %s', said[name], what), vim.log.levels.INFO)
+    end
   end, { nargs = 0, desc = 'Tether: ' .. spec[1] })
 end

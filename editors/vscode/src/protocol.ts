@@ -208,6 +208,7 @@ export type Settings = {
   stateDir?: string | null;
   maxMessageBytes?: number | null;
   prices?: { [key: string]: unknown } | null;
+  mcpServers?: { [key: string]: unknown } | null;
 };
 
 export type Script = {
@@ -274,6 +275,22 @@ export type InjectionFlaggedEvent = {
   callId: string;
   tool: string;
   markers: string[];
+};
+
+export type McpServerSettings = {
+  command?: string | null;
+  args?: string[] | null;
+  env?: { [key: string]: unknown } | null;
+  cwd?: string | null;
+  url?: string | null;
+  type?: "stdio" | "http" | "streamable-http" | null;
+  headers?: { [key: string]: unknown } | null;
+  toolTimeoutSeconds?: number | null;
+  startupTimeoutSeconds?: number | null;
+  enabled?: boolean | null;
+  enabledTools?: string[] | null;
+  disabledTools?: string[] | null;
+  trustReadOnlyHints?: boolean | null;
 };
 
 export type ModelPrice = {

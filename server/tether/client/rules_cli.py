@@ -32,9 +32,12 @@ def add_rules_command(commands: Any) -> None:
     _common_flags(actions.add_parser("list", help="every rule in force, numbered"))
     add = actions.add_parser("add", help="add a rule (an allow unless --deny or --ask)")
     _common_flags(add)
-    add.add_argument("tool", help="bash, edit_file or write_file")
     add.add_argument(
-        "pattern", help="bash: the command's words, a last * for any arguments; edits: globs"
+        "tool", help="bash, edit_file, write_file, mcp__SERVER__TOOL or mcp__SERVER__*"
+    )
+    add.add_argument(
+        "pattern",
+        help="bash: the command's words, a last * for any arguments; edits: globs; MCP: *",
     )
     decision = add.add_mutually_exclusive_group()
     decision.add_argument(

@@ -4,6 +4,7 @@ flags on top, and ``tether config`` to show where each value came from."""
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,11 @@ def describe(settings: Assembly, environ: Mapping[str, str] | None = None) -> st
     for layer in settings.layers:
         for key, value in layer.settings.to_wire().items():
             effective[key] = (value, layer.source)
-    keys = [TetherSettings.model_fields[f].alias or f for f in TetherSettings.model_fields]
+    keys = [
+        TetherSettings.model_fields[f].alias or f
+        for f in TetherSettings.model_fields
+        if f != "mcp_servers"  # listed below, without the values of env and headers
+    ]
     lines = []
     for key in keys:
         value, source = effective.get(key, (None, ""))
@@ -87,8 +92,48 @@ def describe(settings: Assembly, environ: Mapping[str, str] | None = None) -> st
         lines.extend(f"  {path}  {size} bytes" for path, size in instructions)
     else:
         lines.append("project instructions: no AGENTS.md here or in the folders above")
+    lines.append("")
+    lines.extend(_mcp_lines(settings))
     if settings.dropped:
         lines.append("")
         ignored = ", ".join(shown_key(key) for key in settings.dropped)
         lines.append(f"ignored: {ignored} (the project is not trusted)")
+    if settings.ignored_mcp:
+        lines.append(
+            f"not started: {', '.join(settings.ignored_mcp)} of .mcp.json (the project is not "
+            "trusted)"
+        )
     return "\n".join(lines)
+
+
+def _mcp_lines(settings: Assembly) -> list[str]:
+    """The MCP servers, each with where it came from; variables and headers by name only
+    (their values are often tokens)."""
+    servers = settings.settings.mcp_servers or {}
+    if not servers:
+        return ["MCP servers: none"]
+    sources = settings.mcp_sources()
+    lines = ["MCP servers:"]
+    for name, server in servers.items():
+        if server.command is not None:
+            what = shlex.join([server.command, *(server.args or [])])
+        else:
+            what = f"{server.url} (HTTP)"
+        extra = []
+        if server.enabled is False:
+            extra.append("disabled")
+        if server.env:
+            extra.append("env " + ", ".join(sorted(server.env)))
+        if server.headers:
+            extra.append("headers " + ", ".join(sorted(server.headers)))
+        if server.enabled_tools is not None:
+            extra.append("only " + ", ".join(server.enabled_tools))
+        if server.disabled_tools:
+            extra.append("not " + ", ".join(server.disabled_tools))
+        if server.trust_read_only_hints:
+            extra.append("readOnlyHint trusted")
+        shown = f"  {name:20} {what}"
+        if extra:
+            shown += f"  [{'; '.join(extra)}]"
+        lines.append(f"{shown}  {sources.get(name, '')}")
+    return lines

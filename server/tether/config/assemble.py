@@ -1,7 +1,8 @@
 """The one settings assembly, used by ``tether serve`` and by every terminal command.
 
 The order (docs/configuration.md), lowest first: defaults < the user's config file < the
-project's ``.tether/config.toml`` (all of it when the user trusts the project, else the
+project's ``.mcp.json`` (its MCP servers, a trusted project only) < its
+``.tether/config.toml`` (all of it when the user trusts the project, else the
 allow-list of ``config.project``) < the ``TETHER_*`` variables < the layers above the
 files: an editor's ``initializationOptions`` then its ``workspace/didChangeConfiguration``
 settings, or the CLI's flags. Nothing else merges settings files, so the server and the
@@ -17,15 +18,15 @@ from pathlib import Path
 from tether_protocol import TetherSettings
 
 from .layers import (
-    PROJECT_CONFIG,
+    PROJECT_MCP,
     Config,
     merge,
     resolve,
-    user_config_path,
     user_file,
     variables_settings,
 )
-from .project import dropped_warning, read_project_file
+from .project import dropped_warning, mcp_warning, read_mcp_file, read_project_file
+from .quick import PROJECT_CONFIG, user_config_path
 
 ENVIRONMENT_SOURCE = "environment"
 
@@ -52,6 +53,8 @@ class Assembly:
     project_root: Path | None = None
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
     """For the defaults that depend on it (the state folder); never shown (API keys)."""
+    ignored_mcp: tuple[str, ...] = ()
+    """The MCP servers of an untrusted project's ``.mcp.json`` (none is started)."""
 
     @property
     def layers(self) -> tuple[Layer, ...]:
@@ -83,6 +86,24 @@ class Assembly:
             return None
         return dropped_warning(self.dropped, self.project_root, user_config_path(self.environ))
 
+    def mcp_warning(self) -> str | None:
+        """The one warning naming the servers of an untrusted ``.mcp.json`` (not started)."""
+        if not self.ignored_mcp or self.project_root is None:
+            return None
+        return mcp_warning(self.ignored_mcp, self.project_root, user_config_path(self.environ))
+
+    def warnings(self) -> tuple[str, ...]:
+        """Every warning about the project's files, one per file."""
+        return tuple(w for w in (self.warning(), self.mcp_warning()) if w is not None)
+
+    def mcp_sources(self) -> dict[str, str]:
+        """Each configured MCP server's name and the layer its settings came from."""
+        sources: dict[str, str] = {}
+        for layer in self.layers:
+            for name in layer.settings.mcp_servers or {}:
+                sources[name] = layer.source
+        return sources
+
 
 def assemble(root: Path | None, environ: Mapping[str, str], *above: Layer) -> Assembly:
     """The settings of a workspace at ``root`` (None: no project file) under ``environ``,
@@ -90,9 +111,14 @@ def assemble(root: Path | None, environ: Mapping[str, str], *above: Layer) -> As
     user, trusted = user_file(environ)
     files = [Layer(str(user_config_path(environ)), user)]
     dropped: tuple[str, ...] = ()
+    ignored_mcp: tuple[str, ...] = ()
     if root is not None:
+        mcp = read_mcp_file(root, trusted)
+        if mcp.settings.mcp_servers:
+            files.append(Layer(str(root / PROJECT_MCP), mcp.settings))
+        ignored_mcp = mcp.ignored
         project = read_project_file(root, trusted, below=user)
         files.append(Layer(str(root / PROJECT_CONFIG), project.settings))
         dropped = project.dropped
     files.append(Layer(ENVIRONMENT_SOURCE, variables_settings(environ)))
-    return Assembly(tuple(files), tuple(above), dropped, root, dict(environ))
+    return Assembly(tuple(files), tuple(above), dropped, root, dict(environ), ignored_mcp)

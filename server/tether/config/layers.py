@@ -19,10 +19,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tether_protocol import Script, TetherSettings
+from tether_protocol import McpServerSettings, Script, TetherSettings
 from tether_protocol.config import ModelPrice
 
 from ..sandbox.detect import SandboxChoice
+from .quick import (
+    ENVIRONMENT,
+    INTEGER_SETTINGS,
+    MAX_TOML_BYTES,
+    NUMBER_SETTINGS,
+    TRUST_KEY,
+    user_config_path,
+)
 
 DEFAULT_MAX_STEPS = 40
 DEFAULT_TIMEOUT_SECONDS = 900.0
@@ -33,20 +41,6 @@ DEFAULT_DIAGNOSTICS_SETTLE_MS = 300
 """After an edit, the editor's problems count as settled once unchanged this long."""
 DEFAULT_DIAGNOSTICS_MAX_WAIT_MS = 3000
 """The longest an edit's result waits for the editor's problems."""
-
-ENVIRONMENT = {
-    "TETHER_PROVIDER": "provider",
-    "TETHER_MODEL": "model",
-    "TETHER_BASE_URL": "base_url",
-    "TETHER_SCRIPT": "script",
-    "TETHER_STATE_DIR": "state_dir",
-    "TETHER_CONTEXT_WINDOW_TOKENS": "context_window_tokens",
-    "TETHER_APPROVAL_TIMEOUT_SECONDS": "approval_timeout_seconds",
-    "TETHER_MAX_MESSAGE_BYTES": "max_message_bytes",
-    "TETHER_SANDBOX": "sandbox",
-}
-INTEGER_SETTINGS = frozenset({"context_window_tokens", "max_message_bytes"})
-NUMBER_SETTINGS = frozenset({"approval_timeout_seconds"})
 
 
 class ConfigError(ValueError):
@@ -60,22 +54,8 @@ def default_state_dir(environ: dict[str, str] | None = None) -> Path:
     return Path(base) / "tether"
 
 
-USER_CONFIG = "tether/config.toml"
-PROJECT_CONFIG = ".tether/config.toml"
-TRUST_KEY = "trustedProjects"
-"""A user-config list of folders whose project config may set every key."""
-
-
-def user_config_path(environ: Mapping[str, str]) -> Path:
-    """``$XDG_CONFIG_HOME/tether/config.toml``, else ``~/.config/tether/config.toml``."""
-    base = environ.get("XDG_CONFIG_HOME") or str(
-        Path(environ.get("HOME") or Path.home()) / ".config"
-    )
-    return Path(base) / USER_CONFIG
-
-
-MAX_TOML_BYTES = 1 << 20
-"""A settings or rules file larger than this is refused (it is read on every decision)."""
+PROJECT_MCP = ".mcp.json"
+"""Claude Code's project file of MCP servers, read for a trusted project."""
 
 
 def read_toml(path: Path) -> dict[str, Any] | None:
@@ -175,13 +155,18 @@ def parse_settings(data: object, source: str) -> TetherSettings:
 
 
 def merge(*layers: TetherSettings) -> TetherSettings:
-    """Later layers win wherever they set a field."""
+    """Later layers win wherever they set a field; ``mcpServers`` merge by server name (a
+    later layer's server replaces an earlier one of the same name)."""
     merged: dict[str, Any] = {}
+    servers: dict[str, McpServerSettings] = {}
     for layer in layers:
         for name in TetherSettings.model_fields:
             value = getattr(layer, name)
             if value is not None:
                 merged[name] = value
+        servers.update(layer.mcp_servers or {})
+    if servers:
+        merged["mcp_servers"] = servers
     return TetherSettings(**merged)
 
 
@@ -213,6 +198,8 @@ class Config:
     diagnostics_settle_ms: int = DEFAULT_DIAGNOSTICS_SETTLE_MS
     """0: no check of the editor's problems after edits."""
     diagnostics_max_wait_ms: int = DEFAULT_DIAGNOSTICS_MAX_WAIT_MS
+    mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=dict)
+    """The MCP servers configured (the enabled ones are started), by name."""
 
 
 def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
@@ -246,6 +233,7 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
         diagnostics_max_wait_ms=_or_default(
             settings.diagnostics_max_wait_ms, DEFAULT_DIAGNOSTICS_MAX_WAIT_MS
         ),
+        mcp_servers=dict(settings.mcp_servers or {}),
     )
 
 

@@ -25,11 +25,12 @@ from tether_protocol import TetherSettings
 from .layers import (
     DEFAULT_MAX_STEPS,
     DEFAULT_TIMEOUT_SECONDS,
-    PROJECT_CONFIG,
-    TRUST_KEY,
+    PROJECT_MCP,
+    ConfigError,
     parse_settings,
     read_toml,
 )
+from .quick import MAX_TOML_BYTES, PROJECT_CONFIG, TRUST_KEY
 
 PROJECT_FIELDS: Mapping[str, str] = {
     "diagnostics_settle_ms": "how long the editor's problems take to settle after an edit "
@@ -128,4 +129,65 @@ def dropped_warning(dropped: Sequence[str], root: Path, user_config: Path) -> st
         f"ignoring {', '.join(named)} in {root / PROJECT_CONFIG}: a project you have not "
         f"trusted may set only {allowed_keys()} (the limits only lower); to let it set "
         f"everything, add {str(root)!r} to {TRUST_KEY} in {user_config}"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class McpFile:
+    """What a project's ``.mcp.json`` gives: its servers (a trusted project), or the names
+    of the servers it would have started (an untrusted one: none is)."""
+
+    settings: TetherSettings
+    ignored: tuple[str, ...] = ()
+
+
+def read_mcp_file(root: Path, trusted: Sequence[Path]) -> McpFile:
+    """``root``'s ``.mcp.json`` (Claude Code's project file: ``{"mcpServers": {...}}``): its
+    servers for a trusted project; for another, none, and their names for the warning
+    (servers run code: a cloned repository must not start one). ``ConfigError`` for a
+    trusted file that cannot be used; an untrusted one is never an error."""
+    path = root / PROJECT_MCP
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_TOML_BYTES + 1)
+    except (FileNotFoundError, NotADirectoryError):
+        return McpFile(TetherSettings())
+    except OSError as exc:
+        if root.resolve() not in trusted:
+            return McpFile(TetherSettings())
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    if root.resolve() not in trusted:
+        return McpFile(TetherSettings(), _server_names(data) or ("(unreadable)",))
+    if len(data) > MAX_TOML_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_TOML_BYTES} bytes")
+    try:
+        parsed = json.loads(data)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(parsed, dict):
+        raise ConfigError(f"{path}: expected an object")
+    return McpFile(parse_settings({"mcpServers": parsed.get("mcpServers", {})}, str(path)))
+
+
+def _server_names(data: bytes) -> tuple[str, ...]:
+    try:
+        parsed = json.loads(data)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return ()
+    servers = parsed.get("mcpServers") if isinstance(parsed, dict) else None
+    if not isinstance(servers, dict):
+        return ()
+    return tuple(sorted(shown_key(str(name)) for name in servers))
+
+
+def mcp_warning(ignored: Sequence[str], root: Path, user_config: Path) -> str:
+    """The one warning naming the servers an untrusted project's ``.mcp.json`` would have
+    started."""
+    named = list(ignored[:MAX_NAMED])
+    if len(ignored) > MAX_NAMED:
+        named.append(f"and {len(ignored) - MAX_NAMED} more")
+    return (
+        f"not starting the MCP servers {', '.join(named)} of {root / PROJECT_MCP}: a project "
+        f"you have not trusted starts no server (a server runs code); to let it, add "
+        f"{str(root)!r} to {TRUST_KEY} in {user_config}"
     )

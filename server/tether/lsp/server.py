@@ -8,11 +8,11 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Coroutine, Generator, Mapping
 from concurrent.futures import Future
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import attrs
@@ -48,6 +48,9 @@ from .host import LspBuffers
 from .plain import APPROVALS_UNSUPPORTED, answered_method_not_found
 from .rules import RulesService
 
+if TYPE_CHECKING:
+    from ..mcp.hub import McpHub
+
 log = logging.getLogger(__name__)
 
 NOTIFICATIONS = frozenset(
@@ -82,6 +85,8 @@ class TetherProtocol(LanguageServerProtocol):
     _server: TetherServer
     _initialize_received = False
     _warned_stale_change = False
+    lean_answered: int | str | None = None
+    """The ``initialize`` the lean start answered (``lsp.lean``): its answer here is dropped."""
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         """pygls' decoding, refusing a notification method sent with an id (pygls would
@@ -133,6 +138,15 @@ class TetherProtocol(LanguageServerProtocol):
         super()._run_generator(future, gen=gen, result_future=result_future)
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        if self.lean_answered is not None and msg_id == self.lean_answered:
+            self.lean_answered = None
+            if error is not None:  # the quick check let through what the full one refused
+                message = f"Tether: initialize: {clip(str(error.message), 1000)}"
+                log.error("%s (answered already by the lean start)", message)
+                self._server.window_show_message(
+                    types.ShowMessageParams(type=types.MessageType.Error, message=message)
+                )
+            return
         # The last guard against echoing a huge value: error texts are cut (a traceback
         # in ``data`` keeps its end, where the cause is).
         if error is not None:
@@ -243,6 +257,10 @@ class TetherServer(LanguageServer):
         self.rules = RulesService(RuleStore.from_environment(self.environ))
         self.runs = RunManager(tools, self.log_writer, self.rules.store)
         self._told_approvals_unsupported = False
+        self.mcp: McpHub | None = None
+        """The MCP servers, once the settings configure one."""
+        self._mcp_task: asyncio.Task[None] | None = None
+        self._background_tasks: set[asyncio.Task[None]] = set()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls' report of a failed notification handler (``window/showMessage``), cut
@@ -293,16 +311,17 @@ class TetherServer(LanguageServer):
         self._reconfigure()
 
     def _warn_dropped(self) -> None:
-        """The project file's keys that were not applied, in one warning."""
-        message = self.settings.warning()
-        if message is None:
-            return
-        if self._loop is None:  # no client to tell (a test calling this directly)
-            log.warning("%s", message)
-            return
-        # showMessage is allowed during initialize (LSP 3.17); it is the one copy.
-        show = types.ShowMessageParams(type=types.MessageType.Warning, message=f"Tether: {message}")
-        self._loop.call_soon(self.window_show_message, show)
+        """The project file's keys that were not applied, and the servers of an untrusted
+        ``.mcp.json``: one warning per file."""
+        for message in self.settings.warnings():  # one per project file
+            if self._loop is None:  # no client to tell (a test calling this directly)
+                log.warning("%s", message)
+                continue
+            # showMessage is allowed during initialize (LSP 3.17); it is the one copy.
+            show = types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"Tether: {message}"
+            )
+            self._loop.call_soon(self.window_show_message, show)
 
     def apply_client_settings(self, settings: object) -> None:
         """``workspace/didChangeConfiguration``: ``settings.tether`` for later runs."""
@@ -313,6 +332,8 @@ class TetherServer(LanguageServer):
 
     def _reconfigure(self) -> None:
         config = self.settings.config
+        if config.mcp_servers and self.mcp is None and self._loop is not None:
+            self._start_mcp(config)
         if config.state_dir != self.config.state_dir:
             self.log_writer.retire()  # runs in flight finish writing there; new ones go here
             self.log_writer = self.runs.log_writer = SessionLogWriter(
@@ -353,9 +374,41 @@ class TetherServer(LanguageServer):
                 types.ShowMessageParams(type=types.MessageType.Error, message=APPROVALS_UNSUPPORTED)
             )
 
+    def _start_mcp(self, config: Config) -> None:
+        """The MCP servers' hub, running from the session's start (the servers start in the
+        background, so the first run finds them ready); only imported when configured."""
+        from ..mcp.hub import McpHub
+
+        assert self._loop is not None
+        hub = McpHub(self.environ, self._mcp_warning)
+        self.mcp = self.runs.mcp = hub
+        self._mcp_task = self._loop.create_task(hub.serve())
+
+        async def start() -> None:  # after initialize: the workspace as the runs will see it
+            await hub.configure(config.mcp_servers, self.workspace_model().root)
+            hub.start()
+
+        self._loop.call_soon(lambda: self._background(start()))
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        assert self._loop is not None
+        task = self._loop.create_task(work)
+        self._background_tasks.add(task)
+        task.add_done_callback(self._background_tasks.discard)
+
+    def _mcp_warning(self, message: str) -> None:
+        """An MCP server could not start: one warning to the user."""
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=f"Tether: {message}")
+        )
+
     async def close(self) -> None:
-        """Stop every run (their tools and children end with them) and flush the log."""
+        """Stop every run (their tools and children end with them), then the MCP servers
+        (their process groups killed), and flush the log."""
         self.runs.cancel_all()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.runs.wait_all(), timeout=1.5)
+        if self.mcp is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.mcp.close(), timeout=6)
         self.log_writer.close()

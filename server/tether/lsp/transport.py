@@ -19,7 +19,7 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import BinaryIO
 
 from pygls.protocol import JsonRPCProtocol
@@ -152,22 +152,32 @@ async def serve(
     stdout: BinaryIO,
     on_close: Callable[[], Awaitable[None]],
     max_message_bytes: Callable[[], int] | int = DEFAULT_MAX_MESSAGE_BYTES,
+    reader: FrameReader | None = None,
+    first: Sequence[bytearray | Oversized | UnframeableStream | None] = (),
 ) -> int:
     """Serve until end of input or SIGTERM, then await ``on_close`` (stop runs, flush logs).
 
-    Returns the exit status: 0, or 2 when the input stopped carrying LSP frames at all.
+    ``reader`` and ``first``: the reader the lean start read with and what it read (handled
+    before anything else; ``lsp.lean``). Returns the exit status: 0, or 2 when the input
+    stopped carrying LSP frames at all.
     """
     loop = asyncio.get_running_loop()
     inbox: asyncio.Queue[bytearray | Oversized | UnframeableStream | None] = asyncio.Queue()
     backlog = Backlog()
     cap = max_message_bytes if callable(max_message_bytes) else (lambda: max_message_bytes)
-    reader = FrameReader(stdin.fileno(), cap)
+    frames = reader if reader is not None else FrameReader(stdin.fileno(), cap)
+    ended = False
+    for item in first:
+        if isinstance(item, bytearray):
+            backlog.reserve(len(item))
+        inbox.put_nowait(item)
+        ended = ended or item is None or isinstance(item, UnframeableStream)
 
     def pump() -> None:
         while True:
             item: bytearray | Oversized | UnframeableStream | None
             try:
-                item = reader.read_frame()
+                item = frames.read_frame()
             except UnframeableStream as exc:
                 item = exc
             except (OSError, ValueError):
@@ -178,30 +188,49 @@ async def serve(
             if item is None or isinstance(item, UnframeableStream):
                 return
 
-    threading.Thread(target=pump, name="tether-stdin", daemon=True).start()
+    def start_pump() -> None:
+        threading.Thread(target=pump, name="tether-stdin", daemon=True).start()
+
+    # What the lean start read is handled before anything more is read: the settings of
+    # its ``initialize`` (the message cap) apply to the messages after it.
+    unread = len(first)
+    if not ended and not unread:
+        start_pump()
     writer = StdoutWriter(stdout, loop)
     protocol.set_writer(writer, include_headers=False)
     # Editors send SIGTERM on a forced stop: end as at end of input, with the cleanup.
     with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals here
         loop.add_signal_handler(signal.SIGTERM, inbox.put_nowait, None)
     status = 0
+
+    def handle(item: bytearray | Oversized | UnframeableStream) -> bool:
+        """Handle one item; False: stop serving."""
+        nonlocal status
+        if isinstance(item, UnframeableStream):
+            log.error("the input is not LSP-framed (%s): exiting so the editor can restart", item)
+            status = 2
+            return False
+        if isinstance(item, Oversized):
+            answer_oversized(protocol, item, cap())
+            return True
+        size = len(item)
+        try:
+            dispatch(protocol, item)
+        finally:
+            del item  # a large body is not kept alive while waiting for the next
+            backlog.release(size)
+        return True
+
     try:
         while (item := await inbox.get()) is not None:
-            if isinstance(item, UnframeableStream):
-                log.error(
-                    "the input is not LSP-framed (%s): exiting so the editor can restart", item
-                )
-                status = 2
+            going_on = handle(item)
+            del item
+            if unread:
+                unread -= 1
+                if not unread and not ended:
+                    start_pump()
+            if not going_on:
                 break
-            if isinstance(item, Oversized):
-                answer_oversized(protocol, item, cap())
-                continue
-            size = len(item)
-            try:
-                dispatch(protocol, item)
-            finally:
-                del item  # a large body is not kept alive while waiting for the next
-                backlog.release(size)
     finally:
         await on_close()
         writer.flush()

@@ -46,7 +46,7 @@ from ..events import RunEvents
 from ..host import Editor
 from ..sandbox import Sandbox
 from ..workspace.sensitive import reason_for_preview
-from .match import Judgement, judge
+from .match import Judgement, is_mcp_tool, judge, mcp_name_covers
 from .propose import suggest_patterns
 from .store import RuleStore
 
@@ -93,6 +93,8 @@ class ApprovalPolicy:
     def covers(self, tool: str, preview: Preview | None) -> bool:
         """The call may happen without asking (the sensitive floor aside)."""
         if tool in self.auto_approve:
+            return True
+        if is_mcp_tool(tool) and any(mcp_name_covers(n, tool) for n in self.auto_approve):
             return True
         if isinstance(preview, CommandPreview):
             return (tool, preview.command) in self.always_commands
@@ -184,10 +186,14 @@ class ApprovalGate:
         arguments: dict[str, Any],
         preview: Preview | None,
         roots: Sequence[Path],
+        read_only: bool = False,
     ) -> Verdict:
         """Decide one call; asks the user through the editor when the policy says so.
 
         ``roots`` are the workspace folders, to place a changed file for the sensitive floor.
+        ``read_only``: the call's tool says it changes nothing and the user chose to believe
+        it (an MCP server's ``readOnlyHint`` under ``trustReadOnlyHints``): it passes like an
+        ``autoApprove`` tool, after every ``deny`` and ``ask`` rule.
         """
         floor = reason_for_preview(preview, roots)
         judged = await self._judge(tool, preview, roots)
@@ -199,7 +205,7 @@ class ApprovalGate:
             )
         elif floor is None and (
             judged.outcome == "allow"
-            or (judged.outcome == "none" and self.policy.covers(tool, preview))
+            or (judged.outcome == "none" and (self.policy.covers(tool, preview) or read_only))
         ):
             builtin = judged.outcome == "allow" and all(r.scope == "builtin" for r in judged.rules)
             verdict = Verdict("auto", builtin=builtin)

@@ -30,6 +30,11 @@ from .wrappers import Reach, Run, program_name, reach
 
 COMMAND_TOOLS = frozenset({"bash"})
 PATH_TOOLS = frozenset({"edit_file", "write_file"})
+MCP_PREFIX = "mcp__"
+"""Tools from MCP servers are named ``mcp__<server>__<tool>``; a rule may name one tool or,
+ending in ``__*``, every tool of a server (``mcp__notes__*``). Their pattern is ``*`` (any
+arguments): the arguments of another program's tool are not matched."""
+MCP_ANY = "*"
 
 LAUNCHERS = frozenset(
     {
@@ -177,14 +182,38 @@ def compile_path_pattern(pattern: str) -> PathPattern:
     return PathPattern(tuple(include), tuple(exclude))
 
 
+def is_mcp_tool(tool: str) -> bool:
+    """Whether ``tool`` names an MCP server's tool (or, ``mcp__server__*``, all of them)."""
+    return tool.startswith(MCP_PREFIX) and len(tool) > len(MCP_PREFIX)
+
+
+def mcp_name_covers(named: str, tool: str) -> bool:
+    """Whether ``named`` (in a rule or ``autoApprove``) names the MCP tool ``tool``: the same
+    name, or ``mcp__server__*`` for every tool of that server."""
+    if not is_mcp_tool(tool) or not is_mcp_tool(named):
+        return False
+    if named.endswith("__*"):
+        server = named[len(MCP_PREFIX) : -3]
+        if not server:  # ``mcp__*`` names no server: it is no wildcard over them all
+            return False
+        prefix = named[:-1]
+        return tool.startswith(prefix) and len(tool) > len(prefix)
+    return named == tool
+
+
 def check_pattern(tool: str, pattern: str) -> None:
     """Raise ``InvalidPattern`` unless ``pattern`` is usable for ``tool``."""
     if tool in COMMAND_TOOLS:
         compile_command_pattern(pattern)
     elif tool in PATH_TOOLS:
         compile_path_pattern(pattern)
+    elif is_mcp_tool(tool):
+        if pattern != MCP_ANY:
+            raise InvalidPattern(f"{pattern!r}: an MCP tool's rule takes the pattern '*'")
     else:
-        raise InvalidPattern(f"no rules for tool {tool!r} (bash, edit_file, write_file)")
+        raise InvalidPattern(
+            f"no rules for tool {tool!r} (bash, edit_file, write_file, mcp__<server>__<tool>)"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,9 +246,11 @@ def judge(
     roots: Sequence[Path],
 ) -> Judgement:
     """The rules' verdict on a call: ``deny``, ``ask``, ``allow`` or ``none`` (no say)."""
-    mine = [r for r in rules if r.tool == tool]
     if preview is None:
         return Judgement("none")
+    if is_mcp_tool(tool):
+        return _judge_mcp(tool, rules)
+    mine = [r for r in rules if r.tool == tool]
     if tool in COMMAND_TOOLS and isinstance(preview, CommandPreview):
         # Parsed even without rules: the sandbox runs unasked only what could be read.
         return _judge_command(preview.command, mine, roots)
@@ -276,6 +307,17 @@ def _judge_command(command: str, rules: Sequence[Rule], roots: Sequence[Path]) -
         if rule not in used:
             used.append(rule)
     return Judgement("allow", tuple(used))
+
+
+def _judge_mcp(tool: str, rules: Sequence[Rule]) -> Judgement:
+    """An MCP call against the rules naming its tool or its server's ``mcp__server__*``:
+    deny first, then ask, then allow."""
+    matching = [r for r in rules if r.pattern == MCP_ANY and mcp_name_covers(r.tool, tool)]
+    for decision in ("deny", "ask", "allow"):
+        found = next((r for r in matching if r.decision == decision), None)
+        if found is not None:
+            return Judgement(decision, (found,))
+    return Judgement("none")
 
 
 def _judge_path(rel: str, rules: Sequence[Rule]) -> Judgement:

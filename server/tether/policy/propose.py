@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tether_protocol import CommandPreview, DiffPreview, Preview, Rule
 
-from .match import COMMAND_TOOLS, PATH_TOOLS, judge, relative_path
+from .match import COMMAND_TOOLS, MCP_ANY, PATH_TOOLS, is_mcp_tool, judge, relative_path
 from .shellparse import WILD, parse_command
 
 WIDER_RULES: Mapping[str, str] = {
@@ -108,6 +108,8 @@ def suggest_patterns(tool: str, preview: Preview | None, roots: Sequence[Path]) 
     elif tool in PATH_TOOLS and isinstance(preview, DiffPreview):
         rel = relative_path(preview, roots)
         candidates = [] if rel is None else file_patterns(rel)
+    elif is_mcp_tool(tool):
+        candidates = [MCP_ANY]  # this tool of this server, with any arguments
     else:
         return []
     offered: list[str] = []

@@ -11,6 +11,7 @@ import gc
 import importlib
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -87,13 +88,43 @@ def make_provider(
     )
 
 
+SDK_MODULES = {"openai": ".openai", "anthropic": ".anthropic"}
+"""The providers whose module imports an SDK."""
+
+
+def warm_up_thread(name: str | None) -> threading.Thread | None:
+    """Start importing the SDK provider ``name`` on a thread of its own (None: nothing to
+    import), as soon as ``tether serve`` has its own modules: the first run then finds it.
+
+    The cyclic collector stays off until the import ends (see ``warm_up``); then the
+    modules are frozen out of its way and it is turned on again.
+    """
+    module = SDK_MODULES.get(name or "")
+    if module is None or f"{__name__}{module}" in sys.modules:
+        return None
+
+    def load() -> None:
+        try:
+            importlib.import_module(module, __name__)
+        except Exception:  # the first run says what is wrong, as without the warm-up
+            pass
+        finally:
+            gc.freeze()
+            gc.enable()
+
+    gc.disable()
+    thread = threading.Thread(target=load, name="tether-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
 async def warm_up(name: str | None) -> None:
     """Import the SDK provider ``name`` in a worker thread, ahead of its first run.
 
     Importing ``anthropic`` takes about a second; done inside ``make_provider`` it would
     stall the event loop (and every editor request) once. Safe to call for any name.
     """
-    module = {"openai": ".openai", "anthropic": ".anthropic"}.get(name or "")
+    module = SDK_MODULES.get(name or "")
     if module is None or f"{__name__}{module}" in sys.modules:
         return
     # The SDK's thousand pydantic models are there for good: cyclic collections while they

@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tether_protocol import RunParams
 
-from ..config.layers import Config, user_config_path
+from ..config.layers import Config
+from ..config.quick import user_config_path
 from ..diagnostics.watch import ProblemWatcher
 from ..events import RunEvents
 from ..host import Editor, EventSink, ReportsDiagnostics
@@ -34,6 +36,9 @@ from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace
 from .loop import AgentLoop, Limits
 from .window import SessionWindows
+
+if TYPE_CHECKING:
+    from ..mcp.hub import McpHub
 
 
 @dataclass(slots=True)
@@ -62,6 +67,27 @@ def _watcher(editor: Editor, workspace: Workspace, config: Config) -> ProblemWat
     )
 
 
+MCP_FIRST_WAIT = 2.0
+"""How long a run's start waits for MCP servers still starting (then they join later)."""
+
+
+async def _with_mcp(
+    tools: ToolRegistry, mcp: McpHub | None, config: Config, workspace: Workspace
+) -> ToolRegistry:
+    """The run's tools: the MCP servers' too when the front runs any."""
+    if mcp is None:
+        return tools
+    await mcp.configure(config.mcp_servers, workspace.root)
+    if not mcp.servers:
+        return tools
+    mcp.start()
+    await mcp.ready(MCP_FIRST_WAIT)
+    mcp.warn_failed()
+    from ..mcp.registry import RunTools  # only a front with MCP servers needs it
+
+    return RunTools(tools, mcp)
+
+
 async def assemble_run(
     params: RunParams,
     run_id: str,
@@ -75,6 +101,7 @@ async def assemble_run(
     tools: ToolRegistry,
     log_writer: SessionLogWriter,
     rules: RuleStore | None,
+    mcp: McpHub | None = None,
 ) -> AssembledRun:
     """The loop of run ``run_id``, continuing ``memory`` (its conversation is extended in
     place); ``ConfigError`` (naming the field) when the provider cannot be made. Nothing
@@ -83,6 +110,7 @@ async def assemble_run(
         params.provider or config.provider, config, workspace.root, model=params.model
     )
     limits = params.limits
+    tools = await _with_mcp(tools, mcp, config, workspace)
     instructions = await load_instructions(workspace.root, workspace.buffers, home_folder())
     editor_state = await editor_state_section(
         workspace, params.context, workspace.position_encoding

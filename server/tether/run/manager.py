@@ -11,7 +11,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 
@@ -27,6 +27,9 @@ from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace
 from .assemble import SessionMemory, assemble_run
 from .loop import AgentLoop
+
+if TYPE_CHECKING:
+    from ..mcp.hub import McpHub
 
 
 class InvalidRun(ValueError):
@@ -71,6 +74,8 @@ class RunManager:
         self, tools: ToolRegistry, log_writer: SessionLogWriter, rules: RuleStore | None = None
     ) -> None:
         self.tools = tools
+        self.mcp: McpHub | None = None
+        """The front's MCP servers (None: the front runs none)."""
         self.log_writer = log_writer
         self.rules = rules
         """The user's and the projects' approval rules (None: session rules only)."""
@@ -125,6 +130,12 @@ class RunManager:
         """The approval policy (session rules) of a session in memory, if it is."""
         memory = self._sessions.get(session_id)
         return None if memory is None else memory.policy
+
+    async def session_memory(self, session_id: str, *, new: bool) -> SessionMemory:
+        """A session's memory, kept among the recent ones: a ``new`` one starts empty, any
+        other is the one in memory or rebuilt from its log (``InvalidRun`` when unknown).
+        For a front that names a session before its first run (ACP's ``session/new``)."""
+        return await self._session(session_id, new)
 
     async def _session(self, session_id: str, new: bool) -> SessionMemory:
         """The session to continue: in memory, else rebuilt from its log (the truth)."""
@@ -191,6 +202,7 @@ class RunManager:
                 sinks=sinks,
                 editor=editor,
                 tools=self.tools,
+                mcp=self.mcp,
                 log_writer=self.log_writer,
                 rules=self.rules,
             )

@@ -101,6 +101,9 @@ class Proposal:
     builtin: bool = False
     """The built-in read-only rules alone allowed it: a command's git then runs with every
     program-running setting off (``tools/git_guard.py``)."""
+    read_only: bool = False
+    """The tool says the call changes nothing and the user believes it (an MCP server's
+    ``readOnlyHint`` under ``trustReadOnlyHints``): the gate passes it unasked, rules aside."""
 
 
 A = TypeVar("A", bound=ToolArgs)
@@ -113,6 +116,9 @@ class Tool(Generic[A]):
     description: ClassVar[str]
     args_model: ClassVar[type[ToolArgs]]
     needs_approval: ClassVar[bool] = False
+    takes_changed_arguments: ClassVar[bool] = True
+    """An approval answer may change the call's arguments (then the call is proposed again
+    with them); False: a changed call is not done."""
 
     def parameters_schema(self) -> dict[str, Any]:
         """The JSON Schema of the arguments, as model APIs take it."""

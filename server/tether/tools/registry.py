@@ -87,7 +87,7 @@ class ToolRegistry:
 
     def parse(self, call: ToolCall) -> tuple[Tool[Any], ToolArgs]:
         """The tool and validated arguments of a call; ``ToolError`` when unusable."""
-        tool = self._tools.get(call.name)
+        tool = self.get(call.name)
         if tool is None:
             raise ToolError(f"unknown tool {call.name!r}; available tools: {', '.join(self.names)}")
         if call.arguments_error is not None:
@@ -133,6 +133,7 @@ class ToolRegistry:
             arguments=call.arguments,
             preview=proposal.preview,
             roots=deps.workspace.roots,
+            read_only=proposal.read_only,
         )
         if not verdict.allowed:
             if verdict.decision == "deny":
@@ -177,6 +178,11 @@ class ToolRegistry:
         the note telling the model so; as it was (and no note) when the user changed none."""
         if verdict.arguments is None or verdict.arguments == call.arguments:
             return args, proposal, ""
+        if not tool.takes_changed_arguments:
+            raise ToolError(
+                f"Not done: the user changed the arguments of {call.name}, which cannot be "
+                "run changed; nothing was called."
+            )
         changed = {**call.arguments, **verdict.arguments}
         _, args = self.parse(ToolCall(call.call_id, call.name, changed))
         return args, await tool.propose(args, deps), changed_note(changed)

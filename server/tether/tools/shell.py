@@ -1,6 +1,8 @@
 """The ``bash`` tool, and ``run_command``: one shell command, bounded in time, output and reach.
 
-``run_command`` is the one runner of every command, allowed however it was: it runs ``bash
+``run_command`` is the one runner of every command Tether runs, allowed however it was (an
+ACP editor that declared terminals runs an allowed, unsandboxed command in its own terminal
+instead, through the ``RunsCommands`` seam, so the user watches it): it runs ``bash
 -c COMMAND`` with stdin closed and stdout and stderr merged into one pipe, in a new session
 (so its own process group, and no controlling terminal), inside the sandbox when it is
 given one (``tether.sandbox``). It returns when the command has exited, or when the
@@ -38,6 +40,7 @@ from pydantic import Field, field_validator
 from tether_protocol import CommandPreview
 
 from ..errors import ToolError
+from ..host import RunsCommands
 from ..sandbox import Prepared, Sandbox, blocked_reason, unsandboxed
 from ..sandbox.runner import KILL_GRACE_SECONDS as SANDBOX_KILL_GRACE_SECONDS
 from ..writes.coherence import after_command, before_command, unsaved_note
@@ -415,6 +418,30 @@ def _seconds(value: float) -> str:
     return f"{value:g} s"
 
 
+def _terminal(deps: ToolDeps, sandbox: Sandbox | None, builtin: bool) -> RunsCommands | None:
+    """The editor's terminal for an allowed command, when the editor has one: never for a
+    command of the sandbox (only Tether's runner has its walls) or one the built-in
+    read-only rules allowed (it runs with git's program-running settings off)."""
+    editor = deps.editor
+    if sandbox is not None or builtin or not isinstance(editor, RunsCommands):
+        return None
+    return editor if editor.has_terminal() else None
+
+
+async def _in_terminal(
+    terminal: RunsCommands, command: str, cwd: Path, seconds: float
+) -> CommandOutcome:
+    started = time.monotonic()
+    done = await terminal.run_in_terminal(command, cwd, seconds, DEFAULT_OUTPUT_LIMIT)
+    return CommandOutcome(
+        exit_code=None if done.timed_out else done.exit_code,
+        output=done.output,
+        timed_out=done.timed_out,
+        truncated_chars=0,
+        duration=time.monotonic() - started,
+    )
+
+
 class BashArgs(ToolArgs):
     """Arguments of ``bash``."""
 
@@ -511,13 +538,17 @@ class Bash(Tool[BashArgs]):
         timeout = args.timeout_seconds or DEFAULT_TIMEOUT_SECONDS
         buffers = await before_command(deps.workspace)
         try:
-            outcome = await run_command(
-                args.command,
-                deps.workspace.root,
-                timeout,
-                sandbox=sandbox,
-                extra_env=git_environment if builtin else None,
-            )
+            terminal = _terminal(deps, sandbox, builtin)
+            if terminal is not None:
+                outcome = await _in_terminal(terminal, args.command, deps.workspace.root, timeout)
+            else:
+                outcome = await run_command(
+                    args.command,
+                    deps.workspace.root,
+                    timeout,
+                    sandbox=sandbox,
+                    extra_env=git_environment if builtin else None,
+                )
         except OSError as exc:
             raise ToolError(f"could not start bash: {exc}") from exc
         notes = [

@@ -19,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 import anyio.to_thread
 
 from ..errors import ToolError
-from ..host import Buffers
+from ..host import Buffers, ReadsBuffers
 from ..text import model as textmodel
 from .ignore import IgnoreChain, IgnoreRule, is_ignored_by, parse_gitignore
 
@@ -169,8 +169,11 @@ class Workspace:
     # -- reading -----------------------------------------------------------------------
 
     async def read_text(self, path: Path) -> TextSnapshot:
-        """The text of ``path``: the open buffer if there is one, else the file on disk."""
+        """The text of ``path``: the open buffer if there is one (asked of an editor that
+        reads its buffers itself), else the file on disk."""
         buffer = self.buffers.get(path)
+        if buffer is None and isinstance(self.buffers, ReadsBuffers):
+            buffer = await self.buffers.read_buffer(path)  # the editor's text (ACP)
         if buffer is not None:
             return TextSnapshot(path, buffer.text, buffer.version, from_buffer=True)
         return await anyio.to_thread.run_sync(self._read_disk, path)

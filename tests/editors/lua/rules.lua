@@ -64,6 +64,7 @@ H.on('TetherRunFinished', function(data)
       vim.cmd('TetherRules')
     end)
   else
+    H.result.transcript = require('tether.transcript').lines()
     H.finish('done')
   end
 end)

@@ -18,6 +18,8 @@ local preview = require('tether.preview')
 ---@field client_id? integer
 ---@field request_id? integer|string the id of the agent/approve request, when known
 ---@field edit_buf? integer the edit-before-allow buffer
+---@field choices? table<integer, boolean> per hunk: accepted (true) or rejected (false)
+---@field hunk? integer the hunk `h`, `y` and `n` act on (1-based)
 
 ---@type tether.Approval[]
 local queue = {}
@@ -98,12 +100,34 @@ local function hint(req)
     table.insert(parts, k.edit .. ' edit')
   end
   table.insert(parts, 'q deny')
+  local shown = type(params.preview) == 'table' and params.preview or {}
+  local hunks = shown.kind == 'diff' and require('tether.hunks').of(shown.proposed) or {}
+  if #hunks > 1 then
+    table.insert(
+      parts,
+      string.format(
+        '%s next change · %s accept · %s reject',
+        k.next_hunk,
+        k.accept_hunk,
+        k.reject_hunk
+      )
+    )
+    local decided, accepted = 0, 0
+    for i = 1, #hunks do
+      local choice = (req.choices or {})[i]
+      decided = decided + (choice ~= nil and 1 or 0)
+      accepted = accepted + (choice and 1 or 0)
+    end
+    if decided > 0 then
+      table.insert(parts, string.format('%d of %d accepted', accepted, #hunks))
+    end
+  end
   return table.concat(parts, ' · ')
 end
 
 --- What an approval says where its keys do not work (the user's buffer, a notification).
 ---@return string
-local function go_hint()
+function M.go_hint()
   local key = require('tether').config.keymaps
   key = key and key.approve
   return key and (key .. ' or :TetherApprove to decide') or ':TetherApprove to decide'
@@ -127,6 +151,91 @@ local ACTIONS = {
   end,
 }
 
+--- Marks the float's hunks: the one `y`/`n` act on, and what was chosen for each; the
+--- footer counts the accepted ones.
+---@param req tether.Approval
+local function draw_hunks(req)
+  local float = req.float
+  if not (float and float.hunks and vim.api.nvim_buf_is_valid(float.buf)) then
+    return
+  end
+  vim.api.nvim_buf_clear_namespace(float.buf, preview.hunk_ns, 0, -1)
+  local total = #float.hunks
+  for i, at in ipairs(float.where) do
+    local choice = req.choices[i]
+    local label, hl = string.format('  ◀ change %d of %d', i, total), 'TetherHint'
+    if choice == true then
+      label, hl = string.format('  ✓ change %d accepted', i), 'TetherAccepted'
+    elseif choice == false then
+      label, hl = string.format('  ✗ change %d rejected', i), 'TetherRejected'
+    end
+    if i == req.hunk and choice ~= nil then
+      label = '  ◀' .. label:sub(3)
+    end
+    if i == req.hunk or choice ~= nil then
+      vim.api.nvim_buf_set_extmark(float.buf, preview.hunk_ns, at[1] - 1, 0, {
+        virt_text = { { label, hl } },
+        virt_text_pos = 'eol',
+      })
+    end
+    if i == req.hunk then
+      vim.api.nvim_buf_set_extmark(float.buf, preview.hunk_ns, at[1] - 1, 0, {
+        end_row = at[2],
+        hl_group = 'TetherHunk',
+        hl_eol = true,
+      })
+    end
+  end
+  if vim.api.nvim_win_is_valid(float.win) then
+    local at = float.where[req.hunk]
+    vim.api.nvim_win_set_cursor(float.win, { at[1], 0 })
+    vim.api.nvim_win_set_config(
+      float.win,
+      { footer = ' ' .. hint(req) .. ' ', footer_pos = 'center' }
+    )
+  end
+end
+
+--- `h`: the next change of the edit (after the last, the first).
+function M.next_hunk()
+  local req = current
+  if not (req and req.float and req.float.hunks) then
+    return
+  end
+  req.hunk = req.hunk % #req.float.hunks + 1
+  draw_hunks(req)
+end
+
+--- `y` / `n`: accepts or rejects the current change, then goes to the next one not decided;
+--- once every change is decided, the answer goes: all accepted an allow, none a deny, else
+--- an allow with the window made of the accepted changes (`editedText`; the model is told
+--- the user changed the call).
+---@param accept boolean
+function M.choose_hunk(accept)
+  local req = current
+  if not (req and req.float and req.float.hunks) then
+    return
+  end
+  local hunks = req.float.hunks
+  req.choices[req.hunk] = accept
+  if not accept and req.view and req.view.kind == 'inline' then
+    preview.drop_change(req.view, req.hunk) -- the file shows what it will keep
+  end
+  for step = 1, #hunks do
+    local i = (req.hunk + step - 1) % #hunks + 1
+    if req.choices[i] == nil then
+      req.hunk = i
+      return draw_hunks(req)
+    end
+  end
+  local accepted = {}
+  for i = 1, #hunks do
+    accepted[i] = req.choices[i] == true
+  end
+  local base = req.params.preview.proposed.baseText or ''
+  M.decide(require('tether.hunks').verdict(base, hunks, accepted))
+end
+
 --- The decision keys, in the approval's own float only (never in the user's buffer).
 ---@param buf integer the float's buffer
 local function map_keys(buf)
@@ -139,6 +248,39 @@ local function map_keys(buf)
   vim.keymap.set('n', 'q', function()
     M.decide({ decision = 'deny' })
   end, { buffer = buf, nowait = true, desc = 'Tether: deny' })
+end
+
+--- The keys of an edit's changes (`h`, `y`, `n`), in its float.
+---@param buf integer
+local function map_hunk_keys(buf)
+  local k = keys()
+  local maps = {
+    { k.next_hunk, M.next_hunk, 'next change' },
+    {
+      k.accept_hunk,
+      function()
+        M.choose_hunk(true)
+      end,
+      'accept this change',
+    },
+    {
+      k.reject_hunk,
+      function()
+        M.choose_hunk(false)
+      end,
+      'reject this change',
+    },
+  }
+  for _, map in ipairs(maps) do
+    if map[1] then
+      vim.keymap.set(
+        'n',
+        map[1],
+        map[2],
+        { buffer = buf, nowait = true, desc = 'Tether: ' .. map[3] }
+      )
+    end
+  end
 end
 
 --- Removes the marks and the float of a request (it may be shown again).
@@ -159,9 +301,15 @@ end
 ---@param enter boolean
 ---@return tether.View
 local function open_float(req, enter)
+  req.choices = req.choices or {}
+  req.hunk = req.hunk or 1
   local float = preview.float(req.params, hint(req), enter)
   req.float = float
   map_keys(float.buf)
+  if float.hunks then
+    map_hunk_keys(float.buf)
+    draw_hunks(req)
+  end
   vim.api.nvim_create_autocmd('WinClosed', {
     pattern = tostring(float.win),
     once = true,
@@ -186,7 +334,7 @@ local function show(req)
   if type(params.preview) == 'table' and params.preview.kind == 'diff' then
     local buf, win = require('tether.buffers').visible(params.preview.uri)
     if buf and win then
-      view = preview.inline(buf, params, go_hint())
+      view = preview.inline(buf, params, M.go_hint())
     end
   end
   req.view = view or open_float(req, false)
@@ -207,11 +355,17 @@ local function show(req)
       end,
     })
   end
-  vim.api.nvim_exec_autocmds('User', {
-    pattern = 'TetherApprove',
-    modeline = false,
-    data = { runId = params.runId, callId = params.callId, tool = params.tool, view = req.view },
-  })
+  local data = {
+    runId = params.runId,
+    callId = params.callId,
+    tool = params.tool,
+    title = params.title,
+    view = req.view,
+  }
+  if package.loaded['tether.chat'] then -- a chat's run: noted in the chat too
+    require('tether.chat').on_approve(data)
+  end
+  vim.api.nvim_exec_autocmds('User', { pattern = 'TetherApprove', modeline = false, data = data })
   vim.cmd.redrawstatus({ bang = true })
 end
 
@@ -477,7 +631,10 @@ function M.edit()
       local new = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
       vim.bo[buf].modified = false
       if current == req and field == 'command' then
-        M.decide({ decision = 'allow', arguments = vim.tbl_extend('force', args, { command = new }) })
+        M.decide({
+          decision = 'allow',
+          arguments = vim.tbl_extend('force', args, { command = new }),
+        })
       elseif current == req then
         M.decide({ decision = 'allow', editedText = new .. (eol and '\n' or '') })
       end

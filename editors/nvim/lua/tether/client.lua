@@ -110,7 +110,8 @@ function M.start(buf)
     return vim.lsp.start_client(config)
   end)
   if not ok or not id then
-    return nil, string.format('cannot start `%s`: %s', table.concat(config.cmd, ' '), tostring(id))
+    local why = ok and 'Neovim could not spawn it' or tostring(id)
+    return nil, string.format('cannot start `%s`: %s', table.concat(config.cmd, ' '), why)
   end
   return vim.lsp.get_client_by_id(id)
 end
@@ -120,7 +121,11 @@ end
 ---@return vim.lsp.Client? client
 ---@return string? err
 function M.ensure(buf)
-  return M.get(buf) or M.start(buf)
+  local client = M.get(buf)
+  if client then
+    return client
+  end
+  return M.start(buf) -- not in an `or`: that would drop the error
 end
 
 --- Calls `fn()` once the client is initialized and, for a file buffer, attached (so the

@@ -20,6 +20,7 @@ local protocol = require('tether.protocol')
 ---@field done boolean
 ---@field tx table transcript state
 ---@field editor_session? boolean the run continues (or starts) the editor session
+---@field chat? tether.Chat the chat that sent it (`:TetherChat`)
 
 ---@type table<string, tether.Run>
 M.runs = {}
@@ -72,6 +73,9 @@ local function finished(run, err, result)
   require('tether.sessions').remember(run)
   require('tether.approve').dismiss_run(run.id)
   require('tether.transcript').finish(run)
+  if run.chat then
+    require('tether.chat').finish(run)
+  end
   if run.error then
     notify(run.error, vim.log.levels.ERROR)
   elseif result then
@@ -91,6 +95,7 @@ end
 ---@field session_id? string continue this session
 ---@field new_session? boolean start a new editor session (`:Tether!`)
 ---@field editor_session? boolean continue the editor session (`:Tether`; default false)
+---@field chat? tether.Chat the chat sending it: the chat shows the run, not the transcript
 
 --- The run of the editor session of a client in flight, if any (the latest run started in
 --- it, whose session may not be known yet, or a run of its session).
@@ -149,13 +154,14 @@ function M.run(prompt, opts)
     done = false,
     tx = {},
     editor_session = editor_session,
+    chat = opts.chat,
   }
   M.runs[run.id] = run
   table.insert(M.order, run.id)
   if editor_session then
     latest[client.id] = run.id -- its session becomes the editor session once known
   end
-  if tether.config.transcript.open then
+  if tether.config.transcript.open and not opts.chat then
     require('tether.transcript').open({ enter = false })
   end
   tether.when_ready(client, buf, function(ready_err)
@@ -199,6 +205,9 @@ function M.on_event(_, params, ctx)
     require('tether.approve').dismiss_run(run.id)
   end
   require('tether.transcript').on_event(run, params)
+  if run.chat then
+    require('tether.chat').on_event(run, params)
+  end
 end
 
 ---@param id string

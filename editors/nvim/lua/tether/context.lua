@@ -22,6 +22,18 @@ function M.entered(buf)
   end
 end
 
+--- The file buffer the user entered last (still loaded), if any: a chat's context.
+---@return integer?
+function M.last_file()
+  for i = #entered, 1, -1 do
+    local buf = entered[i]
+    if vim.api.nvim_buf_is_loaded(buf) and require('tether.buffers').is_file(buf) then
+      return buf
+    end
+  end
+  return nil
+end
+
 --- The listed, loaded file buffers, most recently entered first (at most `MAX_OPEN_FILES`).
 ---@return string[] uris
 function M.open_files()

@@ -20,6 +20,9 @@ local M = {}
 ---@field allow_rule string|false allow always with a rule (`pytest *`), asked with vim.ui.input
 ---@field deny string
 ---@field edit string
+---@field next_hunk string|false the next change of an edit (`h`)
+---@field accept_hunk string|false accept the current change (`y`)
+---@field reject_hunk string|false reject the current change (`n`)
 
 ---@class tether.Config
 ---@field cmd? string[] the server command; default `{ 'tether', 'serve' }` when `tether` is on PATH
@@ -31,6 +34,7 @@ local M = {}
 ---@field approve_keys tether.ApproveKeys
 ---@field rule_scope 'session'|'project'|'user' where a rule picked in an approval is kept
 ---@field transcript { open: boolean, position: 'right'|'below'|'left'|'above', size: integer }
+---@field chat { position: 'right'|'below'|'left'|'above', size: integer } where `:TetherChat` opens
 
 ---@type tether.Config
 local defaults = {
@@ -46,9 +50,19 @@ local defaults = {
     sessions = '<leader>ts',
     approve = '<leader>ta',
   },
-  approve_keys = { allow = 'a', allow_always = 'A', allow_rule = 'r', deny = 'd', edit = 'e' },
+  approve_keys = {
+    allow = 'a',
+    allow_always = 'A',
+    allow_rule = 'r',
+    deny = 'd',
+    edit = 'e',
+    next_hunk = 'h',
+    accept_hunk = 'y',
+    reject_hunk = 'n',
+  },
   rule_scope = 'session',
   transcript = { open = true, position = 'right', size = 70 },
+  chat = { position = 'right', size = 80 },
 }
 
 M.name = 'tether'

@@ -3,11 +3,15 @@
 local M = {}
 
 M.ns = vim.api.nvim_create_namespace('tether.approve')
+M.hunk_ns = vim.api.nvim_create_namespace('tether.approve.hunks')
 
 for name, link in pairs({
   TetherAdded = 'DiffAdd',
   TetherRemoved = 'DiffDelete',
   TetherHint = 'WarningMsg',
+  TetherHunk = 'CursorLine',
+  TetherAccepted = 'DiagnosticOk',
+  TetherRejected = 'DiagnosticError',
 }) do
   vim.api.nvim_set_hl(0, name, { link = link, default = true })
 end
@@ -31,6 +35,9 @@ end
 ---@field buf integer the buffer whose keys decide
 ---@field win? integer the float
 ---@field line? integer the first changed line (inline)
+---@field change_marks? table<integer, integer[]> the extmarks of each change (inline)
+---@field hunks? tether.Hunk[] the edit's changes, when the server sent them (float)
+---@field where? integer[][] the float lines of each hunk, `{ first, last }` (1-based)
 
 ---@class tether.Change
 ---@field from integer first removed row, 0-based (for an insertion: the row it goes before)
@@ -87,7 +94,7 @@ function M.inline(buf, params, hint)
   end
   local tab = string.rep(' ', vim.bo[buf].tabstop)
   local marks, first = {}, nil
-  for _, change in ipairs(changes(proposed, old, new)) do
+  for index, change in ipairs(changes(proposed, old, new)) do
     local from, to = change.from, change.to -- removed rows [from, to)
     local added = {}
     for _, line in ipairs(change.added) do
@@ -95,14 +102,14 @@ function M.inline(buf, params, hint)
     end
     if from < to or #added > 0 then
       for row = from, to - 1 do
-        table.insert(marks, { row, { line_hl_group = 'TetherRemoved' } })
+        table.insert(marks, { row, { line_hl_group = 'TetherRemoved' }, index })
       end
       if #added > 0 then -- below the last removed line, else the line before, else above row 0
         local below = to > from and to - 1 or from - 1
         if below >= 0 then
-          table.insert(marks, { below, { virt_lines = added } })
+          table.insert(marks, { below, { virt_lines = added }, index })
         else
-          table.insert(marks, { 0, { virt_lines = added, virt_lines_above = true } })
+          table.insert(marks, { 0, { virt_lines = added, virt_lines_above = true }, index })
         end
       end
       first = first or (to > from and from + 1 or math.max(from, 1)) -- 1-based
@@ -111,15 +118,30 @@ function M.inline(buf, params, hint)
   if first == nil then
     return nil
   end
+  local by_change = {} ---@type table<integer, integer[]>
   for _, mark in ipairs(marks) do
-    vim.api.nvim_buf_set_extmark(buf, M.ns, mark[1], 0, mark[2])
+    local id = vim.api.nvim_buf_set_extmark(buf, M.ns, mark[1], 0, mark[2])
+    by_change[mark[3]] = by_change[mark[3]] or {}
+    table.insert(by_change[mark[3]], id)
   end
   local title = string.format(' Tether: %s   %s ', params.title or params.tool, hint)
   vim.api.nvim_buf_set_extmark(buf, M.ns, first - 1, 0, {
     virt_lines = { { { title, 'TetherHint' } } },
     virt_lines_above = true,
   })
-  return { kind = 'inline', buf = buf, line = first }
+  return { kind = 'inline', buf = buf, line = first, change_marks = by_change }
+end
+
+--- An inline view no longer shows a change the user rejected: the file keeps those lines.
+---@param view tether.View
+---@param index integer the change (1-based, in the order of the server's hunks)
+function M.drop_change(view, index)
+  if view.kind ~= 'inline' or not vim.api.nvim_buf_is_valid(view.buf) then
+    return
+  end
+  for _, id in ipairs((view.change_marks or {})[index] or {}) do
+    vim.api.nvim_buf_del_extmark(view.buf, M.ns, id)
+  end
 end
 
 --- The lines a float shows for a call.
@@ -147,6 +169,20 @@ end
 ---@return tether.View
 function M.float(params, hint, enter)
   local lines, filetype = float_lines(params)
+  local shown = params.preview or {}
+  local hunks = shown.kind == 'diff' and require('tether.hunks').of(shown.proposed) or nil
+  local where
+  if hunks and #hunks > 0 then -- each change marked where the diff shows it, else alone
+    where = require('tether.hunks').locate(lines, hunks)
+    if not where then
+      local header = vim.tbl_filter(function(l)
+        return vim.startswith(l, '--- ') or vim.startswith(l, '+++ ')
+      end, vim.list_slice(lines, 1, 2))
+      lines, where = require('tether.hunks').render(header, hunks)
+    end
+  else
+    hunks = nil
+  end
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].bufhidden = 'wipe'
@@ -158,7 +194,7 @@ function M.float(params, hint, enter)
   for _, line in ipairs(lines) do
     width = math.max(width, vim.fn.strdisplaywidth(line))
   end
-  width = math.min(width + 2, math.max(vim.o.columns - 4, 20))
+  width = math.min(width + (hunks and 20 or 2), math.max(vim.o.columns - 4, 20))
   local height = math.min(#lines, math.max(vim.o.lines - 6, 3))
   local win = vim.api.nvim_open_win(buf, enter == true, {
     relative = 'editor',
@@ -176,7 +212,7 @@ function M.float(params, hint, enter)
     footer_pos = 'center',
   })
   vim.wo[win].wrap = false
-  return { kind = 'float', buf = buf, win = win }
+  return { kind = 'float', buf = buf, win = win, hunks = hunks, where = where }
 end
 
 --- Removes what a view shows: every extmark, the float.

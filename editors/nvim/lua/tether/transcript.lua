@@ -195,6 +195,32 @@ function M.json(value, max)
   return text
 end
 
+--- How an `approval` event reads (`  approval: allow`, `  approval: auto · rule \`pytest *\`
+--- (project)`); nil for a call allowed without asking for no stated reason.
+---@param event table
+---@return string?
+function M.approval_text(event)
+  local decision = event.decision or '?'
+  local rules = type(event.rules) == 'table' and event.rules or {}
+  local why = {}
+  for _, rule in ipairs(rules) do
+    local verb = rule.decision ~= 'allow' and (tostring(rule.decision) .. ' ') or ''
+    local scope = type(rule.scope) == 'string' and rule.scope or 'session'
+    table.insert(why, string.format('%s`%s` (%s)', verb, tostring(rule.pattern), scope))
+  end
+  if #why > 0 then
+    local noun = #why == 1 and 'rule' or 'rules'
+    return string.format('  approval: %s · %s %s', decision, noun, table.concat(why, ', '))
+  end
+  if decision == 'auto' then
+    if type(event.sandbox) == 'string' then
+      return string.format('  approval: auto · ran in the sandbox (%s)', event.sandbox)
+    end
+    return nil
+  end
+  return '  approval: ' .. decision
+end
+
 ---@param run tether.Run
 local function switch_to(run)
   if state.writer ~= run.id then
@@ -253,8 +279,9 @@ function M.on_event(run, event)
     append({ line }, 'start')
     tx.calls[event.callId] = { line = vim.api.nvim_buf_line_count(M.buffer()), text = line }
   elseif kind == 'approval' then
-    if event.decision ~= 'auto' then
-      append({ '  approval: ' .. event.decision }, 'inner')
+    local text = M.approval_text(event)
+    if text then
+      append({ text }, 'inner')
     end
   elseif kind == 'tool-result' then
     local call = (tx.calls or {})[event.callId]

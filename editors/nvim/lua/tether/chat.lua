@@ -1,0 +1,530 @@
+--- The chat: a Markdown buffer (`tether://chat`) holding a conversation with Tether.
+---
+--- The user types below the last `## You` heading and sends with `<CR>` (Normal mode) or
+--- `<C-s>` (Insert mode); the answer streams under `## Tether`, each tool call as one line
+--- that folds its approval and output; an approval waiting is noted on its call while its
+--- view stays in the file (inline) or a float. Follow-ups continue the chat's session;
+--- `:TetherChat!` opens a new chat (a new session).
+---
+--- ```
+--- ## You
+---
+--- what does app.py do?
+---
+--- ## Tether
+---
+--- It greets people. I will write a note.
+---
+--- ✓ write_file notes/chat.txt        ← a fold: approval and output
+---   approval: allow
+---   created notes/chat.txt
+---
+--- ■ done · 2 steps
+---
+--- ## You
+---
+--- ```
+local M = {}
+
+M.prefix = 'tether://chat'
+
+local YOU, TETHER = '## You', '## Tether'
+
+---@class tether.Chat
+---@field buf integer
+---@field session_id? string the session follow-ups continue (nil: the next starts one)
+---@field run? tether.Run the run in flight
+---@field calls table<string, integer> callId → its line (1-based), for the run in flight
+---@field waiting table<string, integer> callId → the line noting its approval waits
+---@field open_line boolean the last line is streamed text still growing
+---@field streamed boolean the current step's text arrived as deltas
+---@field usage? table the run's latest `usage` event
+
+---@type table<integer, tether.Chat> by buffer
+local chats = {}
+---@type integer? the chat `:TetherChat` goes to
+local latest = nil
+local count = 0
+
+--- 'foldexpr' of a chat window: a tool call's line starts a fold, its indented lines
+--- (approval, output) continue it; everything else is outside.
+---@param lnum integer
+---@return string
+function M.foldexpr(lnum)
+  local line = vim.fn.getline(lnum)
+  if M.is_call_line(line) then
+    return '>1'
+  elseif vim.startswith(line, '  ') then
+    return '='
+  end
+  return '0'
+end
+
+--- Whether a line is a tool call's (`→ tool …`, `✓ tool …`, `✗ tool …`).
+---@param line string
+---@return boolean
+function M.is_call_line(line)
+  for _, mark in ipairs({ '→ ', '✓ ', '✗ ' }) do
+    if vim.startswith(line, mark) and line:sub(#mark + 1, #mark + 1):match('[%w_]') then
+      return true
+    end
+  end
+  return false
+end
+
+--- 'foldtext': the call, what its approval says (or that it waits), the lines folded.
+---@return string
+function M.foldtext()
+  local first = vim.fn.getline(vim.v.foldstart)
+  local note = ''
+  for _, line in ipairs(vim.fn.getline(vim.v.foldstart + 1, vim.v.foldend)) do
+    if vim.startswith(line, '  approval: ') or vim.startswith(line, '  ⚠ ') then
+      note = '  · ' .. vim.trim(line)
+      break
+    end
+  end
+  return string.format('%s%s  [%d lines]', first, note, vim.v.foldend - vim.v.foldstart)
+end
+
+---@param win integer
+local function window_options(win)
+  local options = {
+    foldmethod = 'expr',
+    foldexpr = "v:lua.require'tether.chat'.foldexpr(v:lnum)",
+    foldtext = "v:lua.require'tether.chat'.foldtext()",
+    foldlevel = 0,
+    foldenable = true,
+    wrap = true,
+    linebreak = true,
+    number = false,
+    relativenumber = false,
+  }
+  for name, value in pairs(options) do
+    vim.api.nvim_set_option_value(name, value, { scope = 'local', win = win })
+  end
+end
+
+--- The chat of a buffer, if it is one.
+---@param buf integer
+---@return tether.Chat?
+function M.get(buf)
+  return chats[buf]
+end
+
+--- The chat `:TetherChat` goes to, if any is left.
+---@return tether.Chat?
+function M.current()
+  return latest and chats[latest] or nil
+end
+
+---@param chat tether.Chat
+---@param lines string[]
+local function set_all(chat, lines)
+  local buf = chat.buf
+  local ul = vim.bo[buf].undolevels
+  vim.bo[buf].undolevels = -1 -- Tether's writes are not the user's to undo
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].undolevels = ul
+end
+
+local function keys_hint()
+  return '<CR> sends (Normal mode) · <C-s> sends (Insert mode) · :TetherChat! a new session'
+end
+
+--- A new chat buffer, with its keys.
+---@return tether.Chat
+local function create()
+  count = count + 1
+  local buf = vim.api.nvim_create_buf(true, false)
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.api.nvim_buf_set_name(buf, count == 1 and M.prefix or (M.prefix .. '-' .. count))
+  ---@type tether.Chat
+  local chat = { buf = buf, calls = {}, waiting = {}, open_line = false, streamed = false }
+  chats[buf] = chat
+  set_all(chat, { '# Tether chat', '', keys_hint(), '', YOU, '' })
+  vim.bo[buf].filetype = 'markdown'
+  vim.keymap.set('n', '<CR>', function()
+    M.send(buf)
+  end, { buffer = buf, desc = 'Tether: send the message below the last ## You' })
+  vim.keymap.set('i', '<C-s>', function()
+    M.send(buf)
+  end, { buffer = buf, desc = 'Tether: send the message below the last ## You' })
+  vim.api.nvim_create_autocmd('BufWinEnter', {
+    buffer = buf,
+    callback = function()
+      window_options(vim.api.nvim_get_current_win())
+    end,
+  })
+  vim.api.nvim_create_autocmd('BufWipeout', {
+    buffer = buf,
+    callback = function()
+      chats[buf] = nil
+      if latest == buf then
+        latest = nil
+      end
+    end,
+  })
+  return chat
+end
+
+--- `:TetherChat[!]`: goes to the chat (opened in a split when no window shows it); with
+--- `new`, a new chat, whose first message starts a new session.
+---@param opts? { new?: boolean }
+---@return tether.Chat
+function M.open(opts)
+  opts = opts or {}
+  local chat = (not opts.new) and M.current() or nil
+  if not chat then
+    chat = create()
+    latest = chat.buf
+  end
+  local win = vim.fn.bufwinid(chat.buf)
+  if win == -1 then
+    local cfg = require('tether').config.chat or { position = 'right', size = 80 }
+    local vertical = cfg.position == 'right' or cfg.position == 'left'
+    win = vim.api.nvim_open_win(chat.buf, true, {
+      split = cfg.position,
+      win = -1,
+      width = vertical and cfg.size or nil,
+      height = (not vertical) and cfg.size or nil,
+    })
+  else
+    vim.api.nvim_set_current_win(win)
+  end
+  window_options(win)
+  local last = vim.api.nvim_buf_line_count(chat.buf)
+  vim.api.nvim_win_set_cursor(win, { last, 0 })
+  return chat
+end
+
+--- Changes the chat's text; windows whose cursor was on the last line follow the end.
+---@param chat tether.Chat
+---@param change fun(buf: integer)
+local function write(chat, change)
+  local buf = chat.buf
+  if not vim.api.nvim_buf_is_valid(buf) then
+    return
+  end
+  local before = vim.api.nvim_buf_line_count(buf)
+  local following = {}
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    following[win] = vim.api.nvim_win_get_cursor(win)[1] >= before
+  end
+  local modifiable, ul = vim.bo[buf].modifiable, vim.bo[buf].undolevels
+  vim.bo[buf].modifiable = true
+  vim.bo[buf].undolevels = -1
+  change(buf)
+  vim.bo[buf].undolevels = ul
+  vim.bo[buf].modifiable = modifiable
+  local after = vim.api.nvim_buf_line_count(buf)
+  for win, follow in pairs(following) do
+    if follow and vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_set_cursor(win, { after, 0 })
+    end
+  end
+end
+
+---@param chat tether.Chat
+---@param lines string[]
+local function append(chat, lines)
+  write(chat, function(buf)
+    vim.api.nvim_buf_set_lines(buf, -1, -1, false, lines)
+  end)
+  chat.open_line = false
+end
+
+---@param chat tether.Chat
+---@return string
+local function last_line(chat)
+  return vim.api.nvim_buf_get_lines(chat.buf, -2, -1, false)[1] or ''
+end
+
+--- Starts a new block of text (answer, tool calls, outcome) after a blank line.
+---@param chat tether.Chat
+---@param lines string[]
+---@param kind 'text'|'call'
+local function block(chat, lines, kind)
+  local last = last_line(chat)
+  local glued = kind == 'call' and M.is_call_line(last) or vim.startswith(last, '  ')
+  if last ~= '' and not (kind == 'call' and glued) then
+    table.insert(lines, 1, '')
+  end
+  append(chat, lines)
+end
+
+---@param chat tether.Chat
+---@param text string
+local function stream(chat, text)
+  if not chat.open_line then
+    block(chat, { '' }, 'text')
+  end
+  local parts = vim.split(text, '\n', { plain = true })
+  write(chat, function(buf)
+    local last = vim.api.nvim_buf_line_count(buf)
+    parts[1] = (vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1] or '') .. parts[1]
+    vim.api.nvim_buf_set_lines(buf, last - 1, last, false, parts)
+  end)
+  chat.open_line = true
+end
+
+--- The message below the last `## You`: its first and last line (1-based) and its text.
+---@param buf integer
+---@return integer? heading the heading's line
+---@return string text
+local function message(buf)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  for i = #lines, 1, -1 do
+    if lines[i]:match('^## You%s*$') then
+      return i, vim.trim(table.concat(vim.list_slice(lines, i + 1), '\n'))
+    end
+  end
+  return nil, ''
+end
+
+local function notify(text, level)
+  vim.notify('Tether: ' .. text, level or vim.log.levels.INFO)
+end
+
+--- What a tool call is about, in a few words: its path, command or pattern.
+---@param arguments table
+---@return string
+local function target(arguments)
+  for _, key in ipairs({ 'path', 'command', 'pattern', 'query', 'url' }) do
+    if type(arguments[key]) == 'string' then
+      local value = vim.split(arguments[key], '\n', { plain = true })
+      return value[1] .. (#value > 1 and ' …' or '')
+    end
+  end
+  return next(arguments) and require('tether.transcript').json(arguments, 60) or ''
+end
+
+--- `<CR>` / `<C-s>`: sends the message below the last `## You` in the chat's session.
+---@param buf integer
+function M.send(buf)
+  local chat = chats[buf]
+  if not chat then
+    return
+  end
+  if chat.run and not chat.run.done then
+    return notify('Tether is still answering: wait, or :TetherCancel', vim.log.levels.WARN)
+  end
+  local heading, text = message(buf)
+  if not heading or text == '' then
+    return notify('type your message below the last "## You", then <CR>', vim.log.levels.WARN)
+  end
+  if vim.fn.mode() ~= 'n' then
+    vim.cmd.stopinsert()
+  end
+  local lines = vim.split(text, '\n', { plain = true })
+  local tidy = { YOU, '' }
+  vim.list_extend(tidy, lines)
+  vim.list_extend(tidy, { '', TETHER })
+  write(chat, function(b)
+    vim.api.nvim_buf_set_lines(b, heading - 1, -1, false, tidy)
+  end)
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
+  end
+  chat.calls, chat.waiting, chat.open_line, chat.streamed = {}, {}, false, false
+  vim.bo[buf].modifiable = false -- until the answer is in: nothing typed gets lost in it
+  local from = require('tether.context').last_file() or buf
+  local id = require('tether.commands').run(text, {
+    bufnr = from,
+    session_id = chat.session_id,
+    chat = chat,
+  })
+  if not id then -- not sent (no server; it said why): the message waits to be sent again
+    vim.bo[buf].modifiable = true
+    write(chat, function(b)
+      local back = { YOU, '' }
+      vim.list_extend(back, lines)
+      vim.api.nvim_buf_set_lines(b, heading - 1, -1, false, back)
+    end)
+  end
+end
+
+--- A fresh `## You` at the end, ready for the next message.
+---@param chat tether.Chat
+function M.prompt_again(chat)
+  if not vim.api.nvim_buf_is_valid(chat.buf) then
+    return
+  end
+  vim.bo[chat.buf].modifiable = true
+  block(chat, { YOU, '' }, 'text')
+end
+
+--- The line a call's approval or result is written after: the fold's last line.
+---@param chat tether.Chat
+---@param line integer
+---@return integer
+local function fold_end(chat, line)
+  local lines = vim.api.nvim_buf_get_lines(chat.buf, line, -1, false)
+  local stop = line
+  for _, l in ipairs(lines) do
+    if not vim.startswith(l, '  ') then
+      break
+    end
+    stop = stop + 1
+  end
+  return stop
+end
+
+--- Inserts indented lines at the end of a call's fold (or the end of the chat).
+---@param chat tether.Chat
+---@param call_id string
+---@param lines string[]
+---@return integer first the first inserted line (1-based)
+local function into_call(chat, call_id, lines)
+  local line = chat.calls[call_id]
+  if not line then
+    append(chat, lines)
+    return vim.api.nvim_buf_line_count(chat.buf) - #lines + 1
+  end
+  local at = fold_end(chat, line)
+  write(chat, function(buf)
+    vim.api.nvim_buf_set_lines(buf, at, at, false, lines)
+  end)
+  local shift = #lines
+  for id, l in pairs(chat.calls) do
+    if l > at then
+      chat.calls[id] = l + shift
+    end
+  end
+  for id, l in pairs(chat.waiting) do
+    if l > at then
+      chat.waiting[id] = l + shift
+    end
+  end
+  chat.open_line = false
+  return at + 1
+end
+
+--- An approval of one of the chat's runs is shown: noted on its call, with where it is
+--- and how to decide it.
+---@param data table { runId, callId, title, view }
+function M.on_approve(data)
+  local run = data.runId and require('tether.commands').get_run(data.runId)
+  local chat = run and run.chat
+  if not chat or not chats[chat.buf] then
+    return
+  end
+  local where = data.view
+      and data.view.kind == 'inline'
+      and ('inline in ' .. vim.fn.fnamemodify(vim.api.nvim_buf_get_name(data.view.buf), ':~:.'))
+    or 'in a float'
+  local hint = require('tether.approve').go_hint()
+  local note = string.format('  ⚠ waiting for your approval (%s; %s)', where, hint)
+  local shown = chat.waiting[data.callId]
+  if shown then -- shown again (e.g. after an edit buffer was closed unsaved)
+    write(chat, function(buf)
+      vim.api.nvim_buf_set_lines(buf, shown - 1, shown, false, { note })
+    end)
+  else
+    chat.waiting[data.callId] = into_call(chat, data.callId, { note })
+  end
+end
+
+--- Writes one `agent/event` of one of the chat's runs.
+---@param run tether.Run
+---@param event table
+function M.on_event(run, event)
+  local chat = run.chat
+  if not chat or not chats[chat.buf] then
+    return
+  end
+  local kind = event.kind
+  if kind == 'run-started' then
+    chat.session_id = event.sessionId or chat.session_id
+  elseif kind == 'step' then
+    chat.streamed, chat.open_line = false, false
+  elseif kind == 'text-delta' then
+    stream(chat, event.text or '')
+    chat.streamed = true
+  elseif kind == 'assistant' then
+    if not chat.streamed and (event.text or ''):match('%S') then
+      stream(chat, vim.trim(event.text))
+    end
+    chat.open_line = false
+  elseif kind == 'tool-call' then
+    local line = vim.trim(string.format('→ %s %s', event.tool, target(event.arguments or {})))
+    block(chat, { line }, 'call')
+    chat.calls[event.callId] = vim.api.nvim_buf_line_count(chat.buf)
+  elseif kind == 'approval' then
+    local text = require('tether.transcript').approval_text(event)
+    local waiting = chat.waiting[event.callId]
+    chat.waiting[event.callId] = nil
+    if waiting then
+      write(chat, function(buf)
+        vim.api.nvim_buf_set_lines(buf, waiting - 1, waiting, false, text and { text } or {})
+      end)
+      if not text then
+        for id, l in pairs(chat.calls) do
+          chat.calls[id] = l > waiting and l - 1 or l
+        end
+      end
+    elseif text then
+      into_call(chat, event.callId, { text })
+    end
+  elseif kind == 'tool-result' then
+    local line = chat.calls[event.callId]
+    local mark = event.ok and '✓' or '✗'
+    if line then
+      write(chat, function(buf)
+        local old = vim.api.nvim_buf_get_lines(buf, line - 1, line, false)[1]
+        local text = mark .. old:sub(#'→' + 1)
+        vim.api.nvim_buf_set_lines(buf, line - 1, line, false, { text })
+      end)
+    else
+      block(chat, { mark .. ' ' .. event.tool }, 'call')
+      chat.calls[event.callId] = vim.api.nvim_buf_line_count(chat.buf)
+    end
+    local output = (event.error ~= vim.NIL and event.error) or event.output or ''
+    output = vim.split((output:gsub('\n$', '')), '\n', { plain = true })
+    into_call(
+      chat,
+      event.callId,
+      vim.tbl_map(function(l)
+        return '  ' .. l
+      end, output)
+    )
+  elseif kind == 'usage' then
+    chat.usage = event
+  elseif kind == 'compacted' then
+    block(chat, {
+      string.format('_context compacted: %d → %d tokens_', event.tokensBefore, event.tokensAfter),
+    }, 'text')
+  end
+end
+
+--- The chat's run ended (its `agent/run` answer): the outcome, then a fresh `## You`.
+---@param run tether.Run
+function M.finish(run)
+  local chat = run.chat
+  if not chat or not chats[chat.buf] then
+    return
+  end
+  if run.result and run.result.sessionId then
+    chat.session_id = run.result.sessionId
+  end
+  local lines = {}
+  if run.error then
+    table.insert(lines, '✗ error: ' .. run.error)
+  elseif run.result then
+    local steps = run.result.steps or 0
+    table.insert(
+      lines,
+      string.format('■ %s · %d step%s', run.result.outcome, steps, steps == 1 and '' or 's')
+    )
+    if run.result.outcome == 'error' and type(run.result.error) == 'string' then
+      table.insert(lines, '✗ ' .. run.result.error)
+    end
+  end
+  if #lines > 0 then
+    block(chat, lines, 'text')
+  end
+  M.prompt_again(chat)
+end
+
+return M

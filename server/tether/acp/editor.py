@@ -1,0 +1,318 @@
+"""The Host seams over ACP: the editor's buffers (``fs/read_text_file``), approvals
+(``session/request_permission``), writes (``fs/write_text_file``, else Tether's confined
+disk writer) and terminals (``terminal/*``).
+
+A method the client did not declare in ``initialize`` is never called: without
+``fs.readTextFile`` reads go to the disk, without ``fs.writeTextFile`` the disk writer
+(``writes/disk.py``) writes, without ``terminal`` Tether's own runner runs the command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from tether_protocol import ApproveParams, ApproveResult, CommandPreview, DiffPreview, ProposedRule
+
+from ..errors import ToolError
+from ..host import Buffer, EditOutcome, FileEdit, TerminalOutcome
+from ..text.model import offset_at
+from ..workspace.folders import Workspace, path_from_uri, uri_for
+from ..writes.disk import apply_on_disk, delete_on_disk
+from .updates import TOOL_KINDS, DiffShown, Translator, tool_call_id
+from .wire import Connection, RpcError
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["ask", "accept-edits", "read-only"]
+
+READ_ONLY_REFUSAL = (
+    "The session is in read-only mode: nothing may be changed or run. Tell the user what "
+    "you would do; they can switch the mode."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientCapabilities:
+    """What the client declared in ``initialize``."""
+
+    read: bool = False
+    write: bool = False
+    terminal: bool = False
+
+    @classmethod
+    def from_wire(cls, raw: object) -> ClientCapabilities:
+        caps = raw if isinstance(raw, dict) else {}
+        fs = caps.get("fs") if isinstance(caps.get("fs"), dict) else {}
+        assert isinstance(fs, dict)
+        return cls(
+            read=fs.get("readTextFile") is True,
+            write=fs.get("writeTextFile") is True,
+            terminal=caps.get("terminal") is True,
+        )
+
+
+class AcpBuffers:
+    """The editor's buffers as ACP offers them: asked for by path when the client declared
+    ``fs.readTextFile``; the text of embedded ``resource`` blocks of the prompt in between
+    (what the user attached, as they see it)."""
+
+    def __init__(self, connection: Connection, session_id: str, can_read: bool) -> None:
+        self._connection = connection
+        self._session_id = session_id
+        self._can_read = can_read
+        self._attached: dict[Path, Buffer] = {}
+
+    def attach(self, path: Path, text: str) -> None:
+        """The prompt carried ``path``'s text (an embedded resource)."""
+        self._attached[path] = Buffer(path, uri_for(path), text, None)
+
+    def clear_attached(self) -> None:
+        self._attached.clear()
+
+    def get(self, path: Path) -> Buffer | None:
+        return self._attached.get(path)
+
+    def all(self) -> Sequence[Buffer]:
+        return tuple(self._attached.values())
+
+    def mark_stale(self, path: Path) -> None:
+        self._attached.pop(path, None)
+
+    async def read_buffer(self, path: Path) -> Buffer | None:
+        if not self._can_read:
+            return None
+        params = {"sessionId": self._session_id, "path": str(path)}
+        try:
+            raw = await self._connection.request("fs/read_text_file", params)
+        except RpcError as exc:  # not there, or not readable: the disk says which
+            log.debug("fs/read_text_file %s: %s", path, exc.message)
+            return None
+        content = raw.get("content") if isinstance(raw, dict) else None
+        if not isinstance(content, str):
+            log.warning("fs/read_text_file answer without content (disk read): %.200r", raw)
+            return None
+        return Buffer(path, uri_for(path), content, None)
+
+
+def splice(base: str, preview: DiffPreview) -> str | None:
+    """The whole new text of a previewed change of ``base``: its window put in place; None
+    when ``base`` is not the text the preview was computed on."""
+    window = preview.proposed
+    if window is None:
+        return None
+    start = offset_at(base, window.range.start.line, window.range.start.character, "utf-32")
+    end = offset_at(base, window.range.end.line, window.range.end.character, "utf-32")
+    if base[start:end] != window.base_text:
+        return None
+    return base[:start] + window.text + base[end:]
+
+
+class AcpEditor:
+    """Approvals, writes and commands of one ACP session, as far as the client declared."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        session_id: str,
+        capabilities: ClientCapabilities,
+        buffers: AcpBuffers,
+        translator: Translator,
+        workspace: Callable[[], Workspace],
+        mode: Callable[[], Mode],
+    ) -> None:
+        self._connection = connection
+        self._session_id = session_id
+        self.capabilities = capabilities
+        self._buffers = buffers
+        self._translator = translator
+        self._workspace = workspace
+        self._mode = mode
+
+    # --- approvals ---------------------------------------------------------------------
+    async def ask_approval(self, request: ApproveParams) -> ApproveResult | None:
+        if self._mode() == "read-only":
+            return ApproveResult(decision="deny", feedback=READ_ONLY_REFUSAL)
+        call = tool_call_id(request.run_id, request.call_id)
+        tool_call: dict[str, Any] = {
+            "toolCallId": call,
+            "title": request.title,
+            "kind": TOOL_KINDS.get(request.tool, "other"),
+            "status": "pending",
+            "rawInput": request.arguments,
+        }
+        preview = request.preview
+        if isinstance(preview, DiffPreview):
+            shown = await self._diff(preview)
+            if shown is not None:
+                self._translator.diffs[call] = shown
+                tool_call["content"] = [shown.to_wire()]
+                tool_call["locations"] = [{"path": str(shown.path)}]
+        elif isinstance(preview, CommandPreview):
+            tool_call["kind"] = "execute"
+            tool_call["title"] = request.title
+            tool_call["rawInput"] = {
+                **request.arguments,
+                "command": preview.command,
+                "cwd": preview.cwd,
+            }
+            text = f"$ {preview.command}\n(in {preview.cwd})"
+            tool_call["content"] = [{"type": "content", "content": {"type": "text", "text": text}}]
+        patterns = request.suggested_patterns or []
+        options = [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}]
+        if patterns:  # absent for a sensitive path: always asked
+            name = f"Always allow {patterns[0]} (this session)"
+            options.append({"optionId": "allow-always", "name": name, "kind": "allow_always"})
+        options.append({"optionId": "reject", "name": "Reject", "kind": "reject_once"})
+        params = {"sessionId": self._session_id, "toolCall": tool_call, "options": options}
+        try:
+            raw = await self._connection.request("session/request_permission", params)
+        except RpcError as exc:
+            log.warning("session/request_permission answered with an error (denied): %s", exc)
+            return None
+        return _answer(raw, patterns)
+
+    async def _diff(self, preview: DiffPreview) -> DiffShown | None:
+        """The whole old and new text of a previewed change, for the editor's review."""
+        path = path_from_uri(preview.uri)
+        window = preview.proposed
+        if path is None or window is None:
+            return None
+        try:
+            base: str | None = (await self._workspace().read_text(path)).text
+        except ToolError:
+            base = None  # a new file
+        if base is None:
+            return DiffShown(path, None, window.text)
+        new_text = splice(base, preview)
+        if new_text is None:  # changed since: show the window alone
+            return DiffShown(path, window.base_text, window.text)
+        return DiffShown(path, base, new_text)
+
+    # --- edits -------------------------------------------------------------------------
+    async def apply_edit(self, edit: FileEdit, label: str) -> EditOutcome:
+        call = self._translator.current_call
+        if call is not None:
+            old = None if edit.create else edit.base_text
+            self._translator.diffs[call] = DiffShown(edit.path, old, edit.new_text)
+        self._buffers.mark_stale(edit.path)
+        if not self.capabilities.write:
+            return await apply_on_disk(edit)
+        if self.capabilities.read and not edit.create:
+            now = await self._buffers.read_buffer(edit.path)
+            if now is not None and now.text != edit.base_text:
+                return EditOutcome(False, f"{edit.path.name} changed in the editor meanwhile", True)
+        params = {"sessionId": self._session_id, "path": str(edit.path), "content": edit.new_text}
+        try:
+            await self._connection.request("fs/write_text_file", params)
+        except RpcError as exc:
+            return EditOutcome(False, f"the editor did not write it: {exc.message[:300]}")
+        return EditOutcome(True)
+
+    async def save_documents(self, paths: Sequence[Path]) -> Sequence[Path]:
+        return ()  # fs/write_text_file writes the file itself; nothing is left unsaved
+
+    async def delete_file(
+        self, path: Path, uri: str, version: int | None, root: Path
+    ) -> EditOutcome:
+        return await delete_on_disk(path, root)
+
+    def unsaved_edits(self) -> Sequence[Path]:
+        return ()
+
+    # --- terminals ---------------------------------------------------------------------
+    def has_terminal(self) -> bool:
+        return self.capabilities.terminal
+
+    async def run_in_terminal(
+        self, command: str, cwd: Path, seconds: float, output_limit: int
+    ) -> TerminalOutcome:
+        """``terminal/create`` → ``wait_for_exit`` (killed at the timeout) → ``output``,
+        always ``release``d; the terminal is shown in the running call."""
+        params = {
+            "sessionId": self._session_id,
+            "command": "bash",
+            "args": ["-c", command],
+            "env": [],
+            "cwd": str(cwd),
+            "outputByteLimit": output_limit,
+        }
+        try:
+            created = await self._connection.request("terminal/create", params)
+        except RpcError as exc:
+            raise OSError(f"the editor could not start it: {exc.message[:300]}") from exc
+        terminal_id = created.get("terminalId") if isinstance(created, dict) else None
+        if not isinstance(terminal_id, str):
+            raise OSError(f"terminal/create answered without a terminalId: {created!r:.200}")
+        ids = {"sessionId": self._session_id, "terminalId": terminal_id}
+        call = self._translator.current_call
+        if call is not None:
+            self._connection.notify(
+                "session/update",
+                {
+                    "sessionId": self._session_id,
+                    "update": {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": call,
+                        "status": "in_progress",
+                        "content": [{"type": "terminal", "terminalId": terminal_id}],
+                    },
+                },
+            )
+        timed_out = False
+        try:
+            try:
+                with_timeout = asyncio.wait_for(
+                    self._connection.request("terminal/wait_for_exit", ids), seconds
+                )
+                exited = await with_timeout
+            except TimeoutError:
+                timed_out = True
+                exited = None
+                await self._quietly("terminal/kill", ids)
+            except asyncio.CancelledError:
+                await asyncio.shield(self._quietly("terminal/kill", ids))
+                raise
+            output = await self._connection.request("terminal/output", ids)
+        except RpcError as exc:
+            raise OSError(f"the editor's terminal failed: {exc.message[:300]}") from exc
+        finally:
+            await asyncio.shield(self._quietly("terminal/release", ids))
+        text = output.get("output") if isinstance(output, dict) else None
+        status = output.get("exitStatus") if isinstance(output, dict) else None
+        if not isinstance(status, dict) and isinstance(exited, dict):
+            status = exited
+        code = status.get("exitCode") if isinstance(status, dict) else None
+        if isinstance(output, dict) and output.get("truncated") is True and isinstance(text, str):
+            text = "… [the beginning was cut by the terminal]\n" + text
+        return TerminalOutcome(
+            output=text if isinstance(text, str) else "",
+            exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+            timed_out=timed_out,
+        )
+
+    async def _quietly(self, method: str, params: dict[str, Any]) -> None:
+        try:
+            await asyncio.wait_for(self._connection.request(method, params), 5)
+        except (RpcError, TimeoutError) as exc:
+            log.warning("%s failed: %s", method, exc)
+
+
+def _answer(raw: object, patterns: Sequence[str]) -> ApproveResult | None:
+    """The permission answer as Tether's: only a selected allow is an allow."""
+    outcome = raw.get("outcome") if isinstance(raw, dict) else None
+    if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
+        return None  # cancelled, or not understood: deny
+    chosen = outcome.get("optionId")
+    if chosen == "allow":
+        return ApproveResult(decision="allow")
+    if chosen == "allow-always" and patterns:
+        return ApproveResult(decision="allow-always", rule=ProposedRule(pattern=patterns[0]))
+    if chosen == "reject":
+        return ApproveResult(decision="deny")
+    log.warning("session/request_permission chose an unknown option (denied): %.100r", chosen)
+    return None

@@ -1,0 +1,439 @@
+"""The ACP agent: ``initialize``, sessions, prompts, modes, cancel and load, over the same
+run manager, assembly, approval gate, writer and runner as ``tether serve``.
+
+Each ACP session is a Tether session (the same id, the same log under the state folder):
+``session/prompt`` is a run continuing it, ``session/load`` replays its log. The session's
+``cwd`` is the workspace (its ``.tether/config.toml`` counts as for ``tether serve``);
+provider and model come from the config file and ``TETHER_*``, as for ``tether run``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tether_protocol import Rule, RunParams, RunResult, parse_event
+
+from ..config.assemble import assemble
+from ..config.layers import Config, ConfigError
+from ..policy.store import RuleStore
+from ..prompt.frames import ATTACHED_FILE, framed
+from ..providers import warm_up
+from ..run.manager import InvalidRun, RunManager
+from ..session.store import stored_session
+from ..session.writer import SessionLogWriter, new_session_id
+from ..tools.registry import ToolRegistry
+from ..workspace.folders import Workspace, path_from_uri
+from .editor import AcpBuffers, AcpEditor, ClientCapabilities, Mode
+from .front import check_initialize, initialize_result
+from .updates import AcpSink, Translator, replayed
+from .wire import INTERNAL_ERROR, INVALID_PARAMS, Connection, RpcError
+
+log = logging.getLogger(__name__)
+
+MODES: tuple[dict[str, str], ...] = (
+    {
+        "id": "ask",
+        "name": "Ask",
+        "description": "Ask before each edit and command (your rules and autoApprove apply)",
+    },
+    {
+        "id": "accept-edits",
+        "name": "Accept edits",
+        "description": "Edit and create files without asking; commands and sensitive files "
+        "are still asked",
+    },
+    {
+        "id": "read-only",
+        "name": "Read only",
+        "description": "Read and search only: every edit and command that would be asked "
+        "is refused, and no command runs in the sandbox",
+    },
+)
+STOP_SECONDS = 1.2
+"""How long the runs may take to stop at the end of input: with the answers still owed and
+the interpreter's exit, the process is gone within ACP's 2 s, even on a loaded machine."""
+MODE_IDS: tuple[Mode, ...] = ("ask", "accept-edits", "read-only")
+EDIT_TOOLS = ("edit_file", "write_file")
+WRITING_TOOLS = (*EDIT_TOOLS, "bash")
+
+STOP_REASONS = {
+    "done": "end_turn",
+    "no-progress": "end_turn",
+    "max-steps": "max_turn_requests",
+    "budget": "max_tokens",
+    "timeout": "cancelled",
+    "cancelled": "cancelled",
+}
+"""A run's outcome as ACP's stop reason (an ``error`` outcome is an error answer)."""
+
+
+def mode_rules(mode: Mode) -> list[Rule]:
+    """The session rules a mode stands for (on top of the user's and the project's)."""
+    if mode == "accept-edits":
+        return [Rule(tool=t, pattern="**", decision="allow") for t in EDIT_TOOLS]
+    if mode == "read-only":
+        return [Rule(tool=t, pattern="**", decision="deny") for t in EDIT_TOOLS]
+    return []
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class McpServer(_Params):
+    name: str
+    command: str | None = None
+    url: str | None = None
+
+
+class NewSessionParams(_Params):
+    cwd: str
+    mcp_servers: list[McpServer] = Field(alias="mcpServers")
+
+
+class LoadSessionParams(NewSessionParams):
+    session_id: str = Field(alias="sessionId", min_length=1)
+
+
+class SessionParams(_Params):
+    session_id: str = Field(alias="sessionId", min_length=1)
+
+
+class SetModeParams(SessionParams):
+    mode_id: str = Field(alias="modeId")
+
+
+class ContentBlock(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: str
+
+
+class PromptParams(SessionParams):
+    prompt: list[ContentBlock] = Field(min_length=1)
+
+
+def _params(model: type[Any], raw: Any, method: str) -> Any:
+    """Wire params → model, or ``-32602`` naming the first bad field."""
+    try:
+        return model.model_validate(raw if raw is not None else {})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "params"
+        raise RpcError(INVALID_PARAMS, f"{method}: {where}: {first['msg']}"[:500]) from exc
+
+
+def _folder(cwd: str, method: str) -> Path:
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise RpcError(INVALID_PARAMS, f"{method}: cwd must be an absolute path, not {cwd!r}")
+    if not path.is_dir():
+        raise RpcError(INVALID_PARAMS, f"{method}: cwd {cwd!r} is not a folder")
+    return path.resolve()
+
+
+@dataclass(slots=True, eq=False)
+class AcpSession:
+    """One ACP session: its folder, settings, mode and the seams its runs use."""
+
+    session_id: str
+    root: Path
+    config: Config
+    buffers: AcpBuffers
+    translator: Translator
+    editor: AcpEditor | None = None
+    mode: Mode = "ask"
+    stored: bool = False
+    """It has a log to continue (a run ended in it, or it was loaded)."""
+    run_id: str | None = None
+    prompting: bool = False
+    cancel_asked: bool = False
+    applied_rules: list[Rule] = field(default_factory=list)
+
+    def workspace(self) -> Workspace:
+        return Workspace([self.root], self.buffers, "utf-32")
+
+
+class AcpServer:
+    """The agent side of one ACP connection."""
+
+    def __init__(self, tools: ToolRegistry, environ: Mapping[str, str] | None = None) -> None:
+        self.environ = dict(os.environ if environ is None else environ)
+        self.tools = tools
+        base = assemble(None, self.environ).config  # ConfigError: a bad variable or file
+        self.provider = base.provider
+        """The provider the config file and ``TETHER_*`` name (its SDK loaded early)."""
+        self.log_writer = SessionLogWriter(base.state_dir, self._state_dir_failed)
+        self.runs = RunManager(tools, self.log_writer, RuleStore.from_environment(self.environ))
+        self.capabilities = ClientCapabilities()
+        self.sessions: dict[str, AcpSession] = {}
+        self.connection: Connection | None = None
+        self._warmed = self.provider is not None  # the front loads its SDK with the core
+
+    def _state_dir_failed(self, message: str) -> None:
+        log.warning("%s", message)
+
+    def handlers(self) -> dict[str, Any]:
+        return {
+            "initialize": self.initialize,
+            "authenticate": self.authenticate,
+            "session/new": self.new_session,
+            "session/load": self.load_session,
+            "session/set_mode": self.set_mode,
+            "session/prompt": self.prompt,
+        }
+
+    def notifications(self) -> dict[str, Any]:
+        return {"session/cancel": self.cancel}
+
+    async def serve(self, stdin: Any, stdout: Any) -> None:
+        self.connection = Connection(stdin, stdout, self.handlers(), self.notifications())
+        await self.connection.serve(self.close)
+
+    async def close(self) -> None:
+        """End of input: stop every run (their tools and children end with them)."""
+        self.runs.cancel_all()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.runs.wait_all(), timeout=STOP_SECONDS)
+        self.log_writer.close()
+
+    # --- the methods -------------------------------------------------------------------
+    async def initialize(self, raw: Any) -> dict[str, Any]:
+        self.capabilities_from(check_initialize(raw))
+        return initialize_result()
+
+    def capabilities_from(self, declared: dict[str, Any]) -> None:
+        """What the client declared in ``initialize`` (used by the sessions opened next)."""
+        self.capabilities = ClientCapabilities.from_wire(declared)
+
+    async def authenticate(self, raw: Any) -> dict[str, Any]:
+        return {}  # no methods offered: keys come from the environment
+
+    def _open(self, session_id: str, cwd: str, method: str, servers: list[McpServer]) -> AcpSession:
+        root = _folder(cwd, method)
+        if servers:
+            names = ", ".join(s.name for s in servers)
+            log.warning(
+                "%s: MCP servers given by the client are not started yet (ignored): %s",
+                method,
+                names,
+            )
+        try:
+            config = assemble(root, self.environ).config
+        except ConfigError as exc:
+            raise RpcError(INVALID_PARAMS, f"{method}: {exc}"[:1000]) from exc
+        assert self.connection is not None
+        buffers = AcpBuffers(self.connection, session_id, self.capabilities.read)
+        translator = Translator(None)
+        session = AcpSession(session_id, root, config, buffers, translator)
+        translator.workspace = session.workspace()
+        session.editor = AcpEditor(
+            self.connection,
+            session_id,
+            self.capabilities,
+            buffers,
+            translator,
+            session.workspace,
+            lambda: session.mode,
+        )
+        self.sessions[session_id] = session
+        if not self._warmed or config.provider != self.provider:  # the project's provider
+            self._warmed = True
+            task = asyncio.ensure_future(warm_up(config.provider))
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        return session
+
+    def _modes(self, session: AcpSession) -> dict[str, Any]:
+        return {"currentModeId": session.mode, "availableModes": [dict(m) for m in MODES]}
+
+    async def new_session(self, raw: Any) -> dict[str, Any]:
+        params = _params(NewSessionParams, raw, "session/new")
+        session = self._open(new_session_id(), params.cwd, "session/new", params.mcp_servers)
+        return {"sessionId": session.session_id, "modes": self._modes(session)}
+
+    async def load_session(self, raw: Any) -> dict[str, Any]:
+        params = _params(LoadSessionParams, raw, "session/load")
+        _folder(params.cwd, "session/load")
+        if params.session_id in self.sessions and self.sessions[params.session_id].prompting:
+            raise RpcError(INVALID_PARAMS, "session/load: the session has a prompt running")
+        data = await stored_session(self.log_writer, params.session_id)
+        if data is None:
+            raise RpcError(INVALID_PARAMS, f"session/load: unknown session {params.session_id!r}")
+        session = self._open(params.session_id, params.cwd, "session/load", params.mcp_servers)
+        session.stored = True
+        events = []
+        for item in data.events:
+            try:
+                events.append(parse_event(item))
+            except ValidationError:
+                continue  # an event of a newer or older Tether: not shown
+        assert self.connection is not None
+        for update in replayed(events, Translator(session.workspace())):
+            self._send(session.session_id, update)
+        return {"modes": self._modes(session)}
+
+    async def set_mode(self, raw: Any) -> dict[str, Any]:
+        params = _params(SetModeParams, raw, "session/set_mode")
+        session = self._session(params.session_id, "session/set_mode")
+        if params.mode_id not in MODE_IDS:
+            known = ", ".join(MODE_IDS)
+            raise RpcError(
+                INVALID_PARAMS, f"session/set_mode: unknown mode {params.mode_id!r} ({known})"
+            )
+        session.mode = params.mode_id
+        self._send(
+            session.session_id,
+            {"sessionUpdate": "current_mode_update", "currentModeId": session.mode},
+        )
+        return {}
+
+    def _session(self, session_id: str, method: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RpcError(INVALID_PARAMS, f"{method}: unknown session {session_id!r}"[:300])
+        return session
+
+    def _send(self, session_id: str, update: dict[str, Any]) -> None:
+        assert self.connection is not None
+        self.connection.notify("session/update", {"sessionId": session_id, "update": update})
+
+    def cancel(self, raw: Any) -> None:
+        try:
+            params = SessionParams.model_validate(raw if raw is not None else {})
+        except ValidationError:
+            log.warning("dropped a session/cancel without a sessionId")
+            return
+        session = self.sessions.get(params.session_id)
+        if session is None or not session.prompting:
+            return
+        session.cancel_asked = True
+        if session.run_id is not None:
+            self.runs.cancel(session.run_id)
+
+    # --- prompts -----------------------------------------------------------------------
+    async def prompt(self, raw: Any) -> dict[str, Any]:
+        params = _params(PromptParams, raw, "session/prompt")
+        session = self._session(params.session_id, "session/prompt")
+        if session.prompting:
+            raise RpcError(INVALID_PARAMS, "session/prompt: the session has a prompt running")
+        text = self._prompt_text(session, params.prompt)
+        session.prompting, session.cancel_asked = True, False
+        try:
+            return await self._run(session, text)
+        finally:
+            session.prompting = False
+            session.run_id = None
+            session.buffers.clear_attached()
+
+    def _prompt_text(self, session: AcpSession, blocks: list[ContentBlock]) -> str:
+        """The prompt as Tether's: text as written, a file of the workspace as an ``@``
+        mention (read like one: the editor's text, a sensitive file left out), an
+        embedded file's text held as that file's buffer for the mention."""
+        parts: list[str] = []
+        for n, block in enumerate(blocks):
+            data = block.model_dump()
+            if block.type == "text":
+                text = data.get("text")
+                if not isinstance(text, str):
+                    raise RpcError(INVALID_PARAMS, f"session/prompt: prompt.{n}.text: a string")
+                parts.append(text)
+            elif block.type == "resource_link":
+                uri = data.get("uri")
+                if not isinstance(uri, str):
+                    raise RpcError(INVALID_PARAMS, f"session/prompt: prompt.{n}.uri: a string")
+                parts.append(self._mention(session, uri, str(data.get("name") or uri)))
+            elif block.type == "resource":
+                resource = data.get("resource")
+                if not isinstance(resource, dict) or not isinstance(resource.get("uri"), str):
+                    raise RpcError(
+                        INVALID_PARAMS, f"session/prompt: prompt.{n}.resource: an object with a uri"
+                    )
+                parts.append(self._embedded(session, resource))
+            else:
+                raise RpcError(
+                    INVALID_PARAMS,
+                    f"session/prompt: prompt.{n}: {block.type!r} blocks are not supported "
+                    "(text, resource_link and resource are)"[:300],
+                )
+        text = " ".join(p.strip() for p in parts if p.strip())
+        if not text:
+            raise RpcError(INVALID_PARAMS, "session/prompt: prompt: no text in it")
+        return text
+
+    def _relative(self, session: AcpSession, uri: str) -> str | None:
+        path = path_from_uri(uri) if uri.startswith("file:") else None
+        if path is None:
+            return None
+        try:
+            resolved = session.workspace().resolve(str(path))
+        except Exception:
+            return None
+        shown = session.workspace().display(resolved)
+        return None if any(c.isspace() for c in shown) else shown
+
+    def _mention(self, session: AcpSession, uri: str, name: str) -> str:
+        shown = self._relative(session, uri)
+        return f"@{shown}" if shown is not None else f"[{name}]({uri})"
+
+    def _embedded(self, session: AcpSession, resource: dict[str, Any]) -> str:
+        uri = str(resource["uri"])
+        text = resource.get("text")
+        if not isinstance(text, str):
+            return f"[{uri}: binary content, not shown]"
+        shown = self._relative(session, uri)
+        path = path_from_uri(uri) if shown is not None else None
+        if shown is not None and path is not None:
+            session.buffers.attach(session.workspace().resolve(str(path)), text)
+            return f"@{shown}"
+        return framed(ATTACHED_FILE, {"path": uri}, text)
+
+    async def _run(self, session: AcpSession, text: str) -> dict[str, Any]:
+        config = session.config
+        if session.mode == "read-only":  # nothing that would be asked runs anywhere
+            allowed = tuple(t for t in config.auto_approve if t not in WRITING_TOOLS)
+            config = replace(config, auto_approve=allowed, sandbox="off")
+        memory = await self.runs.session_memory(session.session_id, new=not session.stored)
+        rules = memory.policy.session_rules
+        for rule in session.applied_rules:
+            with contextlib.suppress(ValueError):
+                rules.remove(rule)
+        session.applied_rules = mode_rules(session.mode)
+        rules[:0] = session.applied_rules
+        assert self.connection is not None and session.editor is not None
+        sink = AcpSink(session.translator, lambda u: self._send(session.session_id, u))
+        params = RunParams(prompt=text, session_id=session.session_id)
+        try:
+            run = await self.runs.create(
+                params, config, session.workspace(), [sink], session.editor
+            )
+        except InvalidRun as exc:
+            raise RpcError(INVALID_PARAMS, f"session/prompt: {exc}"[:1000]) from exc
+        session.run_id = run.run_id
+        if run.loop is not None:
+            session.translator.context_size = run.loop.window.tokens
+        if session.cancel_asked:
+            self.runs.cancel(run.run_id)
+        task = asyncio.ensure_future(self.runs.execute(run))
+        try:
+            result = await asyncio.shield(task)
+        except asyncio.CancelledError:  # $/cancel_request or the end: still answer
+            current = asyncio.current_task()
+            self.runs.cancel(run.run_id)
+            result = await task
+            if current is not None:
+                current.uncancel()
+        session.stored = True
+        return self._answer(result)
+
+    def _answer(self, result: RunResult) -> dict[str, Any]:
+        if result.outcome == "error":
+            raise RpcError(INTERNAL_ERROR, f"the run failed: {result.error or 'unknown error'}")
+        return {"stopReason": STOP_REASONS.get(result.outcome, "end_turn")}

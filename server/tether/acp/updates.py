@@ -1,0 +1,256 @@
+"""Tether's run events as ACP ``session/update`` notifications.
+
+One mapping for both directions of time: ``AcpSink`` sends a running prompt's events as
+they happen, and ``replayed`` turns a stored session's events into the same updates for
+``session/load``. The updates are plain dicts in the wire's camelCase (checked against
+the official schema by the tests).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tether_protocol import (
+    ApprovalEvent,
+    AssistantEvent,
+    PlanEvent,
+    RunEvent,
+    RunStartedEvent,
+    StepEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UsageEvent,
+)
+
+from ..errors import ToolError
+from ..workspace.folders import Workspace
+
+TOOL_KINDS = {
+    "read_file": "read",
+    "list_files": "search",
+    "search": "search",
+    "diagnostics": "read",
+    "edit_file": "edit",
+    "write_file": "edit",
+    "bash": "execute",
+    "plan": "think",
+}
+"""ACP's tool kind of each Tether tool (``other`` for the rest: MCP tools, later ones)."""
+
+RESULT_CHARS = 64 * 1024
+"""Characters of a tool's output shown in its ``tool_call_update`` (the model sees all)."""
+
+Notify = Callable[[dict[str, Any]], None]
+"""Sends one ``update`` object of the session (the sink adds the session id)."""
+
+
+def tool_call_id(run_id: str, call_id: str) -> str:
+    """The ACP id of a call: the model's ids repeat across runs (``call_1_1``), a session's
+    tool calls must not."""
+    return f"{run_id}/{call_id}"
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _short(text: str, limit: int = 80) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def tool_title(tool: str, arguments: dict[str, Any], workspace: Workspace | None) -> str:
+    """What the editor shows for a call: the file or the command, not the tool's name."""
+    path = arguments.get("path")
+    shown = path if isinstance(path, str) and path else "."
+    if tool == "read_file":
+        return f"Read {shown}"
+    if tool == "list_files":
+        return f"List {shown}"
+    if tool == "search":
+        return f"Search {_short(str(arguments.get('pattern', '')), 60)!r} in {shown}"
+    if tool == "diagnostics":
+        return f"Problems in {shown}" if isinstance(path, str) and path else "Problems"
+    if tool == "edit_file":
+        return f"Edit {shown}"
+    if tool == "write_file":
+        return f"Write {shown}"
+    if tool == "bash":
+        return f"Run {_short(str(arguments.get('command', '')), 200)}"
+    if tool == "plan":
+        return "Plan"
+    return tool
+
+
+def locations(arguments: dict[str, Any], workspace: Workspace | None) -> list[dict[str, Any]]:
+    """The absolute path a call is about (the editor follows the agent there)."""
+    path = arguments.get("path")
+    if workspace is None or not isinstance(path, str) or not path:
+        return []
+    try:
+        resolved = workspace.resolve(path)
+    except ToolError:
+        return []
+    location: dict[str, Any] = {"path": str(resolved)}
+    offset = arguments.get("offset")
+    if isinstance(offset, int) and not isinstance(offset, bool) and offset >= 1:
+        location["line"] = offset
+    return [location]
+
+
+@dataclass(frozen=True, slots=True)
+class DiffShown:
+    """A file change as ACP shows it: absolute path, whole old text (None: a new file)
+    and whole new text."""
+
+    path: Path
+    old_text: str | None
+    new_text: str
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "type": "diff",
+            "path": str(self.path),
+            "oldText": self.old_text,
+            "newText": self.new_text,
+        }
+
+
+@dataclass(slots=True)
+class Translator:
+    """Turns a session's events into ACP updates; keeps what a call's later updates need."""
+
+    workspace: Workspace | None
+    context_size: int = 0
+    """The model's context window in tokens (``usage_update.size``)."""
+    diffs: dict[str, DiffShown] = field(default_factory=dict)
+    """The change each edit call made (or proposed), by call id."""
+    calls: dict[str, str] = field(default_factory=dict)
+    """Each call's tool, by call id."""
+    current_call: str | None = None
+    """The call running now (calls of one run are sequential)."""
+    _message_id: str | None = None
+    _last_input: int = 0
+    _last_output: int = 0
+
+    def updates(self, event: RunEvent, *, replay: bool = False) -> Iterator[dict[str, Any]]:
+        if isinstance(event, TextDeltaEvent):
+            if not replay and event.text:
+                yield self._chunk("agent_message_chunk", event.text)
+        elif isinstance(event, AssistantEvent):
+            if replay and event.text:
+                yield self._chunk("agent_message_chunk", event.text)
+            self._message_id = None
+        elif isinstance(event, StepEvent):
+            self._message_id = None
+        elif isinstance(event, RunStartedEvent):
+            self._last_input = self._last_output = 0
+            if replay:
+                yield {"sessionUpdate": "user_message_chunk", "content": _text(event.prompt)}
+        elif isinstance(event, ToolCallEvent):
+            yield self._tool_call(event)
+        elif isinstance(event, ApprovalEvent):
+            if event.decision in ("allow", "allow-always", "auto") and not replay:
+                yield {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": tool_call_id(event.run_id, event.call_id),
+                    "status": "in_progress",
+                }
+        elif isinstance(event, ToolResultEvent):
+            yield self._tool_result(event)
+        elif isinstance(event, UsageEvent):
+            if not replay:
+                yield self._usage(event)
+        elif isinstance(event, PlanEvent):
+            yield {
+                "sessionUpdate": "plan",
+                "entries": [
+                    {"content": e.content, "priority": e.priority, "status": e.status}
+                    for e in event.entries
+                ],
+            }
+
+    def _chunk(self, kind: str, text: str) -> dict[str, Any]:
+        if self._message_id is None:
+            self._message_id = str(uuid.uuid4())
+        return {"sessionUpdate": kind, "content": _text(text), "messageId": self._message_id}
+
+    def _tool_call(self, event: ToolCallEvent) -> dict[str, Any]:
+        call = tool_call_id(event.run_id, event.call_id)
+        self.calls[call] = event.tool
+        self.current_call = call
+        self._message_id = None
+        return {
+            "sessionUpdate": "tool_call",
+            "toolCallId": call,
+            "title": tool_title(event.tool, event.arguments, self.workspace),
+            "kind": TOOL_KINDS.get(event.tool, "other"),
+            "status": "pending",
+            "locations": locations(event.arguments, self.workspace),
+            "rawInput": event.arguments,
+        }
+
+    def _tool_result(self, event: ToolResultEvent) -> dict[str, Any]:
+        call = tool_call_id(event.run_id, event.call_id)
+        if self.current_call == call:
+            self.current_call = None
+        output = event.output
+        if len(output) > RESULT_CHARS:
+            output = output[:RESULT_CHARS] + "\n… (cut)"
+        content: list[dict[str, Any]] = []
+        diff = self.diffs.pop(call, None)
+        if diff is not None and event.ok:
+            content.append(diff.to_wire())
+        if output:
+            content.append({"type": "content", "content": _text(output)})
+        raw: dict[str, Any] = {"ok": event.ok, "output": output}
+        if event.error:
+            raw["error"] = event.error
+        return {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": call,
+            "status": "completed" if event.ok else "failed",
+            "content": content,
+            "rawOutput": raw,
+        }
+
+    def _usage(self, event: UsageEvent) -> dict[str, Any]:
+        # The event is cumulative for the run; the last step's input is what the context
+        # holds now (its whole conversation), plus the reply it wrote.
+        step_input = max(0, event.input_tokens - self._last_input)
+        step_output = max(0, event.output_tokens - self._last_output)
+        self._last_input, self._last_output = event.input_tokens, event.output_tokens
+        update: dict[str, Any] = {
+            "sessionUpdate": "usage_update",
+            "used": int(step_input + step_output),
+            "size": int(max(self.context_size, 0)),
+        }
+        if event.cost_usd is not None:
+            update["cost"] = {"amount": float(event.cost_usd), "currency": "USD"}
+        return update
+
+
+class AcpSink:
+    """An ``EventSink`` sending a run's events as ``session/update`` notifications."""
+
+    def __init__(self, translator: Translator, send: Notify) -> None:
+        self.translator = translator
+        self._send = send
+
+    def publish(self, event: RunEvent) -> None:
+        for update in self.translator.updates(event):
+            self._send(update)
+
+
+def replayed(events: Sequence[RunEvent], translator: Translator) -> list[dict[str, Any]]:
+    """A stored session's events as the updates ``session/load`` replays: the user's
+    prompts, the agent's answers, every tool call with its final status, the plans."""
+    found: list[dict[str, Any]] = []
+    for event in events:
+        found.extend(translator.updates(event, replay=True))
+    return found

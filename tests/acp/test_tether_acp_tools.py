@@ -1,0 +1,248 @@
+"""``tether acp``'s tool calls: what the editor is shown, asked and given, for a client
+that declares fs + terminal and for one that declares nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from .recorder import EDITOR, NOTHING, RecordingClient
+from .tether import call, tether_acp, turns
+
+EDIT = call("edit_file", path="app.py", old_text='"x"', new_text='"hi"')
+READ_EDIT_ANSWER = turns(
+    {"text": "Reading.", "tool_calls": [call("read_file", path="app.py")]},
+    {"tool_calls": [EDIT]},
+    {"text": "It says hi now."},
+)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "app.py").write_text('print("x")\n')
+    return folder
+
+
+def calls(client: RecordingClient, kind: str) -> list[dict]:
+    return [u.update for u in client.updates if u.kind == kind]
+
+
+async def test_a_full_client_is_read_asked_and_written_through(root: Path, tmp_path: Path) -> None:
+    app = str(root / "app.py")
+    client = RecordingClient(capabilities=EDITOR, buffers={app: 'print("x")  # unsaved\n'})
+    async with tether_acp(root, tmp_path, READ_EDIT_ANSWER, client) as agent:
+        session = await agent.new_session(root)
+        answer = await agent.prompt(session, "make it say hi")
+        assert answer["stopReason"] == "end_turn"
+        read, edit = calls(client, "tool_call")
+        assert (read["kind"], read["title"], read["status"]) == ("read", "Read app.py", "pending")
+        assert read["locations"] == [{"path": app}] and read["rawInput"] == {"path": "app.py"}
+        assert (edit["kind"], edit["title"]) == ("edit", "Edit app.py")
+        done = {u["toolCallId"]: u for u in calls(client, "tool_call_update") if "rawOutput" in u}
+        # the model read the editor's unsaved text, not the disk
+        assert "# unsaved" in done[read["toolCallId"]]["content"][0]["content"]["text"]
+        [asked] = client.permissions
+        assert asked.tool_call_id == edit["toolCallId"]
+        assert asked.kinds == ["allow_once", "allow_always", "reject_once"]
+        [diff] = asked.tool_call["content"]
+        assert diff == {
+            "type": "diff",
+            "path": app,
+            "oldText": 'print("x")  # unsaved\n',
+            "newText": 'print("hi")  # unsaved\n',
+        }
+        finished = done[edit["toolCallId"]]
+        assert finished["status"] == "completed" and finished["content"][0] == diff
+        # written through the editor (its buffer), the disk left to the editor
+        assert client.writes == [(app, 'print("hi")  # unsaved\n')]
+        assert (root / "app.py").read_text() == 'print("x")\n'
+        assert app in client.reads
+        client.assert_clean()
+        assert (await agent.exit_after_eof(within=2.0)).clean
+
+
+async def test_a_client_declaring_nothing_gets_the_disk_and_tethers_writer(
+    root: Path, tmp_path: Path
+) -> None:
+    client = RecordingClient(capabilities=NOTHING)
+    async with tether_acp(root, tmp_path, READ_EDIT_ANSWER, client) as agent:
+        session = await agent.new_session(root)
+        assert (await agent.prompt(session, "make it say hi"))["stopReason"] == "end_turn"
+        [asked] = client.permissions
+        assert asked.tool_call["content"][0]["oldText"] == 'print("x")\n'
+        assert (root / "app.py").read_text() == 'print("hi")\n'
+        assert client.reads == [] and client.writes == []
+        client.assert_clean()  # an undeclared fs/* or terminal/* call is a problem here
+        assert (await agent.exit_after_eof(within=2.0)).clean
+
+
+async def test_a_new_file_is_shown_with_no_old_text(root: Path, tmp_path: Path) -> None:
+    script = turns({"tool_calls": [call("write_file", path="new.txt", content="fresh\n")]})
+    client = RecordingClient(capabilities=EDITOR)
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root)
+        await agent.prompt(session, "create it")
+        [asked] = client.permissions
+        [diff] = asked.tool_call["content"]
+        assert diff["oldText"] is None and diff["newText"] == "fresh\n"
+        assert diff["path"] == str(root / "new.txt")
+        assert client.writes == [(str(root / "new.txt"), "fresh\n")]
+        client.assert_clean()
+
+
+async def test_a_rejected_edit_fails_the_call_and_the_turn_goes_on(
+    root: Path, tmp_path: Path
+) -> None:
+    client = RecordingClient(capabilities=EDITOR, permission="reject_once")
+    async with tether_acp(root, tmp_path, READ_EDIT_ANSWER, client) as agent:
+        session = await agent.new_session(root)
+        answer = await agent.prompt(session, "make it say hi")
+        assert answer["stopReason"] == "end_turn"
+        failed = [u for u in calls(client, "tool_call_update") if u.get("status") == "failed"]
+        [edit] = failed
+        told = edit["content"][0]["content"]["text"]
+        assert "denied" in told and "nothing was changed" in told
+        assert agent.text(session).endswith("It says hi now.")  # the model went on
+        assert client.writes == [] and (root / "app.py").read_text() == 'print("x")\n'
+        client.assert_clean()
+
+
+async def test_allow_always_is_the_servers_suggested_rule_for_the_session(
+    root: Path, tmp_path: Path
+) -> None:
+    second = call("edit_file", path="app.py", old_text='"hi"', new_text='"bye"')
+    script = turns({"tool_calls": [EDIT]}, {"tool_calls": [second]}, {"text": "done"})
+    client = RecordingClient(capabilities=NOTHING, permission="allow_always")
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root)
+        await agent.prompt(session, "twice")
+        [asked] = client.permissions  # the second edit of the file was not asked
+        option = asked.option("allow_always")
+        assert option is not None and "app.py" in option["name"]
+        assert (root / "app.py").read_text() == 'print("bye")\n'
+        client.assert_clean()
+
+
+async def test_a_sensitive_file_offers_no_allow_always(root: Path, tmp_path: Path) -> None:
+    script = turns({"tool_calls": [call("write_file", path=".env", content="KEY=1\n")]})
+    client = RecordingClient(capabilities=NOTHING, permission="allow_always")
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root)
+        await agent.prompt(session, "write it")
+        [asked] = client.permissions
+        assert "allow_always" not in asked.kinds and asked.missing == "allow_always"
+        assert not (root / ".env").exists()
+        client.assert_clean()
+
+
+async def test_modes_accept_edits_and_read_only(root: Path, tmp_path: Path) -> None:
+    script = turns({"tool_calls": [EDIT]}, {"text": "done"})
+    client = RecordingClient(capabilities=NOTHING, permission="allow_once")
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root)
+        await agent.set_mode(session, "read-only")
+        await agent.prompt(session, "edit")
+        assert client.permissions == [] and (root / "app.py").read_text() == 'print("x")\n'
+        [failed] = [u for u in calls(client, "tool_call_update") if u.get("status") == "failed"]
+        await agent.set_mode(session, "accept-edits")
+        await agent.prompt(session, "edit")
+        assert client.permissions == [] and (root / "app.py").read_text() == 'print("hi")\n'
+        client.assert_clean()
+
+
+async def test_a_command_is_asked_with_kind_execute_and_the_exact_command(
+    root: Path, tmp_path: Path
+) -> None:
+    script = turns({"tool_calls": [call("bash", command="echo made > out.txt")]}, {"text": "ok"})
+    client = RecordingClient(capabilities=NOTHING, permission="allow_once")
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root)
+        await agent.prompt(session, "run it")
+        [asked] = client.permissions
+        assert asked.tool_call["kind"] == "execute"
+        assert asked.tool_call["rawInput"]["command"] == "echo made > out.txt"
+        assert "echo made > out.txt" in asked.tool_call["title"]
+        assert (root / "out.txt").read_text() == "made\n"
+        assert client.terminals.created == []  # not declared: Tether's runner ran it
+        client.assert_clean()
+
+
+async def test_prompt_context_blocks_reach_the_model(root: Path, tmp_path: Path) -> None:
+    (root / "notes.md").write_text("on disk\n")
+    script = turns({"text": "seen"})
+    client = RecordingClient(capabilities=NOTHING)
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root)
+        link = {"type": "resource_link", "uri": (root / "app.py").as_uri(), "name": "app.py"}
+        embedded = {
+            "type": "resource",
+            "resource": {"uri": (root / "notes.md").as_uri(), "text": "unsaved notes\n"},
+        }
+        answer = await agent.prompt(session, "look at", link, "and", embedded)
+        assert answer["stopReason"] == "end_turn"
+        client.assert_clean()
+    sessions = tmp_path / "sessions"
+    log = "".join(p.read_text() for p in sessions.rglob("*.jsonl"))
+    assert "look at @app.py and @notes.md" in log
+    assert "unsaved notes" in log and 'print(\\"x\\")' in log  # attached for the model
+
+
+async def test_an_allowed_command_runs_in_the_editors_terminal(root: Path, tmp_path: Path) -> None:
+    script = turns({"tool_calls": [call("bash", command="echo from-terminal; exit 3")]})
+    client = RecordingClient(capabilities=EDITOR, permission="allow_once")
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root)
+        assert (await agent.prompt(session, "run it"))["stopReason"] == "end_turn"
+        [terminal] = client.terminals.created
+        assert terminal.released
+        embedded = [
+            c
+            for u in calls(client, "tool_call_update")
+            for c in u.get("content") or []
+            if c["type"] == "terminal"
+        ]
+        assert embedded == [{"type": "terminal", "terminalId": terminal.terminal_id}]
+        [done] = [u for u in calls(client, "tool_call_update") if "rawOutput" in u]
+        assert done["status"] == "failed"
+        told = done["content"][0]["content"]["text"]
+        assert "exit code: 3" in told and "from-terminal" in told
+        client.assert_clean()
+        assert (await agent.exit_after_eof(within=2.0)).clean
+
+
+async def test_cancel_kills_and_releases_the_editors_terminal(root: Path, tmp_path: Path) -> None:
+    script = turns({"tool_calls": [call("bash", command="sleep 60")]})
+    client = RecordingClient(capabilities=EDITOR, permission="allow_once")
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root)
+        turn = agent.start_prompt(session, "wait")
+        await client.wait_for(lambda: client.terminals.created or None, "a terminal", 20)
+        await agent.cancel(session)
+        assert (await asyncio.wait_for(turn, 2.0))["stopReason"] == "cancelled"
+        [terminal] = client.terminals.created
+        await client.wait_for(lambda: terminal.released or None, "the release", 5)
+        client.assert_clean()
+
+
+async def test_the_models_plan_is_a_plan_update(root: Path, tmp_path: Path) -> None:
+    steps = [
+        {"content": "read app.py", "status": "completed", "priority": "high"},
+        {"content": "make it say hi", "status": "in_progress"},
+    ]
+    script = turns({"tool_calls": [call("plan", steps=steps)]}, {"text": "planned"})
+    client = RecordingClient(capabilities=NOTHING)
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root)
+        assert (await agent.prompt(session, "plan it"))["stopReason"] == "end_turn"
+        [plan] = calls(client, "plan")
+        assert plan["entries"] == [
+            {"content": "read app.py", "priority": "high", "status": "completed"},
+            {"content": "make it say hi", "priority": "medium", "status": "in_progress"},
+        ]
+        [tool] = calls(client, "tool_call")
+        assert (tool["kind"], tool["title"]) == ("think", "Plan")
+        client.assert_clean()
