@@ -295,3 +295,35 @@ async def test_an_unusable_mcp_server_is_an_invalid_params_error(
         assert refused.value.code == -32602
         assert "mcpServers.0 ('old'): 'sse' servers are not supported" in str(refused.value)
         assert await agent.new_session(root)  # and the agent goes on serving
+
+
+async def test_the_session_commands_are_offered_and_run_from_a_prompt(
+    root: Path, tmp_path: Path
+) -> None:
+    edit = call("write_file", path="app.py", content='print("hi")\n')
+    script = turns({"tool_calls": [edit]}, {"text": "done"})  # each run plays it from the top
+    client = RecordingClient(capabilities=NOTHING, permission="allow_once")
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root)
+        offered = await agent.wait_for_update("available_commands_update", session)
+        names = [c["name"] for c in offered.update["availableCommands"]]
+        assert names == ["undo", "model", "cost"]  # the server's own list, /new the client's
+        answered = agent.last_answered_ns  # offered after session/new was answered
+        assert offered.at_ns > answered
+        nothing = len(client.updates)
+        assert (await agent.prompt(session, "/undo"))["stopReason"] == "end_turn"
+        assert "nothing to undo" in "".join(u.text() for u in client.updates[nothing:])
+        await agent.prompt(session, "make it say hi")
+        assert (root / "app.py").read_text() == 'print("hi")\n'
+        before = len(client.updates)
+        assert (await agent.prompt(session, "/undo"))["stopReason"] == "end_turn"
+        said = "".join(u.text() for u in client.updates[before:])
+        assert "put back: app.py" in said, said
+        assert (root / "app.py").read_text() == 'print("x")\n'  # reverted on disk
+        before = len(client.updates)
+        await agent.prompt(session, "/cost")
+        assert "1 run" in "".join(u.text() for u in client.updates[before:])
+        before = len(client.updates)
+        await agent.prompt(session, "/unknown thing")  # not ours: the model reads it
+        assert any(u.kind == "tool_call" for u in client.updates[before:])  # a run, a call
+        client.assert_clean()
