@@ -60,8 +60,13 @@ def offer_of(params: ApproveParams) -> Offer:
     return Offer(exact, wide)
 
 
-def command_prompt(pattern: str | None) -> str:
-    """The question for a command: always this exact command, or by the offered rule."""
+def command_prompt(pattern: str | None, tool: str = "bash") -> str:
+    """The question for a command: always this exact command, or by the offered rule. An
+    MCP server's tool (shown as a command) is a call: its rule ``*`` is every call of it."""
+    if tool.startswith("mcp__"):
+        wide = f"every `{tool}` call" if pattern == "*" else f"`{pattern}`"
+        offer = f"  [p] always {wide} in this project" if pattern else ""
+        return f"[y] allow  [A] always this exact call{offer}  [e] edit  {ASKED}"
     offer = f"  [p] always `{pattern}` in this project" if pattern else ""
     return f"[y] allow  [A] always this exact command{offer}  [e] edit  {ASKED}"
 
@@ -190,7 +195,7 @@ class TerminalApprover:
         """Ask until one key decides."""
         offer = offer_of(params)
         if isinstance(params.preview, CommandPreview):
-            prompt = command_prompt(offer.wide)
+            prompt = command_prompt(offer.wide, params.tool)
         else:
             prompt = edit_prompt(offer)
         edits: dict[str, Any] = {}
