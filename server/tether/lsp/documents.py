@@ -62,6 +62,11 @@ class LineDocument(TextDocument):
             self._text = "".join(self._lines)
         return self._text
 
+    def keep_text(self, text: str) -> None:
+        """``text``, equal to the lines joined (the caller compared them), kept as the text
+        instead of the joined copy."""
+        self._text = text
+
     @property
     def lines(self) -> Sequence[str]:
         """The lines, each with its line ending."""

@@ -19,6 +19,7 @@ from tether_protocol import (
 from ..events import event_json
 from ..host import Buffer, BufferDrift, FileEdit
 from ..workspace.folders import path_from_uri
+from .documents import LineDocument
 from .link import ClientLink
 from .overlay import ApprovedText, drift
 
@@ -166,6 +167,12 @@ class LspBuffers:
             return
         if buffer.text == record.text:
             del self._approved[record.path]
+            # The same text, kept as the approved object: the next edit's text before is
+            # then the one this edit logged (its hash remembered, see ``text_hash``), and
+            # the copy just joined is freed.
+            document = self._link.workspace.text_documents.get(unquote(buffer.uri))
+            if isinstance(document, LineDocument) and document.version == buffer.version:
+                document.keep_text(record.text)
         elif settle_on_difference:
             del self._approved[record.path]
             if record.run_id is not None:
