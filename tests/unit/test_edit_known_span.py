@@ -13,8 +13,10 @@ import hashlib
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lsprotocol import types
 
 from tether.errors import ToolError
+from tether.lsp import documents
 from tether.session import records
 from tether.session.records import EditWindow, text_hash
 from tether.text import span as textspan
@@ -117,3 +119,42 @@ def test_a_long_crlf_edit_is_the_same_from_its_known_ends() -> None:
     assert before[change.start : change.end] == lines[12_345]
     window = EditWindow.between(before, after, False, (change.start, len(before) - change.end))
     assert window == EditWindow.between(before, after)
+
+
+@settings(max_examples=400)
+@given(TEXT, TEXT, st.integers(1, 4), st.data())
+def test_a_document_holds_exactly_the_texts_its_lines_join_to(
+    source: str, other: str, piece: int, data: st.DataObject
+) -> None:
+    """``LineDocument.holds`` (a few lines at a time) against joining all its lines."""
+    previous = documents._COMPARED_LINES
+    documents._COMPARED_LINES = piece  # small pieces: every boundary case
+    try:
+        document = documents.LineDocument("file:///f.txt", source)
+        if data.draw(st.booleans()):  # a change: the lines hold the text, not a joined copy
+            end = types.Position(line=data.draw(st.integers(0, 3)), character=1)
+            change = types.TextDocumentContentChangePartial(
+                range=types.Range(start=types.Position(line=0, character=0), end=end),
+                text=data.draw(TEXT),
+            )
+            document.apply_change(change)
+        joined = "".join(document.lines)
+        cut = data.draw(st.integers(0, len(joined)))
+        for candidate in (joined, other, joined[:cut], joined + other, joined[:cut] + other):
+            assert document.holds(candidate) == (candidate == joined)
+        assert document.source == joined
+    finally:
+        documents._COMPARED_LINES = previous
+
+
+@settings(max_examples=200)
+@given(st.lists(st.sampled_from(["a", "é", "€", "🌍", "\ud800", "\udfff", "\n"]), max_size=80))
+def test_a_text_hashed_in_pieces_hashes_as_a_whole(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    previous = records.HASHED_KEPT, records.HASHED_PIECE
+    records.HASHED_KEPT, records.HASHED_PIECE = 0, 7  # every text long, pieces of 7
+    try:
+        expected = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        assert text_hash(text) == expected
+    finally:
+        records.HASHED_KEPT, records.HASHED_PIECE = previous
