@@ -108,7 +108,7 @@ class HistoryRecord(_Record):
 
 
 HASHED_KEPT = 1 << 16
-"""Texts at least this long have their hash remembered (the last few, by identity)."""
+"""Texts at least this long have their hash remembered (the last one, by identity)."""
 
 HASHED_PIECE = 1 << 16
 """Long texts are encoded for hashing this many characters at a time."""
@@ -119,7 +119,7 @@ _hashed: list[tuple[str, str]] = []
 def text_hash(text: str) -> str:
     """The sha256 of a file text (lone surrogates, which an editor may send, kept as such).
 
-    Remembered for the last few long texts, by identity: an edit's text after is the next
+    Remembered for the last long text, by identity: an edit's text after is the next
     edit's text before (the buffer keeps the approved text, see ``LspBuffers``), and on a
     10 MB text the encoding and hashing take 25–50 ms.
     """
@@ -136,7 +136,7 @@ def text_hash(text: str) -> str:
     for start in range(0, len(text), HASHED_PIECE):
         hasher.update(text[start : start + HASHED_PIECE].encode("utf-8", "surrogatepass"))
     digest = hasher.hexdigest()
-    _hashed[:] = [(text, digest), *known[:1]]
+    _hashed[:] = [(text, digest)]  # one: the next edit's text before is this one
     return digest
 
 
