@@ -40,7 +40,7 @@ run          config diagnostics errors events host mcp policy prompt providers s
              session text tools workspace
 lsp          tether config events framing host mcp policy providers run sandbox session
              text tools workspace writes
-acp          tether config errors events host policy prompt providers run sandbox session
+acp          tether config errors events host mcp policy prompt providers run sandbox session
              text tools workspace writes
 client       config framing prompt providers session text workspace writes
 demo         client
@@ -77,6 +77,7 @@ THIRD_PARTY_OWNERS = {
     "mcp": ("mcp",),
     "mcp_types": ("mcp",),
     "rich": ("client.rich_render", "client.streamed_text"),
+    "prompt_toolkit": ("client.chat_input",),
 }
 """Libraries only these modules (or packages) may import: the transport and the SDKs stay
 at the edges (``test_seams.py`` checks the same by importing every other module)."""
