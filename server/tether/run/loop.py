@@ -25,6 +25,7 @@ from ..providers.base import (
     Message,
     ModelRequest,
     Provider,
+    RetryNotice,
     TextDelta,
     ToolCall,
     ToolCallReady,
@@ -219,6 +220,8 @@ class AgentLoop:
                 calls.append(delta.call)
             elif isinstance(delta, UsageDelta):
                 self._count(delta)
+            elif isinstance(delta, RetryNotice):
+                self.events.retry(delta.attempt, delta.delay_seconds, delta.reason)
         reply = AssistantMessage("".join(pieces), tuple(calls))
         self._remember(reply)
         if reply.text:
