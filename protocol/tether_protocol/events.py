@@ -110,6 +110,17 @@ class CompactedEvent(_Event):
     tokens_after: int
 
 
+class RetryEvent(_Event):
+    """A model request failed transiently (429, 5xx, timeout, dropped connection) before
+    anything streamed, and is sent again after ``delay_seconds``; ``attempt`` counts the
+    retries of that request (1-based). Informational: clients may show or ignore it."""
+
+    kind: Literal["retry"] = "retry"
+    attempt: Annotated[int, Field(ge=1)]
+    delay_seconds: Annotated[float, Field(ge=0)]
+    reason: str
+
+
 class InjectionFlaggedEvent(_Event):
     """A tool result contains text that looks like instructions to the model."""
 
@@ -150,7 +161,8 @@ RunEvent = Annotated[
     | RunFinishedEvent
     | CompactedEvent
     | InjectionFlaggedEvent
-    | PlanEvent,
+    | PlanEvent
+    | RetryEvent,
     Field(discriminator="kind"),
 ]
 """Any ``agent/event`` params."""
@@ -168,6 +180,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "compacted",
     "injection-flagged",
     "plan",
+    "retry",
 )
 
 RUN_EVENT_ADAPTER: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)

@@ -15,6 +15,7 @@ from tether_protocol import (
     Outcome,
     PlanEntry,
     PlanEvent,
+    RetryEvent,
     Rule,
     RunEvent,
     RunFinishedEvent,
@@ -142,6 +143,11 @@ class RunEvents:
     def compacted(self, tokens_before: int, tokens_after: int) -> None:
         self._send(
             CompactedEvent(**self._next(), tokens_before=tokens_before, tokens_after=tokens_after)
+        )
+
+    def retry(self, attempt: int, delay_seconds: float, reason: str) -> None:
+        self._send(
+            RetryEvent(**self._next(), attempt=attempt, delay_seconds=delay_seconds, reason=reason)
         )
 
     def injection_flagged(self, call_id: str, tool: str, markers: list[str]) -> None:

@@ -307,7 +307,12 @@ async def test_the_session_commands_are_offered_and_run_from_a_prompt(
         session = await agent.new_session(root)
         offered = await agent.wait_for_update("available_commands_update", session)
         names = [c["name"] for c in offered.update["availableCommands"]]
-        assert names == ["undo", "model", "cost"]  # the server's own list, /new the client's
+        assert names == [
+            "undo",
+            "model",
+            "compact",
+            "cost",
+        ]  # the server's own list, /new the client's
         answered = agent.last_answered_ns  # offered after session/new was answered
         assert offered.at_ns > answered
         nothing = len(client.updates)

@@ -131,6 +131,7 @@ async def test_unknown_command_help_and_new_session(tmp_path: Path) -> None:
         await ui.wait_for("unknown command /frobnicate: /help lists the commands")
         await ask(ui, "/help")
         await ui.wait_for(r"/undo\s+put back the last run's edits")
+        await ui.wait_for(r"/compact\s+summarize the earlier turns of the session")
         await ui.wait_for(r"/exit\s+leave")
         await ask(ui, "first")
         await ui.wait_for("done · 1 step")

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.cli import tether as run_piped
 from tests.e2e.test_cli_terminal import (
     Terminal,
@@ -16,7 +18,7 @@ from tests.e2e.test_cli_terminal import (
     environment,
     scripted,
 )
-from tests.providers.fakes import FakeApi, Sse, openai_stream
+from tests.providers.fakes import FakeApi, Sse, Status, anthropic_stream, openai_stream
 
 APP = 'def greet(name):\n    return "hello " + name\n'
 EDIT = {"name": "edit_file", "arguments": {"path": "app.py", "old_text": "hello", "new_text": "hi"}}
@@ -292,3 +294,62 @@ def test_the_plan_is_shown_as_a_checklist_not_as_a_tool_call(tmp_path: Path) -> 
         piped.stdout
     )
     assert "→ plan" not in piped.stdout and "✓ plan" not in piped.stdout  # no call card
+
+
+RETRIED = {
+    # The OpenAI SDK against a 500 (no Retry-After: Tether's own backoff, under a second).
+    "openai": (Status(500, {"error": {"message": "model crashed"}}), openai_stream),
+    # The Anthropic SDK against a 429 asking for no wait.
+    "anthropic": (
+        Status(
+            429,
+            {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
+            {"retry-after": "0"},
+        ),
+        anthropic_stream,
+    ),
+}
+
+
+@pytest.mark.parametrize(("provider", "model"), [("openai", "gpt-5.4"), ("anthropic", "claude-m")])
+@pytest.mark.parametrize("colour", [True, False])
+def test_a_retried_request_is_one_dim_line_then_the_answer(
+    tmp_path: Path, provider: str, model: str, colour: bool
+) -> None:
+    failure, stream = RETRIED[provider]
+    with FakeApi() as fake:
+        fake.queue(failure, Sse(stream("It greets people.")))
+        env = environment(
+            tmp_path,
+            TETHER_PROVIDER=provider,
+            TETHER_BASE_URL=fake.url + ("/v1" if provider == "openai" else ""),
+            TETHER_MODEL=model,
+            OPENAI_API_KEY="test-key",
+            ANTHROPIC_API_KEY="test-key",
+            TERM="xterm-256color",
+        )
+        if colour:  # Rich's renderer; else the plain one (NO_COLOR)
+            env.pop("NO_COLOR", None)
+        else:
+            env["NO_COLOR"] = "1"
+        term = Terminal(["run", "what does app.py do?"], env, project(tmp_path))
+        status = term.wait(timeout=60)
+        assert len(fake.requests) == 2
+    shown = term.text.replace("\r\n", "\n")
+    assert status == 0, shown
+    assert "WARNING" not in shown and "tether.providers" not in shown, shown  # no log lines
+    reason = "answered 500: model crashed" if provider == "openai" else "429"
+    lines = [line for line in shown.split("\n") if "↻" in line]
+    assert len(lines) == 1, shown
+    (line,) = lines
+    assert reason in line and "retry 1 in " in line, shown
+    if colour:
+        assert re.search(r"\x1b\[2m↻ [^\x1b]*retry 1 in \d+\.\ds\x1b\[0m", line), repr(line)
+        # On its own line: the spinner was cleared before it, nothing else shares the line.
+        assert SGR.sub("", line).split("\x1b[K")[-1].startswith("↻ "), repr(line)
+    else:
+        assert "\x1b[" not in shown, shown  # NO_COLOR: no styling, no spinner
+    after_retry = shown.split(line, 1)[1]
+    assert "It greets people." in after_retry and "(no answer)" not in shown, shown
+    assert "outcome done" in after_retry, shown
+    assert_nothing_left(env)

@@ -10,6 +10,7 @@ import pytest
 
 from tether.client.connection import ServerError
 from tether.client.headless import connect
+from tether.session.store import load
 
 from .conftest import script
 
@@ -27,7 +28,7 @@ async def test_the_list_names_each_session_command_once(workspace: Path, tmp_pat
     async with connect(workspace, _options(tmp_path, {"text": "hi"})) as client:
         listed = await client.request("agent/commands", {})
     names = [c["name"] for c in listed["commands"]]
-    assert names == ["undo", "new", "model", "cost"]
+    assert names == ["undo", "new", "model", "compact", "cost"]
     model = next(c for c in listed["commands"] if c["name"] == "model")
     assert model["argument"] == "[NAME]" and model["description"]
 
@@ -74,7 +75,58 @@ async def test_an_unknown_command_or_session_is_a_clear_error(
         with pytest.raises(ServerError) as unknown:
             await client.request("agent/command", {"name": "frobnicate"})
         assert "no command 'frobnicate'" in unknown.value.message
-        assert "undo, new, model, cost" in unknown.value.message
+        assert "undo, new, model, compact, cost" in unknown.value.message
         with pytest.raises(ServerError) as session:
             await client.request("agent/command", {"name": "cost", "sessionId": "s-nope"})
         assert "unknown session 's-nope'" in session.value.message
+
+
+SUMMARY = "SUMMARY: the user pasted two long lists of notes."
+
+
+async def test_compact_summarizes_the_earlier_turns_and_the_next_run_carries_the_summary(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # Each run (and /compact) makes its own scripted model: its first turn answers them all.
+    options = _options(tmp_path, {"text": SUMMARY})
+    alpha, beta = "alpha line\n" * 600, "beta line\n" * 600
+    async with connect(workspace, options) as client:
+        nothing = await client.request("agent/command", {"name": "compact"})
+        assert nothing["message"] == "nothing to compact: no session yet"
+        first = await client.run("keep the notes tidy")
+        session = first["sessionId"]
+        alone = await client.request("agent/command", {"name": "compact", "sessionId": session})
+        assert alone["message"].startswith("nothing to compact")  # one turn: nothing before it
+        await client.run(alpha, sessionId=session)
+        long = await client.run(beta, sessionId=session)
+        done = await client.request("agent/command", {"name": "compact", "sessionId": session})
+        message = done["message"]
+        assert message.startswith("compacted: ") and " tokens" in message, message
+        before, after = (
+            int(n.replace(",", "")) for n in message[11:].split(" tokens")[0].split(" → ")
+        )
+        assert after < before // 1.5, message
+        after_run = await client.run("and now?", sessionId=session)
+        assert after_run["outcome"] == "done"
+        cost = await client.request("agent/command", {"name": "cost", "sessionId": session})
+    # The next run's request held the summary, not the alpha turn: it was that much smaller
+    # (the scripted model's input tokens are the request's size).
+    assert after_run["usage"]["inputTokens"] < long["usage"]["inputTokens"] - 1000
+    stored = load(tmp_path / "state", session)
+    assert stored is not None
+    history = [getattr(m, "text", "") for m in stored.history]
+    assert "[Earlier work in this session, summarized]" in history[0] and SUMMARY in history[0]
+    assert "keep the notes tidy" in history[0]  # the task stays
+    assert not any("alpha line" in text for text in history), [t[:300] for t in history]
+    assert any("beta line" in text for text in history)  # the latest turn before it is kept
+    assert history[-2:] == ["and now?", SUMMARY]
+    assert cost["message"].startswith(f"session {session}: 5 runs · ")  # the summary's call
+
+
+async def test_compact_refuses_a_session_with_a_run_in_flight_or_unknown(
+    workspace: Path, tmp_path: Path
+) -> None:
+    async with connect(workspace, _options(tmp_path, {"text": "hi"})) as client:
+        with pytest.raises(ServerError) as unknown:
+            await client.request("agent/command", {"name": "compact", "sessionId": "s-nope"})
+        assert "unknown session 's-nope'" in unknown.value.message

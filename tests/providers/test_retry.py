@@ -9,7 +9,7 @@ from time import time
 import pytest
 
 from tether.errors import ProviderError
-from tether.providers.base import ToolCall
+from tether.providers.base import RetryNotice, ToolCall
 from tether.providers.retry import (
     Failure,
     RetryPolicy,
@@ -78,8 +78,14 @@ FAST = RetryPolicy(base_delay=0.001, max_delay=0.002)
 
 async def test_retries_until_success() -> None:
     starts, start = flaky([TimeoutError(), StreamInterrupted("cut")], ["a", "b"])
-    assert [i async for i in with_retries(start, classify, FAST)] == ["a", "b"]  # type: ignore[arg-type]
+    items = [i async for i in with_retries(start, classify, FAST)]  # type: ignore[arg-type]
+    notices = [i for i in items if isinstance(i, RetryNotice)]
+    assert [i for i in items if not isinstance(i, RetryNotice)] == ["a", "b"]
     assert starts == [1, 2, 3]
+    # One notice before each wait, numbered, with the reason and the delay waited.
+    assert [(n.attempt, n.reason) for n in notices] == [(1, "timed out"), (2, "cut")]
+    assert all(0 < n.delay_seconds <= FAST.max_delay for n in notices)
+    assert items.index(notices[-1]) < items.index("a")
 
 
 async def test_gives_up_after_the_last_attempt() -> None:

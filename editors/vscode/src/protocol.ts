@@ -24,7 +24,7 @@ export const Methods = {
 export const PROTOCOL_VERSION = 2;
 
 export type Outcome = "done" | "max-steps" | "timeout" | "no-progress" | "cancelled" | "budget" | "error";
-export type EventKind = "run-started" | "step" | "text-delta" | "assistant" | "tool-call" | "approval" | "tool-result" | "usage" | "run-finished" | "compacted" | "injection-flagged" | "plan";
+export type EventKind = "run-started" | "step" | "text-delta" | "assistant" | "tool-call" | "approval" | "tool-result" | "usage" | "run-finished" | "compacted" | "injection-flagged" | "plan" | "retry";
 export type Decision = "allow" | "allow-always" | "deny" | "auto" | "denied-by-default";
 
 export type AgentRunParams = {
@@ -141,7 +141,7 @@ export type AgentRulesRemoveResult = {
   removed: boolean;
 };
 
-export type AgentEventParams = RunStartedEvent | StepEvent | TextDeltaEvent | AssistantEvent | ToolCallEvent | ApprovalEvent | ToolResultEvent | UsageEvent | RunFinishedEvent | CompactedEvent | InjectionFlaggedEvent | PlanEvent;
+export type AgentEventParams = RunStartedEvent | StepEvent | TextDeltaEvent | AssistantEvent | ToolCallEvent | ApprovalEvent | ToolResultEvent | UsageEvent | RunFinishedEvent | CompactedEvent | InjectionFlaggedEvent | PlanEvent | RetryEvent;
 
 export type AgentApproveParams = {
   runId: string;
@@ -338,6 +338,15 @@ export type ProposedText = {
 export type Range = {
   start: Position;
   end: Position;
+};
+
+export type RetryEvent = {
+  runId: string;
+  seq: number;
+  kind?: "retry";
+  attempt: number;
+  delaySeconds: number;
+  reason: string;
 };
 
 export type Rule = {

@@ -15,6 +15,7 @@ from tether_protocol import (
     ApprovalEvent,
     AssistantEvent,
     PlanEvent,
+    RetryEvent,
     RunEvent,
     RunFinishedEvent,
     RunStartedEvent,
@@ -108,7 +109,7 @@ class TerminalRenderer:
         self._clear_spinner()
         if isinstance(event, StepEvent):
             self._thinking_since = time.monotonic()
-        elif not isinstance(event, UsageEvent):
+        elif not isinstance(event, (UsageEvent, RetryEvent)):  # still waiting on a retry
             self._thinking_since = None
         if isinstance(event, RunStartedEvent):
             self.streamed = ""
@@ -137,6 +138,8 @@ class TerminalRenderer:
             self._plan(event)
         elif isinstance(event, UsageEvent):
             self.usage = event
+        elif isinstance(event, RetryEvent):
+            self._retry(event)
         elif isinstance(event, RunFinishedEvent):
             self._line()
 
@@ -149,6 +152,9 @@ class TerminalRenderer:
         self._line(f"{mark} {event.tool}: {first}")
         for line in rest:
             self._line(self._style(f"  {line}", "2"))
+
+    def _retry(self, event: RetryEvent) -> None:
+        self._line(self._style(retry_text(event), "2"))
 
     def _plan(self, event: PlanEvent) -> None:
         done = sum(entry.status == "completed" for entry in event.entries)
@@ -198,6 +204,14 @@ def approval_text(event: ApprovalEvent) -> str:
         named = ", ".join(f"{r.scope} rule `{r.pattern}`" for r in event.rules)
         return f"denied by {named}"
     return f"{event.decision}{decided_by(event)}"
+
+
+def retry_text(event: RetryEvent) -> str:
+    """A retry as one line: ``↻ HTTP 503 from the model API: overloaded · retry 1 in 1.5s``."""
+    reason = " ".join(event.reason.split())  # one line, whatever the API said
+    if len(reason) > 160:
+        reason = reason[:159] + "…"
+    return f"↻ {reason} · retry {event.attempt} in {event.delay_seconds:.1f}s"
 
 
 def decided_by(event: ApprovalEvent) -> str:

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from tether_protocol import (
     AssistantEvent,
+    RetryEvent,
     RunEvent,
     RunFinishedEvent,
     TextDeltaEvent,
@@ -36,6 +37,7 @@ from .render import (
     footer_line,
     ok,
     outcome_line,
+    retry_text,
     shown_output,
 )
 from .streamed_text import TAB, StreamedText, TerminalSize, stdout_size
@@ -109,6 +111,10 @@ class RichRenderer(TerminalRenderer):
             self._thinking_since = None
             self._ended = event.text
             return
+        elif isinstance(event, RetryEvent):
+            # Between a step and its reply; mid-message only when a continuation is retried,
+            # and then the streamed text's rows can no longer be counted.
+            self.others_wrote()
         elif not isinstance(event, UsageEvent):
             self._settle(answer=isinstance(event, RunFinishedEvent))
         super().render(event)
@@ -183,6 +189,9 @@ class RichRenderer(TerminalRenderer):
         colour = "green" if event.ok else "red"
         title = Text(f"{'✓' if event.ok else '✗'} {event.tool}", style=f"bold {colour}")
         self._print(Panel(body, title=title, title_align="left", border_style=colour, expand=False))
+
+    def _retry(self, event: RetryEvent) -> None:
+        self._print(Text(retry_text(event), style="dim"), one_line=True)
 
     def _answer(self, text: str) -> None:
         self._print(Markdown(text, code_theme=CODE_THEME))

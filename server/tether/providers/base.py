@@ -84,7 +84,17 @@ class UsageDelta:
     cost_usd: float | None = None
 
 
-ModelDelta = TextDelta | ToolCallReady | UsageDelta
+@dataclass(frozen=True, slots=True)
+class RetryNotice:
+    """A request of this call failed transiently and is sent again after ``delay_seconds``
+    (nothing of it had streamed); the run tells its client, the reply goes on."""
+
+    attempt: int
+    delay_seconds: float
+    reason: str
+
+
+ModelDelta = TextDelta | ToolCallReady | UsageDelta | RetryNotice
 
 
 @dataclass(frozen=True, slots=True)

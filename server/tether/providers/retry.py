@@ -34,6 +34,7 @@ from .base import (
     Message,
     ModelDelta,
     ModelRequest,
+    RetryNotice,
     TextDelta,
     ToolCall,
     ToolCallReady,
@@ -130,8 +131,9 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
 
 async def with_retries(
     start: Callable[[], AsyncGenerator[T, None]], classify: Classifier, policy: RetryPolicy
-) -> AsyncGenerator[T, None]:
-    """Items of ``start()``, restarted on retryable failures while none has been yielded."""
+) -> AsyncGenerator[T | RetryNotice, None]:
+    """Items of ``start()``, restarted on retryable failures while none has been yielded;
+    a ``RetryNotice`` comes before each wait, so the user sees why nothing is arriving."""
     for attempt in range(1, policy.attempts + 1):
         yielded = False
         try:
@@ -164,8 +166,10 @@ async def with_retries(
                         f"({policy.max_retry_after:.0f} s)"
                     ) from exc
                 delay = failure.retry_after
-            log.warning("%s; retry %d in %.2f s", failure.reason, attempt, delay)
-            await anyio.sleep(delay)
+            # Logged for the server's log; terminals and editors get the notice as an event.
+            log.info("%s; retry %d in %.2f s", failure.reason, attempt, delay)
+        yield RetryNotice(attempt, delay, failure.reason)
+        await anyio.sleep(delay)
 
 
 def _classify(exc: Exception, classify: Classifier) -> Failure | None:

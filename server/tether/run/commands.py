@@ -2,7 +2,8 @@
 lists them and ``agent/command`` runs one under ``tether serve`` (the terminal chat's
 ``/undo``), and ``tether acp`` offers them as ``available_commands`` (a prompt ``/undo``).
 Each acts through what the other requests use: ``/undo`` is ``agent/undo`` on the session's
-last run with edits, ``/cost`` reads the session log."""
+last run with edits, ``/compact`` is the compaction a run does, on the session's stored
+conversation (``RunManager.compact``), ``/cost`` reads the session log."""
 
 from __future__ import annotations
 
@@ -18,12 +19,13 @@ from tether_protocol import (
 )
 
 from ..config.layers import Config
+from ..errors import ProviderError
 from ..host import Editor
 from ..session.store import stored_session
 from ..session.undo import UnknownRun, undo_run
 from ..session.writer import SessionLogWriter
 from ..workspace.folders import Workspace
-from .manager import RunManager
+from .manager import InvalidRun, RunManager
 
 
 class CommandHost(Protocol):
@@ -111,6 +113,31 @@ async def _model(host: CommandHost, params: CommandParams) -> CommandResult:
     return CommandResult(message=f"model: {shown} ({provider}); /model NAME changes it")
 
 
+async def _compact(host: CommandHost, params: CommandParams) -> CommandResult:
+    if params.session_id is None:
+        return CommandResult(message="nothing to compact: no session yet")
+    try:
+        done = await host.runs.compact(
+            params.session_id,
+            host.config,
+            host.workspace_model(),
+            host.editor,
+            model=host.chosen_model,
+        )
+    except InvalidRun as exc:
+        raise _refused(str(exc)) from exc
+    except ProviderError as exc:
+        return CommandResult(message=f"could not compact: {exc}")
+    if done is None:
+        return CommandResult(
+            message="nothing to compact: no turn before the latest one to summarize"
+        )
+    before, after = done
+    return CommandResult(
+        message=f"compacted: {before:,} → {after:,} tokens (earlier turns summarized)"
+    )
+
+
 async def _cost(host: CommandHost, params: CommandParams) -> CommandResult:
     if params.session_id is None:
         return CommandResult(message="no run yet: nothing spent")
@@ -141,6 +168,10 @@ COMMANDS: dict[str, tuple[SessionCommand, Action]] = {
     "model": (
         SessionCommand(name="model", description="show or change the model", argument="[NAME]"),
         _model,
+    ),
+    "compact": (
+        SessionCommand(name="compact", description="summarize the earlier turns of the session"),
+        _compact,
     ),
     "cost": (SessionCommand(name="cost", description="tokens and cost of the session"), _cost),
 }

@@ -25,6 +25,7 @@ from ..providers.base import (
     Message,
     ModelRequest,
     Provider,
+    RetryNotice,
     TextDelta,
     ToolCall,
     ToolCallReady,
@@ -219,6 +220,8 @@ class AgentLoop:
                 calls.append(delta.call)
             elif isinstance(delta, UsageDelta):
                 self._count(delta)
+            elif isinstance(delta, RetryNotice):
+                self.events.retry(delta.attempt, delta.delay_seconds, delta.reason)
         reply = AssistantMessage("".join(pieces), tuple(calls))
         self._remember(reply)
         if reply.text:
@@ -240,6 +243,19 @@ class AgentLoop:
             return True
         cost = state.cost_usd
         return limits.max_cost_usd is not None and cost is not None and cost > limits.max_cost_usd
+
+    async def compact_now(self) -> tuple[int, int] | None:
+        """Compact the conversation outside a run (``/compact``), as a run does when the
+        model refuses a prompt as too long: every turn before the latest user turn becomes
+        the summary. ``(tokens before, tokens after)``, or None when there is no earlier
+        turn to summarize; ``ProviderError`` when the summary's model call fails."""
+        users = [i for i, m in enumerate(self.history) if isinstance(m, UserMessage)]
+        if len(users) < 2 or users[-1] <= 1:
+            return None
+        before = conversation_tokens(self.system, self.history)
+        if not await self._compact(force=True):
+            return None
+        return before, conversation_tokens(self.system, self.history)
 
     async def _compact(self, force: bool = False) -> bool:
         """Replace older turns with a summary; False when there was nothing to compact."""

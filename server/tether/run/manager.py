@@ -217,6 +217,31 @@ class RunManager:
         self._created.add(run_id)
         return run
 
+    async def compact(
+        self,
+        session_id: str,
+        config: Config,
+        workspace: Workspace,
+        editor: Editor,
+        model: str | None = None,
+    ) -> tuple[int, int] | None:
+        """Compact a stored session's conversation outside a run (``/compact``), with the
+        provider, system prompt and context window a run of it would have (assembled as
+        one, never started). ``(tokens before, after)``, None when there was nothing to
+        compact; ``InvalidRun`` for an unknown session or one with a run in flight,
+        ``ProviderError`` when the summary cannot be had. The summary call's usage and the
+        ``compacted`` event go to the session's log under a run id of their own."""
+        params = RunParams(prompt="/compact", session_id=session_id, model=model)
+        run = self._reserve(params)
+        try:
+            await self._set_up(run, params, config, workspace, [], editor, None)
+            assert run.loop is not None
+            return await run.loop.compact_now()
+        finally:
+            self.log_writer.let_go(run.run_id)  # no run-finished will be written for it
+            self._release(run)
+            await anyio.to_thread.run_sync(self.log_writer.flush)
+
     async def execute(
         self, run: Run, before_start: Callable[[Run], Awaitable[None]] | None = None
     ) -> RunResult:

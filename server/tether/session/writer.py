@@ -176,6 +176,11 @@ class SessionLogWriter:
         with self._holding_lock:
             self._holding.add(run_id)
 
+    def let_go(self, run_id: str) -> None:
+        """A holder that ends without a ``run-finished`` event (``/compact``) is done."""
+        with self._holding_lock:
+            self._holding.discard(run_id)
+
     def retire(self) -> None:
         """Close once every run holding this writer has finished (new runs use another)."""
         self._queue.put(_RETIRE)
