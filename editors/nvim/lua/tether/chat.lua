@@ -125,6 +125,9 @@ local function create()
   set_all(chat, { '# Tether chat', '', keys_hint(), '', YOU, '' })
   vim.bo[buf].filetype = 'markdown'
   vim.bo[buf].omnifunc = "v:lua.require'tether.chat'.complete"
+  vim.schedule(function()
+    M.prefetch_commands(buf)
+  end)
   vim.keymap.set('n', '<CR>', function()
     M.send(buf)
   end, { buffer = buf, desc = 'Tether: send the message below the last ## You' })
@@ -293,7 +296,7 @@ local function session_commands(client)
     if vim.fn.has('nvim-0.11') == 1 then
       answer = client:request_sync('agent/commands', {}, 3000, 0)
     else
-      answer = client.request_sync('agent/commands', {}, 3000, 0)
+      answer = client.request_sync('agent/commands', {}, 5000, 0)
     end
     local result = answer and not answer.err and answer.result or nil
     if not result then
@@ -310,6 +313,34 @@ end
 ---@return string? err
 local function server_of(buf)
   return require('tether').ensure_client(require('tether.context').last_file() or buf)
+end
+
+--- Asks the server's session commands in the background once it is up, so that the
+--- first `<C-x><C-o>` finds them (the chat opens while the server may still start).
+---@param buf integer the chat
+function M.prefetch_commands(buf)
+  local client = server_of(buf)
+  if not client then
+    return
+  end
+  require('tether.client').when_ready(client, buf, function(err)
+    if err or listed[client.id] then
+      return
+    end
+    require('tether.client').request(client, 'agent/commands', {}, function(failed, result)
+      if not failed and result and not listed[client.id] then
+        listed[client.id] = result.commands or {}
+      end
+    end)
+  end)
+end
+
+--- Whether the session commands of the chat's server are known (asked and answered).
+---@param buf integer the chat
+---@return boolean
+function M.commands_known(buf)
+  local client = require('tether').get_client(require('tether.context').last_file() or buf)
+  return client ~= nil and listed[client.id] ~= nil
 end
 
 --- 'omnifunc' of a chat (`<C-x><C-o>`): `/` completes the server's session commands.
