@@ -55,13 +55,41 @@ class Hunk:
         return self.before + self.new + self.after
 
 
+def _opcodes(
+    lead: str, old: str, new: str, trail: str
+) -> tuple[list[str], list[str], list[tuple[str, int, int, int, int]]]:
+    """The lines of ``lead + old + trail`` and ``lead + new + trail`` and how they differ:
+    only the lines the window is on are diffed (the lines of ``lead`` and ``trail`` around
+    them are equal, and a diff of repeated lines must not pair them otherwise)."""
+    cut = lead.rfind("\n") + 1
+    head, lead_rest = lead[:cut], lead[cut:]
+    cut = trail.find("\n") + 1 or len(trail)
+    trail_rest, tail = trail[:cut], trail[cut:]
+    head_lines = head.splitlines(keepends=True)
+    tail_lines = tail.splitlines(keepends=True)
+    core_old = (lead_rest + old + trail_rest).splitlines(keepends=True)
+    core_new = (lead_rest + new + trail_rest).splitlines(keepends=True)
+    matcher = SequenceMatcher(None, core_old, core_new, autojunk=False)
+    h = len(head_lines)
+    ops = [("equal", 0, h, 0, h)] if h else []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        ops.append((tag, i1 + h, i2 + h, j1 + h, j2 + h))
+    t, i, j = len(tail_lines), len(core_old) + h, len(core_new) + h
+    if t:
+        ops.append(("equal", i, i + t, j, j + t))
+    merged: list[tuple[str, int, int, int, int]] = []
+    for op in ops:
+        if merged and op[0] == "equal" and merged[-1][0] == "equal":
+            merged[-1] = ("equal", merged[-1][1], op[2], merged[-1][3], op[4])
+        else:
+            merged.append(op)
+    return head_lines + core_old + tail_lines, head_lines + core_new + tail_lines, merged
+
+
 def hunks(lead: str, old: str, new: str, trail: str) -> list[Hunk]:
     """The hunks of the window ``old`` → ``new`` with ``lead`` and ``trail`` around it,
     each with the unchanged lines next to it (at most ``CONTEXT_LINES`` a side)."""
-    old_lines = (lead + old + trail).splitlines(keepends=True)
-    new_lines = (lead + new + trail).splitlines(keepends=True)
-    matcher = SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    opcodes = matcher.get_opcodes()
+    old_lines, new_lines, opcodes = _opcodes(lead, old, new, trail)
     found: list[Hunk] = []
     for index, (tag, i1, i2, j1, j2) in enumerate(opcodes):
         if tag == "equal":
