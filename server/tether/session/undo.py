@@ -76,6 +76,14 @@ class _FileUndo:
     """Edits left whole after a partial undo of a newer one."""
 
 
+def hunks_note(reverted: int, kept: int) -> str:
+    """What a partial undo did with a file changed since the run, in words (every front)."""
+    put_back = f"{reverted} hunk{'s' * (reverted != 1)} put back"
+    if not kept:
+        return f"{put_back}, the changes made since kept"
+    return f"{put_back}, {kept} changed since kept as they are"
+
+
 def _hunk_count(record: EditRecord) -> int:
     found = record.window.hunks() if record.window is not None else None
     return len(found) if found else 1
