@@ -12,7 +12,7 @@ import pytest
 
 from .client import RequestError
 from .recorder import EDITOR, NOTHING, RecordingClient
-from .tether import call, tether_acp, turns
+from .tether import EOF_WITHIN, call, tether_acp, turns
 
 EDIT = call("edit_file", path="app.py", old_text='"x"', new_text='"hi"')
 READ_EDIT_ANSWER = turns(
@@ -65,7 +65,7 @@ async def test_a_full_client_is_read_asked_and_written_through(root: Path, tmp_p
         assert (root / "app.py").read_text() == 'print("x")\n'
         assert app in client.reads
         client.assert_clean()
-        assert (await agent.exit_after_eof(within=2.0)).clean
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
 
 
 async def test_a_client_declaring_nothing_gets_the_disk_and_tethers_writer(
@@ -80,7 +80,7 @@ async def test_a_client_declaring_nothing_gets_the_disk_and_tethers_writer(
         assert (root / "app.py").read_text() == 'print("hi")\n'
         assert client.reads == [] and client.writes == []
         client.assert_clean()  # an undeclared fs/* or terminal/* call is a problem here
-        assert (await agent.exit_after_eof(within=2.0)).clean
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
 
 
 async def test_a_new_file_is_shown_with_no_old_text(root: Path, tmp_path: Path) -> None:
@@ -214,7 +214,7 @@ async def test_an_allowed_command_runs_in_the_editors_terminal(root: Path, tmp_p
         told = done["content"][0]["content"]["text"]
         assert "exit code: 3" in told and "from-terminal" in told
         client.assert_clean()
-        assert (await agent.exit_after_eof(within=2.0)).clean
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
 
 
 async def test_cancel_kills_and_releases_the_editors_terminal(root: Path, tmp_path: Path) -> None:
@@ -281,7 +281,7 @@ async def test_the_clients_mcp_servers_run_for_the_session_and_are_asked(
         done = [u for u in calls(client, "tool_call_update") if u.get("status") == "completed"]
         assert any("echo: from the editor" in json.dumps(u) for u in done)
         client.assert_clean()
-        assert (await agent.exit_after_eof(within=2.0)).clean  # its server ended too
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean  # its server ended too
 
 
 async def test_an_unusable_mcp_server_is_an_invalid_params_error(

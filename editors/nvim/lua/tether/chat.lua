@@ -75,33 +75,12 @@ end
 --- 'foldtext': the call, what its approval says (or that it waits), the lines folded.
 ---@return string
 function M.foldtext()
-  local first = vim.fn.getline(vim.v.foldstart)
-  local note = ''
-  for _, line in ipairs(vim.fn.getline(vim.v.foldstart + 1, vim.v.foldend)) do
-    if vim.startswith(line, '  approval: ') or vim.startswith(line, '  ⚠ ') then
-      note = '  · ' .. vim.trim(line)
-      break
-    end
-  end
-  return string.format('%s%s  [%d lines]', first, note, vim.v.foldend - vim.v.foldstart)
+  return require('tether.transcript').fold_summary({ '  approval: ', '  ⚠ ' })
 end
 
 ---@param win integer
 local function window_options(win)
-  local options = {
-    foldmethod = 'expr',
-    foldexpr = "v:lua.require'tether.chat'.foldexpr(v:lnum)",
-    foldtext = "v:lua.require'tether.chat'.foldtext()",
-    foldlevel = 0,
-    foldenable = true,
-    wrap = true,
-    linebreak = true,
-    number = false,
-    relativenumber = false,
-  }
-  for name, value in pairs(options) do
-    vim.api.nvim_set_option_value(name, value, { scope = 'local', win = win })
-  end
+  require('tether.transcript').window_options(win, 'tether.chat')
 end
 
 --- The chat of a buffer, if it is one.
