@@ -158,13 +158,29 @@ class UndoParams(WireModel):
     run_id: Id
 
 
+class PartialUndo(WireModel):
+    """A file someone changed since the run: the run's hunks they did not touch were put
+    back, the ones they touched (their lines or the 3 lines around them) were kept."""
+
+    uri: str
+    reverted_hunks: int
+    """Hunks of the run's edits put back (at least 1)."""
+    kept_hunks: int
+    """Hunks of the run's edits left as the run made them (0: all went back, the other
+    changes made since were kept)."""
+
+
 class UndoResult(WireModel):
     """What undo did with each file the run edited (URIs, each in at most one list)."""
 
     reverted: list[str] = Field(default_factory=list)
     """Files put back as they were before the run."""
+    partial: list[PartialUndo] = Field(default_factory=list)
+    """Files changed since the run whose untouched hunks were put back, the changes made
+    since kept."""
     conflicts: list[str] = Field(default_factory=list)
-    """Files left alone because someone changed them since the run's edit."""
+    """Files left alone because someone changed them since the run's edit (and every hunk
+    of it, or the log has no hunks: older logs, large edits)."""
     not_found: list[str] = Field(default_factory=list)
     """Files whose edit may not have landed (the server stopped while it was being applied)
     and that now show neither the text before nor after it: left alone."""

@@ -143,3 +143,22 @@ def test_the_state_folder_of_the_users_config_file_is_where_every_command_looks(
     undone = tether(["undo"], root, env, {})
     assert undone.returncode == 0, undone.stderr
     assert (root / "a.txt").read_text() == "one\n"
+
+
+def test_undo_of_a_file_changed_since_puts_back_the_runs_hunk_and_keeps_the_users(
+    tmp_path: Path,
+) -> None:
+    env = environment(tmp_path)
+    project = tmp_path / "p"
+    project.mkdir()
+    target = project / "a.txt"
+    target.write_text("one\n" + "".join(f"{i}\n" for i in range(10)))
+    ran = tether(["run", "make it two", "--yes"], project, env, {"turns": [{"toolCalls": [EDIT]}]})
+    assert ran.returncode == 0, ran.stderr
+    target.write_text(target.read_text() + "the user's line\n")  # typed since, further down
+    undone = tether(["undo"], project, env, {})
+    assert undone.returncode == 0, undone.stderr
+    assert "partly put back: a.txt (1 hunk put back, the changes made since kept)" in undone.stdout
+    assert (
+        target.read_text() == "one\n" + "".join(f"{i}\n" for i in range(10)) + "the user's line\n"
+    )

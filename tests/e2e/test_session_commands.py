@@ -58,6 +58,31 @@ async def test_undo_puts_back_the_sessions_last_run_and_cost_counts_its_runs(
         assert new["newSession"] is True
 
 
+async def test_undo_says_which_hunks_of_a_file_changed_since_it_kept(
+    workspace: Path, tmp_path: Path
+) -> None:
+    target = workspace / "notes.txt"
+    old = "".join(f"{i}\n" for i in range(20))
+    target.write_text(old)
+    new = old.replace("2\n", "two\n", 1).replace("15\n", "fifteen\n")
+    write = {
+        "toolCalls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": new}}]
+    }
+    async with connect(workspace, _options(tmp_path, write, {"text": "done"})) as client:
+        ran = await client.run("rewrite notes")
+        mine = new.replace("two\n", "two, said the user\n")
+        target.write_text(mine)
+        undone = await client.request(
+            "agent/command", {"name": "undo", "sessionId": ran["sessionId"]}
+        )
+    assert target.read_text() == mine.replace("fifteen\n", "15\n")
+    assert undone["files"] == [target.as_uri()]
+    assert (
+        "partly put back: notes.txt (1 hunk put back, 1 changed since kept as they are)"
+        in undone["message"]
+    )
+
+
 async def test_model_picks_the_model_of_later_runs(workspace: Path, tmp_path: Path) -> None:
     async with connect(workspace, _options(tmp_path, {"text": "hi"})) as client:
         shown = await client.request("agent/command", {"name": "model"})

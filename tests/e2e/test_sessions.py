@@ -255,6 +255,7 @@ async def test_undo_after_a_restart_and_undo_refusing_a_changed_file(
     app, new, notes = (workspace / p for p in ("src/app.py", "new.txt", "notes.txt"))
     assert undone == {
         "reverted": [new.as_uri(), app.as_uri()],
+        "partial": [],
         "conflicts": [notes.as_uri()],
         "notFound": [],
         "refused": [],
@@ -264,11 +265,53 @@ async def test_undo_after_a_restart_and_undo_refusing_a_changed_file(
     assert notes.read_text() == "two, and the user's own change\n"
     assert again == {
         "reverted": [],
+        "partial": [],
         "conflicts": [],
         "notFound": [],
         "refused": [],
         "note": "run 'r1' was already undone",
     }
+
+
+async def test_undo_puts_back_the_hunks_the_user_did_not_type_in(
+    editor: Editor, workspace: Path
+) -> None:
+    """The run edits two places of an open file, the user then types in the buffer next to
+    one of them and further down: undo puts back the other one, through applyEdit on the
+    buffer, and keeps the user's typing and the hunk they typed in."""
+    target = workspace / "src" / "long.py"
+    original = "".join(f"line_{i} = {i}\n" for i in range(30))
+    target.write_text(original)
+    calls = [
+        {
+            "name": "edit_file",
+            "arguments": {"path": "src/long.py", "old_text": old, "new_text": new},
+        }
+        for old, new in (("line_3 = 3", "line_3 = 'three'"), ("line_20 = 20", "line_20 = 'x'"))
+    ]
+    await editor.open_session(
+        workspace, script=script({"toolCalls": calls}), options={"autoApprove": ["edit_file"]}
+    )
+    uri = editor.open_document(target, original)
+    await editor.run(prompt="change two lines", runId="r1")
+    after_run = original.replace("= 3\n", "= 'three'\n").replace("= 20\n", "= 'x'\n")
+    assert editor.docs[uri][0] == after_run
+    typed = after_run.replace("line_3 = 'three'\n", "line_3 = 'three'  # mine\n").replace(
+        "line_11 = 11\n", "line_11 = 11\nmore_of_mine = 1\n"
+    )
+    editor.replace_buffer(uri, typed)
+    applied = len(editor.applied)
+    undone = await editor.client.protocol.send_request_async("agent/undo", {"runId": "r1"})
+    assert undone == {
+        "reverted": [],
+        "partial": [{"uri": uri, "revertedHunks": 1, "keptHunks": 1}],
+        "conflicts": [],
+        "notFound": [],
+        "refused": [],
+    }
+    assert len(editor.applied) == applied + 1  # one workspace/applyEdit, on the buffer
+    assert editor.docs[uri][0] == typed.replace("line_20 = 'x'\n", "line_20 = 20\n")
+    assert target.read_text() == original  # the run and the undo edited the buffer, not the disk
 
 
 async def test_injection_is_flagged_and_approvals_still_asked(

@@ -37,7 +37,13 @@ async def test_a_forged_log_cannot_make_undo_write_outside(workspace: Path, tmp_
     async with connect(workspace, options) as client:
         result = await client.request("agent/undo", {"runId": "r-forged"})
     assert victim.read_text() == "planted\n"
-    assert result == {"reverted": [], "conflicts": [], "notFound": [], "refused": [victim.as_uri()]}
+    assert result == {
+        "reverted": [],
+        "partial": [],
+        "conflicts": [],
+        "notFound": [],
+        "refused": [victim.as_uri()],
+    }
 
 
 async def test_a_client_run_id_is_unique_across_sessions_and_restarts(

@@ -17,6 +17,7 @@ from tether.session.writer import SessionLogWriter, SessionRecorder, SessionSink
 from tether.text.edit import minimal_changes
 from tether.workspace.folders import Workspace
 from tether.writes.disk import DiskEditor
+from tether_protocol import PartialUndo, UndoResult
 
 T0 = 1_600_000_000.0  # 2020-09-13T12:26:40Z
 
@@ -151,7 +152,10 @@ async def test_a_one_line_edit_of_a_1_mb_file_logs_a_small_record_and_undoes(
     assert result.reverted == [target.as_uri()] and target.read_text() == before
 
 
-async def test_a_window_record_still_refuses_a_changed_file(tmp_path: Path) -> None:
+async def _logged_edit_then(
+    tmp_path: Path, user_text: str, *, old_log: bool = False
+) -> tuple[Path, UndoResult]:
+    """The run changed b to B in f.txt, then the user left ``user_text``; undo it."""
     root = tmp_path / "ws"
     root.mkdir()
     target = root / "f.txt"
@@ -161,11 +165,36 @@ async def test_a_window_record_still_refuses_a_changed_file(tmp_path: Path) -> N
     edit = FileEdit(target, root, target.as_uri(), "a\nb\nc\n", "a\nB\nc\n", None, False, ())
     recorder.outcome(await recorder.intended(edit), applied=True)
     writer.close()
-    target.write_text("a\nB\nc\nthe user's line\n")
+    target.write_text(user_text)
     [record] = read_session(session_log_path(tmp_path / "state", "s"), "s").edits
+    if old_log:  # as logs before hunks were undone one by one hold it: no context
+        assert record.window is not None and record.window.lead is not None
+        record = record.model_copy(
+            update={"window": record.window.model_copy(update={"lead": None, "trail": None})}
+        )
     result = await undo_edits([record], Workspace([root], NoBuffers()), DiskEditor())
-    assert result.conflicts == [target.as_uri()] and result.reverted == []
+    return target, result
+
+
+async def test_a_window_record_refuses_a_file_changed_where_the_run_edited(
+    tmp_path: Path,
+) -> None:
+    target, result = await _logged_edit_then(tmp_path, "a\nBee\nc\n")
+    assert result.conflicts == [target.as_uri()] and result.reverted == [] and not result.partial
+    assert target.read_text() == "a\nBee\nc\n"
+
+
+async def test_an_old_window_record_still_refuses_a_changed_file(tmp_path: Path) -> None:
+    target, result = await _logged_edit_then(tmp_path, "a\nB\nc\nthe user's line\n", old_log=True)
+    assert result.conflicts == [target.as_uri()] and result.reverted == [] and not result.partial
     assert target.read_text() == "a\nB\nc\nthe user's line\n"
+
+
+async def test_a_window_record_puts_back_the_hunk_the_user_did_not_touch(tmp_path: Path) -> None:
+    target, result = await _logged_edit_then(tmp_path, "a\nB\nc\nthe user's line\n")
+    assert result.partial == [PartialUndo(uri=target.as_uri(), reverted_hunks=1, kept_hunks=0)]
+    assert result.conflicts == [] and result.reverted == []
+    assert target.read_text() == "a\nb\nc\nthe user's line\n"
 
 
 async def test_an_older_intent_with_whole_texts_is_still_undone(tmp_path: Path) -> None:

@@ -72,6 +72,7 @@ export type AgentUndoParams = {
 
 export type AgentUndoResult = {
   reverted?: string[];
+  partial?: PartialUndo[];
   conflicts?: string[];
   notFound?: string[];
   refused?: string[];
@@ -298,6 +299,12 @@ export type ModelPrice = {
   outputPerMTok: number;
   cacheReadPerMTok?: number | null;
   cacheWritePerMTok?: number | null;
+};
+
+export type PartialUndo = {
+  uri: string;
+  revertedHunks: number;
+  keptHunks: number;
 };
 
 export type PlanEntry = {

@@ -8,6 +8,7 @@ from typing import Any
 
 from tether_protocol import AGENT_UNDO_METHOD
 
+from ..session.undo import hunks_note
 from ..workspace.folders import path_from_uri
 from .connection import ServerError
 from .headless import connect
@@ -32,7 +33,8 @@ def _shown(uri: str, root: Path) -> str:
 
 
 async def undo_in_terminal(root: Path, run_id: str, options: dict[str, Any]) -> int:
-    """Undo run ``run_id`` in ``root``; 0 when every file went back, 1 when some did not."""
+    """Undo run ``run_id`` in ``root``; 0 when every file went back (a file changed since:
+    every hunk of the run's), 1 when some did not."""
     try:
         async with connect(root, options) as client:
             result = await client.request(AGENT_UNDO_METHOD, {"runId": run_id})
@@ -47,5 +49,11 @@ async def undo_in_terminal(root: Path, run_id: str, options: dict[str, Any]) -> 
     for key, label in LISTS:
         for uri in result.get(key) or []:
             print(f"{label}: {_shown(uri, root)}")
-    left = any(result.get(key) for key, _ in LISTS[1:])
+        if key == "reverted":
+            for partial in result.get("partial") or []:
+                counts = partial.get("revertedHunks", 0), partial.get("keptHunks", 0)
+                print(f"partly put back: {_shown(partial['uri'], root)} ({hunks_note(*counts)})")
+    left = any(result.get(key) for key, _ in LISTS[1:]) or any(
+        p.get("keptHunks") for p in result.get("partial") or []
+    )
     return EXIT_NOT_DONE if left else EXIT_OK

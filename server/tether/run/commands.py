@@ -22,7 +22,7 @@ from ..config.layers import Config
 from ..errors import ProviderError
 from ..host import Editor
 from ..session.store import stored_session
-from ..session.undo import UnknownRun, undo_run
+from ..session.undo import UnknownRun, hunks_note, undo_run
 from ..session.writer import SessionLogWriter
 from ..workspace.folders import Workspace
 from .manager import InvalidRun, RunManager
@@ -79,12 +79,17 @@ async def _undo(host: CommandHost, params: CommandParams) -> CommandResult:
         raise _refused(str(exc)) from exc
     lines = [f"undid run {run_id}"]
     lines += [f"  put back: {_shown(host, uri)}" for uri in result.reverted]
+    lines += [
+        f"  partly put back: {_shown(host, p.uri)} ({hunks_note(p.reverted_hunks, p.kept_hunks)})"
+        for p in result.partial
+    ]
     lines += [f"  left alone (changed since): {_shown(host, uri)}" for uri in result.conflicts]
     lines += [f"  left alone (not found): {_shown(host, uri)}" for uri in result.not_found]
     lines += [f"  refused (outside the folder): {_shown(host, uri)}" for uri in result.refused]
     if result.note:
         lines.append(f"  {result.note}")
-    return CommandResult(message="\n".join(lines), files=list(result.reverted))
+    files = list(result.reverted) + [p.uri for p in result.partial]
+    return CommandResult(message="\n".join(lines), files=files)
 
 
 def _shown(host: CommandHost, uri: str) -> str:

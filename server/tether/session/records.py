@@ -24,6 +24,8 @@ from pydantic.alias_generators import to_camel
 from tether_protocol import parse_event
 
 from ..providers.base import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
+from .hunks import HUNK_LIMIT, Hunk, context_around
+from .hunks import hunks as window_hunks
 from .repair import close_interrupted_calls
 
 log = logging.getLogger(__name__)
@@ -155,6 +157,11 @@ class EditWindow(_Record):
     """None for a created file: undo deletes it, so its text need not be kept."""
     before_sha256: str
     after_sha256: str
+    lead: str | None = None
+    trail: str | None = None
+    """A few unchanged lines before and after the window (``session/hunks.py``), so undo can
+    put back the hunks the user did not touch when the file changed since. None in older
+    logs and for windows over ``HUNK_LIMIT``: then a changed file is left alone."""
 
     @classmethod
     def between(
@@ -181,13 +188,27 @@ class EditWindow(_Record):
         prefix = _common_prefix(before, after, known_prefix)
         limit = min(len(before), len(after)) - prefix
         suffix = _common_suffix(before, after, limit, known_suffix)
+        old = before[prefix : len(before) - suffix]
+        new = after[prefix : len(after) - suffix]
+        lead: str | None = None
+        trail: str | None = None
+        if len(old) + len(new) <= HUNK_LIMIT:
+            lead, trail = context_around(after, prefix, prefix + len(new))
         return cls(
             start=prefix,
-            old=before[prefix : len(before) - suffix],
-            new=after[prefix : len(after) - suffix],
+            old=old,
+            new=new,
             before_sha256=text_hash(before),
             after_sha256=text_hash(after),
+            lead=lead,
+            trail=trail,
         )
+
+    def hunks(self) -> list[Hunk] | None:
+        """The window's hunks with their context; None when the log has no context."""
+        if self.new is None or self.lead is None or self.trail is None:
+            return None
+        return window_hunks(self.lead, self.old, self.new, self.trail)
 
 
 COMPARED_CHARS = 1 << 16

@@ -1,5 +1,8 @@
 """``agent/undo``: apply the inverse of a run's edits, newest first, never over a change.
 
+A file changed since the run gets back the hunks of the run's edit nobody touched
+(``hunks.py``); the touched ones stay, and so do the changes made since.
+
 A session log is data, not authority: every path it names is confined to the workspace
 again (resolved, inside a root, the URI matching the path) and written through the same
 per-path lock and link-refusing disk writer as any edit; anything else is refused.
@@ -9,12 +12,13 @@ the whole texts): the file must hash to the edit's result, then the window is pu
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
-from tether_protocol import UndoResult
+from tether_protocol import PartialUndo, UndoResult
 
 from ..errors import ToolError
 from ..host import Editor, EditOutcome, FileEdit
@@ -22,6 +26,7 @@ from ..text.edit import minimal_changes
 from ..workspace.folders import Workspace
 from ..writes.disk import has_bom
 from ..writes.locks import path_lock
+from .hunks import revert_untouched
 from .records import EditRecord, UndoneRecord
 from .store import find_run, load
 
@@ -55,65 +60,147 @@ def confined(ws: Workspace, record: EditRecord) -> Path | None:
     return path
 
 
-async def _revert(record: EditRecord, path: Path, ws: Workspace, editor: Editor) -> str:
-    """Undo one edit of a locked path: "reverted", "conflict" or "not-found"."""
+@dataclass
+class _FileUndo:
+    """What undo did so far with one file's edits (newest first)."""
+
+    left: str | None = None
+    """Why its older edits are left alone: "conflict", "not-found" or "refused"."""
+    whole: list[EditRecord] = field(default_factory=list)
+    """Edits put back whole."""
+    reverted_hunks: int = 0
+    kept_hunks: int = 0
+    partial: bool = False
+    """Some edit's untouched hunks were put back, changes made since kept."""
+    kept: list[EditRecord] = field(default_factory=list)
+    """Edits left whole after a partial undo of a newer one."""
+
+
+def hunks_note(reverted: int, kept: int) -> str:
+    """What a partial undo did with a file changed since the run, in words (every front)."""
+    put_back = f"{reverted} hunk{'s' * (reverted != 1)} put back"
+    if not kept:
+        return f"{put_back}, the changes made since kept"
+    return f"{put_back}, {kept} changed since kept as they are"
+
+
+def _hunk_count(record: EditRecord) -> int:
+    found = record.window.hunks() if record.window is not None else None
+    return len(found) if found else 1
+
+
+def _edit_to(
+    record: EditRecord,
+    path: Path,
+    root: Path,
+    text: str,
+    version: int | None,
+    new_text: str,
+    bom: bool,
+) -> FileEdit:
+    return FileEdit(
+        path=path,
+        root=root,
+        uri=record.uri,
+        base_text=text,
+        new_text=new_text,
+        version=version,
+        create=False,
+        changes=minimal_changes(text, new_text),
+        bom=bom,
+    )
+
+
+async def _revert_untouched(
+    record: EditRecord, path: Path, text: str, version: int | None, ws: Workspace, editor: Editor
+) -> tuple[str, int, int]:
+    """The file changed since ``record``: put back the hunks nobody touched."""
+    found = record.window.hunks() if record.window is not None else None
+    if not found:
+        return "conflict", 0, 0  # an older log, a created file or a large edit: as a whole
+    result = await anyio.to_thread.run_sync(revert_untouched, text, found)
+    if result.reverted == 0:
+        return "conflict", 0, result.kept
+    bom = version is None and await anyio.to_thread.run_sync(has_bom, path)
+    root = ws.root_of(path) or ws.root
+    inverse = _edit_to(record, path, root, text, version, result.text, bom)
+    outcome = await editor.apply_edit(inverse, f"Tether: undo {path.name} (untouched hunks)")
+    if not outcome.applied:
+        return "conflict", 0, len(found)
+    return "partial", result.reverted, result.kept
+
+
+async def _revert(
+    record: EditRecord, path: Path, ws: Workspace, editor: Editor
+) -> tuple[str, int, int]:
+    """Undo one edit of a locked path: "reverted", "partial" (with the hunks put back and
+    kept), "conflict", "skipped" or "not-found"."""
     text, version = await _current_text(ws, path)
     is_after = await anyio.to_thread.run_sync(record.is_after, text)  # hashes a whole file
     if text is None or not is_after:
         if record.confirmed:
-            return "conflict"  # someone changed it since
+            if text is None:
+                return "conflict", 0, 0
+            return await _revert_untouched(record, path, text, version, ws, editor)
         is_before = await anyio.to_thread.run_sync(record.is_before, text)
         landed_not = is_before or (record.created and text is None)
-        return "skipped" if landed_not else "not-found"
+        return ("skipped" if landed_not else "not-found"), 0, 0
     outcome: EditOutcome
     root = ws.root_of(path) or ws.root
     if record.created:
         outcome = await editor.delete_file(path, record.uri, version, root)
     else:
         bom = version is None and await anyio.to_thread.run_sync(has_bom, path)
-        before = record.text_before(text)
-        inverse = FileEdit(
-            path=path,
-            root=root,
-            uri=record.uri,
-            base_text=text,
-            new_text=before,
-            version=version,
-            create=False,
-            changes=minimal_changes(text, before),
-            bom=bom,
-        )
+        inverse = _edit_to(record, path, root, text, version, record.text_before(text), bom)
         outcome = await editor.apply_edit(inverse, f"Tether: undo {path.name}")
-    return "reverted" if outcome.applied else "conflict"
+    return ("reverted" if outcome.applied else "conflict"), 0, 0
 
 
 async def undo_edits(edits: list[EditRecord], ws: Workspace, editor: Editor) -> UndoResult:
-    """Revert ``edits`` (one run's, oldest first) newest first; changed files are conflicts,
-    files the log places outside the workspace are refused."""
+    """Revert ``edits`` (one run's, oldest first) newest first; of a file changed since,
+    the hunks nobody touched; files the log places outside the workspace are refused."""
     if not edits:
         return UndoResult(note="the run made no recorded edits; nothing to undo")
-    reverted: list[str] = []
-    left: dict[str, list[str]] = {"conflict": [], "not-found": [], "refused": []}
+    files: dict[str, _FileUndo] = {}
     for record in reversed(edits):
-        if any(record.uri in uris for uris in left.values()):
+        state = files.setdefault(record.uri, _FileUndo())
+        if state.left is not None:
             continue  # an older edit of a file already left alone stays too
+        if state.partial and (state.kept_hunks > 0 or state.kept):
+            state.kept.append(record)  # its text is not as the run left it: keep the rest
+            continue
         path = confined(ws, record)
         if path is None:
-            left["refused"].append(record.uri)
+            state.left = "refused"
             continue
         async with path_lock(path):
-            what = await _revert(record, path, ws, editor)
-        if what in left:
-            left[what].append(record.uri)
-        elif what == "reverted" and record.uri not in reverted:
-            reverted.append(record.uri)
-    kept = {uri for uris in left.values() for uri in uris}
-    return UndoResult(
-        reverted=[u for u in reverted if u not in kept],
-        conflicts=left["conflict"],
-        not_found=left["not-found"],
-        refused=left["refused"],
-    )
+            what, reverted, kept = await _revert(record, path, ws, editor)
+        if what == "reverted":
+            state.whole.append(record)
+        elif what == "partial":
+            state.partial = True
+            state.reverted_hunks += reverted
+            state.kept_hunks += kept
+        elif what in ("conflict", "not-found"):
+            if state.partial:
+                state.kept.append(record)
+            else:
+                state.left = what
+    result = UndoResult()
+    for uri, state in files.items():
+        if state.partial:
+            reverted = state.reverted_hunks + sum(_hunk_count(r) for r in state.whole)
+            kept = state.kept_hunks + sum(_hunk_count(r) for r in state.kept)
+            result.partial.append(PartialUndo(uri=uri, reverted_hunks=reverted, kept_hunks=kept))
+        elif state.left == "conflict":
+            result.conflicts.append(uri)
+        elif state.left == "not-found":
+            result.not_found.append(uri)
+        elif state.left == "refused":
+            result.refused.append(uri)
+        elif state.whole:
+            result.reverted.append(uri)
+    return result
 
 
 async def undo_run(

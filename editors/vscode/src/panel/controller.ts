@@ -43,6 +43,13 @@ export function undoNote(result: AgentUndoResult, displayPath: (uri: string) => 
   if (result.reverted?.length) {
     parts.push(`reverted ${list(result.reverted)}`);
   }
+  for (const partial of result.partial ?? []) {
+    const hunks = `${partial.revertedHunks} hunk${partial.revertedHunks === 1 ? "" : "s"}`;
+    const kept = partial.keptHunks
+      ? `${partial.keptHunks} changed since kept as they are`
+      : "the changes made since kept";
+    parts.push(`partly reverted ${displayPath(partial.uri)} (${hunks} put back, ${kept})`);
+  }
   if (result.conflicts?.length) {
     parts.push(`left alone (changed since): ${list(result.conflicts)}`);
   }

@@ -9,7 +9,7 @@ import type {
   RunContext,
 } from "../../src/protocol";
 import { withoutParts } from "../../src/context";
-import { PanelController, PanelServices } from "../../src/panel/controller";
+import { PanelController, PanelServices, undoNote } from "../../src/panel/controller";
 import type { PanelState, ToView } from "../../src/panel/messages";
 import { EditorApprovals, SharedApprovals } from "../../src/panel/sharedApprovals";
 import * as vscode from "../fakeVscode";
@@ -183,6 +183,25 @@ describe("panel: controller", () => {
     await vscode.until(() => posted.length > 0 && last().runs[0]?.undone !== undefined);
     assert.strictEqual(last().runs[0].undone, "reverted app.py");
     assert.strictEqual(last().undoRunId, undefined); // done once
+  });
+
+  it("says which files undo only partly reverted, and how many hunks it kept", () => {
+    const shown = (uri: string) => uri.replace("file:///w/", "");
+    const note = undoNote(
+      {
+        reverted: ["file:///w/a.py"],
+        partial: [
+          { uri: "file:///w/b.py", revertedHunks: 2, keptHunks: 1 },
+          { uri: "file:///w/c.py", revertedHunks: 1, keptHunks: 0 },
+        ],
+      },
+      shown,
+    );
+    assert.strictEqual(
+      note,
+      "reverted a.py; partly reverted b.py (2 hunks put back, 1 changed since kept as they are); " +
+        "partly reverted c.py (1 hunk put back, the changes made since kept)",
+    );
   });
 
   it("shows the context chips a prompt takes along, each a toggle; the run carries and shows what it sent", async () => {
