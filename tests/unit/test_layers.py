@@ -44,7 +44,7 @@ acp          tether config errors events host policy prompt providers run sandbo
              text tools workspace writes
 client       config framing prompt providers session text workspace writes
 demo         client
-daemon       tether client
+daemon       tether client providers
 cli          tether acp client config daemon demo lsp providers sandbox session tools
 __main__     cli
 """
