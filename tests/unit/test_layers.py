@@ -40,7 +40,7 @@ run          config diagnostics errors events host mcp policy prompt providers s
              session text tools workspace
 lsp          tether config events framing host mcp policy providers run sandbox session
              text tools workspace writes
-acp          tether config errors events host policy prompt providers run sandbox session
+acp          tether config errors events host mcp policy prompt providers run sandbox session
              text tools workspace writes
 client       config framing prompt providers session text workspace writes
 demo         client

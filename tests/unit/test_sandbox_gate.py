@@ -8,13 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import anyio
 import pytest
 
-from tether.policy.gate import ApprovalPolicy, Verdict
+from tether.events import RunEvents
+from tether.policy.gate import ApprovalGate, ApprovalPolicy, Verdict
 from tether.sandbox import Sandbox
-from tether_protocol import ApprovalEvent, ApproveResult, DiffPreview, Preview, Rule
+from tether_protocol import ApprovalEvent, ApproveResult, DiffPreview, Preview, ProposedRule, Rule
 
-from .test_rules_gate import Asker, bash
+from .test_rules_gate import Asker, Events, bash
 from .test_rules_gate import decide as decide_with
 
 
@@ -105,3 +107,47 @@ def test_without_a_sandbox_the_command_is_asked(tmp_path: Path) -> None:
         rules(), "bash", bash("make build", tmp_path), tmp_path, sandbox=False
     )
     assert verdict.decision == "deny" and event.sandbox is None and len(asker.asked) == 1
+
+
+def reconsider(policy: ApprovalPolicy, command: str, root: Path, asker: Asker) -> Verdict:
+    """A command the sandbox stopped, asked again through a gate with a sandbox."""
+    gate = ApprovalGate(policy, asker, RunEvents("r", [Events()]), sandbox=fake_sandbox)  # type: ignore[arg-type]
+
+    async def go() -> Verdict:
+        return await gate.reconsider(
+            call_id="c",
+            tool="bash",
+            title="Run " + command,
+            arguments={"command": command},
+            preview=bash(command, root),
+            roots=[root],
+            reason="it needs the network",
+        )
+
+    return anyio.run(go)
+
+
+def test_a_command_the_sandbox_stopped_offers_the_exact_command_at_most(tmp_path: Path) -> None:
+    # Issue 28 item 5: `echo *` would let every other echo out of the sandbox too.
+    asker = Asker(ApproveResult(decision="deny"))
+    reconsider(ApprovalPolicy(), "echo hi", tmp_path, asker)
+    [asked] = asker.asked
+    assert asked.suggested_patterns == ["echo hi"]
+    assert asked.title == "Run echo hi — outside the sandbox: in it, it needs the network"
+    # Nothing a pattern can say exactly: nothing offered (a plain Allow Always remains).
+    asker = Asker(ApproveResult(decision="deny"))
+    reconsider(ApprovalPolicy(), "echo 'a b'", tmp_path, asker)
+    assert asker.asked[0].suggested_patterns is None
+
+
+@pytest.mark.parametrize(("picked", "stored"), [("echo *", False), ("echo hi", True)])
+def test_a_wider_rule_picked_for_a_command_the_sandbox_stopped_is_not_stored(
+    tmp_path: Path, picked: str, stored: bool
+) -> None:
+    policy = ApprovalPolicy()
+    answer = ApproveResult(
+        decision="allow-always", rule=ProposedRule(pattern=picked, scope="session")
+    )
+    verdict = reconsider(policy, "echo hi", tmp_path, Asker(answer))
+    assert verdict.allowed  # the call itself is allowed once either way
+    assert [r.pattern for r in policy.session_rules] == ([picked] if stored else [])

@@ -115,9 +115,19 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
   await visible(prompt);
   await bench.screenshot("panel-open");
   const create = { name: "write_file", arguments: { path: "panel.py", content: "x = 1\n" } };
+  const plan = {
+    name: "plan",
+    arguments: {
+      steps: [
+        { content: "Look at the workspace", status: "completed" },
+        { content: "Create panel.py", status: "in_progress", priority: "high" },
+        { content: "Say what was done" },
+      ],
+    },
+  };
   script({
     turns: [
-      { text: "Creating **panel.py** with `x = 1`:", toolCalls: [create] },
+      { text: "Creating **panel.py** with `x = 1`:", toolCalls: [plan, create] },
       { text: "Done: *one* file." },
     ],
   });
@@ -127,6 +137,22 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
   await visible(card);
   await visible(lastRun().locator(".answer strong", { hasText: "panel.py" }));
   await waitFor("the diff editor to show the same proposal", async () => (await bench.proposalTabs()) === 1);
+  // One surface per run (issue 28 item 2): no progress notification besides the panel.
+  assert.strictEqual(
+    await bench.page.locator(".notification-toast", { hasText: "Tether" }).count(),
+    0,
+    "a run from the panel showed a notification",
+  );
+  await visible(card.locator(".file-pill .stat-add", { hasText: "+1" }));
+  // The model's plan at the top of the run (issue 28 item 8).
+  await visible(
+    lastRun().locator("ol.plan li.plan-step[data-status=in_progress]", { hasText: "Create panel.py" }),
+  );
+  assert.deepStrictEqual(
+    (await lastRun().locator("ol.plan .plan-text").allTextContents()).map((t) => t.trim()),
+    ["Look at the workspace", "Create panel.py", "Say what was done"],
+  );
+  await visible(card.locator("pre.diff .line.add", { hasText: "+x = 1" }));
   await bench.screenshot("panel-edit-approval");
   await card.locator("button", { hasText: /^Allow$/ }).click();
   await waitFor(
@@ -141,12 +167,12 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
   await waitFor("the proposal tab to close", async () => (await bench.proposalTabs()) === 0);
   await bench.screenshot("panel-edit-allowed");
   passed.push(
-    "panel: a prompt typed in the panel streams its Markdown answer; the edit allowed on its card; outcome and tokens shown",
+    "panel: a prompt typed in the panel streams its Markdown answer with the model's plan on top and no notification; the edit's coloured diff and +1 −0 on its card, allowed there; outcome and tokens shown",
   );
 
   // 2. Undo this run: agent/undo reverts the run's edit (the created file goes).
-  await panel.locator("#undo").click();
-  await visible(lastRun().locator(".undone", { hasText: "reverted" }));
+  await lastRun().locator("button.run-undo").click(); // on the run itself (issue 28 item 7)
+  await visible(lastRun().locator(".undone", { hasText: "Undone: reverted panel.py" }));
   await waitFor("panel.py to be removed by undo", () => !fs.existsSync(file("panel.py")));
   await bench.screenshot("panel-undone");
   passed.push("panel: Undo this run reverts the run's edit");
@@ -205,7 +231,7 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
   await ask("run it again");
   const askedAgain = panel.locator("section.approval", { hasText: "Run echo panel-ran-3" });
   await visible(askedAgain); // asked again: the rule is gone on the server too
-  await askedAgain.locator("input.feedback").fill("not again");
+  await askedAgain.locator("textarea.feedback").fill("not again");
   await askedAgain.locator("button", { hasText: /^Deny$/ }).click();
   await waitFor("the run to finish", () => finishedRuns(userData) > before);
   assert.match(transcript(userData), /not again/);
@@ -217,6 +243,9 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
   //    it. Cancel while the model thinks: the run ends cancelled.
   await panel.locator("#new-session").click();
   await visible(panel.locator("#session-label", { hasText: "New session" }));
+  await visible(panel.locator("#empty")); // a new session starts empty (issue 28 item 6)
+  assert.strictEqual(await panel.locator("article.run").count(), 0, "New session kept the earlier runs");
+  await bench.screenshot("panel-new-session");
   await panel.locator("#sessions-box > summary").click();
   const session = panel.locator("#sessions li button", { hasText: "create panel.py" });
   await visible(session);
@@ -260,9 +289,19 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
     await ask("write outside the workspace");
     const reasked = panel.locator("section.approval", { hasText: "outside the sandbox" });
     await visible(reasked);
-    assert.match(
+    assert.strictEqual(
       (await reasked.locator(".approval-title").textContent()) ?? "",
-      /^Run touch \/usr\/local\/tether-e2e-outside\.txt — outside the sandbox: in it, .*Read-only file system/,
+      "Run touch /usr/local/tether-e2e-outside.txt outside the sandbox?",
+    );
+    assert.match(
+      (await reasked.locator(".approval-reason").textContent()) ?? "",
+      /^The sandbox stopped it: it needs .*Read-only file system/,
+    );
+    // The exact command at most, never a wider rule (issue 28 item 5).
+    const rules = await reasked.locator("button.always-allow .pattern").allTextContents();
+    assert.ok(
+      rules.every((r) => r === `touch ${outside}`),
+      `offered ${JSON.stringify(rules)}`,
     );
     await bench.screenshot("panel-sandbox-asked-again");
     await reasked.locator("button", { hasText: /^Deny$/ }).click();

@@ -149,11 +149,13 @@ async function main(): Promise<void> {
       .locator(".monaco-workbench .part.editor")
       .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
     await bench.screenshot("workbench");
-    // TETHER_VSCODE_E2E_ONLY=panel (or review): those flows alone (quicker while working on them).
-    const only = process.env.TETHER_VSCODE_E2E_ONLY;
-    const first = only === "panel" || only === "review" ? [] : await flows(bench, root, userData);
-    const panel = only === "review" ? [] : await panelFlows(bench, root, userData);
-    const review = only === "panel" ? [] : await reviewFlows(bench, root, userData);
+    // TETHER_VSCODE_E2E_ONLY=panel, review or panel,review: those flows alone (quicker while
+    // working on them).
+    const only = process.env.TETHER_VSCODE_E2E_ONLY?.split(",");
+    const runs = (part: string): boolean => only === undefined || only.includes(part);
+    const first = only !== undefined ? [] : await flows(bench, root, userData);
+    const panel = runs("panel") ? await panelFlows(bench, root, userData) : [];
+    const review = runs("review") ? await reviewFlows(bench, root, userData) : [];
     const passed = [...first, ...panel, ...review];
     for (const flow of passed) {
       console.log(`ok - ${flow}`);

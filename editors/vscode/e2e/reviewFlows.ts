@@ -79,6 +79,15 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
     await waitFor(`${name} in the editor`, async () => (await bench.editorText()).includes(text));
   };
 
+  // The agent panel beside the editor (already open after panelFlows): its cards follow the review.
+  const panelPage = page
+    .frameLocator('iframe.webview[src*="extensionId=tether-dev.tether"]')
+    .frameLocator("iframe#active-frame");
+  await bench.command("Tether: Open Agent Panel");
+  // Once loaded the webview has the focus: given back to the workbench for its keys.
+  await panelPage.locator("#prompt").waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  await page.locator(".monaco-workbench .part.editor").click();
+
   // 9. Inline review: from the diff editor's title "Review in File", the two changes are shown
   //    in calc.py itself; the user adds a line above them (unsaved), the review follows;
   //    accept the first, reject the second: only the first lands, the typing stays unsaved.
@@ -107,8 +116,27 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   );
   await lens("Tether change 1 of 2: Accept").click();
   await lens("Tether change 1 of 2: Accepted · Undo").waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  // The panel's card follows the review (issue 28 item 3).
+  const card = page
+    .frameLocator('iframe.webview[src*="extensionId=tether-dev.tether"]')
+    .frameLocator("iframe#active-frame")
+    .locator("section.approval", { hasText: "Edit calc.py" });
+  await card
+    .locator(".approval-where", { hasText: "under review in the file · 1 of 2 accepted" })
+    .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
   await bench.screenshot("inline-review-first-accepted");
-  await lens("Reject").click();
+  // The second from the keyboard: Alt+F5 goes to the next change, Alt+N rejects it.
+  await page.locator(".editor-instance .view-line", { hasText: "three = 3" }).click();
+  await page.keyboard.press("Alt+F5");
+  await waitFor("the cursor on the second change", async () =>
+    /Ln 6,/.test(
+      (await page
+        .locator(".statusbar-item", { hasText: /^Ln \d+, Col \d+/ })
+        .first()
+        .textContent()) ?? "",
+    ),
+  );
+  await page.keyboard.press("Alt+N");
   await oneMoreRun(before);
   const accepted = `# note\n${CALC.replace("one = 1", "one = 10")}`;
   await waitFor(
@@ -122,7 +150,7 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   assert.match(transcript(userData), /✓ edit_file/);
   await bench.screenshot("inline-review-done");
   passed.push(
-    "inline review in the file, typing above it: the first change accepted, the second rejected; only the first lands",
+    "inline review in the file, typing above it: the first change accepted (the panel's card says 1 of 2 accepted), the second rejected with Alt+F5 then Alt+N; only the first lands",
   );
 
   // 10. Ask about Selection from the editor's context menu: the run gets the selected text.
@@ -147,8 +175,20 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   assert.match(sent, /"selectedText": "three = 3"/, "agent/run carried no selectedText");
   assert.match(sent, /"uri": "file:\/\/\/[^"]*\/calc\.py"/);
   assert.match(sent, /"openFiles": \[/);
+  // The run in the panel shows the selection it carried (issue 28 item 6).
+  const askedRun = page
+    .frameLocator('iframe.webview[src*="extensionId=tether-dev.tether"]')
+    .frameLocator("iframe#active-frame")
+    .locator("article.run", { hasText: "what is this?" });
+  const chip = askedRun.locator(".run-context .chip.selection", { hasText: "calc.py:4" });
+  await chip.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  await chip.locator("summary").click();
+  await chip
+    .locator(".chip-detail", { hasText: "three = 3" })
+    .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  await bench.screenshot("ask-about-selection-in-panel");
   passed.push(
-    "Ask about Selection from the context menu runs with the selection, its text and the open files",
+    "Ask about Selection from the context menu runs with the selection, its text and the open files; the panel's run shows the selection",
   );
 
   // 11. A real language server: pyright (a test-only extension) reports the type error an
@@ -161,7 +201,10 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   await bench.titleButton("Allow").waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
   await bench.titleButton("Allow").click();
   await oneMoreRun(before);
-  await page.locator(".part.panel .action-label", { hasText: /^Problems/ }).click();
+  // Ctrl+Shift+M: the Problems view (the Output panel is no longer opened by runs the agent
+  // panel shows, so the bottom panel may be closed).
+  await page.locator(".monaco-workbench .part.editor").click();
+  await page.keyboard.press("Control+Shift+M");
   const problem = page.locator(".markers-panel .monaco-list-row", { hasText: PYRIGHT_ERROR });
   await problem.first().waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
   await bench.screenshot("pyright-problem");

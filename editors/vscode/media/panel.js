@@ -70,7 +70,11 @@
   function drawCard(container, card) {
     const node = keyed(container, "details.tool", card.callId, () =>
       el("details", { class: "tool" }, [
-        el("summary", {}, [el("span", { class: "tool-title" }), el("span", { class: "badge" })]),
+        el("summary", {}, [
+          el("span", { class: "tool-title" }),
+          el("span", { class: "tool-stat" }),
+          el("span", { class: "badge" }),
+        ]),
         el("pre", { class: "tool-detail" }),
         el("div", { class: "tool-decision" }),
         el("div", { class: "tool-sandbox" }),
@@ -80,7 +84,18 @@
     node.dataset.status = card.status;
     setText(node.querySelector(".tool-title"), card.title);
     setText(node.querySelector(".badge"), STATUS[card.status] || card.status);
-    setText(node.querySelector(".tool-detail"), card.detail);
+    const detail = node.querySelector(".tool-detail");
+    if (card.stat) {
+      detail.classList.add("diff");
+      drawDiff(detail, card.detail);
+      const stat = node.querySelector(".tool-stat");
+      if (stat.dataset.stat !== `${card.stat.added}/${card.stat.removed}`) {
+        stat.dataset.stat = `${card.stat.added}/${card.stat.removed}`;
+        stat.replaceChildren(statPill(card.stat));
+      }
+    } else {
+      setText(detail, card.detail);
+    }
     setText(node.querySelector(".tool-decision"), card.decision ? `approval: ${card.decision}` : "");
     const sandbox = node.querySelector(".tool-sandbox");
     setText(sandbox, card.sandbox || "");
@@ -112,11 +127,22 @@
     const node = keyed(container, "article.run", run.runId, () =>
       el("article", { class: "run" }, [
         el("div", { class: "prompt" }),
+        el("div", { class: "chips run-context", role: "group", "aria-label": "Context this run carried" }),
+        el("ol", { class: "plan", "aria-label": "Plan" }),
         el("div", { class: "items" }),
         el("div", { class: "outcome", role: "status" }),
         el("div", { class: "changed" }),
         el("div", { class: "error" }),
         el("div", { class: "undone" }),
+        el("div", { class: "row run-actions" }, [
+          el("button", {
+            type: "button",
+            class: "secondary run-undo",
+            text: "Undo this run",
+            title: "Revert the files this run changed (agent/undo)",
+            onclick: () => send({ type: "undo", runId: run.runId }),
+          }),
+        ]),
       ]),
     );
     node.dataset.running = run.running ? "true" : "false";
@@ -147,12 +173,76 @@
       run.changedFiles && run.changedFiles.length ? `changed: ${run.changedFiles.join(", ")}` : "",
     );
     setText(node.querySelector(".error"), run.error ? `error: ${run.error}` : "");
-    setText(node.querySelector(".undone"), run.undone ? `undo: ${run.undone}` : "");
+    setText(node.querySelector(".undone"), run.undone ? `Undone: ${run.undone}` : "");
+    node.querySelector(".run-undo").hidden = state.undoRunId !== run.runId;
+    drawChips(node.querySelector(".run-context"), run.context || [], false);
+    drawPlan(node.querySelector("ol.plan"), run.plan || []);
   }
 
-  function answerButton(label, callId, build) {
+  const PLAN_MARK = { pending: "☐", in_progress: "◐", completed: "☑" };
+  const PLAN_STATUS = { pending: "to do", in_progress: "in progress", completed: "done" };
+
+  /** The model's step list as a checklist at the top of the run. */
+  function drawPlan(list, steps) {
+    const key = JSON.stringify(steps);
+    if (list.dataset.plan === key) {
+      return;
+    }
+    list.dataset.plan = key;
+    const done = steps.filter((step) => step.status === "completed").length;
+    list.setAttribute("aria-label", `Plan: ${done} of ${steps.length} done`);
+    list.replaceChildren(
+      ...steps.map((step) =>
+        el("li", { class: `plan-step ${step.status}`, "data-status": step.status }, [
+          el("span", { class: "plan-mark", text: PLAN_MARK[step.status] || "☐", "aria-hidden": "true" }),
+          el("span", { class: "plan-text", text: step.content }),
+          el("span", { class: "visually-hidden", text: ` (${PLAN_STATUS[step.status] || step.status})` }),
+          step.priority === "high" ? el("span", { class: "plan-priority", text: "high" }) : undefined,
+        ]),
+      ),
+    );
+    list.hidden = steps.length === 0;
+  }
+
+  /** Context chips: `app.py`, `app.py:4–6` (its text on hover and when opened), `3 open files`. */
+  function drawChips(container, chips, toggles) {
+    const key = JSON.stringify(chips);
+    if (container.dataset.chips === key) {
+      return;
+    }
+    container.dataset.chips = key;
+    container.replaceChildren(
+      ...chips.map((chip) => {
+        const label = el("span", { class: "chip-label", text: chip.label });
+        if (!toggles) {
+          return chip.detail
+            ? el("details", { class: `chip ${chip.part}`, "data-part": chip.part, title: chip.detail }, [
+                el("summary", {}, [label]),
+                el("pre", { class: "chip-detail", text: chip.detail }),
+              ])
+            : el("span", { class: `chip ${chip.part}`, "data-part": chip.part }, [label]);
+        }
+        return el(
+          "button",
+          {
+            type: "button",
+            class: `chip ${chip.part}${chip.included ? "" : " left-out"}`,
+            "data-part": chip.part,
+            "aria-pressed": chip.included ? "true" : "false",
+            title: `${chip.detail ? `${chip.detail}\n\n` : ""}${chip.included ? "Sent with the prompt: click to leave it out" : "Left out: click to send it"}`,
+            onclick: () => send({ type: "toggleContext", part: chip.part }),
+          },
+          [label],
+        );
+      }),
+    );
+    container.hidden = chips.length === 0;
+  }
+
+  function answerButton(label, callId, build, className) {
     return el("button", {
       type: "button",
+      class: className,
       text: label,
       onclick: (event) => {
         const card = event.target.closest(".approval");
@@ -162,27 +252,57 @@
     });
   }
 
-  // The same call asked again (the sandbox's walls stopped it) has a new title: a new card.
-  const approvalKey = (approval) => `${approval.callId}\n${approval.title}`;
-
-  /** "Always allow `pytest *`" with the pattern as code. */
-  function alwaysAllowText(pattern) {
-    return [document.createTextNode("Always allow "), el("code", { text: pattern })];
+  /** A unified diff (or `-`/`+` lines) as coloured lines: removed red, added green. */
+  function drawDiff(node, diff) {
+    if (node.dataset.diff === diff) {
+      return;
+    }
+    node.dataset.diff = diff;
+    const lines = diff.replace(/\n$/, "").split("\n");
+    node.replaceChildren(
+      ...lines
+        .filter((line) => !line.startsWith("--- ") && !line.startsWith("+++ "))
+        .map((line) => {
+          const kind = line.startsWith("@@")
+            ? "hunk"
+            : line.startsWith("+")
+              ? "add"
+              : line.startsWith("-")
+                ? "del"
+                : line.startsWith("… ")
+                  ? "hunk"
+                  : "ctx";
+          return el("div", { class: `line ${kind}`, text: line === "" ? " " : line });
+        }),
+    );
   }
 
+  /** "+3 −1" as a pill. */
+  function statPill(stat) {
+    return el("span", { class: "stat", title: `${stat.added} lines added, ${stat.removed} removed` }, [
+      el("span", { class: "stat-add", text: `+${stat.added}` }),
+      el("span", { class: "stat-del", text: `−${stat.removed}` }),
+    ]);
+  }
+
+  // The same call asked again (the sandbox's walls stopped it) has a new title: a new card.
+  const approvalKey = (approval) => `${approval.callId}\n${approval.title}\n${approval.reason || ""}`;
+
+  const WHERE = {
+    none: "",
+    dialog: "also asked in a dialog",
+    "diff editor": "also in the diff editor",
+    file: "under review in the file",
+  };
+
   function drawApproval(container, approval) {
-    return keyed(container, "section.approval", approvalKey(approval), () => {
+    const node = keyed(container, "section.approval", approvalKey(approval), () => {
       const isCommand = approval.kind === "command";
-      const where =
-        approval.alsoIn === "none"
-          ? ""
-          : approval.alsoIn === "dialog"
-            ? " (also asked in a dialog)"
-            : " (also in the diff editor)";
-      const feedback = el("input", {
+      // A textarea: its placeholder wraps in a narrow panel instead of being cut.
+      const feedback = el("textarea", {
         class: "feedback",
-        type: "text",
-        placeholder: "Why deny, or what to do instead (optional)",
+        rows: "2",
+        placeholder: "Feedback with Deny (optional): why, or what to do instead",
         "aria-label": "Feedback with Deny",
       });
       const command = isCommand
@@ -208,52 +328,80 @@
         ...edited(card),
         rule: { pattern, scope: card.querySelector(".scope").value },
       });
-      // The server's rules, narrowest first; none offered: plain Allow Always, as before.
+      // The server's rules, narrowest first, as plain secondary buttons (the pattern in the
+      // editor font); none offered: a plain Allow Always, as before.
       const always = suggestions.length
         ? el("div", { class: "row always", role: "group", "aria-label": "Allow always" }, [
-            el("label", { class: "muted always-scope" }, [document.createTextNode("Remember for "), scope]),
             ...suggestions.map((pattern) => {
-              const button = answerButton("", approval.callId, rule(pattern));
-              button.replaceChildren(...alwaysAllowText(pattern));
-              button.classList.add("secondary", "always-allow");
+              const button = answerButton("", approval.callId, rule(pattern), "secondary always-allow");
+              button.replaceChildren(
+                document.createTextNode("Always allow "),
+                el("span", { class: "pattern", text: pattern }),
+              );
               button.dataset.pattern = pattern;
               button.title = `Allow this and every later call that ${pattern} matches, without asking`;
               return button;
             }),
+            el("label", { class: "muted always-scope" }, [document.createTextNode("for "), scope]),
           ])
         : undefined;
       return el("section", { class: "approval", role: "group", "aria-label": approval.title }, [
-        el("div", { class: "approval-title", text: `${approval.title}${where}` }),
-        isCommand ? command : el("pre", { class: "diff", text: approval.diff || "" }),
+        el("div", { class: "approval-head" }, [
+          el("span", { class: "approval-title", text: approval.title }),
+          el("span", { class: "muted approval-where" }),
+        ]),
+        approval.reason ? el("div", { class: "muted approval-reason", text: approval.reason }) : undefined,
+        isCommand
+          ? command
+          : el("div", { class: "file-pill" }, [
+              el("span", { class: "file-name", text: approval.subject }),
+              approval.stat ? statPill(approval.stat) : undefined,
+            ]),
+        isCommand ? undefined : el("pre", { class: "diff" }),
         isCommand && approval.cwd ? el("div", { class: "cwd", text: `in ${approval.cwd}` }) : undefined,
         el("div", { class: "row" }, [
-          answerButton("Allow", approval.callId, (card) => ({ choice: "allow", ...edited(card) })),
+          answerButton("Allow", approval.callId, (card) => ({ choice: "allow", ...edited(card) }), "primary"),
           always
             ? undefined
-            : answerButton("Allow Always", approval.callId, (card) => ({
-                choice: "allow-always",
-                ...edited(card),
-              })),
-          isCommand || approval.alsoIn !== "diff editor"
+            : answerButton(
+                "Allow Always",
+                approval.callId,
+                (card) => ({ choice: "allow-always", ...edited(card) }),
+                "secondary",
+              ),
+          answerButton(
+            "Deny",
+            approval.callId,
+            (card) => ({ choice: "deny", feedback: card.querySelector(".feedback").value }),
+            "secondary deny",
+          ),
+          isCommand || approval.alsoIn === "none"
             ? undefined
             : el("button", {
                 type: "button",
-                class: "secondary",
+                class: "secondary reveal",
                 text: "Edit in Diff Editor",
                 title: "Change the proposed text in the diff editor, then Allow",
                 onclick: () => send({ type: "reveal", callId: approval.callId }),
               }),
         ]),
         always,
-        el("div", { class: "row" }, [
-          feedback,
-          answerButton("Deny", approval.callId, (card) => ({
-            choice: "deny",
-            feedback: card.querySelector(".feedback").value,
-          })),
-        ]),
+        feedback,
       ]);
     });
+    // What changes while it waits: where else it is shown, the per-change progress.
+    const where = node.querySelector(".approval-where");
+    setText(where, [WHERE[approval.alsoIn] || "", approval.progress || ""].filter(Boolean).join(" · "));
+    where.hidden = where.textContent === "";
+    const diff = node.querySelector("pre.diff");
+    if (diff) {
+      drawDiff(diff, approval.diff || "");
+    }
+    const reveal = node.querySelector("button.reveal");
+    if (reveal) {
+      reveal.hidden = approval.alsoIn !== "diff editor";
+    }
+    return node;
   }
 
   function ruleText(rule) {
@@ -346,6 +494,11 @@
         : undefined,
     ];
     rules.replaceChildren(...ruleNodes.filter(Boolean));
+    drawChips($("context-chips"), state.context || [], true);
+    const empty = $("empty");
+    if (empty) {
+      empty.hidden = state.runs.length > 0;
+    }
     vscode.setState({ prompt: $("prompt").value });
     if (arrived) {
       arrived.scrollIntoView({ block: "nearest" }); // a new approval is never out of sight
@@ -374,7 +527,89 @@
       submit();
     }
   });
-  prompt.addEventListener("input", () => vscode.setState({ prompt: prompt.value }));
+  // `@` completion: the word being typed after an @ asks the extension for matching files.
+  const mentions = $("mentions");
+  let mentionAt = -1;
+  let picked = 0;
+  const mentionQuery = () => {
+    const before = prompt.value.slice(0, prompt.selectionStart);
+    const match = /(^|\s)@([^\s@]*)$/.exec(before);
+    return match ? { at: before.length - match[2].length - 1, query: match[2] } : undefined;
+  };
+  const closeMentions = () => {
+    mentions.hidden = true;
+    mentions.replaceChildren();
+    mentionAt = -1;
+  };
+  const choose = (name) => {
+    const end = prompt.selectionStart;
+    prompt.value = `${prompt.value.slice(0, mentionAt)}@${name} ${prompt.value.slice(end)}`;
+    const caret = mentionAt + name.length + 2;
+    prompt.setSelectionRange(caret, caret);
+    closeMentions();
+    prompt.focus();
+    vscode.setState({ prompt: prompt.value });
+  };
+  const highlight = () => {
+    [...mentions.children].forEach((item, index) => {
+      item.setAttribute("aria-selected", index === picked ? "true" : "false");
+    });
+  };
+  function drawMentions(query, files) {
+    const now = mentionQuery();
+    if (!now || now.query !== query) {
+      return; // typed on since
+    }
+    mentionAt = now.at;
+    picked = 0;
+    mentions.replaceChildren(
+      ...files.map((name) =>
+        el("li", {
+          role: "option",
+          class: "mention",
+          text: name,
+          onmousedown: (event) => {
+            event.preventDefault();
+            choose(name);
+          },
+        }),
+      ),
+    );
+    mentions.hidden = files.length === 0;
+    highlight();
+  }
+  prompt.addEventListener("input", () => {
+    vscode.setState({ prompt: prompt.value });
+    const now = mentionQuery();
+    if (now) {
+      send({ type: "files", query: now.query });
+    } else {
+      closeMentions();
+    }
+  });
+  prompt.addEventListener(
+    "keydown",
+    (event) => {
+      if (mentions.hidden) {
+        return;
+      }
+      const count = mentions.children.length;
+      if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+        picked = (picked + (event.key === "ArrowDown" ? 1 : count - 1)) % count;
+        highlight();
+      } else if (event.key === "Enter" || event.key === "Tab") {
+        choose(mentions.children[picked].textContent);
+      } else if (event.key === "Escape") {
+        closeMentions();
+      } else {
+        return;
+      }
+      event.preventDefault();
+      event.stopImmediatePropagation();
+    },
+    true, // before the Enter that sends
+  );
+  prompt.addEventListener("blur", () => window.setTimeout(closeMentions, 150));
   $("cancel").addEventListener("click", () => send({ type: "cancel" }));
   $("undo").addEventListener(
     "click",
@@ -388,6 +623,8 @@
     if (message && message.type === "state") {
       state = message.state;
       draw();
+    } else if (message && message.type === "files") {
+      drawMentions(message.query, message.files);
     }
   });
   const saved = vscode.getState();

@@ -13,6 +13,7 @@ import { ProposalFiles } from "./proposalFiles";
 import type { InlineReviews } from "./review/inlineReview";
 import type { Review } from "./review/review";
 import type { SaveGuard } from "./saveGuard";
+import { splitTitle } from "./titles";
 
 const EMPTY_RANGE = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
 
@@ -150,6 +151,16 @@ export class Approvals implements vscode.Disposable {
     const entry = this.shownOrOldest(uri);
     entry?.choose(choice, picked);
     return entry !== undefined;
+  }
+
+  /** Inline review's progress of a diff approval ("1 of 2 accepted"); undefined when not reviewed in its file. */
+  reviewProgress(runId: string, callId: string): string | undefined {
+    return this.reviews?.progress(`${runId}/${callId}`);
+  }
+
+  /** An inline review started, ended or moved on. */
+  onDidChangeReview(listener: () => void): vscode.Disposable {
+    return this.reviews?.onDidChange(listener) ?? new vscode.Disposable(() => undefined);
   }
 
   /** "Review in File": the diff approval in view (else the oldest) goes to inline review. */
@@ -353,9 +364,10 @@ export class Approvals implements vscode.Disposable {
       for (;;) {
         // The server's rules were offered for the command it showed, not for one the user changed.
         const offersRules = command === preview.command && rulePicks(params).length > 0;
+        const { headline, reason } = splitTitle(params.title);
         const picked = await vscode.window.showWarningMessage(
-          `Tether: ${commandTitle(params.title, preview.command, command)}`,
-          { modal: true, detail: `$ ${command}\n\nin ${preview.cwd}` },
+          `Tether: ${commandTitle(headline, preview.command, command)}`,
+          { modal: true, detail: `${reason ? `${reason}\n\n` : ""}$ ${command}\n\nin ${preview.cwd}` },
           ...commandItems(offersRules),
         );
         if (withdrawn || token.isCancellationRequested) {

@@ -144,3 +144,29 @@ export async function askAboutSelection(
     await start(prompt.trim(), context);
   }
 }
+
+/** The parts of a run's context a user can leave out (the panel's chips). */
+export type ContextPart = "file" | "selection" | "openFiles";
+
+/** `context` without the parts left out (leaving the file out leaves its selection out too). */
+export function withoutParts(
+  context: RunContext | undefined,
+  leaveOut: ReadonlySet<ContextPart>,
+): RunContext | undefined {
+  if (context === undefined) {
+    return undefined;
+  }
+  const kept: RunContext = { ...context };
+  if (leaveOut.has("file")) {
+    delete kept.uri;
+    delete kept.visibleRange;
+  }
+  if (leaveOut.has("file") || leaveOut.has("selection")) {
+    delete kept.selection;
+    delete kept.selectedText;
+  }
+  if (leaveOut.has("openFiles")) {
+    delete kept.openFiles;
+  }
+  return Object.keys(kept).length > 0 ? kept : undefined;
+}

@@ -58,7 +58,13 @@ export function activate(context: vscode.ExtensionContext): void {
   );
   server = tether;
   const recent = new RecentFiles();
-  const runs = new Runs(() => tether.ensureStarted(), transcript, channel, recent);
+  const runs = new Runs(
+    () => tether.ensureStarted(),
+    transcript,
+    channel,
+    recent,
+    () => panel.visible,
+  );
   const startFailed = (error: unknown): Promise<void> => reportStartFailure(tether, error);
   const command = (id: string, run: (...args: unknown[]) => unknown): vscode.Disposable =>
     vscode.commands.registerCommand(id, run);
@@ -71,7 +77,7 @@ export function activate(context: vscode.ExtensionContext): void {
     approvals,
     tether,
     recent,
-    ...panel.connect(runs, () => tether.ensureStarted()),
+    ...panel.connect(runs, () => tether.ensureStarted(), recent),
     command("tether.runPrompt", () => runs.runPrompt()),
     command("tether.askAboutSelection", () =>
       askAboutSelection((prompt, given) => runs.start(prompt, undefined, { context: given }), recent),

@@ -1,8 +1,11 @@
 // Tether: Run, Cancel and Continue Session. A run shows as a cancellable notification fed by
 // the server's work-done progress on a token we choose; its transcript streams to "Tether".
+// One surface per run: a run started from the agent panel, or while the panel is visible,
+// is followed there — no notification, the Output panel left closed, progress in the status
+// bar only.
 import { randomUUID } from "crypto";
 import * as vscode from "vscode";
-import { RecentFiles, currentContext } from "./context";
+import { ContextPart, RecentFiles, currentContext, withoutParts } from "./context";
 import type { AgentRunResult, RunContext } from "./protocol";
 import { TetherProtocol, errorMessage } from "./protocolClient";
 import { Transcript, steps } from "./transcript";
@@ -37,12 +40,21 @@ export class RunBook {
 
 export class Runs {
   readonly book = new RunBook();
+  private readonly started = new Set<(runId: string, context: RunContext | undefined) => void>();
+
+  /** Every run as it starts, with the context it carries (the panel shows it on the run). */
+  onStarted(listener: (runId: string, context: RunContext | undefined) => void): vscode.Disposable {
+    this.started.add(listener);
+    return new vscode.Disposable(() => this.started.delete(listener));
+  }
 
   constructor(
     private readonly connect: () => Promise<TetherProtocol>,
     private readonly transcript: Transcript,
     private readonly channel: vscode.OutputChannel,
     private readonly recent?: RecentFiles,
+    /** Whether the agent panel is visible now (it then shows the run, nothing else does). */
+    private readonly panelVisible: () => boolean = () => false,
   ) {}
 
   /** Tether: Run (and Continue Session, with its id): ask for a prompt, then run it. */
@@ -60,13 +72,20 @@ export class Runs {
 
   /**
    * Runs one prompt under a cancellable progress notification. `how.onRunId` learns the
-   * run's id before the request goes out; `showTranscript: false` leaves the output hidden;
-   * `context` replaces the editor's context (Ask about Selection took it before its prompt).
+   * run's id before the request goes out; `how.inPanel` (the panel started it) or a visible
+   * panel shows the run there only: no notification, no Output panel, the status bar's
+   * progress; `context` replaces the editor's context (Ask about Selection took it before
+   * its prompt).
    */
   async start(
     prompt: string,
     sessionId?: string,
-    how: { onRunId?(runId: string): void; showTranscript?: boolean; context?: RunContext } = {},
+    how: {
+      onRunId?(runId: string): void;
+      inPanel?: boolean;
+      context?: RunContext;
+      leaveOut?: ReadonlySet<ContextPart>;
+    } = {},
   ): Promise<AgentRunResult | undefined> {
     let protocol: TetherProtocol;
     try {
@@ -77,12 +96,18 @@ export class Runs {
     }
     const runId = randomUUID();
     const workDoneToken = `tether-${runId}`;
-    const context = how.context ?? currentContext(this.recent);
-    if (how.showTranscript !== false) {
+    const context = withoutParts(how.context ?? currentContext(this.recent), how.leaveOut ?? new Set());
+    const inPanel = how.inPanel === true || this.panelVisible();
+    if (!inPanel) {
       this.channel.show(true);
     }
     how.onRunId?.(runId);
-    const options = { location: vscode.ProgressLocation.Notification, title: "Tether", cancellable: true };
+    for (const listener of [...this.started]) {
+      listener(runId, context);
+    }
+    const options = inPanel
+      ? { location: vscode.ProgressLocation.Window, title: "Tether" } // the panel has Cancel
+      : { location: vscode.ProgressLocation.Notification, title: "Tether", cancellable: true };
     return vscode.window.withProgress(options, async (progress, cancel) => {
       const reports = protocol.onProgress(workDoneToken, (value) => {
         if (value.kind !== "end" && value.message) {
@@ -104,11 +129,13 @@ export class Runs {
         });
         this.transcript.finish(result);
         this.book.record(result, prompt);
-        this.showOutcome(result);
+        this.showOutcome(result, inPanel);
         return result;
       } catch (error) {
         this.transcript.note(`✗ run ${runId} failed: ${errorMessage(error)}`);
-        void vscode.window.showErrorMessage(`Tether: ${errorMessage(error)}`);
+        if (!inPanel) {
+          void vscode.window.showErrorMessage(`Tether: ${errorMessage(error)}`);
+        }
         return undefined;
       } finally {
         this.book.inFlight.delete(runId);
@@ -163,9 +190,10 @@ export class Runs {
     return picked === undefined ? undefined : this.runPrompt(picked.description);
   }
 
-  private showOutcome(result: AgentRunResult): void {
-    if (result.outcome === "done" || result.outcome === "cancelled") {
-      // The user saw it coming (or asked for it); the transcript has the details.
+  private showOutcome(result: AgentRunResult, inPanel: boolean): void {
+    if (result.outcome === "done" || result.outcome === "cancelled" || inPanel) {
+      // The user saw it coming (or asked for it), or the panel shows how it ended and why;
+      // the transcript has the details.
       vscode.window.setStatusBarMessage(`Tether: ${result.outcome} · ${steps(result.steps)}`, 5000);
       return;
     }

@@ -399,11 +399,16 @@ describe("approvals in the editor", () => {
     assert.deepStrictEqual(callsOf("showQuickPick"), []);
   });
 
-  it("shows the title of a command asked again after the sandbox stopped it (it says why)", async () => {
+  it("titles a command asked again after the sandbox stopped it with a headline, the reason apart", async () => {
     const title = "Run npm install — outside the sandbox: in it, it needs the network (EAI_AGAIN)";
     vscode.answers.showWarningMessage = async () => ITEMS[0];
     assert.deepStrictEqual(await approve({ ...BASH, title }), { decision: "allow" });
-    const [[message]] = callsOf("showWarningMessage");
-    assert.strictEqual(message, `Tether: ${title}`);
+    const [[message, options]] = callsOf("showWarningMessage");
+    const { command, cwd } = BASH.preview as { command: string; cwd: string };
+    assert.strictEqual(message, "Tether: Run npm install outside the sandbox?");
+    assert.deepStrictEqual(options, {
+      modal: true,
+      detail: `The sandbox stopped it: it needs the network (EAI_AGAIN)\n\n$ ${command}\n\nin ${cwd}`,
+    });
   });
 });

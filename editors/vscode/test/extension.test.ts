@@ -67,6 +67,23 @@ describe("activate / deactivate (fake VS Code)", () => {
     );
   });
 
+  it("binds keys to accept / reject / next / previous change while a change is under review in the file", () => {
+    const bindings = (MANIFEST.contributes as unknown as { keybindings: Array<Record<string, string>> })
+      .keybindings;
+    assert.deepStrictEqual(
+      bindings.map((b) => [b.command, b.key, b.when]),
+      [
+        ["tether.approval.acceptHunk", "alt+y", "tether.reviewInFile && editorTextFocus"],
+        ["tether.approval.rejectHunk", "alt+n", "tether.reviewInFile && editorTextFocus"],
+        ["tether.approval.nextChange", "alt+f5", "tether.reviewInFile && editorTextFocus"],
+        ["tether.approval.previousChange", "shift+alt+f5", "tether.reviewInFile && editorTextFocus"],
+      ],
+    );
+    for (const binding of bindings) {
+      assert.ok(vscode.commands.registered.has(binding.command), binding.command);
+    }
+  });
+
   it("labels the approval buttons with words, not icons (an ✕ among the diff editor's icons reads as close)", () => {
     const approval = MANIFEST.contributes.commands.filter((c) => c.command.startsWith("tether.approval."));
     assert.deepStrictEqual(
@@ -77,12 +94,14 @@ describe("activate / deactivate (fake VS Code)", () => {
         ["tether.approval.deny", "Deny", undefined],
         ["tether.approval.pick", "Allow or Deny the Pending Edit…", undefined],
         ["tether.approval.reviewInFile", "Review in File", undefined],
-        ["tether.approval.acceptHunk", "Accept Change", undefined],
-        ["tether.approval.rejectHunk", "Reject Change", undefined],
+        ["tether.approval.acceptHunk", "Accept Change Under Review", undefined],
+        ["tether.approval.rejectHunk", "Reject Change Under Review", undefined],
         ["tether.approval.undoHunk", "Undo Choice", undefined],
         ["tether.approval.acceptAll", "Accept All Changes", undefined],
         ["tether.approval.rejectAll", "Reject All Changes", undefined],
         ["tether.approval.openDiff", "Open Diff", undefined],
+        ["tether.approval.nextChange", "Next Change Under Review", undefined],
+        ["tether.approval.previousChange", "Previous Change Under Review", undefined],
       ],
     );
   });

@@ -112,6 +112,21 @@ export class Range {
   }
 }
 
+export class Selection extends Range {
+  readonly active: Position;
+  constructor(anchor: Position, active: Position) {
+    super(anchor.line, anchor.character, active.line, active.character);
+    this.active = active;
+  }
+}
+
+export enum TextEditorRevealType {
+  Default = 0,
+  InCenter = 1,
+  InCenterIfOutsideViewport = 2,
+  AtTop = 3,
+}
+
 export class TextEdit {
   constructor(
     readonly range: Range,
@@ -163,11 +178,19 @@ export interface FakeEditor {
   document: FakeDocument;
   decorations: Map<unknown, unknown[]>;
   setDecorations(type: unknown, ranges: unknown[]): void;
+  selection: { active: Position };
+  revealRange(range: Range): void;
 }
 
 export function editor(doc: FakeDocument): FakeEditor {
   const decorations = new Map<unknown, unknown[]>();
-  return { document: doc, decorations, setDecorations: (type, ranges) => decorations.set(type, ranges) };
+  return {
+    document: doc,
+    decorations,
+    setDecorations: (type, ranges) => decorations.set(type, ranges),
+    selection: { active: new Position(0, 0) },
+    revealRange: () => undefined,
+  };
 }
 
 /** Fire to simulate typing in a document. */
@@ -300,6 +323,7 @@ export const window = {
   activeTextEditor: undefined as unknown,
   visibleTextEditors: [] as FakeEditor[],
   onDidChangeActiveTextEditor: activeEditorChanges.event,
+  onDidChangeTextEditorSelection: new EventEmitter<unknown>().event,
   createTextEditorDecorationType: (options: unknown) => {
     calls.push(["createTextEditorDecorationType", [options]]);
     return { options, dispose: () => undefined };

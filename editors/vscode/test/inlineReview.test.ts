@@ -217,6 +217,35 @@ describe("inline review of an edit approval (fake VS Code)", () => {
     assert.deepStrictEqual(keys.at(-1), ["setContext", REVIEW_CONTEXT_KEY, false]);
   });
 
+  it("works from the keyboard: next / previous change move the cursor, accept / reject act on the change there; progress follows", async () => {
+    inline = true;
+    const seen: Array<string | undefined> = [];
+    approvals.onDidChangeReview(() => seen.push(approvals.reviewProgress("r-1", "c-1")));
+    const answer = approvals.approve(params(), token());
+    await vscode.until(() => lenses().length > 0);
+    vscode.window.activeTextEditor = shown;
+    assert.strictEqual(approvals.reviewProgress("r-1", "c-1"), "2 changes to review");
+    const key = (command: string): void => void vscode.commands.registered.get(command)!();
+    key(HUNK_COMMANDS.next);
+    assert.strictEqual(shown.selection.active.line, 2);
+    key(HUNK_COMMANDS.next);
+    assert.strictEqual(shown.selection.active.line, 6);
+    key(HUNK_COMMANDS.next); // wraps around
+    assert.strictEqual(shown.selection.active.line, 2);
+    key(HUNK_COMMANDS.previous);
+    assert.strictEqual(shown.selection.active.line, 6);
+    key(HUNK_COMMANDS.previous);
+    assert.strictEqual(shown.selection.active.line, 2);
+    key(HUNK_COMMANDS.accept); // the change under the cursor; the cursor goes on to the next
+    assert.strictEqual(lenses()[0].title, "Tether change 1 of 2: Accepted · Undo");
+    assert.strictEqual(shown.selection.active.line, 6);
+    assert.strictEqual(approvals.reviewProgress("r-1", "c-1"), "1 of 2 accepted");
+    assert.ok(seen.includes("1 of 2 accepted"), JSON.stringify(seen));
+    key(HUNK_COMMANDS.reject);
+    assert.deepStrictEqual(await answer, { decision: "allow", editedText: "ONE\ntwo\nthree\nfour\nfive\n" });
+    assert.strictEqual(approvals.reviewProgress("r-1", "c-1"), undefined);
+  });
+
   it("with tether.reviewEdits inline, starts in the file: all accepted is a plain allow; Open Diff opens the diff", async () => {
     inline = true;
     const answer = approvals.approve(params(), token());

@@ -176,6 +176,62 @@ describe("Runs", () => {
     );
   });
 
+  it("shows the run in one place: from the panel, or while it is visible, no notification, no Output panel, no toast", async () => {
+    for (const [how, visible] of [
+      [{ inPanel: true }, false],
+      [{}, true],
+    ] as const) {
+      vscode.reset();
+      const shown: unknown[] = [];
+      const output = { show: (...args: unknown[]) => shown.push(args) } as unknown as ConstructorParameters<
+        typeof Runs
+      >[2];
+      const fake = fakeProtocol(async (params) => {
+        fake.progress()?.({ kind: "report", message: "step 1 · bash" });
+        return { ...result(String(params.runId), "s", "error"), error: "provider failed" };
+      });
+      const runs = new Runs(
+        async () => fake.protocol,
+        new Transcript(sink),
+        output,
+        undefined,
+        () => visible,
+      );
+      await runs.start("go", undefined, how);
+      assert.deepStrictEqual(shown, [], "the Output panel stays closed");
+      assert.deepStrictEqual(
+        vscode.calls.filter(([name]) => name === "withProgress"),
+        [["withProgress", [{ location: vscode.ProgressLocation.Window, title: "Tether" }]]],
+      );
+      assert.deepStrictEqual(
+        vscode.calls.filter(([name]) => name === "showWarningMessage" || name === "showErrorMessage"),
+        [],
+      );
+      assert.deepStrictEqual(
+        vscode.calls.filter(([name]) => name === "setStatusBarMessage"),
+        [["setStatusBarMessage", ["Tether: error · 2 steps", 5000]]],
+      );
+    }
+    // Hidden panel, palette run: the notification and the Output panel, as before.
+    vscode.reset();
+    const shown: unknown[] = [];
+    const output = { show: (...args: unknown[]) => shown.push(args) } as unknown as ConstructorParameters<
+      typeof Runs
+    >[2];
+    const fake = fakeProtocol(async (params) => result(String(params.runId), "s"));
+    await new Runs(
+      async () => fake.protocol,
+      new Transcript(sink),
+      output,
+      undefined,
+      () => false,
+    ).start("go");
+    assert.deepStrictEqual(shown, [[true]]);
+    assert.deepStrictEqual(vscode.calls.filter(([name]) => name === "withProgress")[0][1], [
+      { location: vscode.ProgressLocation.Notification, title: "Tether", cancellable: true },
+    ]);
+  });
+
   it("reports a refused run (e.g. no provider) without throwing", async () => {
     const fake = fakeProtocol(() => Promise.reject(new Error("agent/run: no provider configured")));
     const runs = new Runs(async () => fake.protocol, new Transcript(sink), channel);

@@ -47,7 +47,7 @@ from ..host import Editor
 from ..sandbox import Sandbox
 from ..workspace.sensitive import reason_for_preview
 from .match import Judgement, is_mcp_tool, judge, mcp_name_covers
-from .propose import suggest_patterns
+from .propose import exact_command_pattern, suggest_patterns
 from .store import RuleStore
 
 log = logging.getLogger(__name__)
@@ -262,9 +262,14 @@ class ApprovalGate:
     ) -> Verdict:
         """Ask whether a call that failed in the sandbox may run outside it, showing why."""
         shown = f"{title} — outside the sandbox: in it, {reason}"
-        offered = await self._offer(tool, preview, roots)
+        # The exact command at most: a wider rule (``echo *``) would let other commands
+        # out of the sandbox the user allowed this one out of, and only this one.
+        exact = (
+            exact_command_pattern(preview.command) if isinstance(preview, CommandPreview) else None
+        )
+        offered = tuple(p for p in await self._offer(tool, preview, roots) if p == exact)
         request = self._request(call_id, tool, shown, arguments, preview, offered)
-        verdict = await self._ask(request, roots, remember=True)
+        verdict = await self._ask(request, roots, remember=True, only_offered=True)
         self.events.approval(call_id, verdict.decision)
         return verdict
 
@@ -301,8 +306,15 @@ class ApprovalGate:
         return await anyio.to_thread.run_sync(judge, tool, preview, rules, roots)
 
     async def _ask(
-        self, request: ApproveParams, roots: Sequence[Path], *, remember: bool
+        self,
+        request: ApproveParams,
+        roots: Sequence[Path],
+        *,
+        remember: bool,
+        only_offered: bool = False,
     ) -> Verdict:
+        """Ask the editor; ``remember``: store what allow-always picked; ``only_offered``: a
+        picked rule is stored only if the question offered it."""
         try:
             # Cancelling the ask withdraws the question from the client (LspEditor sends
             # $/cancelRequest), so the editor closes it instead of keeping a stale Allow.
@@ -330,7 +342,12 @@ class ApprovalGate:
         if answer.decision == "allow-always" and remember:  # never for a sensitive path
             changed = answer.arguments is not None and answer.arguments != request.arguments
             if answer.rule is not None:
-                if not changed and answer.edited_text is None:
+                offered = request.suggested_patterns or []
+                if only_offered and answer.rule.pattern not in offered:
+                    log.warning(
+                        "the picked rule %r was not offered: not stored", answer.rule.pattern
+                    )
+                elif not changed and answer.edited_text is None:
                     await self._store_picked(request, answer.rule, roots)
             else:
                 self.policy.remember(request.tool, request.preview, changed=changed)

@@ -7,10 +7,12 @@ import type {
   AgentRulesListResult,
   AgentUndoResult,
   Rule,
+  RunContext,
   SessionInfo,
 } from "../protocol";
+import type { ContextPart } from "../context";
 import { errorMessage } from "../protocolClient";
-import { approvalView, PanelModel } from "./model";
+import { approvalView, contextChips, PanelModel } from "./model";
 import { FromView, PanelState, RuleView, SessionView, ToView, parseFromView } from "./messages";
 import type { SharedApprovals } from "./sharedApprovals";
 
@@ -21,12 +23,17 @@ export interface PanelServices {
     prompt: string,
     sessionId: string | undefined,
     onRunId: (runId: string) => void,
+    leaveOut: ReadonlySet<ContextPart>,
   ): Promise<AgentRunResult | undefined>;
   cancel(runId: string): Promise<void>;
   undo(runId: string): Promise<AgentUndoResult>;
   sessions(): Promise<SessionInfo[]>;
   rules(sessionId: string | undefined): Promise<AgentRulesListResult>;
   removeRule(rule: Rule, sessionId: string | undefined): Promise<boolean>;
+  /** The context a run started now would carry (the chips above the prompt box). */
+  editorContext?(): RunContext | undefined;
+  /** Workspace files whose path contains `query` (the prompt box's `@` completion). */
+  files?(query: string): Promise<string[]>;
 }
 
 /** What undo did, in a line. */
@@ -60,6 +67,8 @@ export class PanelController {
   private rules: RuleView[] = [];
   private notice: string | undefined;
   private pendingPost: ReturnType<typeof setTimeout> | undefined;
+  /** The parts of the editor's context the user left out of the next prompts. */
+  private readonly leaveOut = new Set<ContextPart>();
 
   /**
    * @param post sends a message to the webview (dropped while there is none)
@@ -92,6 +101,16 @@ export class PanelController {
     }
   }
 
+  /** A run started (from here or the palette) carries this context: shown on the run. */
+  onRunStarted(runId: string, context: RunContext | undefined): void {
+    this.model.carries(runId, context);
+  }
+
+  /** The active editor or its selection changed: the context chips follow. */
+  editorChanged(): void {
+    this.schedule();
+  }
+
   /** The state the webview draws. */
   state(): PanelState {
     const undoRun = this.model.lastFinished();
@@ -99,7 +118,7 @@ export class PanelController {
       runs: this.model.views(),
       approvals: this.approvals
         .pending()
-        .map(({ params, alsoIn }) => approvalView(params, alsoIn, this.displayPath)),
+        .map(({ params, alsoIn, progress }) => approvalView(params, alsoIn, this.displayPath, progress)),
       ...(this.activeRunId !== undefined ? { activeRunId: this.activeRunId } : {}),
       ...(this.sessionId !== undefined ? { sessionId: this.sessionId } : {}),
       ...(this.sessionTitle !== undefined ? { sessionTitle: this.sessionTitle } : {}),
@@ -107,6 +126,10 @@ export class PanelController {
       rules: this.rules,
       ...(undoRun !== undefined && undoRun.undone === undefined ? { undoRunId: undoRun.runId } : {}),
       ...(this.notice !== undefined ? { notice: this.notice } : {}),
+      context: contextChips(this.services.editorContext?.(), this.displayPath).map((chip) => ({
+        ...chip,
+        included: !this.leaveOut.has(chip.part) && !(chip.part === "selection" && this.leaveOut.has("file")),
+      })),
     };
   }
 
@@ -168,11 +191,22 @@ export class PanelController {
         const picked = this.sessions.find((s) => s.sessionId === message.sessionId);
         this.sessionId = picked?.sessionId;
         this.sessionTitle = picked?.title;
+        this.model.showSession(picked?.sessionId); // New session: an empty conversation
         await this.refreshRules();
         return;
       }
       case "refreshRules":
         return this.refreshRules();
+      case "toggleContext":
+        if (!this.leaveOut.delete(message.part)) {
+          this.leaveOut.add(message.part);
+        }
+        return;
+      case "files": {
+        const files = (await this.services.files?.(message.query)) ?? [];
+        this.post({ type: "files", query: message.query, files });
+        return;
+      }
       case "revokeRule": {
         const removed = await this.services.removeRule(message.rule, this.sessionId);
         if (!removed) {
@@ -190,11 +224,16 @@ export class PanelController {
     }
     let runId: string | undefined;
     try {
-      const result = await this.services.run(prompt, this.sessionId, (id) => {
-        runId = id;
-        this.activeRunId = id;
-        this.schedule();
-      });
+      const result = await this.services.run(
+        prompt,
+        this.sessionId,
+        (id) => {
+          runId = id;
+          this.activeRunId = id;
+          this.schedule();
+        },
+        new Set(this.leaveOut),
+      );
       if (result !== undefined) {
         this.model.finish(result);
         this.sessionId = result.sessionId; // the next prompt continues the conversation

@@ -50,13 +50,16 @@ export function panelHtml(options: {
       <ul id="rules"></ul>
     </details>
   </nav>
+  <p id="empty" class="muted">A new conversation. Earlier ones are under <b>Sessions</b>, one click away.</p>
   <section id="runs" aria-label="Runs" aria-live="polite"></section>
   <section id="approvals" aria-label="Approvals waiting for you" aria-live="polite"></section>
   <p id="notice" role="alert" hidden></p>
   <form id="composer" aria-label="Prompt">
     <div id="session-line"><span id="session-label">New session</span>
       <button type="button" id="new-session" class="link" hidden>New session</button></div>
-    <textarea id="prompt" rows="3" placeholder="Ask Tether… (Enter sends, Shift+Enter new line)" aria-label="Prompt for Tether"></textarea>
+    <div id="context-chips" class="chips" role="group" aria-label="Context sent with the prompt"></div>
+    <textarea id="prompt" rows="3" placeholder="Ask Tether… (Enter sends, Shift+Enter new line, @ names a file)" aria-label="Prompt for Tether" aria-autocomplete="list" aria-controls="mentions"></textarea>
+    <ul id="mentions" role="listbox" aria-label="Files" hidden></ul>
     <div class="row">
       <button type="submit" id="send">Send</button>
       <button type="button" id="cancel" class="secondary" hidden>Cancel</button>

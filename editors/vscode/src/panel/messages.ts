@@ -2,7 +2,14 @@
 // extension keeps (the webview only draws it) and the user's actions coming back. The
 // webview is not trusted to send well-formed messages: `parseFromView` checks each one.
 import type { Choice } from "../answers";
+import type { ContextPart } from "../context";
 import type { ProposedRule, Rule } from "../protocol";
+
+/** Lines an edit adds and removes (the "+3 −1" pill). */
+export interface DiffStat {
+  readonly added: number;
+  readonly removed: number;
+}
 
 /** A tool call as a card: what it does (command or file), its state and output tail. */
 export interface ToolCard {
@@ -19,6 +26,19 @@ export interface ToolCard {
   /** "ran in the sandbox (bwrap)": the call ran unasked in a sandbox (its `approval` event). */
   readonly sandbox?: string;
   readonly output?: string;
+  /** An edit's lines added and removed (its `detail` is then `-`/`+` lines). */
+  readonly stat?: DiffStat;
+}
+
+/** One part of a run's context as a chip: the file, the selection, the open files. */
+export interface ContextChip {
+  readonly part: ContextPart;
+  /** `app.py`, `app.py:4–6`, `3 open files`. */
+  readonly label: string;
+  /** The selected text, the open files' names: shown on hover and when opened. */
+  readonly detail?: string;
+  /** For the next prompt: whether it goes along (the user can leave it out). */
+  readonly included?: boolean;
 }
 
 export type RunItem =
@@ -37,21 +57,38 @@ export interface RunView {
   readonly error?: string;
   /** What `agent/undo` did for this run. */
   readonly undone?: string;
+  /** The context the run carried (the file, the selection and its text, the open files). */
+  readonly context?: readonly ContextChip[];
+  /** The model's step list (its latest `plan` event), shown at the top of the run. */
+  readonly plan?: readonly PlanStep[];
+}
+
+export interface PlanStep {
+  readonly content: string;
+  readonly status: "pending" | "in_progress" | "completed";
+  readonly priority?: "high" | "medium" | "low";
 }
 
 /** An `agent/approve` waiting for the user, answerable from the panel. */
 export interface ApprovalView {
   readonly callId: string;
   readonly runId: string;
+  /** The headline (`Run npm install outside the sandbox?`). */
   readonly title: string;
+  /** Why it is asked this way, shown muted under the headline (the sandbox stopped it, …). */
+  readonly reason?: string;
   readonly kind: "diff" | "command";
   /** The command to run (commands) or the file's path (edits). */
   readonly subject: string;
   readonly cwd?: string;
   /** The unified diff of an edit. */
   readonly diff?: string;
-  /** Where else it is shown: the diff editor, a modal dialog, or nowhere (panel only). */
-  readonly alsoIn: "diff editor" | "dialog" | "none";
+  /** An edit's lines added and removed. */
+  readonly stat?: DiffStat;
+  /** Where else it is shown: the diff editor, the file itself (inline review), a modal dialog, or nowhere. */
+  readonly alsoIn: "diff editor" | "file" | "dialog" | "none";
+  /** Inline review's progress: "1 of 2 accepted, 1 rejected". */
+  readonly progress?: string;
   /** The allow-always rules the server offers, narrowest first (none: plain Allow Always). */
   readonly suggestions: readonly string[];
 }
@@ -84,10 +121,15 @@ export interface PanelState {
   readonly undoRunId?: string;
   /** A failed request, said once in the panel. */
   readonly notice?: string;
+  /** What the next prompt takes along from the editor, each part with its toggle. */
+  readonly context: readonly ContextChip[];
 }
 
 /** Extension → webview. */
-export type ToView = { readonly type: "state"; readonly state: PanelState };
+export type ToView =
+  | { readonly type: "state"; readonly state: PanelState }
+  /** The workspace files matching an `@` typed in the prompt (workspace-relative). */
+  | { readonly type: "files"; readonly query: string; readonly files: readonly string[] };
 
 /** What the user answers from an approval card. */
 export interface PanelAnswer {
@@ -110,12 +152,15 @@ export type FromView =
   | { readonly type: "refreshSessions" }
   | { readonly type: "pickSession"; readonly sessionId: string | null }
   | { readonly type: "refreshRules" }
-  | { readonly type: "revokeRule"; readonly rule: Rule };
+  | { readonly type: "revokeRule"; readonly rule: Rule }
+  | { readonly type: "toggleContext"; readonly part: ContextPart }
+  | { readonly type: "files"; readonly query: string };
 
 const CHOICES = new Set(["allow", "allow-always", "deny"]);
 const SCOPES = new Set(["session", "project", "user"]);
 const RULE_SCOPES = new Set(["session", "project", "user", "builtin"]);
 const DECISIONS = new Set(["allow", "deny", "ask"]);
+const CONTEXT_PARTS = new Set(["file", "selection", "openFiles"]);
 
 type Json = Record<string, unknown>;
 
@@ -200,6 +245,14 @@ export function parseFromView(value: unknown): FromView | undefined {
       const rule = parseRule(value.rule);
       return rule ? { type: "revokeRule", rule } : undefined;
     }
+    case "toggleContext":
+      return CONTEXT_PARTS.has(value.part as string)
+        ? { type: "toggleContext", part: value.part as ContextPart }
+        : undefined;
+    case "files":
+      return typeof value.query === "string" && value.query.length <= 200
+        ? { type: "files", query: value.query }
+        : undefined;
     default:
       return undefined;
   }

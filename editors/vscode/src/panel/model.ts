@@ -7,11 +7,13 @@ import type {
   AgentRunResult,
   CommandPreview,
   DiffPreview,
+  RunContext,
 } from "../protocol";
 import { suggestedPatterns } from "../rulePicks";
+import { splitTitle } from "../titles";
 import { sandboxNote } from "../transcript";
 import { renderMarkdown } from "./markdown";
-import type { ApprovalView, RunItem, RunView, ToolCard } from "./messages";
+import type { ApprovalView, ContextChip, DiffStat, PlanStep, RunItem, RunView, ToolCard } from "./messages";
 
 const MAX_RUNS = 30;
 const OUTPUT_TAIL_LINES = 20;
@@ -38,12 +40,26 @@ function prefixed(text: string, mark: string): string {
     .join("\n");
 }
 
-/** A tool call's card title and full detail: the command, the file and its change. */
+/** Lines added and removed by a unified diff (or `-`/`+` prefixed lines); headers not counted. */
+export function diffStat(diff: string): DiffStat {
+  let added = 0;
+  let removed = 0;
+  for (const line of diff.split("\n")) {
+    if (line.startsWith("+") && !line.startsWith("+++ ")) {
+      added += 1;
+    } else if (line.startsWith("-") && !line.startsWith("--- ")) {
+      removed += 1;
+    }
+  }
+  return { added, removed };
+}
+
+/** A tool call's card title and full detail: the command, the file and its change (with its +N −M). */
 export function describeCall(
   tool: string,
   args: Record<string, unknown>,
   displayPath: (pathOrUri: string) => string,
-): { title: string; detail: string } {
+): { title: string; detail: string; stat?: DiffStat } {
   const str = (key: string): string | undefined =>
     typeof args[key] === "string" ? (args[key] as string) : undefined;
   const command = str("command");
@@ -55,10 +71,11 @@ export function describeCall(
     const shown = displayPath(file);
     if (tool === "edit_file" && str("old_text") !== undefined) {
       const change = `${prefixed(str("old_text") ?? "", "-")}\n${prefixed(str("new_text") ?? "", "+")}`;
-      return { title: `${tool} ${shown}`, detail: clip(change) };
+      return { title: `${tool} ${shown}`, detail: clip(change), stat: diffStat(change) };
     }
     if (tool === "write_file" && str("content") !== undefined) {
-      return { title: `${tool} ${shown}`, detail: clip(prefixed(str("content") ?? "", "+")) };
+      const content = prefixed(str("content") ?? "", "+");
+      return { title: `${tool} ${shown}`, detail: clip(content), stat: diffStat(content) };
     }
     return { title: `${tool} ${shown}`, detail: clip(JSON.stringify(args, null, 2)) };
   }
@@ -78,11 +95,14 @@ export function approvalView(
   params: AgentApproveParams,
   alsoIn: ApprovalView["alsoIn"],
   displayPath: (pathOrUri: string) => string,
+  progress?: string,
 ): ApprovalView {
+  const { headline, reason } = splitTitle(params.title);
   const base = {
     callId: params.callId,
     runId: params.runId,
-    title: params.title,
+    title: headline,
+    ...(reason !== undefined ? { reason } : {}),
     alsoIn,
     suggestions: suggestedPatterns(params),
   };
@@ -90,12 +110,52 @@ export function approvalView(
   if (isCommand(preview)) {
     return { ...base, kind: "command", subject: preview.command, cwd: displayPath(preview.cwd) };
   }
-  return { ...base, kind: "diff", subject: displayPath(preview.uri), diff: clip(preview.diff) };
+  return {
+    ...base,
+    kind: "diff",
+    subject: displayPath(preview.uri),
+    diff: clip(preview.diff),
+    stat: diffStat(preview.diff),
+    ...(progress !== undefined ? { progress } : {}),
+  };
+}
+
+/** A run's context as chips: the active file, the selection (with its text), the open files. */
+export function contextChips(
+  context: RunContext | undefined | null,
+  displayPath: (pathOrUri: string) => string,
+): ContextChip[] {
+  const chips: ContextChip[] = [];
+  if (context?.uri) {
+    const name = displayPath(context.uri);
+    chips.push({ part: "file", label: name });
+    if (context.selection) {
+      const { start, end } = context.selection;
+      const last = end.character === 0 && end.line > start.line ? end.line - 1 : end.line;
+      const lines = last === start.line ? `${start.line + 1}` : `${start.line + 1}–${last + 1}`;
+      chips.push({
+        part: "selection",
+        label: `${name}:${lines}`,
+        ...(context.selectedText ? { detail: clip(context.selectedText) } : {}),
+      });
+    }
+  }
+  const open = context?.openFiles ?? [];
+  if (open.length > 0) {
+    chips.push({
+      part: "openFiles",
+      label: `${open.length} open file${open.length === 1 ? "" : "s"}`,
+      detail: open.map(displayPath).join("\n"),
+    });
+  }
+  return chips;
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly (infer U)[] ? U[] : T[K] };
 
-interface RunState extends Omit<Mutable<RunView>, "items"> {
+interface RunState extends Omit<Mutable<RunView>, "items" | "context" | "plan"> {
+  context?: ContextChip[];
+  plan?: PlanStep[];
   items: Array<{ kind: "text"; markdown: string; html?: string } | { kind: "tool"; card: Mutable<ToolCard> }>;
   /** The text item the current step streams into, if any. */
   openText?: { kind: "text"; markdown: string; html?: string };
@@ -106,12 +166,20 @@ interface RunState extends Omit<Mutable<RunView>, "items"> {
 /** Runs as the panel shows them, oldest first. */
 export class PanelModel {
   private readonly runs: RunState[] = [];
+  /** The context of runs started here whose run-started has not come yet. */
+  private readonly carried = new Map<string, ContextChip[]>();
+  /** Runs before this index belong to an earlier conversation (New session hid them)… */
+  private shownFrom = 0;
+  /** …except those of the session picked from Sessions. */
+  private shownSession: string | undefined;
 
   constructor(private readonly displayPath: (pathOrUri: string) => string) {}
 
   /** Applies one `agent/event`; true if anything shown changed. */
   apply(event: AgentEventParams): boolean {
     if (event.kind === "run-started") {
+      const context = this.carried.get(event.runId);
+      this.carried.delete(event.runId);
       this.runs.push({
         runId: event.runId,
         sessionId: event.sessionId,
@@ -119,8 +187,11 @@ export class PanelModel {
         items: [],
         running: true,
         streamed: false,
+        ...(context !== undefined && context.length > 0 ? { context } : {}),
       });
-      this.runs.splice(0, Math.max(0, this.runs.length - MAX_RUNS));
+      const dropped = Math.max(0, this.runs.length - MAX_RUNS);
+      this.runs.splice(0, dropped);
+      this.shownFrom = Math.max(0, this.shownFrom - dropped);
       return true;
     }
     const run = this.find(event.runId);
@@ -144,10 +215,17 @@ export class PanelModel {
         return !run.streamed && event.text !== "";
       case "tool-call": {
         run.openText = undefined;
-        const { title, detail } = describeCall(event.tool, event.arguments, this.displayPath);
+        const { title, detail, stat } = describeCall(event.tool, event.arguments, this.displayPath);
         run.items.push({
           kind: "tool",
-          card: { callId: event.callId, tool: event.tool, title, detail, status: "running" },
+          card: {
+            callId: event.callId,
+            tool: event.tool,
+            title,
+            detail,
+            status: "running",
+            ...(stat !== undefined ? { stat } : {}),
+          },
         });
         return true;
       }
@@ -184,6 +262,14 @@ export class PanelModel {
         card.output = outputTail(event.error ? `${event.output}\n${event.error}` : event.output);
         return true;
       }
+      case "plan":
+        // Each plan replaces the one before, whole.
+        run.plan = event.entries.map((entry) => ({
+          content: entry.content,
+          status: entry.status ?? "pending",
+          ...(entry.priority ? { priority: entry.priority } : {}),
+        }));
+        return true;
       case "usage":
         run.usage = {
           inputTokens: event.inputTokens,
@@ -246,6 +332,23 @@ export class PanelModel {
     run.error = error;
   }
 
+  /** The context a run carries, known as it starts (before its run-started event). */
+  carries(runId: string, context: RunContext | undefined): void {
+    this.carried.set(runId, contextChips(context, this.displayPath));
+    if (this.carried.size > MAX_RUNS) {
+      this.carried.delete(this.carried.keys().next().value as string);
+    }
+  }
+
+  /**
+   * The conversation shown: a new session shows none of the earlier runs (undefined); a
+   * session picked from Sessions shows its runs; runs started from now on show either way.
+   */
+  showSession(sessionId: string | undefined): void {
+    this.shownFrom = this.runs.length;
+    this.shownSession = sessionId;
+  }
+
   undone(runId: string, note: string): void {
     const run = this.find(runId);
     if (run !== undefined) {
@@ -270,7 +373,11 @@ export class PanelModel {
 
   /** The runs with their text rendered (each text rendered once per change). */
   views(): RunView[] {
-    return this.runs.map((run) => ({
+    const shown = this.runs.filter(
+      (run, index) =>
+        index >= this.shownFrom || (this.shownSession !== undefined && run.sessionId === this.shownSession),
+    );
+    return shown.map((run) => ({
       runId: run.runId,
       sessionId: run.sessionId,
       prompt: run.prompt,
@@ -288,6 +395,8 @@ export class PanelModel {
       ...(run.changedFiles !== undefined ? { changedFiles: run.changedFiles } : {}),
       ...(run.error !== undefined ? { error: run.error } : {}),
       ...(run.undone !== undefined ? { undone: run.undone } : {}),
+      ...(run.context !== undefined ? { context: run.context } : {}),
+      ...(run.plan !== undefined ? { plan: run.plan.map((step) => ({ ...step })) } : {}),
     }));
   }
 

@@ -21,6 +21,9 @@ export interface EditorApprovals {
   runEnded(runId: string): void;
   /** Decides the diff approval shown in `uri` (the proposal document); false if none. */
   decide(choice: Choice, uri?: vscode.Uri, picked?: PickedRule): boolean;
+  /** Inline review's progress for the call; undefined when it is not reviewed in its file. */
+  reviewProgress?(runId: string, callId: string): string | undefined;
+  onDidChangeReview?(listener: () => void): vscode.Disposable;
 }
 
 interface Open {
@@ -50,7 +53,9 @@ export class SharedApprovals {
   constructor(
     private readonly editor: EditorApprovals,
     private readonly panelVisible: () => boolean,
-  ) {}
+  ) {
+    editor.onDidChangeReview?.(() => this.changed());
+  }
 
   /** The handler of `agent/approve`. */
   async approve(params: AgentApproveParams, token: vscode.CancellationToken): Promise<AgentApproveResult> {
@@ -156,9 +161,13 @@ export class SharedApprovals {
     }
   }
 
-  /** The approvals pending, oldest first. */
-  pending(): Array<{ params: AgentApproveParams; alsoIn: ApprovalView["alsoIn"] }> {
-    return [...this.open.values()].map(({ params, alsoIn }) => ({ params, alsoIn }));
+  /** The approvals pending, oldest first; an edit under inline review is "in the file", with its progress. */
+  pending(): Array<{ params: AgentApproveParams; alsoIn: ApprovalView["alsoIn"]; progress?: string }> {
+    return [...this.open.values()].map(({ params, alsoIn }) => {
+      const progress =
+        alsoIn === "diff editor" ? this.editor.reviewProgress?.(params.runId, params.callId) : undefined;
+      return progress === undefined ? { params, alsoIn } : { params, alsoIn: "file" as const, progress };
+    });
   }
 
   /** Called whenever an approval opens or closes. */

@@ -3,6 +3,7 @@
 // retainContextWhenHidden keeps what the user typed in it while hidden.
 import * as vscode from "vscode";
 import type { AgentEventParams } from "../protocol";
+import { RecentFiles, currentContext } from "../context";
 import type { Runs } from "../run";
 import type { TetherProtocol } from "../protocolClient";
 import { PanelController } from "./controller";
@@ -23,6 +24,17 @@ function displayPath(pathOrUri: string): string {
     : pathOrUri;
 }
 
+/** Workspace files whose path contains `query` (case-insensitive), shortest first, at most 30. */
+async function workspaceFiles(query: string): Promise<string[]> {
+  const found = await vscode.workspace.findFiles("**/*", "**/{node_modules,.git,.venv,__pycache__}/**", 2000);
+  const wanted = query.toLowerCase();
+  return found
+    .map((uri) => vscode.workspace.asRelativePath(uri, false))
+    .filter((name) => name.toLowerCase().includes(wanted))
+    .sort((a, b) => a.length - b.length || a.localeCompare(b))
+    .slice(0, 30);
+}
+
 export class TetherPanel implements vscode.WebviewViewProvider {
   readonly approvals: SharedApprovals;
   private view: vscode.WebviewView | undefined;
@@ -35,12 +47,16 @@ export class TetherPanel implements vscode.WebviewViewProvider {
     this.approvals = new SharedApprovals(editorApprovals, () => this.view?.visible ?? false);
   }
 
+  /** Whether the panel is on screen now. */
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
   /** Wires the panel to the run path and the server; returns what to dispose. */
-  connect(runs: Runs, connect: () => Promise<TetherProtocol>): vscode.Disposable[] {
+  connect(runs: Runs, connect: () => Promise<TetherProtocol>, recent?: RecentFiles): vscode.Disposable[] {
     this.controller = new PanelController(
       {
-        run: (prompt, sessionId, onRunId) =>
-          runs.start(prompt, sessionId, { onRunId, showTranscript: false }),
+        run: (prompt, sessionId, onRunId) => runs.start(prompt, sessionId, { onRunId, inPanel: true }),
         cancel: async (runId) => {
           await (await connect()).cancel(runId);
         },
@@ -48,12 +64,18 @@ export class TetherPanel implements vscode.WebviewViewProvider {
         sessions: async () => (await (await connect()).sessions(20)).sessions,
         rules: async (sessionId) => (await connect()).rulesList(sessionId),
         removeRule: async (rule, sessionId) => (await (await connect()).rulesRemove(rule, sessionId)).removed,
+        editorContext: () => currentContext(recent),
+        files: async (query) => workspaceFiles(query),
       },
       this.approvals,
       (message) => this.post(message),
       displayPath,
     );
+    const editorChanged = (): void => this.controller?.editorChanged();
     return [
+      runs.onStarted((runId, context) => this.controller?.onRunStarted(runId, context)),
+      vscode.window.onDidChangeActiveTextEditor(editorChanged),
+      vscode.window.onDidChangeTextEditorSelection(editorChanged),
       vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, this, {
         webviewOptions: { retainContextWhenHidden: true },
       }),

@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 import { HUNK_COMMANDS, Review, ReviewCallbacks, ReviewTarget, reviewLenses, reviewMarks } from "./review";
 
 export const REVIEW_CONTEXT_KEY = "tether.reviewInFile";
+const NO_REVIEW_NOTE = "Tether: no change under review in this file";
 const STOPPED_NOTE =
   "Tether: you changed lines under review; it goes on in the diff editor (Allow / Deny in its title)";
 
@@ -17,6 +18,9 @@ export class InlineReviews implements vscode.CodeLensProvider, vscode.Disposable
   private readonly reviews = new Map<string, Review>();
   private readonly lensChanges = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.lensChanges.event;
+  private readonly changes = new vscode.EventEmitter<void>();
+  /** A review started, ended or a change in it was decided. */
+  readonly onDidChange = this.changes.event;
   private readonly removed = vscode.window.createTextEditorDecorationType({
     isWholeLine: true,
     backgroundColor: new vscode.ThemeColor("diffEditor.removedLineBackground"),
@@ -43,10 +47,42 @@ export class InlineReviews implements vscode.CodeLensProvider, vscode.Disposable
         }
       });
     const all = (review: Review): number[] => review.hunks.map((_, index) => index);
+    // From a CodeLens: (reviewId, index). From a key (no arguments): the change at the
+    // cursor in the active editor, else the next one below it.
+    const perHunk = (id: string, choice: boolean): vscode.Disposable =>
+      vscode.commands.registerCommand(id, (reviewId?: unknown, index?: unknown) => {
+        if (reviewId !== undefined) {
+          this.reviews.get(String(reviewId))?.choose([Number(index)], choice);
+        } else {
+          const found = this.atCursor();
+          const at = found?.review.hunkAt(found.line) ?? -1;
+          if (found === undefined || at < 0) {
+            vscode.window.setStatusBarMessage(NO_REVIEW_NOTE, 3000);
+            return;
+          }
+          found.review.choose([at], choice);
+          if (!found.review.decided) {
+            this.reveal(found.editor, found.review, found.review.hunkAt(found.review.linesOf(at).last));
+          }
+        }
+        this.refresh();
+      });
+    const move = (id: string, direction: 1 | -1): vscode.Disposable =>
+      vscode.commands.registerCommand(id, () => {
+        const found = this.atCursor();
+        const to = found?.review.step(found.line, direction) ?? -1;
+        if (found === undefined || to < 0) {
+          vscode.window.setStatusBarMessage(NO_REVIEW_NOTE, 3000);
+          return;
+        }
+        this.reveal(found.editor, found.review, to);
+      });
     this.registrations = [
       vscode.languages.registerCodeLensProvider({ scheme: "file" }, this),
-      command(HUNK_COMMANDS.accept, (review, index) => review.choose([index], true)),
-      command(HUNK_COMMANDS.reject, (review, index) => review.choose([index], false)),
+      perHunk(HUNK_COMMANDS.accept, true),
+      perHunk(HUNK_COMMANDS.reject, false),
+      move(HUNK_COMMANDS.next, 1),
+      move(HUNK_COMMANDS.previous, -1),
       command(HUNK_COMMANDS.undo, (review, index) => review.choose([index], undefined)),
       command(HUNK_COMMANDS.acceptAll, (review) => review.choose(all(review), true)),
       command(HUNK_COMMANDS.rejectAll, (review) => review.choose(all(review), false)),
@@ -64,6 +100,32 @@ export class InlineReviews implements vscode.CodeLensProvider, vscode.Disposable
     await vscode.window.showTextDocument(document, { preview: false });
     this.refresh();
     return review;
+  }
+
+  /** The review of the active editor's file and the cursor's line, if any. */
+  private atCursor(): { editor: vscode.TextEditor; review: Review; line: number } | undefined {
+    const editor = vscode.window.activeTextEditor;
+    if (editor === undefined) {
+      return undefined;
+    }
+    const review = [...this.reviews.values()].find((r) => sameUri(r.target.uri, editor.document.uri));
+    return review === undefined ? undefined : { editor, review, line: editor.selection.active.line };
+  }
+
+  /** Puts the cursor on a change and scrolls it into view. */
+  private reveal(editor: vscode.TextEditor, review: Review, index: number): void {
+    if (index < 0) {
+      return;
+    }
+    const line = Math.min(review.lineOf(index), Math.max(editor.document.lineCount - 1, 0));
+    const at = new vscode.Position(line, 0);
+    editor.selection = new vscode.Selection(at, at);
+    editor.revealRange(new vscode.Range(at, at), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  }
+
+  /** A review's progress ("1 of 2 accepted"), if `id` is under review. */
+  progress(id: string): string | undefined {
+    return this.reviews.get(id)?.progress();
   }
 
   /** Ends a review: its lenses and marks go away. */
@@ -107,11 +169,13 @@ export class InlineReviews implements vscode.CodeLensProvider, vscode.Disposable
     this.accepted.dispose();
     this.added.dispose();
     this.lensChanges.dispose();
+    this.changes.dispose();
   }
 
   private refresh(): void {
     void vscode.commands.executeCommand("setContext", REVIEW_CONTEXT_KEY, this.reviews.size > 0);
     this.lensChanges.fire();
+    this.changes.fire();
     this.decorate();
   }
 

@@ -12,6 +12,8 @@ export const HUNK_COMMANDS = {
   acceptAll: "tether.approval.acceptAll",
   rejectAll: "tether.approval.rejectAll",
   openDiff: "tether.approval.openDiff",
+  next: "tether.approval.nextChange",
+  previous: "tether.approval.previousChange",
 } as const;
 
 /** Shown on one line after a hunk's old lines, at most this long (the hover has it all). */
@@ -89,6 +91,54 @@ export class Review {
 
   openDiff(): void {
     this.callbacks.openDiff();
+  }
+
+  /** The lines a hunk covers in the document now (at least its first). */
+  linesOf(index: number): { first: number; last: number } {
+    const first = this.lineOf(index);
+    return { first, last: first + Math.max(this.hunks[index].removed.length - 1, 0) };
+  }
+
+  /**
+   * The hunk a key at `line` acts on: the undecided one under the cursor, else the next
+   * undecided one below, else the first undecided; -1 when all are decided.
+   */
+  hunkAt(line: number): number {
+    const open = this.hunks.map((_, index) => index).filter((index) => this.choices[index] === undefined);
+    return (
+      open.find((index) => this.linesOf(index).first <= line && line <= this.linesOf(index).last) ??
+      open.find((index) => this.linesOf(index).first > line) ??
+      open[0] ??
+      -1
+    );
+  }
+
+  /** The hunk after (`1`) or before (`-1`) the cursor's line, wrapping around; -1 when none. */
+  step(line: number, direction: 1 | -1): number {
+    const count = this.hunks.length;
+    if (count === 0) {
+      return -1;
+    }
+    const order = this.hunks.map((_, index) => index);
+    if (direction === 1) {
+      return order.find((index) => this.linesOf(index).first > line) ?? 0;
+    }
+    return order.reverse().find((index) => this.linesOf(index).first < line) ?? count - 1;
+  }
+
+  /** "1 of 2 accepted, 1 rejected" (or "2 changes to review"). */
+  progress(): string {
+    const total = this.hunks.length;
+    const accepted = this.choices.filter((choice) => choice === true).length;
+    const rejected = this.choices.filter((choice) => choice === false).length;
+    if (accepted === 0 && rejected === 0) {
+      return total === 1 ? "1 change to review" : `${total} changes to review`;
+    }
+    const parts = [`${accepted} of ${total} accepted`];
+    if (rejected > 0) {
+      parts.push(`${rejected} rejected`);
+    }
+    return parts.join(", ");
   }
 
   /**

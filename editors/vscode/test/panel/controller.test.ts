@@ -1,7 +1,14 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
-import type { AgentApproveParams, AgentEventParams, AgentRunResult, Rule } from "../../src/protocol";
+import type {
+  AgentApproveParams,
+  AgentEventParams,
+  AgentRunResult,
+  Rule,
+  RunContext,
+} from "../../src/protocol";
+import { withoutParts } from "../../src/context";
 import { PanelController, PanelServices } from "../../src/panel/controller";
 import type { PanelState, ToView } from "../../src/panel/messages";
 import { EditorApprovals, SharedApprovals } from "../../src/panel/sharedApprovals";
@@ -22,12 +29,24 @@ class FakeServer implements PanelServices {
   onEvent: (event: AgentEventParams) => void = () => undefined;
   finishRun: (result: AgentRunResult) => void = () => undefined;
 
+  leftOut: string[][] = [];
+  context: RunContext | undefined = undefined;
+
+  editorContext(): RunContext | undefined {
+    return this.context;
+  }
+  async files(query: string): Promise<string[]> {
+    return ["src/app.py", "src/apple.py", "README.md"].filter((f) => f.includes(query));
+  }
+
   run(
     prompt: string,
     sessionId: string | undefined,
     onRunId: (id: string) => void,
+    leaveOut: ReadonlySet<string> = new Set(),
   ): Promise<AgentRunResult | undefined> {
     this.calls.push(`run ${prompt} ${sessionId ?? "-"}`);
+    this.leftOut.push([...leaveOut].sort());
     onRunId("r-1");
     let seq = 0;
     const send = (e: Record<string, unknown>): void =>
@@ -79,7 +98,8 @@ describe("panel: controller", () => {
   let posted: ToView[];
   let shared: SharedApprovals;
   let controller: PanelController;
-  const last = (): PanelState => posted[posted.length - 1].state;
+  const states = (): PanelState[] => posted.flatMap((m) => (m.type === "state" ? [m.state] : []));
+  const last = (): PanelState => states()[states().length - 1];
   const settle = async (): Promise<void> => {
     const count = posted.length;
     await vscode.until(() => posted.length > count);
@@ -88,12 +108,13 @@ describe("panel: controller", () => {
   beforeEach(() => {
     vscode.reset();
     server = new FakeServer();
-    posted = [];
+    const sink: ToView[] = []; // this test's own: a post left over from the last test goes elsewhere
+    posted = sink;
     shared = new SharedApprovals(noEditor, () => true);
     controller = new PanelController(
       server,
       shared,
-      (m) => posted.push(m),
+      (m) => sink.push(m),
       (p) => p.replace("file:///w/", ""),
       0,
     );
@@ -115,9 +136,7 @@ describe("panel: controller", () => {
 
   it("runs a prompt: streamed answer while running with Cancel's run id, then outcome, and the next prompt continues the session", async () => {
     const done = controller.handle({ type: "run", prompt: "  do it \n" });
-    await vscode.until(() =>
-      posted.some((m) => m.state.activeRunId === "r-1" && m.state.runs[0]?.items.length === 1),
-    );
+    await vscode.until(() => states().some((m) => m.activeRunId === "r-1" && m.runs[0]?.items.length === 1));
     const running = last();
     assert.deepStrictEqual(running.runs[0].items, [
       { kind: "text", html: "<p>Sure, <code>done</code>.</p>" },
@@ -166,6 +185,90 @@ describe("panel: controller", () => {
     assert.strictEqual(last().undoRunId, undefined); // done once
   });
 
+  it("shows the context chips a prompt takes along, each a toggle; the run carries and shows what it sent", async () => {
+    server.context = {
+      uri: "file:///w/app.py",
+      selection: { start: { line: 3, character: 0 }, end: { line: 6, character: 0 } },
+      selectedText: "def add(a, b):\n    return a * b\n",
+      openFiles: ["file:///w/app.py", "file:///w/util.py"],
+    };
+    controller.editorChanged();
+    await settle();
+    assert.deepStrictEqual(last().context, [
+      { part: "file", label: "app.py", included: true },
+      {
+        part: "selection",
+        label: "app.py:4–6",
+        detail: "def add(a, b):\n    return a * b\n",
+        included: true,
+      },
+      { part: "openFiles", label: "2 open files", detail: "app.py\nutil.py", included: true },
+    ]);
+    await controller.handle({ type: "toggleContext", part: "openFiles" });
+    await settle();
+    assert.deepStrictEqual(
+      last().context.map((c) => c.included),
+      [true, true, false],
+    );
+    const done = controller.handle({ type: "run", prompt: "explain" });
+    await vscode.until(() => server.calls.includes("run explain -"));
+    assert.deepStrictEqual(server.leftOut, [["openFiles"]]);
+    // What Runs passes on as the run starts (before run-started, as here: the run began already).
+    controller.onRunStarted("r-2", withoutParts(server.context, new Set(["openFiles"])));
+    server.onEvent({
+      runId: "r-2",
+      seq: 1,
+      kind: "run-started",
+      prompt: "x",
+      sessionId: "s",
+    } as AgentEventParams);
+    await settle();
+    assert.deepStrictEqual(
+      last()
+        .runs.find((r) => r.runId === "r-2")
+        ?.context?.map((c) => c.label),
+      ["app.py", "app.py:4–6"],
+    );
+    server.finishRun({ runId: "r-1", sessionId: "s-new", outcome: "done", answer: "", steps: 1, usage: {} });
+    await done;
+    await controller.handle({ type: "files", query: "app" });
+    assert.deepStrictEqual(posted.at(-1), {
+      type: "files",
+      query: "app",
+      files: ["src/app.py", "src/apple.py"],
+    });
+  });
+
+  it("New session starts an empty conversation; the session picked from Sessions shows its runs again", async () => {
+    const done = controller.handle({ type: "run", prompt: "first" });
+    await vscode.until(() => server.calls.includes("run first -"));
+    server.finishRun({ runId: "r-1", sessionId: "s-new", outcome: "done", answer: "", steps: 1, usage: {} });
+    await done;
+    await settle();
+    assert.strictEqual(last().runs.length, 1);
+    await controller.handle({ type: "pickSession", sessionId: null });
+    await settle();
+    assert.deepStrictEqual(last().runs, []);
+    assert.strictEqual(last().sessionId, undefined);
+    server.sessions = async () => [
+      {
+        sessionId: "s-new",
+        title: "first",
+        createdAt: "t0",
+        updatedAt: "t1",
+        runs: 1,
+        lastOutcome: "done" as const,
+      },
+    ];
+    await controller.handle({ type: "refreshSessions" });
+    await controller.handle({ type: "pickSession", sessionId: "s-new" });
+    await settle();
+    assert.deepStrictEqual(
+      last().runs.map((r) => r.prompt),
+      ["first"],
+    );
+  });
+
   it("picking a session continues it and lists its rules; New session forgets it", async () => {
     await controller.handle({ type: "refreshSessions" });
     await controller.handle({ type: "pickSession", sessionId: "s-old" });
@@ -194,7 +297,7 @@ describe("panel: controller", () => {
 
   it("shows a pending approval and answers it from the card", async () => {
     const answer = shared.approve(BASH, new vscode.CancellationTokenSource().token as never);
-    await vscode.until(() => posted.some((m) => m.state.approvals.length === 1));
+    await vscode.until(() => states().some((m) => m.approvals.length === 1));
     assert.deepStrictEqual(last().approvals[0], {
       callId: "call_3_1",
       runId: "r-1",

@@ -1,6 +1,7 @@
 import * as assert from "assert";
 import type { AgentEventParams } from "../../src/protocol";
-import { PanelModel, describeCall, outputTail } from "../../src/panel/model";
+import { PanelModel, approvalView, describeCall, diffStat, outputTail } from "../../src/panel/model";
+import { splitTitle } from "../../src/titles";
 
 const RUN = "r-1";
 let seq = 0;
@@ -95,6 +96,7 @@ describe("panel: events → view model", () => {
           status: "ok",
           decision: "allow",
           output: "edited app.py",
+          stat: { added: 1, removed: 1 },
         },
       },
       {
@@ -190,5 +192,108 @@ describe("panel: events → view model", () => {
       "line 29",
       "line 30",
     ]);
+  });
+});
+
+describe("panel: approval cards", () => {
+  const shown = (p: string): string => p.replace("file:///w/", "");
+
+  it("counts an edit's lines added and removed, headers left out", () => {
+    assert.deepStrictEqual(diffStat("--- a/x\n+++ b/x\n@@ -1,2 +1,3 @@\n a\n-b\n+B\n+C\n"), {
+      added: 2,
+      removed: 1,
+    });
+  });
+
+  it("shows an edit with its +N −M, and a command the sandbox stopped as a headline and a muted reason", () => {
+    const edit = approvalView(
+      {
+        runId: "r",
+        callId: "c",
+        tool: "edit_file",
+        title: "Edit app.py",
+        arguments: {},
+        preview: { kind: "diff", uri: "file:///w/app.py", diff: "--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n+z\n" },
+      },
+      "file",
+      shown,
+      "1 of 2 accepted",
+    );
+    assert.deepStrictEqual(
+      {
+        title: edit.title,
+        subject: edit.subject,
+        stat: edit.stat,
+        alsoIn: edit.alsoIn,
+        progress: edit.progress,
+      },
+      {
+        title: "Edit app.py",
+        subject: "app.py",
+        stat: { added: 2, removed: 1 },
+        alsoIn: "file",
+        progress: "1 of 2 accepted",
+      },
+    );
+    assert.strictEqual(edit.reason, undefined);
+    const command = approvalView(
+      {
+        runId: "r",
+        callId: "c",
+        tool: "bash",
+        title:
+          "Run touch /x — outside the sandbox: in it, it needs writing outside the workspace (Read-only file system)",
+        arguments: {},
+        preview: { kind: "command", command: "touch /x", cwd: "/w" },
+        suggestedPatterns: ["touch /x"],
+      },
+      "none",
+      shown,
+    );
+    assert.strictEqual(command.title, "Run touch /x outside the sandbox?");
+    assert.strictEqual(
+      command.reason,
+      "The sandbox stopped it: it needs writing outside the workspace (Read-only file system)",
+    );
+    assert.deepStrictEqual(command.suggestions, ["touch /x"]);
+    assert.deepStrictEqual(splitTitle("Edit .env — a sensitive path"), {
+      headline: "Edit .env",
+      reason: "a sensitive path",
+    });
+    assert.deepStrictEqual(splitTitle("Run ls"), { headline: "Run ls" });
+  });
+});
+
+describe("panel: the plan", () => {
+  it("shows the model's latest step list at the top of the run, each plan replacing the last", () => {
+    const model = new PanelModel((p) => p);
+    let n = 0;
+    const at = (event: Record<string, unknown>): boolean =>
+      model.apply({ runId: "r-p", seq: ++n, ...event } as AgentEventParams);
+    at({ kind: "run-started", prompt: "fix it", sessionId: "s" });
+    assert.ok(
+      at({
+        kind: "plan",
+        entries: [
+          { content: "Read the failing test", status: "in_progress", priority: "high" },
+          { content: "Fix add()" },
+        ],
+      }),
+    );
+    assert.deepStrictEqual(model.views()[0].plan, [
+      { content: "Read the failing test", status: "in_progress", priority: "high" },
+      { content: "Fix add()", status: "pending" },
+    ]);
+    at({
+      kind: "plan",
+      entries: [
+        { content: "Read the failing test", status: "completed" },
+        { content: "Fix add()", status: "in_progress" },
+      ],
+    });
+    assert.deepStrictEqual(
+      model.views()[0].plan?.map((step) => `${step.status} ${step.content}`),
+      ["completed Read the failing test", "in_progress Fix add()"],
+    );
   });
 });
