@@ -40,6 +40,8 @@ logger = logging.getLogger(__name__)
 
 FIRST_MESSAGE_SECONDS = 5.0
 """How long a connection may take to send its request (the daemon accepts one at a time)."""
+DRAIN_SECONDS = 0.5
+"""How long a refused client's remaining input is read before the connection is closed."""
 ORPHAN_SECONDS = 5.0
 """How long a run whose front went away has to stop before its process is ended."""
 OPS = frozenset({"run", "status", "stop"})
@@ -195,8 +197,10 @@ class Daemon:
         selector.register(self.listener, selectors.EVENT_READ, "accept")
         selector.register(wake_r, selectors.EVENT_READ, "wake")
         last = time.monotonic()
-        while self.accepting or self.children:
+        while True:
             self.reap()
+            if not self.accepting and not self.children:
+                break  # stopped, and the last run in flight has ended
             if self.children:
                 last = time.monotonic()
             timeout = self.idle - (time.monotonic() - last)
@@ -244,8 +248,7 @@ class Daemon:
                 for fd in fds:
                     with contextlib.suppress(OSError):
                         os.close(fd)
-                with contextlib.suppress(OSError, DaemonError):
-                    wire.send(conn, {"error": str(exc)[:500]})
+                refuse(conn, str(exc))
                 return
             pid = os.fork()
             if pid == 0:  # the run's own process: never returns
@@ -324,6 +327,18 @@ class Daemon:
         with contextlib.suppress(OSError):
             wire.send(conn, {"exit": status})
         return status
+
+
+def refuse(conn: socket.socket, why: str) -> None:
+    """Say why, then read what the client still sends (a bounded amount, briefly): closing
+    with unread input would reset the connection before the client read the reason."""
+    with contextlib.suppress(OSError, DaemonError):
+        wire.send(conn, {"error": why[:500]})
+        conn.shutdown(socket.SHUT_WR)
+        conn.settimeout(DRAIN_SECONDS)
+        left = 2 * wire.MAX_FRAME_BYTES
+        while left > 0 and (chunk := conn.recv(min(left, 1 << 16))):
+            left -= len(chunk)
 
 
 def watch(conn: socket.socket) -> None:
