@@ -85,12 +85,23 @@ def start(path: Path, environ: Mapping[str, str]) -> socket.socket:
                 return sock
             if process.poll() is not None:
                 raise DaemonError(
-                    f"the daemon exited with status {process.returncode} "
-                    f"(see {folder / 'daemon.log'})"
+                    f"the daemon exited with status {process.returncode}: "
+                    f"{last_line(folder / 'daemon.log')}"
                 )
             time.sleep(0.01)  # waiting for another process's socket: nothing to wait on
         process.kill()
         raise DaemonError(f"the daemon did not start within {START_SECONDS:.0f} s")
+
+
+def last_line(log: Path) -> str:
+    """The last thing a daemon wrote to its log (why it exited)."""
+    try:
+        with log.open("rb") as handle:
+            handle.seek(max(0, handle.seek(0, os.SEEK_END) - 2000))
+            lines = handle.read().decode(errors="replace").strip().splitlines()
+    except OSError:
+        lines = []
+    return lines[-1] if lines else f"see {log}"
 
 
 def open_daemon(environ: Mapping[str, str], *, autostart: bool = True) -> socket.socket | None:

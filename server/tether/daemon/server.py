@@ -138,17 +138,22 @@ class Daemon:
         self.inode = 0
 
     def bind(self) -> None:
-        """Listen at ``path`` (its folder was checked private by the front; checked again)."""
+        """Listen at ``path`` (its folder was checked private by the front; checked again).
+
+        Bound and listening under a temporary name first, then renamed into place: a front
+        that finds the socket refusing connections takes it for a dead daemon's."""
         wire.check_private(self.path.parent, os.lstat(self.path.parent))
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)  # the front found no daemon there (it holds the start lock)
+            os.unlink(temporary)
         old = os.umask(0o177)
         try:
-            self.listener.bind(str(self.path))
+            self.listener.bind(str(temporary))
         finally:
             os.umask(old)
-        self.inode = os.stat(self.path).st_ino
         self.listener.listen(16)
+        self.inode = os.stat(temporary).st_ino
+        os.rename(temporary, self.path)  # replaces a dead daemon's socket, if any
 
     def retire_others(self) -> None:
         """Ask the daemons of other installations here to exit once their runs end."""
