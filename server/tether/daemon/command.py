@@ -45,6 +45,7 @@ def add_daemon_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     parser.add_argument("action", choices=["start", "status", "stop", "serve"])
     parser.add_argument("--socket", help=argparse.SUPPRESS)  # serve: where (from start)
+    parser.add_argument("--preload", default="", help=argparse.SUPPRESS)  # serve: an SDK
 
 
 def daemon_command(
@@ -69,7 +70,7 @@ def daemon_command(
                 path = wire.socket_path(wire.socket_dir(environ), wire.fingerprint())
             return serve_daemon(
                 path,
-                environ,
+                {**environ, "TETHER_PROVIDER": args.preload or environ.get("TETHER_PROVIDER", "")},
                 cast("Callable[[list[str]], int]", run_main),
                 cast("Callable[[], int]", serve_main),
             )

@@ -53,12 +53,13 @@ def connect(path: Path) -> socket.socket | None:
     return sock
 
 
-def daemon_command(path: Path) -> list[str]:
-    """How a daemon is started."""
-    return [sys.executable, "-m", "tether", "daemon", "serve", "--socket", str(path)]
+def daemon_command(path: Path, provider: str = "") -> list[str]:
+    """How a daemon is started (``provider``: whose SDK it imports before it listens)."""
+    command = [sys.executable, "-m", "tether", "daemon", "serve", "--socket", str(path)]
+    return [*command, "--preload", provider] if provider else command
 
 
-def start(path: Path, environ: Mapping[str, str]) -> socket.socket:
+def start(path: Path, environ: Mapping[str, str], provider: str = "") -> socket.socket:
     """Start a daemon at ``path`` (unless another front just did) and connect to it;
     ``DaemonError`` when it does not come up."""
     folder = path.parent
@@ -70,7 +71,7 @@ def start(path: Path, environ: Mapping[str, str]) -> socket.socket:
         log = open(folder / "daemon.log", "ab")  # noqa: SIM115 - handed to the child
         with log:
             process = subprocess.Popen(
-                daemon_command(path),
+                daemon_command(path, provider),
                 env=dict(environ),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -104,12 +105,14 @@ def last_line(log: Path) -> str:
     return lines[-1] if lines else f"see {log}"
 
 
-def open_daemon(environ: Mapping[str, str], *, autostart: bool = True) -> socket.socket | None:
+def open_daemon(
+    environ: Mapping[str, str], *, autostart: bool = True, provider: str = ""
+) -> socket.socket | None:
     """A connection to this installation's daemon (started when absent and ``autostart``)."""
     path = wire.socket_path(wire.socket_dir(environ), wire.fingerprint())
     sock = connect(path)
     if sock is None and autostart:
-        sock = start(path, environ)
+        sock = start(path, environ, provider)
     return sock
 
 
@@ -125,7 +128,7 @@ def forward(argv: Sequence[str], environ: Mapping[str, str]) -> int | None:
     """Run ``tether`` ``argv`` in the daemon; its exit status, or None (after one line on
     stderr) when the daemon cannot be used, so the caller runs in-process instead."""
     try:
-        sock = open_daemon(environ)
+        sock = open_daemon(environ, provider=wire.provider_of(list(argv), environ))
         assert sock is not None
     except (DaemonError, OSError) as exc:
         print(f"tether: the daemon cannot be used ({exc}); running in-process", file=sys.stderr)

@@ -265,6 +265,9 @@ class Daemon:
             self.children.add(pid)
             for fd in fds:
                 os.close(fd)
+        # A provider whose SDK is not loaded yet: imported now (after the fork, so this run
+        # does not wait for it; the next connection does, once), for the runs after it.
+        preload_sdk(wire.provider_of(request[0], request[2]))
 
     def answer(self, op: str) -> dict[str, Any]:
         if op == "stop":
@@ -381,10 +384,17 @@ def preload(environ: Mapping[str, str]) -> None:
         "tether.tools.shell",
     ):
         importlib.import_module(name)
+    preload_sdk(environ.get("TETHER_PROVIDER", ""))
+
+
+def preload_sdk(provider: str) -> None:
+    """Import ``provider``'s SDK module (nothing for an unknown name or the scripted one)."""
+    import importlib
+
     from ..providers import SDK_MODULES
 
-    module = SDK_MODULES.get(environ.get("TETHER_PROVIDER", ""))
-    if module:
+    module = SDK_MODULES.get(provider)
+    if module and f"tether.providers{module}" not in sys.modules:
         with contextlib.suppress(ImportError):
             importlib.import_module(module, "tether.providers")
 

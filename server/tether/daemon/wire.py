@@ -177,3 +177,14 @@ def receive(sock: socket.socket) -> dict[str, Any] | None:
     if body is None:
         raise DaemonError("the connection ended inside a message")
     return decode_body(body)
+
+
+def provider_of(argv: list[str], environ: Mapping[str, str]) -> str:
+    """The provider a ``tether run`` ``argv`` names (its flag, else ``TETHER_PROVIDER``), so
+    the daemon can have its SDK imported; "" when neither says."""
+    for index, word in enumerate(argv):
+        if word == "--provider" and index + 1 < len(argv):
+            return argv[index + 1]
+        if word.startswith("--provider="):
+            return word.partition("=")[2]
+    return environ.get("TETHER_PROVIDER", "")
