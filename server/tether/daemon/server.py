@@ -382,21 +382,32 @@ def preload(environ: Mapping[str, str]) -> None:
         "tether.lsp.transport",
         "tether.lsp.lean",
         "tether.tools.shell",
+        "tether.tools.static",
+        "tether.tools.files",
+        "tether.tools.edits",
+        "tether.tools.search",
+        "tether.tools.plan",
+        "tether.tools.diagnostics",
+        "tether.text.proposed",
+        "anyio._backends._asyncio",
+        "anyio.streams.stapled",
     ):
         importlib.import_module(name)
     preload_sdk(environ.get("TETHER_PROVIDER", ""))
 
 
 def preload_sdk(provider: str) -> None:
-    """Import ``provider``'s SDK module (nothing for an unknown name or the scripted one)."""
-    import importlib
+    """Import ``provider``'s SDK and what its first client loads (nothing for an unknown
+    name or the scripted one; once per provider)."""
+    from ..providers import SDK_MODULES, prime
 
-    from ..providers import SDK_MODULES
+    if provider in SDK_MODULES and provider not in PRIMED:
+        PRIMED.add(provider)
+        with contextlib.suppress(Exception):  # the run says what is wrong, as in-process
+            prime(provider)
 
-    module = SDK_MODULES.get(provider)
-    if module and f"tether.providers{module}" not in sys.modules:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(module, "tether.providers")
+
+PRIMED: set[str] = set()
 
 
 def serve_daemon(
