@@ -12,6 +12,13 @@ from .approvals import (
     SaveDocumentsResult,
 )
 from .base import Position, Range, WireModel
+from .commands import (
+    CommandParams,
+    CommandResult,
+    CommandsParams,
+    CommandsResult,
+    SessionCommand,
+)
 from .config import (
     ClientTetherCapabilities,
     McpServerSettings,
@@ -44,6 +51,12 @@ from .methods import (
 )
 from .methods import (
     AGENT_CANCEL as AGENT_CANCEL_METHOD,
+)
+from .methods import (
+    AGENT_COMMAND as AGENT_COMMAND_METHOD,
+)
+from .methods import (
+    AGENT_COMMANDS as AGENT_COMMANDS_METHOD,
 )
 from .methods import (
     AGENT_DIAGNOSTICS as AGENT_DIAGNOSTICS_METHOD,
@@ -131,6 +144,13 @@ __all__ = [
     "AGENT_SESSIONS_METHOD",
     "AGENT_STEER_METHOD",
     "AGENT_UNDO_METHOD",
+    "AGENT_COMMANDS_METHOD",
+    "AGENT_COMMAND_METHOD",
+    "CommandParams",
+    "CommandResult",
+    "CommandsParams",
+    "CommandsResult",
+    "SessionCommand",
     "COMMAND_CANCEL",
     "COMMAND_RUN",
     "PROTOCOL_VERSION",

@@ -34,6 +34,8 @@ METHODS = {
     "agentRulesList": methods.AGENT_RULES_LIST,
     "agentRulesAdd": methods.AGENT_RULES_ADD,
     "agentRulesRemove": methods.AGENT_RULES_REMOVE,
+    "agentCommands": methods.AGENT_COMMANDS,
+    "agentCommand": methods.AGENT_COMMAND,
     "agentEvent": methods.AGENT_EVENT,
     "agentApprove": methods.AGENT_APPROVE,
     "agentSaveDocuments": methods.AGENT_SAVE_DOCUMENTS,

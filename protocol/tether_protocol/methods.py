@@ -13,6 +13,8 @@ AGENT_HISTORY: Final = "agent/history"
 AGENT_RULES_LIST: Final = "agent/rules/list"
 AGENT_RULES_ADD: Final = "agent/rules/add"
 AGENT_RULES_REMOVE: Final = "agent/rules/remove"
+AGENT_COMMANDS: Final = "agent/commands"
+AGENT_COMMAND: Final = "agent/command"
 AGENT_EVENT: Final = "agent/event"
 AGENT_APPROVE: Final = "agent/approve"
 AGENT_SAVE_DOCUMENTS: Final = "agent/saveDocuments"
@@ -33,6 +35,8 @@ CLIENT_TO_SERVER: Final = (
     AGENT_RULES_LIST,
     AGENT_RULES_ADD,
     AGENT_RULES_REMOVE,
+    AGENT_COMMANDS,
+    AGENT_COMMAND,
 )
 SERVER_TO_CLIENT: Final = (AGENT_EVENT, AGENT_APPROVE, AGENT_SAVE_DOCUMENTS, AGENT_DIAGNOSTICS)
 COMMANDS: Final = (COMMAND_RUN, COMMAND_CANCEL)

@@ -259,6 +259,28 @@ def prepared_run(args: argparse.Namespace, cwd: Path, prompt: str) -> TerminalRu
     )
 
 
+def chat(args: argparse.Namespace) -> int:
+    """``tether chat`` (``tether`` alone on a terminal): a conversation in the folder."""
+    import anyio
+
+    from .client.exits import EXIT_USAGE
+
+    if not sys.stdin.isatty() or not sys.stdout.isatty():
+        print("tether: the chat needs a terminal; scripts use `tether run`", file=sys.stderr)
+        return EXIT_USAGE
+    cwd = Path(args.cwd).resolve()
+    if not cwd.is_dir():
+        print(f"tether: --cwd {args.cwd}: not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    args.json = False
+    job = prepared_run(args, cwd, "")
+    if isinstance(job, int):
+        return job
+    from .client.chat import chat_in_terminal
+
+    return anyio.run(chat_in_terminal, job)
+
+
 def latest_session(cwd: Path, state_dir: Path) -> Any:
     """The most recently updated session that ran in ``cwd`` (None: none known)."""
     from .client.history import sessions
@@ -411,8 +433,26 @@ def main(argv: list[str] | None = None) -> int:
         prog="tether", description="An editor-integrated coding agent."
     )
     parser.add_argument("--version", action="version", version=f"tether {__version__}")
-    parser.add_argument("--log-level", default="WARNING", help="server log level (to stderr)")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument(
+        "--log-level", help="log level, to stderr (WARNING; a terminal command's server: ERROR)"
+    )
+    parser.add_argument(
+        "--continue",
+        dest="chat_continue",
+        action="store_true",
+        help="chat: continue the latest session in this folder",
+    )
+    parser.add_argument("--session", dest="chat_session", metavar="ID", help="chat: session ID")
+    commands = parser.add_subparsers(dest="command")
+    chat_parser = commands.add_parser(
+        "chat", help="a conversation in this folder (also `tether` alone, on a terminal)"
+    )
+    chat_parser.add_argument(
+        "--continue", dest="continue_", action="store_true", help="continue the latest session"
+    )
+    chat_parser.add_argument("--session", metavar="ID", help="continue session ID")
+    chat_parser.add_argument("--yes", action="store_true", help="approve every edit and command")
+    add_setting_flags(chat_parser)
     commands.add_parser("serve", help="serve an editor over stdio (JSON-RPC with LSP framing)")
     commands.add_parser(
         "acp", help="serve an ACP client over stdio (Agent Client Protocol v1: Zed, JetBrains, …)"
@@ -497,12 +537,28 @@ def main(argv: list[str] | None = None) -> int:
             if status is not None:
                 return status
     if args.command == "serve":  # its logging is set up after the lean start (lsp.lean)
-        return serve(args.log_level)
+        return serve(args.log_level or "WARNING")
     import logging
 
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
+    logging.basicConfig(level=(args.log_level or "WARNING").upper(), stream=sys.stderr)
     if args.command == "acp":
         return acp()
+    if args.log_level:  # the servers this command starts log at it too
+        from .client.spawn import SERVER_LOG_LEVEL
+
+        SERVER_LOG_LEVEL["level"] = args.log_level
+    if args.command is None:  # `tether` alone: a chat on a terminal, else usage
+        if not sys.stdin.isatty():
+            parser.print_usage(sys.stderr)
+            print(
+                "tether: no command: on a terminal `tether` alone opens a chat; "
+                "scripts use `tether run PROMPT`",
+                file=sys.stderr,
+            )
+            return 2
+        args = parser.parse_args([*(argv if argv is not None else sys.argv[1:]), "chat"])
+        args.continue_ = args.continue_ or args.chat_continue
+        args.session = args.session or args.chat_session
     try:
         return command(args)
     except BrokenPipeError:  # `tether replay … | head`: the reader has what it wanted
@@ -526,6 +582,8 @@ def command(args: argparse.Namespace) -> int:
         return replay(args.session, args.state_dir, args.rerun, args.yes)
     if args.command == "run":
         return run(args)
+    if args.command == "chat":
+        return chat(args)
     if args.command == "config":
         return show_config(args)
     if args.command == "sessions":

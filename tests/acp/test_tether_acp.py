@@ -10,7 +10,7 @@ import pytest
 
 from .client import RequestError
 from .recorder import EDITOR, NOTHING, RecordingClient
-from .tether import call, tether_acp, turns
+from .tether import EOF_WITHIN, call, tether_acp, turns
 
 ANSWER = turns({"text": "Hello from the scripted model, in several pieces."})
 
@@ -51,7 +51,7 @@ async def test_initialize_answers_version_one_and_the_capabilities(
             await agent.set_mode(session, "yolo")
         assert unknown.value.code == -32602
         client.assert_clean()
-        assert (await agent.exit_after_eof(within=2.0)).clean
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
 
 
 async def test_the_answer_streams_in_chunks_before_the_response(root: Path, tmp_path: Path) -> None:
@@ -68,7 +68,7 @@ async def test_the_answer_streams_in_chunks_before_the_response(root: Path, tmp_
         usage = [u.update for u in client.updates if u.kind == "usage_update"]
         assert usage and all(isinstance(u["used"], int) and u["size"] > 0 for u in usage)
         client.assert_clean()
-        assert (await agent.exit_after_eof(within=2.0)).clean
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
 
 
 async def test_bad_params_are_refused_and_the_agent_keeps_serving(
@@ -107,7 +107,7 @@ async def test_bad_params_are_refused_and_the_agent_keeps_serving(
             assert refused.value.code == -32602, prompt
         assert (await agent.prompt(session, "still there?"))["stopReason"] == "end_turn"
         client.assert_clean()
-        assert (await agent.exit_after_eof(within=2.0)).clean
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
 
 
 async def test_limits_are_stop_reasons(root: Path, tmp_path: Path) -> None:
@@ -130,7 +130,7 @@ async def test_eof_during_a_turn_ends_the_agent_and_its_command(root: Path, tmp_
         session = await agent.new_session(root)
         agent.start_prompt(session, "wait")
         await agent.wait_for_update("tool_call_update", session)  # allowed: running
-        check = await agent.exit_after_eof(within=2.0)
+        check = await agent.exit_after_eof(within=EOF_WITHIN)
         assert check.clean, check
 
 
@@ -156,7 +156,7 @@ async def test_cancel_with_a_permission_pending_withdraws_it(root: Path, tmp_pat
         assert answer["stopReason"] == "end_turn"
         assert client.writes == [(str(root / "app.py"), 'print("hi")\n')]
         client.assert_clean()
-        assert (await agent.exit_after_eof(within=2.0)).clean
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
 
 
 async def test_a_client_that_cancels_and_answers_cancelled_ends_the_turn(
@@ -193,7 +193,7 @@ async def test_settings_that_cannot_be_used_are_a_clear_error_answer(
         assert refused.value.code == -32603
         assert "TETHER_MAX_MESSAGE_BYTES" in str(refused.value)
         client.assert_clean()
-        assert (await agent.exit_after_eof(within=2.0)).clean
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
 
 
 async def test_an_unanswered_permission_is_withdrawn_at_the_approval_timeout(

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..waiting import wait_until
 from .recorder import EDITOR, NOTHING, RecordingClient
-from .tether import call, tether_acp, turns
+from .tether import EOF_WITHIN, call, tether_acp, turns
 
 
 async def test_load_in_a_new_process_replays_then_continues(tmp_path: Path) -> None:
@@ -21,7 +22,7 @@ async def test_load_in_a_new_process_replays_then_continues(tmp_path: Path) -> N
     async with tether_acp(root, tmp_path, script, first) as agent:
         session = await agent.new_session(root)
         await agent.prompt(session, "make it say hi")
-        assert (await agent.exit_after_eof(within=2.0)).clean
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
     live_calls = [u.update["toolCallId"] for u in first.updates if u.kind == "tool_call"]
 
     second = RecordingClient(capabilities=EDITOR, permission="allow_once")
@@ -30,7 +31,9 @@ async def test_load_in_a_new_process_replays_then_continues(tmp_path: Path) -> N
         answer = await agent.load_session(session, root)
         loaded_ns = agent.last_answered_ns
         assert answer["modes"]["currentModeId"] == "ask"
-        replay = [u for u in second.updates if u.session_id == session]
+        offered = await agent.wait_for_update("available_commands_update", session)
+        assert offered.at_ns > loaded_ns  # the commands once the load is answered
+        replay = [u for u in second.updates if u.session_id == session and u != offered]
         assert replay and all(u.at_ns < loaded_ns for u in replay)
         kinds = [u.kind for u in replay]
         assert kinds[0] == "user_message_chunk"
@@ -49,12 +52,14 @@ async def test_load_in_a_new_process_replays_then_continues(tmp_path: Path) -> N
         assert (await agent.prompt(session, "are you there?"))["stopReason"] == "end_turn"
         assert agent.text(session).endswith("Still here.")
         second.assert_clean()
-        assert (await agent.exit_after_eof(within=2.0)).clean
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
     logs = list((tmp_path / "sessions").rglob(f"{session}*.jsonl"))
     assert logs and "are you there?" in "".join(p.read_text() for p in logs)
 
 
-async def test_mcp_servers_are_accepted_and_ignored_with_a_warning(tmp_path: Path) -> None:
+async def test_an_mcp_server_that_cannot_start_is_one_warning_and_the_turn_goes_on(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "work"
     root.mkdir()
     client = RecordingClient(capabilities=NOTHING)
@@ -66,5 +71,8 @@ async def test_mcp_servers_are_accepted_and_ignored_with_a_warning(tmp_path: Pat
         session = await agent.new_session(root, mcp_servers=servers)
         assert (await agent.prompt(session, "hi"))["stopReason"] == "end_turn"
         client.assert_clean()
-        assert (await agent.exit_after_eof(within=2.0)).clean
-    assert "MCP servers" in stderr.read_text() and "notes" in stderr.read_text()
+        # (its start may fail after the turn on a loaded machine: the warning comes then)
+        await wait_until(lambda: "MCP server 'notes'" in stderr.read_text(), "the warning")
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
+    said = [line for line in stderr.read_text().splitlines() if "MCP server 'notes'" in line]
+    assert len(said) == 1, stderr.read_text()  # once, naming it

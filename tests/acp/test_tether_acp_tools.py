@@ -12,7 +12,7 @@ import pytest
 
 from .client import RequestError
 from .recorder import EDITOR, NOTHING, RecordingClient
-from .tether import call, tether_acp, turns
+from .tether import EOF_WITHIN, call, tether_acp, turns
 
 EDIT = call("edit_file", path="app.py", old_text='"x"', new_text='"hi"')
 READ_EDIT_ANSWER = turns(
@@ -65,7 +65,7 @@ async def test_a_full_client_is_read_asked_and_written_through(root: Path, tmp_p
         assert (root / "app.py").read_text() == 'print("x")\n'
         assert app in client.reads
         client.assert_clean()
-        assert (await agent.exit_after_eof(within=2.0)).clean
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
 
 
 async def test_a_client_declaring_nothing_gets_the_disk_and_tethers_writer(
@@ -80,7 +80,7 @@ async def test_a_client_declaring_nothing_gets_the_disk_and_tethers_writer(
         assert (root / "app.py").read_text() == 'print("hi")\n'
         assert client.reads == [] and client.writes == []
         client.assert_clean()  # an undeclared fs/* or terminal/* call is a problem here
-        assert (await agent.exit_after_eof(within=2.0)).clean
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
 
 
 async def test_a_new_file_is_shown_with_no_old_text(root: Path, tmp_path: Path) -> None:
@@ -214,7 +214,7 @@ async def test_an_allowed_command_runs_in_the_editors_terminal(root: Path, tmp_p
         told = done["content"][0]["content"]["text"]
         assert "exit code: 3" in told and "from-terminal" in told
         client.assert_clean()
-        assert (await agent.exit_after_eof(within=2.0)).clean
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
 
 
 async def test_cancel_kills_and_releases_the_editors_terminal(root: Path, tmp_path: Path) -> None:
@@ -281,7 +281,7 @@ async def test_the_clients_mcp_servers_run_for_the_session_and_are_asked(
         done = [u for u in calls(client, "tool_call_update") if u.get("status") == "completed"]
         assert any("echo: from the editor" in json.dumps(u) for u in done)
         client.assert_clean()
-        assert (await agent.exit_after_eof(within=2.0)).clean  # its server ended too
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean  # its server ended too
 
 
 async def test_an_unusable_mcp_server_is_an_invalid_params_error(
@@ -295,3 +295,35 @@ async def test_an_unusable_mcp_server_is_an_invalid_params_error(
         assert refused.value.code == -32602
         assert "mcpServers.0 ('old'): 'sse' servers are not supported" in str(refused.value)
         assert await agent.new_session(root)  # and the agent goes on serving
+
+
+async def test_the_session_commands_are_offered_and_run_from_a_prompt(
+    root: Path, tmp_path: Path
+) -> None:
+    edit = call("write_file", path="app.py", content='print("hi")\n')
+    script = turns({"tool_calls": [edit]}, {"text": "done"})  # each run plays it from the top
+    client = RecordingClient(capabilities=NOTHING, permission="allow_once")
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root)
+        offered = await agent.wait_for_update("available_commands_update", session)
+        names = [c["name"] for c in offered.update["availableCommands"]]
+        assert names == ["undo", "model", "cost"]  # the server's own list, /new the client's
+        answered = agent.last_answered_ns  # offered after session/new was answered
+        assert offered.at_ns > answered
+        nothing = len(client.updates)
+        assert (await agent.prompt(session, "/undo"))["stopReason"] == "end_turn"
+        assert "nothing to undo" in "".join(u.text() for u in client.updates[nothing:])
+        await agent.prompt(session, "make it say hi")
+        assert (root / "app.py").read_text() == 'print("hi")\n'
+        before = len(client.updates)
+        assert (await agent.prompt(session, "/undo"))["stopReason"] == "end_turn"
+        said = "".join(u.text() for u in client.updates[before:])
+        assert "put back: app.py" in said, said
+        assert (root / "app.py").read_text() == 'print("x")\n'  # reverted on disk
+        before = len(client.updates)
+        await agent.prompt(session, "/cost")
+        assert "1 run" in "".join(u.text() for u in client.updates[before:])
+        before = len(client.updates)
+        await agent.prompt(session, "/unknown thing")  # not ours: the model reads it
+        assert any(u.kind == "tool_call" for u in client.updates[before:])  # a run, a call
+        client.assert_clean()

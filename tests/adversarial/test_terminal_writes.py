@@ -30,7 +30,7 @@ def run_and_allow_after(tmp_path: Path, root: Path, script: dict[str, Any], chan
     term = Terminal(["run", "go"], env, root)
     term.expect(ASKED.strip())
     change()
-    term.send("a\r")
+    term.send("y")
     assert term.wait(timeout=60) == 0, term.text
     assert_nothing_left(env)
     return term.text

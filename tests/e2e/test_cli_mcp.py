@@ -55,6 +55,8 @@ def test_an_mcp_call_asked_and_answered_in_the_cli(tmp_path: Path) -> None:
     term.expect(ASKED.strip(), timeout=120)
     assert 'notes › echo {"text": "hello from the CLI"}' in term.text
     assert "MCP server 'notes'" in term.text
+    # a call, not a command: its rules are "this exact call" or every call of the tool
+    assert "[A] always this exact call  [p] always every `mcp__notes__echo` call" in term.text
     term.send("a\r")
     assert term.wait(timeout=60) == 0, term.text
     assert "echo: hello from the CLI" in term.text and "It said hello." in term.text

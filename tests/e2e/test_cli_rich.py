@@ -264,6 +264,7 @@ def test_ctrl_c_while_the_answer_streams_leaves_what_came_once_and_readable(
     assert streamed == pieces_shown(len(streamed)) and len(streamed) < len(pieces), shown
     assert "tether: cancelling the run (Ctrl-C again to quit)" in lines, shown
     assert "outcome cancelled" in shown and "Traceback" not in shown, shown
+    assert "(no answer)" not in shown and "Answer:" not in shown, shown  # what came is it
     assert_nothing_left(env)
 
 

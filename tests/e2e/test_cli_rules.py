@@ -78,7 +78,7 @@ def test_always_allowing_the_proposed_rule_stores_it_for_later_runs(tmp_path: Pa
     env = scripted(tmp_path, script)
     term = Terminal(["run", "touch two files"], env, tmp_path)
     term.expect("[p] always `echo *` in this project")
-    term.send("p\r")
+    term.send("p")
     status = term.wait(timeout=60)
     assert status == 0, term.text
     assert term.text.count("[p] always") == 1  # the second ran under the new rule, unasked
@@ -111,7 +111,7 @@ def test_an_edits_folder_rule_offered_by_the_server_is_stored_for_later_runs(
     env = scripted(tmp_path, {"turns": [edit("a"), edit("b"), {"text": "edited"}]})
     term = Terminal(["run", "edit two files"], env, tmp_path)
     term.expect("[A] always `src/a.py`  [p] always `src/*.py` in this project")
-    term.send("p\r")
+    term.send("p")
     assert term.wait(timeout=60) == 0, term.text
     assert term.text.count("[p] always") == 1  # b.py was edited under the new rule, unasked
     assert "approval: auto (project rule `src/*.py`)" in term.text
@@ -125,3 +125,37 @@ def test_an_edits_folder_rule_offered_by_the_server_is_stored_for_later_runs(
     assert "  approval: auto (project rule `src/*.py`)\n" in out.stdout
     assert [(tmp_path / "src" / f"{n}.py").read_text() for n in "abc"] == ["X = 2\n"] * 3
     assert_nothing_left(env)
+
+
+def test_a_deny_rule_is_named_as_what_denied_the_call(tmp_path: Path) -> None:
+    script = {"turns": [{"toolCalls": [{"name": "bash", "arguments": {"command": "rm x"}}]}]}
+    env = scripted(tmp_path, script)
+    added = tether(["rules", "add", "bash", "rm *", "--deny"], tmp_path, env)
+    assert added.returncode == 0, added.stderr
+    out = tether(["run", "remove x"], tmp_path, env)
+    assert "approval: denied by project rule `rm *`" in out.stdout, out.stdout
+    # what the model reads: the rule, not "no one allowed it"
+    assert "Not done: a project rule denies it (bash: rm *)" in out.stdout, out.stdout
+    assert "no one allowed it" not in out.stdout and "denied-by-default" not in out.stdout
+
+
+def test_rules_kept_in_the_project_stay_out_of_git_status(tmp_path: Path) -> None:
+    import subprocess
+
+    env = environment(tmp_path)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, timeout=30)
+    added = tether(["rules", "add", "bash", "rm *", "--deny"], tmp_path, env)
+    assert added.returncode == 0, added.stderr
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    assert status.stdout == "", status.stdout  # Tether's own files are not the user's
+    removed = tether(["rules", "remove", "rm *"], tmp_path, env)
+    assert removed.returncode == 0, removed.stderr
+    rules_files = [p for p in (tmp_path / ".tether").rglob("*") if "rules" in p.name]
+    assert rules_files == [], rules_files  # an empty rules file is removed

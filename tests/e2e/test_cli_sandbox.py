@@ -48,8 +48,8 @@ def test_a_sandboxed_run_says_so_and_a_stopped_command_is_asked_with_why(
     env = scripted(tmp_path, script) | {"TETHER_SANDBOX": backend, "TERM": "xterm-256color"}
     term = Terminal(["run", "go"], env, root)
     term.expect(ASKED.strip())  # only the command the walls stopped is asked
-    term.send("d\r")
-    term.expect("why (optional)")
+    term.send("n")
+    term.expect("why? (Enter skips)")
     term.send("\r")
     status = term.wait(timeout=60)
     shown = SGR.sub("", term.text).replace("\r\n", "\n")
@@ -64,7 +64,7 @@ def test_a_sandboxed_run_says_so_and_a_stopped_command_is_asked_with_why(
     title, command, folder, prompt = lines[at : at + 4]
     assert title.startswith(f"Run echo x > {outside} — outside the sandbox: in it, "), asked
     assert command == f"  $ echo x > {outside}" and folder == f"  (in {root})", asked
-    assert prompt.startswith("[a] allow") and prompt.endswith(ASKED + "d"), asked
+    assert prompt.startswith("[y] allow") and prompt.endswith(ASKED + "n"), asked
     assert "approval: deny" in asked and "was not allowed" in asked, asked
     assert (root / "made.txt").read_text() == "made\n" and not outside.exists()
     assert_nothing_left(env)

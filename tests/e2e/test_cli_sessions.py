@@ -97,9 +97,12 @@ def test_a_run_that_failed_replays_with_its_error(tmp_path: Path) -> None:
         failed = tether(argv, tmp_path, env, {})
     assert failed.returncode == 1, failed.stderr
     assert "answered 500: model crashed" in failed.stdout
+    assert "(no answer)" not in failed.stdout  # the error is the run's last word
+    assert "WARNING" not in failed.stderr  # no log lines over the run (no --log-level)
+    assert "outcome error · 1 step · 0 in" in failed.stdout
     shown = tether(["replay", session_of(failed.stdout)], tmp_path, env, {})
     assert shown.returncode == 0, shown.stderr
-    assert "outcome error · 1 steps · error: " in shown.stdout
+    assert "outcome error · 1 step · error: " in shown.stdout
     assert "answered 500: model crashed (gave up after 4 attempts)" in shown.stdout
 
 

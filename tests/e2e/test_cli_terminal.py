@@ -108,7 +108,13 @@ class Terminal:
     columns by rows, as a terminal window says it has (a bare pty says 0×0)."""
 
     def __init__(
-        self, argv: list[str], env: dict[str, str], cwd: Path, size: tuple[int, int] = (100, 40)
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        size: tuple[int, int] = (100, 40),
+        *,
+        shell: str | None = None,
     ) -> None:
         self.env = env
         pid, fd = pty.fork()
@@ -116,9 +122,13 @@ class Terminal:
             columns, rows = size
             fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
             os.chdir(cwd)
+            if shell is not None:  # a pipeline: `shell` names the CLI as $TETHER
+                os.execve("/bin/sh", ["sh", "-c", shell], env | {"TETHER": " ".join(TETHER)})
             os.execve(TETHER[0], [*TETHER, *argv], env)
         self.pid, self.fd = pid, fd
         self.text = ""
+        self.mark = 0
+        """Where the text stood when keys were last typed."""
         self.status: int | None = None
 
     def _read(self, timeout: float) -> bool:
@@ -133,16 +143,19 @@ class Terminal:
         self.text += data.decode(errors="replace")
         return bool(data)
 
-    def expect(self, needle: str, timeout: float = 30) -> None:
-        """Wait until ``needle`` was printed."""
+    def expect(self, needle: str, timeout: float = 30, *, fresh: bool = False) -> None:
+        """Wait until ``needle`` was printed (``fresh``: since the last keys were typed,
+        as an approval must be before its key is typed: keys typed ahead are dropped)."""
         deadline = _deadline(timeout)
-        while needle not in self.text:
+        start = self.mark if fresh else 0
+        while needle not in self.text[start:]:
             assert _left(deadline) > 0, f"{needle!r} not shown; the terminal shows:\n{self.text}"
             if not self._read(_left(deadline)):
-                assert needle in self.text, f"exited without {needle!r}:\n{self.text}"
+                assert needle in self.text[start:], f"exited without {needle!r}:\n{self.text}"
 
     def send(self, keys: str) -> None:
         """Type ``keys``."""
+        self.mark = len(self.text)
         os.write(self.fd, keys.encode())
 
     def wait(self, timeout: float = 30) -> int:
@@ -228,14 +241,15 @@ def test_denying_the_demo_fix_is_not_reported_as_fixed(tmp_path: Path) -> None:
     env = environment(tmp_path)
     term = Terminal(["demo", "--interactive", "--keep", str(tmp_path)], env, tmp_path)
     term.expect(ASKED.strip())  # run the tests: allow
-    term.send("a\r")
+    term.send("y")
     term.expect("Edit inventory/stock.py")
-    term.expect(ASKED.strip())
-    term.send("d\r")
-    term.expect("why (optional)")
+    term.expect(ASKED.strip(), fresh=True)
+    term.send("n")
+    term.expect("why? (Enter skips)")
     term.send("\r")
-    term.expect("Run python3 -m unittest")
-    term.send("a\r")
+    term.expect("Run python3 -m unittest", fresh=True)
+    term.expect(ASKED.strip(), fresh=True)
+    term.send("y")
     status = term.wait(timeout=60)
     assert status == 1, term.text
     assert "the fix was denied" in term.text
@@ -332,10 +346,11 @@ def test_allow_always_stores_the_exact_command_the_server_offers(tmp_path: Path)
     env = scripted(tmp_path, script)
     term = Terminal(["run", "touch them"], env, tmp_path)
     # `touch` writes: no wider rule is offered for it (issue 24), only the exact command
-    term.expect("[a] allow  [A] always this exact command  [d] deny")
-    term.send("A\r")
+    term.expect("[y] allow  [A] always this exact command  [e] edit  [n] deny")
+    term.send("A")
     term.expect("$ touch b.txt")  # the same command again ran unasked; another one is asked
-    term.send("a\r")
+    term.expect(ASKED.strip(), fresh=True)
+    term.send("y")
     assert term.wait(timeout=60) == 0, term.text
     # the server's exact suggestion, stored as a session rule, decided the second call
     assert "approval: auto (session rule `touch a.txt`)" in term.text

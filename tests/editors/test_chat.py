@@ -242,3 +242,15 @@ def test_a_message_that_cannot_be_sent_stays_to_be_sent_again(nvim: Nvim) -> Non
     assert "## Tether" not in r["lines"]
     note = r["notes"][-1]  # after Neovim's own message
     assert note.startswith("Tether: cannot start `") and "no-such-tether serve`: " in note
+
+
+def test_the_servers_session_commands_complete_and_run_in_the_chat(nvim: Nvim) -> None:
+    r = nvim.run("chat_commands")
+    assert r["omnifunc"] == "v:lua.require'tether.chat'.complete"
+    assert [item["word"] for item in r["items"]] == ["/undo", "/new", "/model", "/cost"]
+    lines = r["after_undo"]
+    you = len(lines) - 1 - lines[::-1].index("/undo")  # completed from "/un"
+    assert lines[you - 2 : you + 1] == ["## You", "", "/undo"]
+    assert "nothing to undo: no run yet" in lines[you + 1 :]
+    assert lines[-2:] == ["## You", ""] and r["modifiable"] is True  # ready for the next
+    assert "no run yet: nothing spent" in r["after_cost"]

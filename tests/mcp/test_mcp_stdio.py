@@ -6,6 +6,7 @@ that no process outlives the hub."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import anyio
@@ -235,3 +236,20 @@ async def test_every_process_of_a_server_ends_with_the_hub(tmp_path: Path) -> No
     assert child in pids and len(pids) == 2
     for pid in pids:
         assert not alive(pid), pid
+
+
+async def test_servers_asked_to_start_before_the_hub_runs_start_when_it_does(
+    tmp_path: Path,
+) -> None:
+    """A front may configure and start its hub before the hub's task has run (``tether
+    acp`` at ``session/new``, then a prompt at once): the servers start once it runs."""
+    tiny = Path(__file__).parents[1] / "acp" / "tiny_mcp.py"
+    settings = McpServerSettings(
+        command=sys.executable, args=[str(tiny)], env={"TINY_MCP_CALLS": str(tmp_path / "c")}
+    )
+    hub = McpHub({"PATH": "/usr/bin:/bin"})
+    await hub.configure({"tiny": settings}, tmp_path)
+    hub.start()  # before the hub runs: remembered
+    async with hub:
+        await hub.ready(60)
+        assert [t.name for t in hub.tools()] == ["mcp__tiny__echo"]

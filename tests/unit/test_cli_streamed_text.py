@@ -16,6 +16,7 @@ from tether_protocol import (
     StepEvent,
     TextDeltaEvent,
     ToolCallEvent,
+    ToolResultEvent,
 )
 
 
@@ -118,3 +119,20 @@ async def test_a_server_message_warns_the_renderer_before_it_is_printed(
         await client._dispatch({"method": "window/showMessage", "params": message})
     assert seen == [""]  # told before the line went to the terminal
     assert "the sandbox is not usable" in capsys.readouterr().err
+
+
+def test_a_tool_card_measures_tabs_as_drawn_and_does_not_wrap_code() -> None:
+    import re
+
+    output = 'main.go (3 lines)\nfunc main() {\n\tfmt.Println("hello there, a line")\n}\n'
+    result = ToolResultEvent(
+        run_id="r", seq=1, call_id="c", tool="read_file", ok=True, output=output
+    )
+    out = Tty()
+    renderer = RichRenderer(out, size=lambda: (60, 24))
+    renderer.console.width = 60
+    renderer.render(result)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
+    assert '        fmt.Println("hello there, a line")' in text, text  # one line, tab as 8
+    widths = {len(line) for line in text.splitlines() if line}
+    assert len(widths) == 1, text  # every row of the card as wide as the others

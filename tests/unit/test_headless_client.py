@@ -167,7 +167,8 @@ async def test_a_command_offers_the_servers_rules_and_sends_the_one_picked() -> 
     params = command("ls -la src", "ls -la src", "ls *")
     asked, wide = await answered(params, "p")
     assert asked == [
-        "[a] allow  [A] always this exact command  [p] always `ls *` in this project  [d] deny > "
+        "[y] allow  [A] always this exact command  [p] always `ls *` in this project  "
+        "[e] edit  [n] deny  [?] more > "
     ]
     assert wide == {
         "decision": "allow-always",
@@ -203,7 +204,8 @@ async def test_an_edit_offers_the_file_and_its_folders_rule_from_the_server() ->
     params = {**DIFF_PARAMS, "suggestedPatterns": ["src/a.py", "src/*.py"]}
     asked, folder = await answered(params, "p")
     assert asked == [
-        "[a] allow  [A] always `src/a.py`  [p] always `src/*.py` in this project  [d] deny > "
+        "[y] allow  [A] always `src/a.py`  [p] always `src/*.py` in this project  "
+        "[e] edit  [n] deny  [?] more > "
     ]
     assert folder == {
         "decision": "allow-always",

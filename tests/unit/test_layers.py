@@ -78,6 +78,7 @@ THIRD_PARTY_OWNERS = {
     "mcp": ("mcp",),
     "mcp_types": ("mcp",),
     "rich": ("client.rich_render", "client.streamed_text"),
+    "prompt_toolkit": ("client.chat_input",),
 }
 """Libraries only these modules (or packages) may import: the transport and the SDKs stay
 at the edges (``test_seams.py`` checks the same by importing every other module)."""

@@ -114,7 +114,7 @@ def test_a_deny_rule_wins_over_an_allow_rule_and_auto_approve(store: RuleStore, 
     policy = ApprovalPolicy(auto_approve=frozenset({"bash"}), store=store)
     verdict, event, asker = decide(policy, "bash", bash("git status && git push -f", root), root)
     assert verdict.decision == "denied-by-default" and not asker.asked
-    assert verdict.note is not None and "git push *" in verdict.note
+    assert verdict.denied_by is not None and "git push *" in verdict.denied_by
     assert event.rules == [rule("bash", "git push *", "deny")]
 
 

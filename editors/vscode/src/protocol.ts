@@ -11,6 +11,8 @@ export const Methods = {
   agentRulesList: "agent/rules/list",
   agentRulesAdd: "agent/rules/add",
   agentRulesRemove: "agent/rules/remove",
+  agentCommands: "agent/commands",
+  agentCommand: "agent/command",
   agentEvent: "agent/event",
   agentApprove: "agent/approve",
   agentSaveDocuments: "agent/saveDocuments",
@@ -74,6 +76,25 @@ export type AgentUndoResult = {
   notFound?: string[];
   refused?: string[];
   note?: string | null;
+};
+
+export type AgentCommandsParams = {
+};
+
+export type AgentCommandsResult = {
+  commands: SessionCommand[];
+};
+
+export type AgentCommandParams = {
+  name: string;
+  sessionId?: string | null;
+  argument?: string | null;
+};
+
+export type AgentCommandResult = {
+  message: string;
+  newSession?: boolean;
+  files?: string[];
 };
 
 export type AgentSessionsParams = {
@@ -365,6 +386,12 @@ export type ScriptToolCall = {
 export type ScriptTurn = {
   text?: string;
   toolCalls?: ScriptToolCall[];
+};
+
+export type SessionCommand = {
+  name: string;
+  description: string;
+  argument?: string | null;
 };
 
 export type SessionInfo = {

@@ -20,13 +20,21 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tether_protocol import McpServerSettings, Rule, RunParams, RunResult, parse_event
+from tether_protocol import (
+    CommandParams,
+    McpServerSettings,
+    Rule,
+    RunParams,
+    RunResult,
+    parse_event,
+)
 
 from ..config.assemble import assemble
 from ..config.layers import Config, ConfigError
 from ..policy.store import RuleStore
 from ..prompt.frames import ATTACHED_FILE, framed
 from ..providers import warm_up
+from ..run.commands import COMMANDS, CommandRefused, run_command
 from ..run.manager import InvalidRun, RunManager
 from ..session.store import stored_session
 from ..session.writer import SessionLogWriter, new_session_id
@@ -64,6 +72,9 @@ MODES: tuple[dict[str, str], ...] = (
 STOP_SECONDS = 1.2
 """How long the runs may take to stop at the end of input: with the answers still owed and
 the interpreter's exit, the process is gone within ACP's 2 s, even on a loaded machine."""
+ACP_COMMANDS = ("undo", "model", "cost")
+"""The session commands offered to ACP clients (``/new`` is the client's own: a new
+thread is a new ``session/new``)."""
 MODE_IDS: tuple[Mode, ...] = ("ask", "accept-edits", "read-only")
 EDIT_TOOLS = ("edit_file", "write_file")
 WRITING_TOOLS = (*EDIT_TOOLS, "bash")
@@ -191,12 +202,62 @@ class AcpSession:
     prompting: bool = False
     cancel_asked: bool = False
     applied_rules: list[Rule] = field(default_factory=list)
+    chosen_model: str | None = None
+    """The model ``/model NAME`` picked for the session's next prompts."""
     mcp: McpHub | None = None
     """The session's MCP servers (the client's, the project's and the user's); None: none."""
     mcp_task: asyncio.Task[None] | None = None
 
     def workspace(self) -> Workspace:
         return Workspace([self.root], self.buffers, "utf-32")
+
+
+@dataclass
+class SessionCommandHost:
+    """What a session command acts on, for one ACP session (``run/commands.py``)."""
+
+    server: AcpServer
+    session: AcpSession
+
+    @property
+    def chosen_model(self) -> str | None:
+        return self.session.chosen_model
+
+    @chosen_model.setter
+    def chosen_model(self, name: str | None) -> None:
+        self.session.chosen_model = name
+
+    @property
+    def log_writer(self) -> SessionLogWriter:
+        return self.server.log_writer
+
+    @property
+    def runs(self) -> RunManager:
+        return self.server.runs
+
+    @property
+    def editor(self) -> AcpEditor:
+        assert self.session.editor is not None
+        return self.session.editor
+
+    @property
+    def config(self) -> Config:
+        return self.session.config
+
+    def workspace_model(self) -> Workspace:
+        return self.session.workspace()
+
+
+def available_commands() -> dict[str, Any]:
+    """The ``available_commands_update`` of every session: the session commands."""
+    offered = []
+    for name in ACP_COMMANDS:
+        command, _ = COMMANDS[name]
+        item: dict[str, Any] = {"name": command.name, "description": command.description}
+        if command.argument:
+            item["input"] = {"hint": command.argument.strip("[]")}
+        offered.append(item)
+    return {"sessionUpdate": "available_commands_update", "availableCommands": offered}
 
 
 class AcpServer:
@@ -306,7 +367,7 @@ class AcpServer:
         waits briefly for the ones still starting, as under ``tether serve``)."""
         from ..mcp.hub import McpHub  # imported only when a session has servers
 
-        hub = McpHub(self.environ, lambda message: log.warning("%s", message))
+        hub = McpHub(self.environ)  # it logs a server that cannot start: stderr, once
         session.mcp = hub
         session.mcp_task = asyncio.ensure_future(hub.serve())
 
@@ -329,6 +390,7 @@ class AcpServer:
     async def new_session(self, raw: Any) -> dict[str, Any]:
         params = _params(NewSessionParams, raw, "session/new")
         session = self._open(new_session_id(), params.cwd, "session/new", params.mcp_servers)
+        self._offer_commands(session)
         return {"sessionId": session.session_id, "modes": self._modes(session)}
 
     async def load_session(self, raw: Any) -> dict[str, Any]:
@@ -340,6 +402,7 @@ class AcpServer:
         if data is None:
             raise RpcError(INVALID_PARAMS, f"session/load: unknown session {params.session_id!r}")
         session = self._open(params.session_id, params.cwd, "session/load", params.mcp_servers)
+        self._offer_commands(session)
         session.stored = True
         events = []
         for item in data.events:
@@ -373,6 +436,32 @@ class AcpServer:
             raise RpcError(INVALID_PARAMS, f"{method}: unknown session {session_id!r}"[:300])
         return session
 
+    def _offer_commands(self, session: AcpSession) -> None:
+        """``available_commands_update`` right after the answer (written first: a client
+        may not know the session before it reads the answer)."""
+        loop = asyncio.get_running_loop()
+        loop.call_soon(self._send, session.session_id, available_commands())
+
+    async def _command(self, session: AcpSession, text: str) -> dict[str, Any] | None:
+        """Run ``/name [argument]`` when it names a session command; None otherwise (the
+        text goes to the model, as a client's own slash command would)."""
+        word, _, argument = text.strip().partition(" ")
+        name = word[1:]
+        if not word.startswith("/") or name not in ACP_COMMANDS:
+            return None
+        params = CommandParams(
+            name=name,
+            session_id=session.session_id if session.stored else None,
+            argument=argument.strip() or None,
+        )
+        try:
+            said = (await run_command(SessionCommandHost(self, session), params)).message
+        except CommandRefused as exc:
+            said = f"/{name}: {exc}"
+        chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": said}}
+        self._send(session.session_id, chunk)
+        return {"stopReason": "end_turn"}
+
     def _send(self, session_id: str, update: dict[str, Any]) -> None:
         assert self.connection is not None
         self.connection.notify("session/update", {"sessionId": session_id, "update": update})
@@ -399,7 +488,8 @@ class AcpServer:
         text = self._prompt_text(session, params.prompt)
         session.prompting, session.cancel_asked = True, False
         try:
-            return await self._run(session, text)
+            answered = await self._command(session, text)
+            return answered if answered is not None else await self._run(session, text)
         finally:
             session.prompting = False
             session.run_id = None
@@ -481,7 +571,7 @@ class AcpServer:
         rules[:0] = session.applied_rules
         assert self.connection is not None and session.editor is not None
         sink = AcpSink(session.translator, lambda u: self._send(session.session_id, u))
-        params = RunParams(prompt=text, session_id=session.session_id)
+        params = RunParams(prompt=text, session_id=session.session_id, model=session.chosen_model)
         try:
             run = await self.runs.create(
                 params, config, session.workspace(), [sink], session.editor, session.mcp

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
+import os
+import shlex
+import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
@@ -13,13 +19,22 @@ from tether_protocol import ApproveParams, CommandPreview
 
 from ..text.model import split_lines
 from .render import styled_terminal
-from .terminal import TextOut, read_line
+from .terminal import END_OF_INPUT, TextOut, open_terminal, read_key, read_line
 
-PROMPT = "[a] allow  [A] allow always  [d] deny > "
+ASKED = "[n] deny  [?] more > "
+"""How every question ends (the choices before it depend on the call)."""
+PROMPT = f"[y] allow  [A] always  [e] edit  {ASKED}"
 """The question for an edit the server offers no rule for ("always": that tool, for this
-session)."""
-ASKED = "[d] deny > "
-"""How every question ends (a command's offers more choices before it)."""
+session). Each answer is one key, no Enter."""
+REASON = "  why? (Enter skips) > "
+LEGEND = """\
+  y or a  allow this call
+  n or d  deny it (then a one-line reason for the model; Enter skips)
+  A       always allow this exact call
+  p       always allow by the wider rule shown (when the server offers one)
+  e       edit the command or the proposed text in $EDITOR, then decide
+  ?       this legend
+"""
 
 
 @dataclass(frozen=True)
@@ -45,10 +60,15 @@ def offer_of(params: ApproveParams) -> Offer:
     return Offer(exact, wide)
 
 
-def command_prompt(pattern: str | None) -> str:
-    """The question for a command: always this exact command, or by the offered rule."""
+def command_prompt(pattern: str | None, tool: str = "bash") -> str:
+    """The question for a command: always this exact command, or by the offered rule. An
+    MCP server's tool (shown as a command) is a call: its rule ``*`` is every call of it."""
+    if tool.startswith("mcp__"):
+        wide = f"every `{tool}` call" if pattern == "*" else f"`{pattern}`"
+        offer = f"  [p] always {wide} in this project" if pattern else ""
+        return f"[y] allow  [A] always this exact call{offer}  [e] edit  {ASKED}"
     offer = f"  [p] always `{pattern}` in this project" if pattern else ""
-    return f"[a] allow  [A] always this exact command{offer}  {ASKED}"
+    return f"[y] allow  [A] always this exact command{offer}  [e] edit  {ASKED}"
 
 
 def edit_prompt(offer: Offer) -> str:
@@ -57,7 +77,7 @@ def edit_prompt(offer: Offer) -> str:
     if offer.exact is None:
         return PROMPT
     wide = f"  [p] always `{offer.wide}` in this project" if offer.wide else ""
-    return f"[a] allow  [A] always `{offer.exact}`{wide}  {ASKED}"
+    return f"[y] allow  [A] always `{offer.exact}`{wide}  [e] edit  {ASKED}"
 
 
 def colour_diff(diff: str, color: bool) -> str:
@@ -125,17 +145,26 @@ class TerminalApprover:
             self.out.write(colour_diff(preview.diff, self.color))
         self.out.flush()
 
-    async def _read(self, prompt: str) -> str | None:
-        """The user's answer; None when they ended the input or interrupted."""
+    async def _read(self, prompt: str, fd: int | None, *, line: bool = False) -> str | None:
+        """The user's answer, one key (or a ``line``); None when they ended the input
+        (Ctrl-D) or interrupted."""
         if self.interrupted:
             return None
         with anyio.CancelScope() as scope:
             self._asking = scope
             try:
                 if self._ask is not None:
-                    return (await anyio.to_thread.run_sync(self._ask, prompt)).strip()
-                answer = await read_line(prompt, self.out)
-                return None if answer is None else answer.strip()
+                    answer = (await anyio.to_thread.run_sync(self._ask, prompt)).strip()
+                    return answer if line or answer else None
+                if line:
+                    text = await read_line(prompt, self.out, fd)
+                    return None if text is None else text.strip()
+                key = await read_key(prompt, self.out, fd)
+                if key == END_OF_INPUT:
+                    return None
+                self.out.write(f"{key if key.isprintable() else ''}\n")  # the key, echoed
+                self.out.flush()
+                return key
             finally:
                 self._asking = None
         return None  # cancelled by ``interrupt``
@@ -151,34 +180,118 @@ class TerminalApprover:
         if self.yes:
             self.out.write(f"  → allowed ({self.yes_reason})\n")
             return {"decision": "allow"}
-        if self._ask is None and not sys.stdin.isatty():
+        terminal = None if self._ask is not None else open_terminal()
+        if self._ask is None and terminal is None:
             self.out.write("  → denied (no terminal to ask; use --yes to allow)\n")
             return {"decision": "deny", "feedback": "no one was there to approve it"}
+        fd, opened = terminal or (None, False)
+        try:
+            return await self._decide(params, fd)
+        finally:
+            if opened and fd is not None:
+                os.close(fd)
+
+    async def _decide(self, params: ApproveParams, fd: int | None) -> dict[str, Any]:
+        """Ask until one key decides."""
         offer = offer_of(params)
         if isinstance(params.preview, CommandPreview):
-            prompt = command_prompt(offer.wide)
+            prompt = command_prompt(offer.wide, params.tool)
         else:
             prompt = edit_prompt(offer)
+        edits: dict[str, Any] = {}
         while True:
-            answer = await self._read(prompt)
+            answer = await self._read(prompt, fd)
             if answer is None:
                 return self._denied("cancelled" if self.interrupted else "ended the input")
-            if answer == "a":
-                return {"decision": "allow"}
+            if answer in ("y", "a"):
+                return {"decision": "allow", **edits}
             if answer == "A":
-                if offer.exact is None:
-                    return {"decision": "allow-always"}
+                if offer.exact is None or edits:
+                    return {"decision": "allow-always", **edits}
                 return {
                     "decision": "allow-always",
                     "rule": {"pattern": offer.exact, "scope": "session"},
                 }
-            if answer == "p" and offer.wide is not None:
+            if answer == "p" and offer.wide is not None and not edits:
                 self.out.write(
                     f"  → always allowed in this project: {params.tool} `{offer.wide}`\n"
                 )
                 self.out.flush()
                 rule = {"pattern": offer.wide, "scope": "project"}
                 return {"decision": "allow-always", "rule": rule}
-            if answer == "d":
-                feedback = await self._read("why (optional) > ")
+            if answer in ("n", "d"):
+                feedback = await self._read(REASON, fd, line=True)
                 return {"decision": "deny", **({"feedback": feedback} if feedback else {})}
+            if answer == "e" and self._ask is None:
+                edited = await self._edit(params, edits, fd)
+                if edited is not None:
+                    edits = edited
+                    offer = Offer()  # a rule for the proposed call would not cover the edit
+                    prompt = f"[y] allow the edited version  {ASKED}"
+                continue
+            self.out.write(LEGEND)
+            self.out.flush()
+
+    async def _edit(
+        self, params: ApproveParams, edits: dict[str, Any], fd: int | None
+    ) -> dict[str, Any] | None:
+        """The user's version of the call, edited in ``$VISUAL``/``$EDITOR`` (None: left
+        as it was, or no editor could run), shown before they decide on it."""
+        preview = params.preview
+        if isinstance(preview, CommandPreview):
+            before = edits.get("arguments", {}).get("command", preview.command)
+            suffix = ".sh"
+        elif preview.proposed is not None:
+            before = edits.get("editedText", preview.proposed.text)
+            suffix = Path(preview.uri).suffix or ".txt"
+        else:
+            self.out.write("  (this server sends no text to edit)\n")
+            return None
+        after = await anyio.to_thread.run_sync(edit_text, before, suffix, fd)
+        if after is None:
+            self.out.write("  (the editor failed: nothing changed)\n")
+            return None
+        if isinstance(preview, CommandPreview):
+            after = after.strip()
+            if not after or after == before:
+                self.out.write("  (unchanged)\n")
+                return None
+            self.out.write(f"  edited:\n  $ {after}\n")
+            return {"arguments": {**params.arguments, "command": after}}
+        if after == before:
+            self.out.write("  (unchanged)\n")
+            return None
+        assert preview.proposed is not None
+        diff = "".join(
+            difflib.unified_diff(
+                preview.proposed.base_text.splitlines(keepends=True),
+                after.splitlines(keepends=True),
+                "before",
+                "edited",
+            )
+        )
+        self.out.write("  edited:\n")
+        self.out.write(colour_diff(diff, self.color))
+        return {"editedText": after}
+
+
+def edit_text(text: str, suffix: str, fd: int | None) -> str | None:
+    """``text`` as the user left it in their editor (``$VISUAL``, ``$EDITOR``, else ``vi``),
+    run on the terminal ``fd`` (else this process's own); None when it failed."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.TemporaryDirectory(prefix="tether-edit-") as folder:
+        path = Path(folder) / f"proposed{suffix}"
+        path.write_text(text)
+        try:
+            status = subprocess.run(
+                [*shlex.split(editor), str(path)],
+                stdin=fd,
+                stdout=fd,
+                stderr=fd,
+                check=False,
+            ).returncode
+        except (OSError, ValueError):
+            return None
+        if status != 0:
+            return None
+        return path.read_text()

@@ -53,6 +53,10 @@ class TerminalRenderer:
         self.color = color
         self._mid_line = False
         self.usage: UsageEvent | None = None
+        self.echo_prompt = True
+        """Whether a run starts with its prompt (not in the chat: it is on the screen)."""
+        self.streamed = ""
+        """The assistant text streamed since the run started (what the screen shows)."""
         self._thinking_since: float | None = None
         """When the model was asked and has not answered yet (the spinner shows then)."""
         self._spinner_shown = False
@@ -107,10 +111,13 @@ class TerminalRenderer:
         elif not isinstance(event, UsageEvent):
             self._thinking_since = None
         if isinstance(event, RunStartedEvent):
-            self._line(self._style(f"▶ {event.prompt}", "1"))
+            self.streamed = ""
+            if self.echo_prompt:
+                self._line(self._style(f"▶ {event.prompt}", "1"))
         elif isinstance(event, StepEvent):
             self._line(self._style(f"── step {event.step} " + "─" * 40, "2"))
         elif isinstance(event, TextDeltaEvent):
+            self.streamed += event.text
             self.out.write(event.text)
             self.out.flush()
             self._mid_line = not event.text.endswith("\n")
@@ -122,7 +129,7 @@ class TerminalRenderer:
             if event.tool != "plan":  # the plan itself is shown when it is set
                 self._tool_call(event)
         elif isinstance(event, ApprovalEvent):
-            self._line(self._style(f"  approval: {event.decision}{decided_by(event)}", "33"))
+            self._line(self._style(f"  approval: {approval_text(event)}", "33"))
         elif isinstance(event, ToolResultEvent):
             if event.tool != "plan" or not event.ok:
                 self._tool_result(event)
@@ -151,12 +158,27 @@ class TerminalRenderer:
             self._line(self._style(f"  {mark} {entry.content}", style))
 
     def summary(self, result: dict[str, Any]) -> None:
-        """The final answer and outcome of a run."""
+        """The final answer and outcome of a run. A run that ended without an answer
+        (cancelled, failed) after text had streamed keeps that text as its last word."""
         self._clear_spinner()
         self._thinking_since = None
-        self._line(self._style("Answer:", "1"))
-        self._answer(result.get("answer") or "(no answer)")
+        answer = result.get("answer")
+        if answer or (result["outcome"] == "done" and not self.streamed.strip()):
+            self._line(self._style("Answer:", "1"))
+            self._answer(answer or "(no answer)")
         self._outcome(outcome_line(result), result["outcome"] == "done")
+
+    def finish_turn(self, result: dict[str, Any], seconds: float) -> None:
+        """A chat turn's end: the answer unless it streamed, then the one-line footer."""
+        self._clear_spinner()
+        self._thinking_since = None
+        answer = result.get("answer")
+        if answer and answer.strip() not in self.streamed:
+            self._answer(answer)
+        self._footer(result, seconds)
+
+    def _footer(self, result: dict[str, Any], seconds: float) -> None:
+        self._line(self._style(footer_line(result, seconds), "2" if ok(result) else "31"))
 
     def _answer(self, text: str) -> None:
         self._line(text)
@@ -167,6 +189,15 @@ class TerminalRenderer:
 
 PLAN_MARKS = {"completed": ("✓", "2"), "in_progress": ("▸", "1;33"), "pending": ("○", "0")}
 """How each step of a plan is marked, and its style."""
+
+
+def approval_text(event: ApprovalEvent) -> str:
+    """An approval as a person says it: ``allow``, ``auto (project rule `pytest *`)``,
+    ``denied by project rule `rm *``` (not ``denied-by-default``: a rule denied it)."""
+    if event.decision == "denied-by-default" and event.rules:
+        named = ", ".join(f"{r.scope} rule `{r.pattern}`" for r in event.rules)
+        return f"denied by {named}"
+    return f"{event.decision}{decided_by(event)}"
 
 
 def decided_by(event: ApprovalEvent) -> str:
@@ -187,11 +218,38 @@ def shown_output(output: str) -> list[str]:
     return [first, *rest]
 
 
+def plural(count: int, word: str) -> str:
+    """``1 step``, ``2 steps``."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def ok(result: dict[str, Any]) -> bool:
+    """Whether a run's end is nothing to warn about (done, or stopped by the user)."""
+    return result.get("outcome") in ("done", "cancelled")
+
+
+def footer_line(result: dict[str, Any], seconds: float) -> str:
+    """A chat turn's footer: outcome, steps, tokens, cost, time (and the error)."""
+    usage = result.get("usage", {})
+    outcome = "interrupted" if result["outcome"] == "cancelled" else result["outcome"]
+    parts = [
+        outcome,
+        plural(result.get("steps", 0), "step"),
+        f"{usage.get('inputTokens', 0):,} in / {usage.get('outputTokens', 0):,} out tokens",
+    ]
+    if usage.get("costUsd") is not None:
+        parts.append(f"${usage['costUsd']:.4f}")
+    parts.append(f"{seconds:.1f}s")
+    if result.get("error"):
+        parts.append(f"error: {result['error']}")
+    return " · ".join(parts)
+
+
 def outcome_line(result: dict[str, Any]) -> str:
     """The run's outcome, steps, tokens, cost, session and error in one line."""
     usage = result.get("usage", {})
     detail = (
-        f"outcome {result['outcome']} · {result['steps']} steps · "
+        f"outcome {result['outcome']} · {plural(result['steps'], 'step')} · "
         f"{usage.get('inputTokens', 0)} in / {usage.get('outputTokens', 0)} out tokens"
     )
     if usage.get("costUsd") is not None:

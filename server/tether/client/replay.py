@@ -28,7 +28,7 @@ from ..providers.base import AssistantMessage, Message
 from ..session.records import SessionData
 from .approver import TerminalApprover
 from .headless import connect
-from .render import TerminalRenderer
+from .render import TerminalRenderer, plural
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +102,7 @@ def show(data: SessionData, renderer: TerminalRenderer) -> None:
         event = parse_event(raw)
         renderer.render(event)
         if isinstance(event, RunFinishedEvent):
-            line = f"[{event.run_id}] outcome {event.outcome} · {event.steps} steps"
+            line = f"[{event.run_id}] outcome {event.outcome} · {plural(event.steps, 'step')}"
             if error := data.errors.get(event.run_id):
                 line += f" · error: {error}"
             renderer._line(renderer._style(line, "2" if event.outcome == "done" else "31"))

@@ -29,8 +29,16 @@ from tether_protocol import (
 
 from ..text.model import split_lines
 from ..workspace.folders import path_from_uri
-from .render import DiffPrinter, TerminalRenderer, _arguments, outcome_line, shown_output
-from .streamed_text import StreamedText, TerminalSize, stdout_size
+from .render import (
+    DiffPrinter,
+    TerminalRenderer,
+    _arguments,
+    footer_line,
+    ok,
+    outcome_line,
+    shown_output,
+)
+from .streamed_text import TAB, StreamedText, TerminalSize, stdout_size
 from .terminal import TextOut
 
 CODE_THEME = "ansi_dark"
@@ -71,6 +79,7 @@ def highlighted_diff(diff: str, uri: str) -> Text:
         else:
             shown.append(line, style="dim")  # "\ No newline at end of file"
         shown.append("\n")
+    shown.expand_tabs(TAB)  # as the terminal draws them, so a long line wraps where it shows
     return shown
 
 
@@ -138,6 +147,20 @@ class RichRenderer(TerminalRenderer):
             return
         self._outcome(outcome_line(result), result["outcome"] == "done")
 
+    def finish_turn(self, result: dict[str, Any], seconds: float) -> None:
+        """A chat turn's end: the streamed answer rendered in its place, then the footer."""
+        self._clear_spinner()
+        self._thinking_since = None
+        self._settle(answer=False)
+        answer = result.get("answer")
+        if answer and answer != self._shown and answer.strip() not in self.streamed:
+            self._answer(answer)
+        self._shown = None
+        self._footer(result, seconds)
+
+    def _footer(self, result: dict[str, Any], seconds: float) -> None:
+        self._print(Text(footer_line(result, seconds), style="dim" if ok(result) else "bold red"))
+
     def _print(self, renderable: RenderableType, *, one_line: bool = False) -> None:
         if self._mid_line:
             self.out.write("\n")
@@ -156,6 +179,7 @@ class RichRenderer(TerminalRenderer):
         body = Text(first)
         for line in rest:
             body.append("\n" + line, style="dim")
+        body.expand_tabs(TAB)  # measured as drawn: a tab left in is one cell wide, drawn as 8
         colour = "green" if event.ok else "red"
         title = Text(f"{'✓' if event.ok else '✗'} {event.tool}", style=f"bold {colour}")
         self._print(Panel(body, title=title, title_align="left", border_style=colour, expand=False))

@@ -34,9 +34,14 @@ def prefork(root: Path) -> None:
         _forked = FORK_SERVER(root)
 
 
+SERVER_LOG_LEVEL = {"level": "ERROR"}
+"""The log level of a server started for the terminal: its warnings (a retried model call)
+are not printed over the run; ``tether --log-level LEVEL`` sets it."""
+
+
 def serve_command() -> list[str]:
     """How the server is started: this interpreter's ``tether serve``."""
-    return [sys.executable, "-m", "tether", "serve"]
+    return [sys.executable, "-m", "tether", "--log-level", SERVER_LOG_LEVEL["level"], "serve"]
 
 
 def serve_environment(environ: Mapping[str, str]) -> dict[str, str]:

@@ -8,8 +8,9 @@ import contextlib
 import os
 import signal
 import sys
+import termios
 from collections.abc import Callable, Iterator
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 
 class TextOut(Protocol):
@@ -69,16 +70,10 @@ def silence(stream: TextIO) -> None:
         os.close(devnull)
 
 
-async def read_line(prompt: str, out: TextOut) -> str | None:
-    """One line typed at the terminal; None at end of input (Ctrl-D).
-
-    It waits on the event loop rather than in a thread, so a cancel (Ctrl-C) ends it at once.
-    """
-    out.write(prompt)
-    out.flush()
+async def _readable(fd: int) -> None:
+    """Until ``fd`` has something to read; on the event loop, so a cancel ends it at once."""
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[None] = loop.create_future()
-    fd = sys.stdin.fileno()
 
     def readable() -> None:
         if not ready.done():
@@ -89,10 +84,76 @@ async def read_line(prompt: str, out: TextOut) -> str | None:
         await ready
     finally:
         loop.remove_reader(fd)
+
+
+async def read_line(prompt: str, out: TextOut, fd: int | None = None) -> str | None:
+    """One line typed at the terminal (``fd``, else standard input); None at end of input
+    (Ctrl-D).
+
+    It waits on the event loop rather than in a thread, so a cancel (Ctrl-C) ends it at once.
+    """
+    out.write(prompt)
+    out.flush()
+    fd = sys.stdin.fileno() if fd is None else fd
+    await _readable(fd)
     data = os.read(fd, 4096)  # a terminal in line mode hands over one line
     if not data:
         return None
     return data.decode(errors="replace").rstrip("\r\n")
+
+
+END_OF_INPUT = "\x04"
+"""What ``read_key`` returns for Ctrl-D (and for an input that has ended)."""
+
+
+async def read_key(prompt: str, out: TextOut, fd: int | None = None) -> str:
+    """One key pressed at the terminal (``fd``, else standard input), no Enter needed:
+    the terminal leaves line mode for the read (Ctrl-C still interrupts) and keys typed
+    before the question was shown are dropped, so none answers it unseen. Ctrl-D, or an
+    input that has ended, is ``END_OF_INPUT``."""
+    fd = sys.stdin.fileno() if fd is None else fd
+    saved: list[Any] | None = None
+    with contextlib.suppress(termios.error):  # not a terminal (a pipe): read what comes
+        saved = termios.tcgetattr(fd)
+    if saved is not None:
+        keys = termios.tcgetattr(fd)
+        keys[3] &= ~(termios.ICANON | termios.ECHO)  # lflag; ISIG stays: ^C is SIGINT
+        keys[6] = list(keys[6])
+        keys[6][termios.VMIN] = 1
+        keys[6][termios.VTIME] = 0
+        termios.tcsetattr(fd, termios.TCSANOW, keys)
+        termios.tcflush(fd, termios.TCIFLUSH)
+    try:
+        out.write(prompt)
+        out.flush()
+        await _readable(fd)
+        data = os.read(fd, 64)  # a key, or an escape sequence (an arrow) or a paste: its first
+    finally:
+        if saved is not None:
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+    text = data.decode(errors="replace")
+    if not text:
+        return END_OF_INPUT
+    if text.startswith("\x1b"):
+        return "\x1b"  # an arrow or a function key: "another key"
+    return text[0]
+
+
+def open_terminal() -> tuple[int, bool] | None:
+    """The terminal to ask the user at: standard input when it is one, else the process's
+    controlling terminal (``/dev/tty``, as git and ssh do for a piped input); as its
+    descriptor and whether the caller opened it (and must close it). None: no terminal."""
+    with contextlib.suppress(OSError, ValueError):
+        if sys.stdin.isatty():
+            return sys.stdin.fileno(), False
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return None
+    if not os.isatty(fd):
+        os.close(fd)
+        return None
+    return fd, True
 
 
 @contextlib.contextmanager

@@ -72,7 +72,7 @@ def daemon_command(
                 path,
                 {**environ, "TETHER_PROVIDER": args.preload or environ.get("TETHER_PROVIDER", "")},
                 cast("Callable[[list[str]], int]", run_main),
-                cast("Callable[[], int]", serve_main),
+                cast("Callable[[str], int]", serve_main),
             )
         if args.action == "start":
             sock = open_daemon(environ)

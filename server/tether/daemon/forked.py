@@ -19,8 +19,8 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process, SocketStream
 
-ServeMain = Callable[[], int]
-"""``tether serve`` in this process (``cli.serve``)."""
+ServeMain = Callable[[str], int]
+"""``tether serve`` at a log level, in this process (``cli.serve``)."""
 
 
 class ForkedServer(Process):
@@ -118,7 +118,9 @@ def fork_server(
                 errors="backslashreplace",
                 write_through=True,
             )
-            status = serve_main()
+            from ..client.spawn import SERVER_LOG_LEVEL
+
+            status = serve_main(SERVER_LOG_LEVEL["level"])
         finally:
             os._exit(status)
     theirs.close()

@@ -47,8 +47,8 @@ ORPHAN_SECONDS = 5.0
 OPS = frozenset({"run", "status", "stop"})
 RUN_KEYS = frozenset({"op", "argv", "cwd", "env", "streams"})
 
-ServeMain = Callable[[], int]
-"""``tether serve`` in this process (``cli.serve``)."""
+ServeMain = Callable[[str], int]
+"""``tether serve`` at a log level, in this process (``cli.serve``)."""
 RunMain = Callable[[list[str]], int]
 """``tether`` with these arguments, in this process (``cli.daemon_main``)."""
 

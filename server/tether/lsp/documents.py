@@ -32,6 +32,9 @@ def split_lines(text: str) -> list[str]:
     return textmodel.split_lines(text, keepends=True)
 
 
+_COMPARED_LINES = 4096
+
+
 class LineDocument(TextDocument):
     """A pygls ``TextDocument`` whose text is a list of lines, changed in place.
 
@@ -61,6 +64,25 @@ class LineDocument(TextDocument):
         if self._text is None:
             self._text = "".join(self._lines)
         return self._text
+
+    def holds(self, text: str) -> bool:
+        """Whether the lines joined are ``text``, compared a few thousand lines at a time:
+        no 10 MB join (whose fresh memory alone costs more than comparing)."""
+        if self._text is not None:
+            return self._text == text
+        at = 0
+        lines = self._lines
+        for first in range(0, len(lines), _COMPARED_LINES):
+            piece = "".join(lines[first : first + _COMPARED_LINES])
+            if not text.startswith(piece, at):
+                return False
+            at += len(piece)
+        return at == len(text)
+
+    def keep_text(self, text: str) -> None:
+        """``text``, equal to the lines joined (the caller compared them), kept as the text
+        instead of the joined copy."""
+        self._text = text
 
     @property
     def lines(self) -> Sequence[str]:

@@ -18,6 +18,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from tether_protocol import (
     AGENT_CANCEL_METHOD,
+    AGENT_COMMAND_METHOD,
+    AGENT_COMMANDS_METHOD,
     AGENT_HISTORY_METHOD,
     AGENT_RUN_METHOD,
     AGENT_SESSIONS_METHOD,
@@ -26,6 +28,7 @@ from tether_protocol import (
     COMMAND_CANCEL,
     COMMAND_RUN,
     CancelParams,
+    CommandParams,
     HistoryParams,
     HistoryResult,
     RunParams,
@@ -48,6 +51,8 @@ from .host import NotifySink, ProgressSink
 from .plain import TranscriptSink, outcome_message, run_params_from_arguments
 from .rules import RULES_PARAMS, RulesRequestError
 from .server import TetherServer
+from .session_commands import list_commands
+from .session_commands import run_command as run_command_named
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +104,8 @@ async def start_progress(ls: TetherServer, run: Run) -> None:
 async def run_agent(ls: TetherServer, raw: Any) -> dict[str, Any]:
     """``agent/run``: validate, run to the outcome, and return the result."""
     params = validate_params(RunParams, raw, "agent/run")
+    if params.model is None and ls.chosen_model is not None:  # picked with /model
+        params = params.model_copy(update={"model": ls.chosen_model})
     # A client without events has no plugin to show them: it gets the transcript as log
     # lines and the outcome as a message instead.
     events = ls.client_tether.events
@@ -184,6 +191,11 @@ async def session_history(ls: TetherServer, raw: Any) -> dict[str, Any]:
     return HistoryResult(session_id=params.session_id, events=data.events).to_wire()
 
 
+async def session_command(ls: TetherServer, raw: Any) -> dict[str, Any]:
+    """``agent/command``."""
+    return await run_command_named(ls, validate_params(CommandParams, raw, "agent/command"))
+
+
 # --- rules -------------------------------------------------------------------------------
 def _rules_handler(method: str) -> Callable[[TetherServer, Any], Awaitable[dict[str, Any]]]:
     """``agent/rules/list``, ``agent/rules/add`` or ``agent/rules/remove``."""
@@ -230,6 +242,8 @@ def create_server(tools: ToolRegistry, environ: Mapping[str, str] | None = None)
     server.feature(AGENT_UNDO_METHOD)(undo)
     server.feature(AGENT_SESSIONS_METHOD)(list_sessions)
     server.feature(AGENT_HISTORY_METHOD)(session_history)
+    server.feature(AGENT_COMMANDS_METHOD)(list_commands)
+    server.feature(AGENT_COMMAND_METHOD)(session_command)
     for method in RULES_PARAMS:
         server.feature(method)(_rules_handler(method))
 

@@ -19,6 +19,7 @@ from tether_protocol import (
 from ..events import event_json
 from ..host import Buffer, BufferDrift, FileEdit
 from ..workspace.folders import path_from_uri
+from .documents import LineDocument
 from .link import ClientLink
 from .overlay import ApprovedText, drift
 
@@ -107,6 +108,14 @@ class LspBuffers:
             return None
         return Buffer(path=path, uri=uri, text=doc.source, version=doc.version)
 
+    def _open_document(self, path: Path) -> object | None:
+        """The client's open document for ``path`` (pygls' object), if any."""
+        for uri, known in self._paths.items():
+            if known == path:
+                document: object | None = self._link.workspace.text_documents.get(unquote(uri))
+                return document
+        return None
+
     def get_open(self, path: Path) -> Buffer | None:
         """The open document for ``path`` as the editor last reported it, stale or not."""
         for uri, known in self._paths.items():
@@ -161,8 +170,18 @@ class LspBuffers:
 
     def _reconcile(self, record: ApprovedText, settle_on_difference: bool) -> None:
         """Compare an applied edit's text with the editor's report of the buffer."""
+        if not record.answered:
+            return
+        document = self._open_document(record.path)
+        if isinstance(document, LineDocument) and document.holds(record.text):
+            # The same text, kept as the approved object: the next edit's text before is
+            # then the one this edit logged (its hash remembered, see ``text_hash``), and
+            # the document's lines are never joined into a copy of it.
+            document.keep_text(record.text)
+            del self._approved[record.path]
+            return
         buffer = self.get_open(record.path)
-        if buffer is None or not record.answered:
+        if buffer is None:
             return
         if buffer.text == record.text:
             del self._approved[record.path]

@@ -39,9 +39,12 @@ class McpHub:
         self._closed = anyio.Event()
         self._warned: set[int] = set()
         self._made: tuple[tuple[tuple[str, int], ...], list[McpTool]] | None = None
+        self._start_asked = False
 
     async def __aenter__(self) -> McpHub:
         self._tasks = await anyio.create_task_group().__aenter__()
+        if self._start_asked:  # asked before the hub ran: now
+            self.start()
         return self
 
     async def __aexit__(
@@ -95,8 +98,10 @@ class McpHub:
                 self.servers[name] = McpServer(name, config, root, self.environ)
 
     def start(self) -> None:
-        """Start every server that is not running, in the background."""
+        """Start every server that is not running, in the background (once the hub runs,
+        when it does not yet)."""
         if self._tasks is None:
+            self._start_asked = not self._closing.is_set()
             return
         for server in self.servers.values():
             if not server.running:

@@ -167,7 +167,7 @@ class McpServer:
         except Exception as exc:  # a server must never take Tether with it
             self.failure = self._describe_failure(exc)
             if not self._stop.is_set():  # (asked to stop, its ending is no news)
-                log.warning("%s", self.failure)
+                log.debug("%s", self.failure)  # the hub warns once (``warn_failed``)
         finally:
             self._session = None
             self._starting = False

@@ -149,6 +149,8 @@ class Verdict:
     """Run the call inside this sandbox (every allowed command, with the sandbox on)."""
     builtin: bool = False
     """The built-in read-only rules alone allowed it (its git runs no configured program)."""
+    denied_by: str | None = None
+    """The rule that denied it, in words (``a project rule (bash: rm *)``)."""
 
     @property
     def allowed(self) -> bool:
@@ -199,8 +201,7 @@ class ApprovalGate:
         if judged.outcome == "deny":
             [rule] = judged.rules
             verdict = Verdict(
-                "denied-by-default",
-                note=f"A {rule.scope} rule denies it ({rule.tool}: {rule.pattern}).",
+                "denied-by-default", denied_by=f"a {rule.scope} rule ({rule.tool}: {rule.pattern})"
             )
         elif floor is None and (
             judged.outcome == "allow"

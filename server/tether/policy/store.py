@@ -17,6 +17,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from tether_protocol import Rule
 
 from ..config.layers import ConfigError, parse_toml, read_toml
 from ..config.quick import TRUST_KEY
-from ..writes.disk import Changed, Refused, own_folder, update_confined
+from ..writes.disk import Changed, Refused, own_folder, remove_confined, update_confined
 from .builtin import BUILTIN_RULES
 from .match import check_pattern
 
@@ -139,6 +140,22 @@ def _rewrite(root: Path, path: Path, change: Callable[[bytes | None], bytes | No
         raise RulesFileError(f"{path} was not written: {exc.strerror or exc}") from None
 
 
+GITIGNORE = PROJECT_FILE.parent / ".gitignore"
+GITIGNORED = b"""\
+# Written by Tether: the files it keeps here stay out of `git status` (docs/approvals.md).
+# Delete this file (or a line) to share them with the repository.
+.gitignore
+rules.toml
+"""
+
+
+def _keep_out_of_git(root: Path) -> None:
+    """A ``.gitignore`` inside ``.tether`` for the rules file, unless one is there (best
+    effort: the rules are written either way)."""
+    with suppress(Refused, Changed, OSError):
+        update_confined(root, root / GITIGNORE, lambda data: None if data else GITIGNORED)
+
+
 def _project_lines(rules: Sequence[Rule]) -> list[str]:
     lines = ["# Tether approval rules of this project (docs/approvals.md)."]
     for rule in rules:
@@ -237,13 +254,22 @@ class RuleStore:
         """Rewrite ``root``'s project file when ``change`` gives new rules (True)."""
         path = root / PROJECT_FILE
 
+        emptied = False
+
         def changed(data: bytes | None) -> bytes | None:
+            nonlocal emptied
             table = _table(data, path)
             rules = [] if table is None else [r for r, _ in _rules_of(table, path, "project")]
             new = change(rules)
+            emptied = new == []
             return None if new is None else _text(_project_lines(new))
 
-        return _rewrite(root, path, changed)
+        written = _rewrite(root, path, changed)
+        if written and emptied:  # no rule left: no file (its folder may hold nothing else)
+            remove_confined(root, path)
+        elif written:
+            _keep_out_of_git(root)
+        return written
 
     @staticmethod
     def read_project(root: Path) -> list[Rule]:

@@ -107,9 +107,37 @@ class HistoryRecord(_Record):
     messages: list[LoggedMessage]
 
 
+HASHED_KEPT = 1 << 16
+"""Texts at least this long have their hash remembered (the last one, by identity)."""
+
+HASHED_PIECE = 1 << 16
+"""Long texts are encoded for hashing this many characters at a time."""
+
+_hashed: list[tuple[str, str]] = []
+
+
 def text_hash(text: str) -> str:
-    """The sha256 of a file text (lone surrogates, which an editor may send, kept as such)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    """The sha256 of a file text (lone surrogates, which an editor may send, kept as such).
+
+    Remembered for the last long text, by identity: an edit's text after is the next
+    edit's text before (the buffer keeps the approved text, see ``LspBuffers``), and on a
+    10 MB text the encoding and hashing take 25–50 ms.
+    """
+    if len(text) < HASHED_KEPT:
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    known = _hashed[:]  # a copy: edits of other files log from other threads
+    for kept, digest in known:
+        if kept is text:
+            return digest
+    # Encoded a piece at a time: the same bytes (UTF-8 encodes each code point alone, a
+    # lone surrogate too), without a fresh 10 MB buffer whose first touch costs more
+    # than the encoding (page faults: ~25 ms for 10 MB on a VM).
+    hasher = hashlib.sha256()
+    for start in range(0, len(text), HASHED_PIECE):
+        hasher.update(text[start : start + HASHED_PIECE].encode("utf-8", "surrogatepass"))
+    digest = hasher.hexdigest()
+    _hashed[:] = [(text, digest)]  # one: the next edit's text before is this one
+    return digest
 
 
 class EditWindow(_Record):
@@ -129,8 +157,18 @@ class EditWindow(_Record):
     after_sha256: str
 
     @classmethod
-    def between(cls, before: str, after: str, created: bool = False) -> EditWindow:
-        """The smallest window turning ``before`` into ``after``."""
+    def between(
+        cls,
+        before: str,
+        after: str,
+        created: bool = False,
+        known: tuple[int, int] | None = None,
+    ) -> EditWindow:
+        """The smallest window turning ``before`` into ``after``.
+
+        ``known`` is (prefix, suffix): lengths of a common prefix and suffix the caller
+        knows (an edit's changes lie between), where the comparison starts; the window is
+        the same without it."""
         if created:
             return cls(
                 start=0,
@@ -139,8 +177,10 @@ class EditWindow(_Record):
                 before_sha256=text_hash(before),
                 after_sha256=text_hash(after),
             )
-        prefix = _common_prefix(before, after)
-        suffix = _common_suffix(before[prefix:], after[prefix:])
+        known_prefix, known_suffix = known or (0, 0)
+        prefix = _common_prefix(before, after, known_prefix)
+        limit = min(len(before), len(after)) - prefix
+        suffix = _common_suffix(before, after, limit, known_suffix)
         return cls(
             start=prefix,
             old=before[prefix : len(before) - suffix],
@@ -154,10 +194,11 @@ COMPARED_CHARS = 1 << 16
 """Texts are compared this many characters at a time (a short hold of the interpreter)."""
 
 
-def _common_prefix(a: str, b: str) -> int:
-    """Length of the common prefix: equal slices skipped a block at a time, then halving."""
+def _common_prefix(a: str, b: str, known: int = 0) -> int:
+    """Length of the common prefix: equal slices skipped a block at a time, then halving;
+    from ``known``, a length they are known to share."""
     limit = min(len(a), len(b))
-    low = 0
+    low = max(0, min(known, limit))
     while (
         low + COMPARED_CHARS <= limit
         and a[low : low + COMPARED_CHARS] == b[low : low + COMPARED_CHARS]
@@ -173,10 +214,11 @@ def _common_prefix(a: str, b: str) -> int:
     return low
 
 
-def _common_suffix(a: str, b: str) -> int:
-    """Length of the common suffix, found as ``_common_prefix`` finds the prefix."""
-    limit, end_a, end_b = min(len(a), len(b)), len(a), len(b)
-    low = 0
+def _common_suffix(a: str, b: str, limit: int, known: int = 0) -> int:
+    """Length of the common suffix, at most ``limit``, found as ``_common_prefix`` finds
+    the prefix (from ``known``, a length they are known to share)."""
+    end_a, end_b = len(a), len(b)
+    low = max(0, min(known, limit))
     while low + COMPARED_CHARS <= limit and (
         a[end_a - low - COMPARED_CHARS : end_a - low]
         == b[end_b - low - COMPARED_CHARS : end_b - low]

@@ -21,6 +21,7 @@ __all__ = [
     "line_ending",
     "line_numbers_of",
     "minimal_changes",
+    "occurrences_of",
     "position_at",
     "range_at",
     "similar_lines",
@@ -50,9 +51,13 @@ def to_file_endings(text: str, crlf: bool | str) -> str:
     return to_line_ending(text, "\r\n") if crlf else text
 
 
-def minimal_changes(old: str, new: str) -> tuple[TextChange, ...]:
-    """Whole-line changes turning ``old`` into ``new``; untouched lines are left out."""
-    span = changed_span(old, new)
+def minimal_changes(
+    old: str, new: str, known: tuple[int, int] | None = None
+) -> tuple[TextChange, ...]:
+    """Whole-line changes turning ``old`` into ``new``; untouched lines are left out.
+
+    ``known``: the (prefix, suffix) lengths the caller knows are equal (``changed_span``)."""
+    span = changed_span(old, new, known)
     base = span.start
     old_lines = split_lines(old[base : span.old_end], keepends=True)
     new_lines = split_lines(new[base : span.new_end], keepends=True)
@@ -119,12 +124,17 @@ def _shifted(lines: Iterator[str], by: int) -> Iterator[str]:
 
 def line_numbers_of(text: str, needle: str) -> list[int]:
     """1-based line numbers where each occurrence of ``needle`` starts."""
-    numbers = []
+    return [number for number, _ in occurrences_of(text, needle)]
+
+
+def occurrences_of(text: str, needle: str) -> list[tuple[int, int]]:
+    """(1-based line number, offset) where each occurrence of ``needle`` starts."""
+    found = []
     start = text.find(needle)
     while start >= 0 and needle:
-        numbers.append(line_index(text, start) + 1)
+        found.append((line_index(text, start) + 1, start))
         start = text.find(needle, start + 1)
-    return numbers
+    return found
 
 
 def similar_lines(text: str, needle: str, limit: int = 3) -> list[tuple[int, str]]:

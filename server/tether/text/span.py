@@ -17,10 +17,11 @@ _BLOCK = 4096
 _MAX_BLOCK = 1 << 20
 
 
-def common_prefix(a: str, b: str) -> int:
-    """The length of the longest common prefix of ``a`` and ``b``."""
+def common_prefix(a: str, b: str, known: int = 0) -> int:
+    """The length of the longest common prefix of ``a`` and ``b``; ``known`` is a length
+    the caller knows they share (the search starts there)."""
     limit = min(len(a), len(b))
-    lo, step = 0, _BLOCK
+    lo, step = min(known, limit), _BLOCK
     while lo < limit:  # gallop over equal blocks, then bisect the first unequal one
         hi = min(lo + step, limit)
         if a[lo:hi] != b[lo:hi]:
@@ -35,10 +36,11 @@ def common_prefix(a: str, b: str) -> int:
     return limit
 
 
-def common_suffix(a: str, b: str, limit: int) -> int:
-    """The length of the longest common suffix of ``a`` and ``b``, at most ``limit``."""
+def common_suffix(a: str, b: str, limit: int, known: int = 0) -> int:
+    """The length of the longest common suffix of ``a`` and ``b``, at most ``limit``;
+    ``known`` is a length the caller knows they share (the search starts there)."""
     la, lb = len(a), len(b)
-    lo, step = 0, _BLOCK
+    lo, step = max(0, min(known, limit)), _BLOCK
     while lo < limit:
         hi = min(lo + step, limit)
         if a[la - hi : la - lo] != b[lb - hi : lb - lo]:
@@ -88,16 +90,20 @@ class Span:
 _last: tuple[str, str, Span] | None = None
 
 
-def changed_span(old: str, new: str) -> Span:
+def changed_span(old: str, new: str, known: tuple[int, int] | None = None) -> Span:
     """The smallest span of whole lines outside which ``old`` and ``new`` are equal.
 
-    The last answer is kept: an edit asks for its changes and then for its diff.
+    ``known`` is (prefix, suffix): lengths of a common prefix and suffix the caller knows
+    (an edit that replaced ``old[p:len(old) - s]``), so that only what lies between is
+    compared; the answer is the same without it. The last answer is kept: an edit asks
+    for its changes and then for its diff.
     """
     global _last
     if _last is not None and _last[0] is old and _last[1] is new:
         return _last[2]
-    prefix = common_prefix(old, new)
-    suffix = common_suffix(old, new, min(len(old), len(new)) - prefix)
+    known_prefix, known_suffix = known or (0, 0)
+    prefix = common_prefix(old, new, known_prefix)
+    suffix = common_suffix(old, new, min(len(old), len(new)) - prefix, known_suffix)
     start = line_start_before(old, prefix)
     # The end of the line where the equal suffix begins; a "\r\n" split by that point
     # ends the same line in both texts.

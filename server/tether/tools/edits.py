@@ -24,8 +24,8 @@ from ..errors import ToolError
 from ..host import EditOutcome, FileEdit
 from ..text.edit import (
     line_ending,
-    line_numbers_of,
     minimal_changes,
+    occurrences_of,
     similar_lines,
     to_file_endings,
     unified_diff,
@@ -66,7 +66,12 @@ async def _current(ws: Workspace, path: Path) -> tuple[TextSnapshot, bool]:
 
 
 def _file_edit(
-    ws: Workspace, path: Path, snapshot: TextSnapshot | None, new_text: str, bom: bool
+    ws: Workspace,
+    path: Path,
+    snapshot: TextSnapshot | None,
+    new_text: str,
+    bom: bool,
+    known: tuple[int, int] | None = None,
 ) -> FileEdit:
     base = snapshot.text if snapshot is not None else ""
     return FileEdit(
@@ -77,7 +82,7 @@ def _file_edit(
         new_text=new_text,
         version=snapshot.version if snapshot is not None and snapshot.from_buffer else None,
         create=snapshot is None,
-        changes=minimal_changes(base, new_text),
+        changes=minimal_changes(base, new_text, known),
         bom=bom,
     )
 
@@ -149,13 +154,18 @@ async def _with_problems(result: ToolResult, problems: EditProblems) -> ToolResu
     return replace(result, output=f"{result.output}\n{note}") if note else result
 
 
-def replaced_text(text: str, args: EditFileArgs, shown: str) -> tuple[str, int]:
-    """The file's text after the edit and how many occurrences changed; ``ToolError`` else."""
+def replacement(
+    text: str, args: EditFileArgs, shown: str
+) -> tuple[str, int, tuple[int, int] | None]:
+    """The file's text after the edit, how many occurrences changed and the (prefix,
+    suffix) lengths it left equal (None for ``replace_all``), so that its changes need not
+    compare the whole texts again; ``ToolError`` when it cannot be made."""
     ending = line_ending(text)  # the model writes "\n"; CRLF and CR files keep theirs
     old, new = to_file_endings(args.old_text, ending), to_file_endings(args.new_text, ending)
     if old == new:
         raise ToolError("old_text and new_text are the same; there is nothing to change")
-    lines = line_numbers_of(text, old)
+    found = occurrences_of(text, old)
+    lines = [number for number, _ in found]
     if not lines:
         message = f"old_text was not found in {shown}."
         near = similar_lines(text, args.old_text)
@@ -170,8 +180,12 @@ def replaced_text(text: str, args: EditFileArgs, shown: str) -> tuple[str, int]:
             f"old_text occurs {len(lines)} times in {shown} (at lines {where}); include more "
             "surrounding lines to make it unique, or set replace_all to true"
         )
-    count = len(lines) if args.replace_all else 1
-    return text.replace(old, new, -1 if args.replace_all else 1), count
+    if args.replace_all:
+        return text.replace(old, new), len(lines), None
+    # str.replace finds the occurrence again (~1 ms on 10 MB) but copies once, where
+    # slicing at the offset found copies twice (a 10 MB text: 24 ms against 4)
+    end = found[0][1] + len(old)
+    return text.replace(old, new, 1), 1, (found[0][1], len(text) - end)
 
 
 class EditFile(Tool[EditFileArgs]):
@@ -195,8 +209,8 @@ class EditFile(Tool[EditFileArgs]):
             if not path.exists():
                 raise ToolError(f"{shown} does not exist; use write_file to create it") from exc
             raise
-        new_text, count = replaced_text(snapshot.text, args, shown)
-        return _file_edit(ws, path, snapshot, new_text, bom), count
+        new_text, count, known = replacement(snapshot.text, args, shown)
+        return _file_edit(ws, path, snapshot, new_text, bom, known), count
 
     async def propose(self, args: EditFileArgs, deps: ToolDeps) -> Proposal:
         ws = deps.workspace

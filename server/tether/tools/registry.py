@@ -136,7 +136,13 @@ class ToolRegistry:
             read_only=proposal.read_only,
         )
         if not verdict.allowed:
-            reason = "the user denied it" if verdict.decision == "deny" else "no one allowed it"
+            if verdict.decision == "deny":
+                reason = "the user denied it"
+            elif verdict.denied_by is not None:
+                rule, _, named = verdict.denied_by.partition(" (")
+                reason = f"{rule} denies it ({named}" if named else f"{rule} denies it"
+            else:
+                reason = "no one allowed it"
             message = f"Not done: {reason}; nothing was changed."
             if verdict.note:
                 message += f" {verdict.note}"

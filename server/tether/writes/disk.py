@@ -332,6 +332,12 @@ def _delete(path: Path, root: Path | None) -> EditOutcome:
     return EditOutcome(True)
 
 
+def remove_confined(root: Path, path: Path) -> bool:
+    """Delete ``path``, reached from ``root`` without following a link; True when it went
+    (False: it was not there, or could not be removed)."""
+    return _delete(path, root).applied
+
+
 async def delete_on_disk(path: Path, root: Path | None = None) -> EditOutcome:
     """Delete a file from disk, reaching it without following links (from ``root``, the
     workspace root, when given)."""

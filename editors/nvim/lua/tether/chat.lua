@@ -75,33 +75,12 @@ end
 --- 'foldtext': the call, what its approval says (or that it waits), the lines folded.
 ---@return string
 function M.foldtext()
-  local first = vim.fn.getline(vim.v.foldstart)
-  local note = ''
-  for _, line in ipairs(vim.fn.getline(vim.v.foldstart + 1, vim.v.foldend)) do
-    if vim.startswith(line, '  approval: ') or vim.startswith(line, '  ⚠ ') then
-      note = '  · ' .. vim.trim(line)
-      break
-    end
-  end
-  return string.format('%s%s  [%d lines]', first, note, vim.v.foldend - vim.v.foldstart)
+  return require('tether.transcript').fold_summary({ '  approval: ', '  ⚠ ' })
 end
 
 ---@param win integer
 local function window_options(win)
-  local options = {
-    foldmethod = 'expr',
-    foldexpr = "v:lua.require'tether.chat'.foldexpr(v:lnum)",
-    foldtext = "v:lua.require'tether.chat'.foldtext()",
-    foldlevel = 0,
-    foldenable = true,
-    wrap = true,
-    linebreak = true,
-    number = false,
-    relativenumber = false,
-  }
-  for name, value in pairs(options) do
-    vim.api.nvim_set_option_value(name, value, { scope = 'local', win = win })
-  end
+  require('tether.transcript').window_options(win, 'tether.chat')
 end
 
 --- The chat of a buffer, if it is one.
@@ -145,6 +124,7 @@ local function create()
   chats[buf] = chat
   set_all(chat, { '# Tether chat', '', keys_hint(), '', YOU, '' })
   vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].omnifunc = "v:lua.require'tether.chat'.complete"
   vim.keymap.set('n', '<CR>', function()
     M.send(buf)
   end, { buffer = buf, desc = 'Tether: send the message below the last ## You' })
@@ -300,6 +280,99 @@ local function target(arguments)
   return next(arguments) and require('tether.transcript').json(arguments, 60) or ''
 end
 
+---@type table<integer, table[]> client id → the server's session commands
+local listed = {}
+
+--- The server's session commands (`agent/commands`, asked once per server): the ones the
+--- terminal chat and ACP clients offer too.
+---@param client vim.lsp.Client
+---@return table[] commands `{ name, description, argument? }`
+local function session_commands(client)
+  if not listed[client.id] then
+    local answer ---@type table?
+    if vim.fn.has('nvim-0.11') == 1 then
+      answer = client:request_sync('agent/commands', {}, 3000, 0)
+    else
+      answer = client.request_sync('agent/commands', {}, 3000, 0)
+    end
+    local result = answer and not answer.err and answer.result or nil
+    if not result then
+      return {}
+    end
+    listed[client.id] = result.commands or {}
+  end
+  return listed[client.id]
+end
+
+--- The chat's server, started if it is not yet (nil and why when it cannot be).
+---@param buf integer the chat
+---@return vim.lsp.Client? client
+---@return string? err
+local function server_of(buf)
+  return require('tether').ensure_client(require('tether.context').last_file() or buf)
+end
+
+--- 'omnifunc' of a chat (`<C-x><C-o>`): `/` completes the server's session commands.
+---@param findstart integer
+---@param base string
+---@return integer|table
+function M.complete(findstart, base)
+  if findstart == 1 then
+    local before = vim.api.nvim_get_current_line():sub(1, vim.fn.col('.') - 1)
+    local start = before:find('^/%w*$')
+    return start and 0 or -3 -- a command is the message's first word
+  end
+  local client = server_of(vim.api.nvim_get_current_buf())
+  local items = {}
+  for _, command in ipairs(client and session_commands(client) or {}) do
+    local word = '/' .. command.name
+    if vim.startswith(word, base) then
+      local shown = command.argument and (word .. ' ' .. command.argument) or word
+      table.insert(items, { word = word, abbr = shown, menu = command.description })
+    end
+  end
+  return items
+end
+
+--- A message `/name [argument]` naming one of the server's session commands: runs it
+--- (`agent/command`) in the chat's session and writes what it said under `## Tether`.
+---@param chat tether.Chat
+---@param text string
+---@return boolean handled
+local function run_command(chat, text)
+  local name, argument = text:match('^/(%w+)%s*(.-)%s*$')
+  local client = name and server_of(chat.buf)
+  if not client then
+    return false
+  end
+  local known = false
+  for _, command in ipairs(session_commands(client)) do
+    known = known or command.name == name
+  end
+  if not known then
+    return false -- not the server's: the model reads it
+  end
+  local params = { name = name, sessionId = chat.session_id }
+  if argument ~= '' then
+    params.argument = argument
+  end
+  require('tether.client').request(client, 'agent/command', params, function(err, result)
+    vim.schedule(function()
+      if not vim.api.nvim_buf_is_valid(chat.buf) then
+        return
+      end
+      vim.bo[chat.buf].modifiable = true
+      local said = err and ('/' .. name .. ': ' .. (err.message or 'failed')) or result.message
+      block(chat, vim.split(said, '\n', { plain = true }), 'text')
+      if result and result.newSession then
+        chat.session_id = nil -- the next message starts a new session
+      end
+      M.prompt_again(chat)
+    end)
+  end)
+  return true
+end
+
 --- `<CR>` / `<C-s>`: sends the message below the last `## You` in the chat's session.
 ---@param buf integer
 function M.send(buf)
@@ -329,6 +402,9 @@ function M.send(buf)
   end
   chat.calls, chat.waiting, chat.open_line, chat.streamed = {}, {}, false, false
   vim.bo[buf].modifiable = false -- until the answer is in: nothing typed gets lost in it
+  if text:sub(1, 1) == '/' and run_command(chat, text) then
+    return
+  end
   local from = require('tether.context').last_file() or buf
   local id = require('tether.commands').run(text, {
     bufnr = from,

@@ -32,23 +32,37 @@ end
 --- 'foldtext': the first line (the tool call) and how many lines are folded.
 ---@return string
 function M.foldtext()
+  return M.fold_summary({ '  approval: ' }) -- the decision stays visible when closed
+end
+
+--- A closed fold's text: its first line (a call), the first folded line that starts with
+--- one of ``notes`` (its approval), and how many lines it holds.
+---@param notes string[]
+---@return string
+function M.fold_summary(notes)
   local first = vim.fn.getline(vim.v.foldstart)
-  local decision = ''
+  local note = ''
   for _, line in ipairs(vim.fn.getline(vim.v.foldstart + 1, vim.v.foldend)) do
-    if vim.startswith(line, '  approval: ') then -- the decision stays visible when closed
-      decision = '  · ' .. vim.trim(line)
+    for _, prefix in ipairs(notes) do
+      if note == '' and vim.startswith(line, prefix) then
+        note = '  · ' .. vim.trim(line)
+      end
+    end
+    if note ~= '' then
       break
     end
   end
-  return string.format('%s%s  [%d lines]', first, decision, vim.v.foldend - vim.v.foldstart)
+  return string.format('%s%s  [%d lines]', first, note, vim.v.foldend - vim.v.foldstart)
 end
 
+--- A window showing a transcript or a chat: its calls folded, long lines wrapped.
 ---@param win integer
-local function window_options(win)
+---@param module string the module whose foldexpr and foldtext the window uses
+function M.window_options(win, module)
   local options = {
     foldmethod = 'expr',
-    foldexpr = "v:lua.require'tether.transcript'.foldexpr(v:lnum)",
-    foldtext = "v:lua.require'tether.transcript'.foldtext()",
+    foldexpr = "v:lua.require'" .. module .. "'.foldexpr(v:lnum)",
+    foldtext = "v:lua.require'" .. module .. "'.foldtext()",
     foldlevel = 0,
     foldenable = true,
     wrap = true,
@@ -75,7 +89,7 @@ function M.buffer()
   vim.api.nvim_create_autocmd('BufWinEnter', {
     buffer = buf,
     callback = function()
-      window_options(vim.api.nvim_get_current_win())
+      M.window_options(vim.api.nvim_get_current_win(), 'tether.transcript')
     end,
   })
   state.buf, state.levels, state.fresh, state.writer, state.open_line = buf, {}, true, nil, false
@@ -101,7 +115,7 @@ function M.open(opts)
   elseif opts.enter then
     vim.api.nvim_set_current_win(win)
   end
-  window_options(win)
+  M.window_options(win, 'tether.transcript')
   return win
 end
 

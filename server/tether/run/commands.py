@@ -1,0 +1,157 @@
+"""The session commands, defined once here and offered by every front: ``agent/commands``
+lists them and ``agent/command`` runs one under ``tether serve`` (the terminal chat's
+``/undo``), and ``tether acp`` offers them as ``available_commands`` (a prompt ``/undo``).
+Each acts through what the other requests use: ``/undo`` is ``agent/undo`` on the session's
+last run with edits, ``/cost`` reads the session log."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from tether_protocol import (
+    CommandParams,
+    CommandResult,
+    SessionCommand,
+    UsageEvent,
+    parse_event,
+)
+
+from ..config.layers import Config
+from ..host import Editor
+from ..session.store import stored_session
+from ..session.undo import UnknownRun, undo_run
+from ..session.writer import SessionLogWriter
+from ..workspace.folders import Workspace
+from .manager import RunManager
+
+
+class CommandHost(Protocol):
+    """What a command acts on: the front's session log, runs, folder, editor and model."""
+
+    chosen_model: str | None
+    """The model ``/model NAME`` picked for the next runs (None: the configured one)."""
+
+    @property
+    def log_writer(self) -> SessionLogWriter: ...
+
+    @property
+    def runs(self) -> RunManager: ...
+
+    @property
+    def editor(self) -> Editor: ...
+
+    @property
+    def config(self) -> Config: ...
+
+    def workspace_model(self) -> Workspace: ...
+
+
+Action = Callable[[CommandHost, CommandParams], Awaitable[CommandResult]]
+
+
+class CommandRefused(ValueError):
+    """A command that cannot run as asked (an unknown session, a run still in flight):
+    each front answers it as its invalid-params error."""
+
+
+def _refused(message: str) -> CommandRefused:
+    return CommandRefused(message)
+
+
+async def _undo(host: CommandHost, params: CommandParams) -> CommandResult:
+    if params.session_id is None:
+        return CommandResult(message="nothing to undo: no run yet")
+    data = await stored_session(host.log_writer, params.session_id)
+    if data is None:
+        raise _refused(f"sessionId: unknown session {params.session_id!r}")
+    edited = [e.run_id for e in data.edits if e.run_id not in data.undone]
+    if not edited:
+        return CommandResult(message="nothing to undo: no run of this session edited a file")
+    run_id = edited[-1]
+    if host.runs.in_flight(run_id):
+        raise _refused(f"run {run_id!r} is still in flight; cancel it first")
+    try:
+        result = await undo_run(host.log_writer, run_id, host.workspace_model(), host.editor)
+    except UnknownRun as exc:
+        raise _refused(str(exc)) from exc
+    lines = [f"undid run {run_id}"]
+    lines += [f"  put back: {_shown(host, uri)}" for uri in result.reverted]
+    lines += [f"  left alone (changed since): {_shown(host, uri)}" for uri in result.conflicts]
+    lines += [f"  left alone (not found): {_shown(host, uri)}" for uri in result.not_found]
+    lines += [f"  refused (outside the folder): {_shown(host, uri)}" for uri in result.refused]
+    if result.note:
+        lines.append(f"  {result.note}")
+    return CommandResult(message="\n".join(lines), files=list(result.reverted))
+
+
+def _shown(host: CommandHost, uri: str) -> str:
+    """A file as the user knows it: its path under the workspace folder."""
+    for root in host.workspace_model().roots:
+        prefix = root.as_uri() + "/"
+        if uri.startswith(prefix):
+            from urllib.parse import unquote
+
+            return unquote(uri[len(prefix) :])
+    return uri
+
+
+async def _new(host: CommandHost, params: CommandParams) -> CommandResult:
+    return CommandResult(message="a new session starts with the next message", new_session=True)
+
+
+async def _model(host: CommandHost, params: CommandParams) -> CommandResult:
+    name = (params.argument or "").strip()
+    if name:
+        host.chosen_model = name
+        return CommandResult(message=f"model: {name} from the next message on")
+    current = host.chosen_model or host.config.model
+    provider = host.config.provider or "no provider"
+    shown = current or "the provider's default"
+    return CommandResult(message=f"model: {shown} ({provider}); /model NAME changes it")
+
+
+async def _cost(host: CommandHost, params: CommandParams) -> CommandResult:
+    if params.session_id is None:
+        return CommandResult(message="no run yet: nothing spent")
+    data = await stored_session(host.log_writer, params.session_id)
+    if data is None:
+        raise _refused(f"sessionId: unknown session {params.session_id!r}")
+    last: dict[str, UsageEvent] = {}  # usage is cumulative within a run: its last counts
+    for raw in data.events:
+        event = parse_event(raw)
+        if isinstance(event, UsageEvent):
+            last[event.run_id] = event
+    tokens_in = sum(u.input_tokens for u in last.values())
+    tokens_out = sum(u.output_tokens for u in last.values())
+    costs = [u.cost_usd for u in last.values() if u.cost_usd is not None]
+    cost = f" · ${sum(costs):.4f}" if costs else " · cost unknown (no prices for this model)"
+    runs = len(last)
+    return CommandResult(
+        message=(
+            f"session {params.session_id}: {runs} run{'s' if runs != 1 else ''} · "
+            f"{tokens_in:,} in / {tokens_out:,} out tokens{cost}"
+        )
+    )
+
+
+COMMANDS: dict[str, tuple[SessionCommand, Action]] = {
+    "undo": (SessionCommand(name="undo", description="put back the last run's edits"), _undo),
+    "new": (SessionCommand(name="new", description="start a new session"), _new),
+    "model": (
+        SessionCommand(name="model", description="show or change the model", argument="[NAME]"),
+        _model,
+    ),
+    "cost": (SessionCommand(name="cost", description="tokens and cost of the session"), _cost),
+}
+"""The session commands, in the order fronts list them."""
+
+
+async def run_command(host: CommandHost, params: CommandParams) -> CommandResult:
+    """Run the command ``params`` names; ``CommandRefused`` says why it cannot."""
+    found = COMMANDS.get(params.name)
+    if found is None:
+        known = ", ".join(COMMANDS)
+        raise _refused(f"name: no command {params.name!r}; the commands: {known}")
+    _, action = found
+    return await action(host, params)

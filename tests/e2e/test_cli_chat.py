@@ -1,0 +1,246 @@
+"""`tether` in the terminal is a conversation (issue 27): the real binary on a
+pseudo-terminal whose screen is emulated (pyte), typed at as a person would."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from tests.acp.terminal_ui import PtyScreen
+
+from .cli import TETHER
+from .test_cli_terminal import assert_nothing_left, environment, scripted
+
+PROMPT_MARK = "› "
+CONTROLLING = (
+    "import fcntl, os, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+"""Makes the pty the program's controlling terminal (its session has none yet: an
+inherited descriptor does not make one), as a terminal window does: Ctrl-C is SIGINT."""
+
+
+def bash(command: str) -> dict[str, Any]:
+    return {"toolCalls": [{"name": "bash", "arguments": {"command": command}}]}
+
+
+def write(path: str, content: str) -> dict[str, Any]:
+    return {"toolCalls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]}
+
+
+@asynccontextmanager
+async def chat(
+    env: dict[str, str], cwd: Path, *argv: str, columns: int = 100
+) -> AsyncIterator[PtyScreen]:
+    """``tether ARGV`` on a terminal. pyte answers no cursor-position request, so
+    prompt_toolkit is told not to ask (its documented switch)."""
+    env = env | {"PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1"}
+    program = [sys.executable, "-c", CONTROLLING, *TETHER, *argv]
+    async with PtyScreen.spawn(program, env=env, cwd=cwd, columns=columns) as ui:
+        yield ui
+
+
+def prompts(ui: PtyScreen) -> int:
+    """How many input prompts the screen shows (one per line that starts with it)."""
+    return sum(1 for line in ui.lines() if line.startswith(PROMPT_MARK.strip()))
+
+
+async def ask(ui: PtyScreen, text: str) -> None:
+    """Wait for a fresh prompt, type ``text`` and Enter."""
+    shown = prompts(ui)
+    await ui.wait_until(lambda: ui.lines()[-1:] != [] and _at_prompt(ui), "the prompt")
+    del shown
+    ui.type(text)
+    ui.press("enter")
+
+
+def _at_prompt(ui: PtyScreen) -> bool:
+    lines = [line for line in ui.lines() if line]
+    return bool(lines) and lines[-1].strip() == PROMPT_MARK.strip()
+
+
+async def test_two_turns_in_one_session_then_ctrl_d(tmp_path: Path) -> None:
+    from tests.providers.fakes import FakeApi, Sse, openai_stream
+
+    env = environment(tmp_path, TETHER_PROVIDER="openai")
+    env.pop("OPENAI_API_KEY", None)
+    with FakeApi() as fake:
+        fake.queue(Sse(openai_stream("first ", "answer")), Sse(openai_stream("second answer")))
+        argv = ("--base-url", fake.url + "/v1", "--model", "m")
+        async with chat(env, tmp_path, "chat", *argv) as ui:
+            await ask(ui, "hello")
+            await ui.wait_for("first answer")
+            await ui.wait_for(r"done · 1 step · 100 in / 20 out tokens · ")
+            await ask(ui, "and again")
+            await ui.wait_for("second answer")
+            await ui.wait_until(lambda: _at_prompt(ui), "the prompt after the second turn")
+            ui.press("ctrl-d")
+            assert await ui.wait_for_exit() == 0, ui.text()
+        first, second = fake.requests
+    said = [m.get("content") for m in second.body["messages"]]
+    assert said[-3:] == ["hello", "first answer", "and again"], said  # the first turn carried
+    listed = subprocess.run(
+        [*TETHER, "sessions"], env=env, capture_output=True, text=True, timeout=60
+    )
+    rows = listed.stdout.splitlines()[1:]
+    assert len(rows) == 1 and " 2 " in rows[0], listed.stdout  # one session, two runs
+    assert_nothing_left(env)
+
+
+def test_tether_alone_without_a_terminal_prints_usage_and_exits_2(tmp_path: Path) -> None:
+    out = subprocess.run(
+        TETHER,
+        env=environment(tmp_path),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 2
+    assert out.stderr.startswith("usage: tether") and "tether run" in out.stderr
+    assert out.stdout == ""
+
+
+async def test_ctrl_c_cancels_the_turn_and_the_chat_goes_on(tmp_path: Path) -> None:
+    script = {"turns": [{"text": "late"}], "delaySeconds": 30}
+    env = scripted(tmp_path, script)
+    async with chat(env, tmp_path) as ui:
+        await ask(ui, "slow one")
+        await ui.wait_for("── step 1")
+        ui.press("ctrl-c")
+        await ui.wait_for(r"interrupted · 1 step")
+        await ui.wait_until(lambda: _at_prompt(ui), "a next prompt")
+        assert "(no answer)" not in ui.text()
+        ui.press("ctrl-c")  # on an empty prompt: a warning, not an exit
+        await ui.wait_for("Ctrl-D or /exit leaves")
+        await ask(ui, "/exit")
+        assert await ui.wait_for_exit() == 0, ui.text()
+    assert_nothing_left(env)
+
+
+async def test_unknown_command_help_and_new_session(tmp_path: Path) -> None:
+    env = scripted(tmp_path, {"turns": [{"text": "one"}, {"text": "two"}]})
+    async with chat(env, tmp_path) as ui:
+        await ask(ui, "/frobnicate")
+        await ui.wait_for("unknown command /frobnicate: /help lists the commands")
+        await ask(ui, "/help")
+        await ui.wait_for(r"/undo\s+put back the last run's edits")
+        await ui.wait_for(r"/exit\s+leave")
+        await ask(ui, "first")
+        await ui.wait_for("done · 1 step")
+        await ask(ui, "/new")
+        await ui.wait_for("a new session starts with the next message")
+        await ask(ui, "second")
+        await ui.wait_until(lambda: ui.text().count("done · 1 step") == 2, "the second turn")
+        ui.press("ctrl-d")
+        assert await ui.wait_for_exit() == 0, ui.text()
+    listed = subprocess.run(
+        [*TETHER, "sessions"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert len(listed.stdout.splitlines()[1:]) == 2, listed.stdout  # /new: two sessions
+    assert_nothing_left(env)
+
+
+async def test_an_approval_then_undo_puts_the_file_back(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("old\n")
+    env = scripted(tmp_path, {"turns": [write("notes.txt", "new\n"), {"text": "rewrote it"}]})
+    async with chat(env, tmp_path) as ui:
+        await ask(ui, "rewrite notes")
+        await ui.wait_for(r"\[n\] deny  \[\?\] more")
+        ui.type("y")
+        await ui.wait_for("rewrote it")
+        await ui.wait_until(lambda: _at_prompt(ui), "the prompt")
+        assert (tmp_path / "notes.txt").read_text() == "new\n"
+        await ask(ui, "/diff")
+        await ui.wait_for(r"--- a/notes\.txt\n\+\+\+ b/notes\.txt\n@@ -1 \+1 @@\n-old\n\+new")
+        await ask(ui, "/undo")
+        await ui.wait_for("put back: notes.txt")
+        assert (tmp_path / "notes.txt").read_text() == "old\n"
+        await ask(ui, "/diff")
+        await ui.wait_for(r"this session has changed no file \(or its changes were undone\)")
+        ui.press("ctrl-d")
+        assert await ui.wait_for_exit() == 0, ui.text()
+    assert_nothing_left(env)
+
+
+async def test_resume_a_listed_session(tmp_path: Path) -> None:
+    env = scripted(tmp_path, {"turns": [{"text": "one"}], "repeatLast": True})
+    async with chat(env, tmp_path) as ui:
+        await ask(ui, "remember this")
+        await ui.wait_for("done · 1 step")
+        ui.press("ctrl-d")
+        assert await ui.wait_for_exit() == 0, ui.text()
+    first = json.loads((tmp_path / "state" / "terminal-folders.json").read_text())
+    [session] = first
+    async with chat(env, tmp_path) as ui:
+        await ask(ui, "/sessions")
+        await ui.wait_for(rf"1\s+{session}")
+        await ask(ui, "/resume 1")
+        await ui.wait_for(f"resumed session {session}")
+        await ask(ui, "go on")
+        await ui.wait_for("done · 1 step")
+        ui.press("ctrl-d")
+        assert await ui.wait_for_exit() == 0, ui.text()
+    assert json.loads((tmp_path / "state" / "terminal-folders.json").read_text()) == first
+    assert_nothing_left(env)
+
+
+async def test_tab_completes_commands_and_paths_and_alt_enter_adds_a_line(
+    tmp_path: Path,
+) -> None:
+    from tests.providers.fakes import FakeApi, Sse, openai_stream
+
+    (tmp_path / "shop.py").write_text("x = 1\n")
+    env = environment(tmp_path, TETHER_PROVIDER="openai")
+    env.pop("OPENAI_API_KEY", None)
+    with FakeApi() as fake:
+        fake.queue(Sse(openai_stream("seen")))
+        argv = ("--base-url", fake.url + "/v1", "--model", "m")
+        async with chat(env, tmp_path, "chat", *argv) as ui:
+            await ui.wait_until(lambda: _at_prompt(ui), "the prompt")
+            ui.type("/un")
+            ui.press("tab")
+            await ui.wait_for(r"› /undo")
+            ui.press("enter")
+            await ui.wait_for("nothing to undo: no run yet")
+            await ui.wait_until(lambda: _at_prompt(ui), "the prompt")
+            ui.type("look at @sh")
+            ui.press("tab")
+            await ui.wait_for(r"› look at @shop\.py")
+            ui.press("escape", "enter")  # Alt-Enter: a new line, not sent
+            ui.type("and say so")
+            ui.press("enter")
+            await ui.wait_for("done · 1 step")
+            ui.press("ctrl-d")
+            assert await ui.wait_for_exit() == 0, ui.text()
+        [request] = fake.requests
+    said = str(request.body["messages"][-1]["content"])
+    assert "look at @shop.py\nand say so" in said, said
+
+
+async def test_continue_resumes_the_latest_session_here(tmp_path: Path) -> None:
+    env = scripted(tmp_path, {"turns": [{"text": "one"}], "repeatLast": True})
+    async with chat(env, tmp_path) as ui:
+        await ask(ui, "first")
+        await ui.wait_for("done · 1 step")
+        ui.press("ctrl-d")
+        assert await ui.wait_for_exit() == 0, ui.text()
+    [session] = json.loads((tmp_path / "state" / "terminal-folders.json").read_text())
+    async with chat(env, tmp_path, "--continue", columns=200) as ui:
+        await ui.wait_for(f"· session {session} ·")
+        await ask(ui, "second")
+        await ui.wait_for("done · 1 step")
+        ui.press("ctrl-d")
+        assert await ui.wait_for_exit() == 0, ui.text()
+    listed = subprocess.run(
+        [*TETHER, "sessions"], env=env, capture_output=True, text=True, timeout=60
+    )
+    rows = listed.stdout.splitlines()[1:]
+    assert len(rows) == 1 and " 2 " in rows[0], listed.stdout
+    assert_nothing_left(env)
