@@ -56,7 +56,12 @@ def _queue_task(fake: FakeApi, provider: str, index: int) -> None:
 
 
 async def _one_run(
-    ctx: Context, provider: str, fake: TimedApi, root: Path, index: int
+    ctx: Context,
+    provider: str,
+    fake: TimedApi,
+    root: Path,
+    index: int,
+    extra_env: dict[str, str] | None = None,
 ) -> tuple[float, float]:
     """One ``tether run`` from spawn to the answer on its stdout: (total, to 1st request)."""
     _queue_task(fake, provider, index)
@@ -65,6 +70,7 @@ async def _one_run(
     argv += ["--base-url", base_url, "--model", "bench-model", "make it say hi"]
     key = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
     env = ctx.env(ctx.folder(f"first-{provider}-state"), **{key: "bench-key"})
+    env |= extra_env or {}
     before = len(fake.arrivals)
     began = time.monotonic_ns()
     process = await asyncio.create_subprocess_exec(

@@ -196,6 +196,9 @@ def run(args: argparse.Namespace) -> int:
     if not prompt:
         print("tether: the prompt is empty", file=sys.stderr)
         return EXIT_USAGE
+    from .client.spawn import prefork
+
+    prefork(cwd)  # in a daemon's run process: the server is a fork (``daemon.forked``)
     return anyio.run(run_started, args, cwd, prompt)
 
 
@@ -413,6 +416,17 @@ def positive_float(text: str) -> float:
     return value
 
 
+_IN_DAEMON = False
+"""True in a daemon's run process: ``tether run`` runs here, not through a daemon."""
+
+
+def daemon_main(argv: list[str]) -> int:
+    """A daemon's run process: ``tether`` ``argv``, which must be a ``run``."""
+    global _IN_DAEMON
+    _IN_DAEMON = True
+    return main(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tether`` command."""
     parser = argparse.ArgumentParser(
@@ -470,7 +484,15 @@ def main(argv: list[str] | None = None) -> int:
         help="continue the latest session in this folder",
     )
     run_parser.add_argument("--session", metavar="ID", help="continue session ID")
+    run_parser.add_argument(
+        "--no-daemon",
+        action="store_true",
+        help="run in this process even with TETHER_DAEMON=1 (see tether daemon --help)",
+    )
     add_setting_flags(run_parser)
+    from .daemon.command import add_daemon_command
+
+    add_daemon_command(commands)
     replay_parser = commands.add_parser(
         "replay", help="show a stored session, or re-run it through the current harness"
     )
@@ -502,6 +524,18 @@ def main(argv: list[str] | None = None) -> int:
 
     add_rules_command(commands)
     args = parser.parse_args(argv)
+    if _IN_DAEMON and args.command != "run":
+        print("tether: the daemon runs only `tether run`", file=sys.stderr)
+        return 2
+    if args.command == "run" and not args.no_daemon and not _IN_DAEMON:
+        from .daemon.wire import wanted
+
+        if wanted(os.environ):
+            from .daemon.front import forward
+
+            status = forward(sys.argv[1:] if argv is None else argv, os.environ)
+            if status is not None:
+                return status
     if args.command == "serve":  # its logging is set up after the lean start (lsp.lean)
         return serve(args.log_level or "WARNING")
     import logging
@@ -556,6 +590,10 @@ def command(args: argparse.Namespace) -> int:
         return list_sessions(args)
     if args.command == "undo":
         return undo(args)
+    if args.command == "daemon":
+        from .daemon.command import daemon_command
+
+        return daemon_command(args, daemon_main, serve)
     if args.command == "rules":
         from .client.rules_cli import rules_command
 

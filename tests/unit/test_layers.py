@@ -44,7 +44,8 @@ acp          tether config errors events host mcp policy prompt providers run sa
              text tools workspace writes
 client       config framing prompt providers session text workspace writes
 demo         client
-cli          tether acp client config demo lsp providers sandbox session tools
+daemon       tether client providers
+cli          tether acp client config daemon demo lsp providers sandbox session tools
 __main__     cli
 """
 """Each package (or top-level module) and the packages it may import, lowest first; a

@@ -10,7 +10,7 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 import anyio
@@ -18,6 +18,20 @@ from anyio.abc import Process
 
 DRAIN_SECONDS = 2.0
 """How long an exited server's last stderr lines are waited for."""
+
+
+FORK_SERVER: Callable[[Path], Callable[[], Awaitable[Process]]] | None = None
+"""In a daemon's run process (``daemon.forked``): forks the server in a folder (the imports
+are done) instead of starting a new interpreter; None elsewhere."""
+_forked: Callable[[], Awaitable[Process]] | None = None
+
+
+def prefork(root: Path) -> None:
+    """In a daemon's run process, fork the server for ``root`` now, before any event loop
+    or thread of the run starts (the next ``spawn_server(root, hold_stderr=True)`` uses it)."""
+    global _forked
+    if FORK_SERVER is not None and _forked is None:
+        _forked = FORK_SERVER(root)
 
 
 SERVER_LOG_LEVEL = {"level": "ERROR"}
@@ -49,6 +63,10 @@ async def spawn_server(
     Its own process session: Ctrl-C in the terminal reaches the client, which cancels the run and
     shuts the server down in order, instead of killing the server mid-reply.
     """
+    global _forked
+    if _forked is not None and command is None and environ is None and hold_stderr:
+        forked, _forked = _forked, None
+        return await forked()
     return await anyio.open_process(
         command or serve_command(),
         env=serve_environment(os.environ if environ is None else environ),

@@ -92,6 +92,14 @@ SDK_MODULES = {"openai": ".openai", "anthropic": ".anthropic"}
 """The providers whose module imports an SDK."""
 
 
+def prime(name: str | None) -> None:
+    """Import the SDK provider ``name`` and load what its first client would (``prime`` of
+    its module): for a process that forks runs (the daemon). Nothing for another name."""
+    module = SDK_MODULES.get(name or "")
+    if module is not None:
+        importlib.import_module(module, __name__).prime()
+
+
 def warm_up_thread(name: str | None) -> threading.Thread | None:
     """Start importing the SDK provider ``name`` on a thread of its own (None: nothing to
     import), as soon as ``tether serve`` has its own modules: the first run then finds it.

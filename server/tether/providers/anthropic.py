@@ -306,3 +306,15 @@ def _add_thinking(block: ContentBlockParam | None, delta: object) -> None:
         block["thinking"] += delta.thinking
     elif isinstance(delta, anthropic.types.SignatureDelta):
         block["signature"] += delta.signature
+
+
+def prime() -> None:
+    """Load what the SDK imports only when a client is first made and used (the HTTP stack,
+    the messages resource) and the shared TLS context, without any request: a daemon does
+    this once so that every run forked from it finds them loaded."""
+    client = AsyncAnthropic(
+        api_key="unused",
+        base_url="http://127.0.0.1:9",
+        http_client=anthropic.DefaultAsyncHttpxClient(verify=shared_ssl_context()),
+    )
+    _ = client.messages

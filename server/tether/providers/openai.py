@@ -283,3 +283,15 @@ def _read_chunk(
         if choice.finish_reason is not None:
             reply.finish_reason = choice.finish_reason
     return texts
+
+
+def prime() -> None:
+    """Load what the SDK imports only when a client is first made and used (the HTTP stack,
+    the chat resources) and the shared TLS context, without any request: a daemon does this
+    once so that every run forked from it finds them loaded."""
+    client = AsyncOpenAI(
+        api_key="unused",
+        base_url="http://127.0.0.1:9/v1",
+        http_client=openai.DefaultAsyncHttpxClient(verify=shared_ssl_context()),
+    )
+    _ = client.chat.completions

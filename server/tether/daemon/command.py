@@ -1,0 +1,103 @@
+"""``tether daemon start | status | stop | serve``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from . import wire
+from .wire import DaemonError
+
+HELP = """\
+The shared warm server of `tether run` (opt-in): with TETHER_DAEMON=1 in your environment,
+`tether run` hands its prompt, folder, environment and terminal to a per-user daemon that
+has the server and the provider's SDK already imported, and starts one when none runs.
+Each run gets a process of its own forked from the daemon, with the run's own folder,
+environment, settings and approvals: nothing crosses between runs. `tether run
+--no-daemon` runs in-process as before.
+
+  start    start this installation's daemon (tether run starts it when absent)
+  status   whether it runs, its pid, socket and runs in flight
+  stop     stop accepting; it exits once its runs in flight end
+  serve    be the daemon, in the foreground (what `start` runs)
+
+the socket: $XDG_RUNTIME_DIR/tether/d-<fingerprint>.sock, else
+  ~/.local/state/tether/daemon/ (or $XDG_STATE_HOME/tether/daemon/), a folder of mode 0700
+  owned by you (another owner or looser permissions: refused); the daemon serves only your
+  uid (SO_PEERCRED) and never listens on TCP. The fingerprint is the version, the Python
+  interpreter and the installed files: after an upgrade a new daemon starts on a new socket
+  and the old one exits once its runs end.
+settings (your environment only; a repository's .tether/config.toml cannot set them):
+  TETHER_DAEMON=1               tether run goes through the daemon
+  TETHER_DAEMON_IDLE_SECONDS    an idle daemon exits after this long (default 600)
+"""
+
+
+def add_daemon_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "daemon",
+        help="the shared warm server of tether run (opt-in: TETHER_DAEMON=1)",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("action", choices=["start", "status", "stop", "serve"])
+    parser.add_argument("--socket", help=argparse.SUPPRESS)  # serve: where (from start)
+    parser.add_argument("--preload", default="", help=argparse.SUPPRESS)  # serve: an SDK
+
+
+def daemon_command(
+    args: argparse.Namespace,
+    run_main: object,
+    serve_main: object,
+) -> int:
+    """Run ``tether daemon ACTION``."""
+    from collections.abc import Callable
+    from typing import cast
+
+    from .front import control, open_daemon
+
+    environ = os.environ
+    try:
+        if args.action == "serve":
+            from .server import serve_daemon
+
+            if args.socket:
+                path = Path(args.socket)
+            else:
+                path = wire.socket_path(wire.socket_dir(environ), wire.fingerprint())
+            return serve_daemon(
+                path,
+                {**environ, "TETHER_PROVIDER": args.preload or environ.get("TETHER_PROVIDER", "")},
+                cast("Callable[[list[str]], int]", run_main),
+                cast("Callable[[str], int]", serve_main),
+            )
+        if args.action == "start":
+            sock = open_daemon(environ)
+            assert sock is not None
+            sock.close()
+            found = control("status", environ)
+            print(f"tether daemon: running, pid {found and found.get('pid')}")
+            return 0
+        found = control(args.action, environ)
+    except (DaemonError, OSError) as exc:
+        print(f"tether: daemon: {exc}", file=sys.stderr)
+        return 1
+    if found is None:
+        print("tether daemon: not running")
+        return 1 if args.action == "status" else 0
+    if "error" in found:
+        print(f"tether: daemon: {found['error']}", file=sys.stderr)
+        return 1
+    if args.action == "stop":
+        print(f"tether daemon: stopping ({found.get('runs', 0)} run(s) in flight finish first)")
+        return 0
+    since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(found.get("since", 0))))
+    print(
+        f"tether daemon: running, pid {found.get('pid')}, since {since}, "
+        f"{found.get('runs', 0)} run(s) in flight, idle exit after "
+        f"{found.get('idleSeconds')} s\n  socket {found.get('socket')}"
+    )
+    return 0

@@ -1,0 +1,426 @@
+"""The daemon: accept a connection from this user, fork, and run ``tether run`` in the fork
+exactly as the front would have run it in-process.
+
+The daemon process only imports (the client, the server, the configured provider's SDK)
+and accepts; it keeps no settings, approvals or environment. Each connection gets a process
+of its own (a fork: the imports are already done) that takes the connection's cwd,
+environment and terminal (file descriptors 0–2, passed with ``SCM_RIGHTS``) and calls the
+same ``cli`` code a ``tether run`` calls; its ``tether serve`` is a fork too, started by
+``client.spawn`` in place of a new interpreter. So nothing crosses between connections: what
+one run sets or approves dies with its processes, and commands run through ``tools/shell.py``
+with the client's environment and cwd.
+
+Refused, with the daemon serving on: a peer of another uid (``SO_PEERCRED``), a message over
+``wire.MAX_FRAME_BYTES``, one that is not JSON or not of a known shape, a silent client
+(``FIRST_MESSAGE_SECONDS``).
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import io
+import logging
+import os
+import selectors
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from . import wire
+from .wire import DaemonError
+
+logger = logging.getLogger(__name__)
+
+FIRST_MESSAGE_SECONDS = 5.0
+"""How long a connection may take to send its request (the daemon accepts one at a time)."""
+DRAIN_SECONDS = 0.5
+"""How long a refused client's remaining input is read before the connection is closed."""
+ORPHAN_SECONDS = 5.0
+"""How long a run whose front went away has to stop before its process is ended."""
+OPS = frozenset({"run", "status", "stop"})
+RUN_KEYS = frozenset({"op", "argv", "cwd", "env", "streams"})
+
+ServeMain = Callable[[str], int]
+"""``tether serve`` at a log level, in this process (``cli.serve``)."""
+RunMain = Callable[[list[str]], int]
+"""``tether`` with these arguments, in this process (``cli.daemon_main``)."""
+
+
+def peer_uid(conn: socket.socket) -> int:
+    """The connected process's uid (``SO_PEERCRED``: set by the kernel, not the peer)."""
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return int(uid)
+
+
+def check_run(message: Mapping[str, Any]) -> tuple[list[str], str, dict[str, str], list[list[str]]]:
+    """A run request's parts; ``DaemonError`` naming what is wrong."""
+    unknown = set(message) - RUN_KEYS
+    if unknown:
+        raise DaemonError(f"unknown field(s): {', '.join(sorted(unknown))}")
+    argv, cwd, env, streams = (message.get(k) for k in ("argv", "cwd", "env", "streams"))
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise DaemonError("argv: expected a list of strings")
+    if not isinstance(cwd, str) or not os.path.isabs(cwd):
+        raise DaemonError("cwd: expected an absolute path")
+    if not isinstance(env, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and k and "=" not in k and "\0" not in k + v
+        for k, v in env.items()
+    ):
+        raise DaemonError("env: expected an object of strings")
+    if (
+        not isinstance(streams, list)
+        or len(streams) != wire.STREAMS
+        or not all(
+            isinstance(s, list) and len(s) == 2 and all(isinstance(p, str) for p in s)
+            for s in streams
+        )
+    ):
+        raise DaemonError("streams: expected three [encoding, errors] pairs")
+    for encoding, errors in streams:
+        try:
+            codecs.lookup(encoding)
+            codecs.lookup_error(errors)
+        except LookupError:
+            raise DaemonError(f"streams: unknown encoding {encoding!r} or {errors!r}") from None
+    return argv, cwd, env, streams
+
+
+def receive_request(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
+    """The first frame and the file descriptors that came with it."""
+    fds: list[int] = []
+    header = b""
+    while len(header) < wire.HEADER.size:
+        data, got, flags, _ = socket.recv_fds(conn, wire.HEADER.size - len(header), wire.STREAMS)
+        fds += got
+        if flags & socket.MSG_CTRUNC:
+            for fd in fds:
+                os.close(fd)
+            raise DaemonError("too many file descriptors")
+        if not data:
+            for fd in fds:
+                os.close(fd)
+            raise DaemonError("the connection ended before a message")
+        header += data
+    try:
+        (size,) = wire.HEADER.unpack(header)
+        if size > wire.MAX_FRAME_BYTES:
+            raise DaemonError(f"a message of {size} bytes is over {wire.MAX_FRAME_BYTES}")
+        body = wire.receive_exactly(conn, size)
+        if body is None:
+            raise DaemonError("the connection ended inside a message")
+        return wire.decode_body(body), fds
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+
+
+class Daemon:
+    """The accept loop (one thread, no event loop: it forks)."""
+
+    def __init__(self, path: Path, idle: float, run_main: RunMain, serve_main: ServeMain) -> None:
+        self.path = path
+        self.idle = idle
+        self.run_main = run_main
+        self.serve_main = serve_main
+        self.children: set[int] = set()
+        self.accepting = True
+        self.started = time.time()
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.inode = 0
+
+    def bind(self) -> None:
+        """Listen at ``path`` (its folder was checked private by the front; checked again).
+
+        Bound and listening under a temporary name first, then renamed into place: a front
+        that finds the socket refusing connections takes it for a dead daemon's."""
+        wire.check_private(self.path.parent, os.lstat(self.path.parent))
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        old = os.umask(0o177)
+        try:
+            self.listener.bind(str(temporary))
+        finally:
+            os.umask(old)
+        self.listener.listen(16)
+        self.inode = os.stat(temporary).st_ino
+        os.rename(temporary, self.path)  # replaces a dead daemon's socket, if any
+
+    def retire_others(self) -> None:
+        """Ask the daemons of other installations here to exit once their runs end."""
+        for other in self.path.parent.glob(f"{wire.SOCKET_PREFIX}*.sock"):
+            if other == self.path:
+                continue
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(2.0)
+            try:
+                sock.connect(str(other))
+                wire.send(sock, {"op": "stop"})
+                wire.receive(sock)
+            except ConnectionRefusedError:
+                with contextlib.suppress(OSError):
+                    other.unlink()
+            except (OSError, DaemonError):
+                pass
+            finally:
+                sock.close()
+
+    def stop_accepting(self) -> None:
+        if not self.accepting:
+            return
+        self.accepting = False
+        with contextlib.suppress(OSError):
+            if os.stat(self.path).st_ino == self.inode:  # not a newer daemon's socket
+                os.unlink(self.path)
+        self.listener.close()
+
+    def reap(self) -> None:
+        for pid in list(self.children):
+            with contextlib.suppress(ChildProcessError):
+                done, _ = os.waitpid(pid, os.WNOHANG)
+                if done == 0:
+                    continue
+            self.children.discard(pid)
+
+    def serve(self) -> int:
+        """Accept until stopped, or idle for ``idle`` seconds; then wait for the runs."""
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.signal(signal.SIGTERM, lambda *_: self.stop_accepting())
+        selector = selectors.DefaultSelector()
+        selector.register(self.listener, selectors.EVENT_READ, "accept")
+        selector.register(wake_r, selectors.EVENT_READ, "wake")
+        last = time.monotonic()
+        while True:
+            self.reap()
+            if not self.accepting and not self.children:
+                break  # stopped, and the last run in flight has ended
+            if self.children:
+                last = time.monotonic()
+            timeout = self.idle - (time.monotonic() - last)
+            if self.accepting and not self.children and timeout <= 0:
+                break
+            for key, _ in selector.select(timeout if timeout > 0 else None):
+                if key.data == "wake":
+                    with contextlib.suppress(BlockingIOError):
+                        os.read(wake_r, 512)
+                elif self.accepting:
+                    with contextlib.suppress(OSError):
+                        conn, _ = self.listener.accept()
+                        self.handle(conn)
+                    last = time.monotonic()
+            if not self.accepting:
+                with contextlib.suppress(KeyError, ValueError):
+                    selector.unregister(self.listener)
+        self.stop_accepting()
+        return 0
+
+    def handle(self, conn: socket.socket) -> None:
+        """One connection: refused, answered, or forked off to run."""
+        with conn:
+            if peer_uid(conn) != os.getuid():
+                logger.warning("refused a connection from uid %s", peer_uid(conn))
+                return  # not even an answer
+            conn.settimeout(FIRST_MESSAGE_SECONDS)
+            fds: list[int] = []
+            try:
+                message, fds = receive_request(conn)
+                op = message.get("op")
+                if op not in OPS:
+                    raise DaemonError(f"unknown op {str(op)[:50]!r}")
+                if op != "run":
+                    if fds:
+                        raise DaemonError(f"{op}: no file descriptors expected")
+                    if set(message) != {"op"}:
+                        raise DaemonError(f"{op}: no other field expected")
+                    wire.send(conn, self.answer(op))
+                    return
+                if len(fds) != wire.STREAMS:
+                    raise DaemonError("run: expected stdin, stdout and stderr")
+                request = check_run(message)
+            except (DaemonError, OSError, ValueError) as exc:
+                for fd in fds:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                refuse(conn, str(exc))
+                return
+            pid = os.fork()
+            if pid == 0:  # the run's own process: never returns
+                status = 1
+                try:
+                    status = self.child(conn, fds, *request)
+                finally:
+                    os._exit(status)
+            self.children.add(pid)
+            for fd in fds:
+                os.close(fd)
+        # A provider whose SDK is not loaded yet: imported now (after the fork, so this run
+        # does not wait for it; the next connection does, once), for the runs after it.
+        preload_sdk(wire.provider_of(request[0], request[2]))
+
+    def answer(self, op: str) -> dict[str, Any]:
+        if op == "stop":
+            self.stop_accepting()
+            return {"stopping": True, "runs": len(self.children)}
+        return {
+            "pid": os.getpid(),
+            "socket": str(self.path),
+            "runs": len(self.children),
+            "since": self.started,
+            "idleSeconds": self.idle,
+        }
+
+    def child(
+        self,
+        conn: socket.socket,
+        fds: list[int],
+        argv: list[str],
+        cwd: str,
+        env: dict[str, str],
+        streams: list[list[str]],
+    ) -> int:
+        """The run's process: take the connection's world, run, report the status."""
+        signal.set_wakeup_fd(-1)
+        for signum in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        with contextlib.suppress(OSError):
+            self.listener.close()
+        conn.settimeout(None)
+        try:
+            os.chdir(cwd)
+        except OSError as exc:
+            wire.send(conn, {"error": f"cwd {cwd}: {exc.strerror or exc}"})
+            return 2
+        os.environ.clear()
+        os.environ.update(env)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        sys.stdin, sys.stdout, sys.stderr = (
+            io.TextIOWrapper(
+                open(n, "rb" if n == 0 else "wb", closefd=False),  # noqa: SIM115
+                encoding=encoding,
+                errors=errors,
+                line_buffering=os.isatty(n),
+                write_through=n == 2,
+            )
+            for n, (encoding, errors) in enumerate(streams)
+        )
+        from .forked import install
+
+        install(self.serve_main, [conn.fileno()])
+        wire.send(conn, {"started": os.getpid()})
+        threading.Thread(target=watch, args=(conn,), daemon=True).start()
+        try:
+            status = self.run_main(argv)
+        except SystemExit as exc:  # argparse
+            status = exc.code if isinstance(exc.code, int) else 2
+        except KeyboardInterrupt:
+            status = 130
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        with contextlib.suppress(OSError):
+            wire.send(conn, {"exit": status})
+        return status
+
+
+def refuse(conn: socket.socket, why: str) -> None:
+    """Say why, then read what the client still sends (a bounded amount, briefly): closing
+    with unread input would reset the connection before the client read the reason."""
+    with contextlib.suppress(OSError, DaemonError):
+        wire.send(conn, {"error": why[:500]})
+        conn.shutdown(socket.SHUT_WR)
+        conn.settimeout(DRAIN_SECONDS)
+        left = 2 * wire.MAX_FRAME_BYTES
+        while left > 0 and (chunk := conn.recv(min(left, 1 << 16))):
+            left -= len(chunk)
+
+
+def watch(conn: socket.socket) -> None:
+    """The front's messages: Ctrl-C becomes ours; its end (killed, closed) cancels the run,
+    and ends this process if the run does not stop in time."""
+    while True:
+        try:
+            message = wire.receive(conn)
+        except (DaemonError, OSError):
+            message = None
+        if message is None:
+            os.kill(os.getpid(), signal.SIGINT)
+            timer = threading.Timer(ORPHAN_SECONDS, os._exit, args=(130,))
+            timer.daemon = True
+            timer.start()
+            return
+        if message.get("signal") == "INT":
+            os.kill(os.getpid(), signal.SIGINT)
+
+
+def preload(environ: Mapping[str, str]) -> None:
+    """Import what a run needs, so a fork finds it loaded: the client, the server and the
+    SDK of the provider this environment names (another provider's is imported by its
+    first run)."""
+    import importlib
+
+    for name in (
+        "tether.client.terminal_run",
+        "tether.client.settings",
+        "tether.client.rich_render",
+        "tether.lsp.handlers",
+        "tether.lsp.server",
+        "tether.lsp.transport",
+        "tether.lsp.lean",
+        "tether.tools.shell",
+        "tether.tools.static",
+        "tether.tools.files",
+        "tether.tools.edits",
+        "tether.tools.search",
+        "tether.tools.plan",
+        "tether.tools.diagnostics",
+        "tether.text.proposed",
+        "anyio._backends._asyncio",
+        "anyio.streams.stapled",
+    ):
+        importlib.import_module(name)
+    preload_sdk(environ.get("TETHER_PROVIDER", ""))
+
+
+def preload_sdk(provider: str) -> None:
+    """Import ``provider``'s SDK and what its first client loads (nothing for an unknown
+    name or the scripted one; once per provider)."""
+    from ..providers import SDK_MODULES, prime
+
+    if provider in SDK_MODULES and provider not in PRIMED:
+        PRIMED.add(provider)
+        with contextlib.suppress(Exception):  # the run says what is wrong, as in-process
+            prime(provider)
+
+
+PRIMED: set[str] = set()
+
+
+def serve_daemon(
+    path: Path, environ: Mapping[str, str], run_main: RunMain, serve_main: ServeMain
+) -> int:
+    """``tether daemon serve``: preload, listen at ``path``, retire older daemons, serve."""
+    try:
+        idle = wire.idle_seconds(environ)
+        preload(environ)
+        daemon = Daemon(path, idle, run_main, serve_main)
+        daemon.bind()
+    except (DaemonError, OSError) as exc:
+        print(f"tether: daemon: {exc}", file=sys.stderr)
+        return 2
+    daemon.retire_others()
+    return daemon.serve()

@@ -1,0 +1,429 @@
+"""``tether run`` through the shared warm daemon (``TETHER_DAEMON=1``), and the red team's
+view of its socket. Real processes: the front, the daemon it starts, the runs it forks;
+every daemon a test starts is stopped (and waited for) at the end."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.test_cli_terminal import Terminal
+from tests.waiting import wait_until_sync
+from tether.client.approver import ASKED
+from tether.daemon import wire
+
+TETHER = [sys.executable, "-m", "tether"]
+IN_PROCESS_NOTE = "running in-process"
+
+
+class World:
+    """A user's world for one test: a short runtime folder (a socket path is at most 108
+    bytes), a home, and the environment ``tether`` runs with."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.runtime = base / "rt"
+        self.runtime.mkdir(mode=0o700)
+        self.home = base / "home"
+        self.home.mkdir()
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "XDG_"))}
+        self.env |= {
+            "HOME": str(self.home),
+            "XDG_RUNTIME_DIR": str(self.runtime),
+            "TETHER_STATE_DIR": str(base / "state"),
+            "TETHER_DAEMON": "1",
+            "TETHER_PROVIDER": "scripted",
+            "TETHER_TEST_MARK": uuid.uuid4().hex,
+        }
+
+    @property
+    def folder(self) -> Path:
+        return self.runtime / "tether"
+
+    def sockets(self) -> list[Path]:
+        return sorted(self.folder.glob("d-*.sock")) if self.folder.is_dir() else []
+
+    def project(self, name: str) -> Path:
+        root = self.base / name
+        root.mkdir()
+        return root
+
+    def run_env(self, script: dict[str, Any], **extra: str) -> dict[str, str]:
+        return self.env | {"TETHER_SCRIPT": json.dumps(script)} | extra
+
+    def start(self, argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [*TETHER, *argv],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def tether(
+        self, argv: list[str], cwd: Path, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*TETHER, *argv],
+            cwd=cwd,
+            env=env or self.env,
+            capture_output=True,
+            text=True,
+            timeout=90,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def status(self, path: Path | None = None) -> dict[str, Any] | None:
+        """The daemon's answer to ``status`` (None: nobody listens)."""
+        target = path or (self.sockets() or [None])[0]
+        if target is None:
+            return None
+        return ask(target, {"op": "status"})
+
+    def daemon_pids(self) -> list[int]:
+        """Live daemons of this test (``tether daemon serve`` with its mark; not the run
+        processes forked from them, which look the same)."""
+        mark = f"TETHER_TEST_MARK={self.env['TETHER_TEST_MARK']}".encode()
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if (
+                    b"daemon" in cmdline
+                    and b"serve" in cmdline
+                    and mark in (entry / "environ").read_bytes().split(b"\0")
+                    and state != "Z"
+                ):
+                    found.append((int(entry.name), int(stat_fields(entry)[1])))
+            except OSError:
+                continue
+        pids = {pid for pid, _ in found}
+        return [pid for pid, parent in found if parent not in pids]
+
+
+def stat_fields(entry: Path) -> list[str]:
+    """``/proc/PID/stat`` after the command's name: state, parent pid, …"""
+    return (entry / "stat").read_text().rsplit(")", 1)[1].split()
+
+
+def ask(path: Path, message: dict[str, Any]) -> dict[str, Any] | None:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        sock.connect(str(path))
+        wire.send(sock, message)
+        return wire.receive(sock)
+
+
+@pytest.fixture
+def world() -> Iterator[World]:
+    base = Path(tempfile.mkdtemp(prefix="td-", dir="/tmp"))
+    made = World(base)
+    try:
+        yield made
+    finally:
+        for pid in made.daemon_pids():
+            os.kill(pid, signal.SIGTERM)
+        wait_until_sync(lambda: not made.daemon_pids(), "the test's daemons to exit", 30)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def bash(command: str) -> dict[str, Any]:
+    return {
+        "turns": [
+            {"toolCalls": [{"name": "bash", "arguments": {"command": command}}]},
+            {"text": "ran it"},
+        ]
+    }
+
+
+def test_two_clients_at_once_keep_their_environment_folder_and_settings(world: World) -> None:
+    one, two = world.project("one"), world.project("two")
+    script = bash('echo "$WHO $(pwd) $TETHER_MODEL" > seen.txt') | {"delaySeconds": 1.0}
+    first = world.start(
+        ["run", "--yes", "go"], one, world.run_env(script, WHO="alice", TETHER_MODEL="m-one")
+    )
+    second = world.start(
+        ["run", "--yes", "go"], two, world.run_env(script, WHO="bob", TETHER_MODEL="m-two")
+    )
+    # Both runs in flight in one daemon at the same time.
+    wait_until_sync(lambda: (world.status() or {}).get("runs") == 2, "two runs at once", 60)
+    outs = [p.communicate(timeout=90) for p in (first, second)]
+    assert [p.returncode for p in (first, second)] == [0, 0], outs
+    for out, err in outs:
+        assert "outcome done" in out and IN_PROCESS_NOTE not in err, (out, err)
+    assert (one / "seen.txt").read_text().split() == ["alice", str(one), "m-one"]
+    assert (two / "seen.txt").read_text().split() == ["bob", str(two), "m-two"]
+    assert len(world.daemon_pids()) == 1 and len(world.sockets()) == 1
+    # A later run finds the same warm daemon.
+    pid = world.status()["pid"]  # type: ignore[index]
+    third = world.tether(["run", "--yes", "go"], one, world.run_env(bash("true")))
+    assert third.returncode == 0, third.stderr
+    assert world.status()["pid"] == pid  # type: ignore[index]
+
+
+def test_an_approval_is_asked_and_answered_on_the_fronts_terminal(world: World) -> None:
+    root = world.project("p")
+    term = Terminal(["run", "go"], world.run_env(bash("touch ran.txt")), root)
+    term.expect(ASKED.strip())
+    term.send("a\n")
+    assert term.wait(timeout=60) == 0, term.text
+    assert (root / "ran.txt").exists()
+    assert IN_PROCESS_NOTE not in term.text and world.sockets()
+
+
+def test_ctrl_c_at_the_front_cancels_the_run_in_the_daemon(world: World) -> None:
+    root = world.project("p")
+    term = Terminal(
+        ["run", "go"], world.run_env({"turns": [{"text": "late"}], "delaySeconds": 60}), root
+    )
+    term.expect("▶ go")
+    term.send("\x03")
+    assert term.wait(timeout=30) == 130, term.text
+    assert "Traceback" not in term.text
+    wait_until_sync(lambda: (world.status() or {}).get("runs") == 0, "the run's process gone")
+
+
+def test_no_daemon_flag_and_no_switch_run_in_process(world: World) -> None:
+    root = world.project("p")
+    flagged = world.tether(["run", "--no-daemon", "--yes", "go"], root, world.run_env(bash("true")))
+    assert flagged.returncode == 0, flagged.stderr
+    off = world.run_env(bash("true"))
+    del off["TETHER_DAEMON"]
+    plain = world.tether(["run", "--yes", "go"], root, off)
+    assert plain.returncode == 0, plain.stderr
+    assert not world.sockets() and not world.daemon_pids()
+
+
+def test_a_hostile_repository_config_cannot_turn_the_daemon_on_or_move_it(world: World) -> None:
+    root = world.project("evil")
+    (root / ".tether").mkdir()
+    (root / ".tether" / "config.toml").write_text(
+        'daemon = true\nTETHER_DAEMON = "1"\nsocket = "/tmp/evil.sock"\n'
+        'daemonSocket = "/tmp/evil.sock"\n[tether_daemon]\nenabled = true\n'
+    )
+    env = world.run_env(bash("true"))
+    del env["TETHER_DAEMON"]
+    out = world.tether(["run", "--yes", "go"], root, env)
+    assert out.returncode == 0, out.stderr
+    assert not world.sockets() and not world.daemon_pids()
+    assert not Path("/tmp/evil.sock").exists()
+    # On, its socket is where the user's environment says, whatever the project says.
+    on = world.tether(["run", "--yes", "go"], root, world.run_env(bash("true")))
+    assert on.returncode == 0, on.stderr
+    assert [p.parent for p in world.sockets()] == [world.folder]
+    assert not Path("/tmp/evil.sock").exists()
+
+
+def test_a_socket_folder_others_may_open_is_refused_and_the_run_goes_in_process(
+    world: World,
+) -> None:
+    world.folder.mkdir(mode=0o700)
+    world.folder.chmod(0o750)
+    root = world.project("p")
+    out = world.tether(["run", "--yes", "go"], root, world.run_env(bash("true")))
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count(IN_PROCESS_NOTE) == 1 and "expected 700" in out.stderr
+    assert not world.sockets() and not world.daemon_pids()
+
+
+def started(world: World) -> Path:
+    out = world.tether(["daemon", "start"], world.base)
+    assert out.returncode == 0, out.stderr
+    [path] = world.sockets()
+    return path
+
+
+def raw(path: Path, data: bytes) -> bytes:
+    """Send ``data`` as it is and read the answer to its end."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(15)
+        sock.connect(str(path))
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        return answer
+
+
+def error_of(answer: bytes) -> str:
+    return str(wire.decode_body(answer[wire.HEADER.size :])["error"])
+
+
+def test_malformed_huge_and_unknown_messages_are_refused_and_it_serves_on(world: World) -> None:
+    path = started(world)
+    pid = world.status()["pid"]  # type: ignore[index]
+    huge = struct.pack(">I", wire.MAX_FRAME_BYTES + 1) + b"{" * 1000
+    assert "over" in error_of(raw(path, huge))
+    assert "not JSON" in error_of(raw(path, struct.pack(">I", 5) + b"{oops"))
+    assert "not a JSON object" in error_of(raw(path, struct.pack(">I", 9) + b"[1, 2, 3]"))
+    assert "unknown op" in error_of(raw(path, wire.encode({"op": "shell"})))
+    assert "stdin, stdout and stderr" in error_of(raw(path, wire.encode({"op": "run"})))
+    assert "inside a message" in error_of(raw(path, struct.pack(">I", 100) + b"{}"))
+    assert "before a message" in error_of(raw(path, b"\x00\x00"))
+    # Oversized but valid JSON: refused before it is read.
+    big = {"op": "status", "pad": "x" * (wire.MAX_FRAME_BYTES + 10)}
+    body = json.dumps(big).encode()
+    assert "over" in error_of(raw(path, struct.pack(">I", len(body)) + body[:1000]))
+    assert world.status() is not None and world.status()["pid"] == pid  # type: ignore[index]
+    root = world.project("p")
+    out = world.tether(["run", "--yes", "go"], root, world.run_env(bash("true")))
+    assert out.returncode == 0 and IN_PROCESS_NOTE not in out.stderr, out.stderr
+
+
+def send_run(path: Path, message: dict[str, Any]) -> dict[str, Any] | None:
+    """A run request with our (test's) three file descriptors and ``message``'s fields."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock, open(os.devnull, "r+b") as null:
+        sock.settimeout(15)
+        sock.connect(str(path))
+        frame = wire.encode(message)
+        socket.send_fds(sock, [frame[:4]], [null.fileno()] * 3)
+        sock.sendall(frame[4:])
+        return wire.receive(sock)
+
+
+def test_a_connection_cannot_name_another_runs_session_or_process(world: World) -> None:
+    path = started(world)
+    root = world.project("p")
+    slow = world.start(
+        ["run", "--yes", "go"], root, world.run_env(bash("touch ran.txt") | {"delaySeconds": 1.5})
+    )
+    wait_until_sync(lambda: (world.status() or {}).get("runs") == 1, "the first run in flight")
+    base = {
+        "op": "run",
+        "argv": ["run", "x"],
+        "cwd": str(root),
+        "env": {},
+        "streams": [["utf-8", "strict"]] * 3,
+    }
+    for field in ({"runId": "r-1"}, {"sessionId": "s-1"}, {"pid": slow.pid}, {"session": "x"}):
+        answer = send_run(path, base | field)
+        assert answer is not None and "unknown field" in answer["error"], answer
+    for message in (
+        {"signal": "INT"},
+        {"op": "signal", "pid": slow.pid},
+        {"op": "status", "runs": 1},
+    ):
+        answer = ask(path, message)
+        assert answer is not None and "error" in answer, answer
+    out, err = slow.communicate(timeout=60)
+    assert slow.returncode == 0 and "outcome done" in out, (out, err)
+    assert (root / "ran.txt").exists()
+    # The daemon runs only `tether run`: no other command through its socket.
+    answer = send_run(path, base | {"argv": ["daemon", "stop"]})
+    assert answer is not None and "started" in answer  # forked, then refused in the fork
+    assert world.status() is not None
+
+
+def test_a_dead_daemon_is_replaced_and_an_idle_one_exits(world: World) -> None:
+    path = started(world)
+    [pid] = world.daemon_pids()
+    os.kill(pid, signal.SIGKILL)
+    wait_until_sync(lambda: not world.daemon_pids(), "the daemon killed")
+    assert path.exists()  # its socket is left behind
+    root = world.project("p")
+    env = world.run_env(bash("true"), TETHER_DAEMON_IDLE_SECONDS="1")
+    out = world.tether(["run", "--yes", "go"], root, env)
+    assert out.returncode == 0 and IN_PROCESS_NOTE not in out.stderr, out.stderr
+    [new] = world.daemon_pids() or [0]
+    assert new not in (0, pid)
+    wait_until_sync(lambda: not world.daemon_pids(), "the idle daemon to exit", 30)
+    assert not world.sockets()
+
+
+def test_a_new_version_replaces_the_daemon_without_breaking_a_run_in_flight(world: World) -> None:
+    root = world.project("p")
+    old_front = (
+        "import sys, tether.daemon.wire as w; w.fingerprint = lambda: 'old0000000000000';"
+        "from tether.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    env = world.run_env(bash("touch ran.txt") | {"delaySeconds": 2.0})
+    old = subprocess.Popen(
+        [sys.executable, "-c", old_front, "run", "--yes", "go"],
+        cwd=root,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    old_sock = world.folder / "d-old0000000000000.sock"
+    wait_until_sync(
+        lambda: old_sock.exists() and (world.status(old_sock) or {}).get("runs") == 1,
+        "the old daemon's run in flight",
+        60,
+    )
+    [old_pid] = world.daemon_pids()
+    new = world.tether(["run", "--yes", "now"], world.project("q"), world.run_env(bash("true")))
+    assert new.returncode == 0 and IN_PROCESS_NOTE not in new.stderr, new.stderr
+    assert not old_sock.exists()  # retired: no new connection reaches it
+    out, err = old.communicate(timeout=60)
+    assert old.returncode == 0 and "outcome done" in out, (out, err)
+    assert (root / "ran.txt").exists()
+    wait_until_sync(lambda: old_pid not in world.daemon_pids(), "the old daemon to exit")
+    assert len(world.daemon_pids()) == 1
+
+
+def other_user() -> str:
+    """A throwaway user (made with useradd; the test runs as root)."""
+    name = "tdx" + uuid.uuid4().hex[:8]
+    subprocess.run(
+        ["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+        check=True,
+        timeout=30,
+        capture_output=True,
+    )
+    return name
+
+
+def test_a_second_uid_is_refused_even_where_it_can_reach_the_socket(world: World) -> None:
+    assert os.getuid() == 0, "this test makes a second user: it must run as root"
+    path = started(world)
+    # Open the folder and the socket to everyone (a mistake): only SO_PEERCRED is left.
+    world.base.chmod(0o711)
+    world.runtime.chmod(0o711)
+    world.folder.chmod(0o711)
+    path.chmod(0o666)
+    name = other_user()
+    try:
+        uid = pwd.getpwnam(name).pw_uid
+        probe = (
+            "import os, socket, sys\n"
+            f"os.setgid({pwd.getpwnam(name).pw_gid}); os.setgroups([]); os.setuid({uid})\n"
+            "s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])\n"
+            "try:\n"
+            '    s.sendall(bytes([0, 0, 0, 15]) + b\'{"op":"status"}\')\n'
+            "    print(repr(s.recv(100)), os.getuid())\n"
+            "except (ConnectionResetError, BrokenPipeError):\n"
+            "    print('closed', os.getuid())\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=30
+        )
+        assert out.returncode == 0, out.stderr
+        # Connected, then closed unanswered (a reset: its request was left unread).
+        assert out.stdout.split() in (["b''", str(uid)], ["closed", str(uid)]), out.stdout
+        log = (world.folder / "daemon.log").read_text()
+        assert f"refused a connection from uid {uid}" in log
+    finally:
+        subprocess.run(["userdel", name], timeout=30, capture_output=True)
+    assert world.status(path) is not None  # ours is still served
