@@ -74,7 +74,7 @@ def test_a_denied_mcp_call_in_the_cli_never_reaches_the_server(tmp_path: Path) -
     term = Terminal(["run", "go"], env, tmp_path)
     term.expect(ASKED.strip(), timeout=120)
     term.send("d\r")
-    term.expect("why (optional)")
+    term.expect("why? (Enter skips)")
     term.send("\r")
     assert term.wait(timeout=60) == 0, term.text
     assert "the user denied it" in term.text or "denied" in term.text

@@ -126,6 +126,14 @@ class Fuzzer:
                 return {"limit": rng.randint(1, 5)}
             case "agent/history":
                 return {"sessionId": self.run_id()}
+            case "agent/commands":
+                return rng.choice([{}, None, {"x": 1}])
+            case "agent/command":
+                name = rng.choice(["undo", "new", "model", "compact", "cost", "nope", "", 5])
+                command: dict[str, Any] = {"name": name, "sessionId": self.run_id()}
+                if rng.random() < 0.5:
+                    command["argument"] = self.text()
+                return command
             case "agent/rules/list":
                 return {"sessionId": self.run_id()} if rng.random() < 0.5 else {}
             case "agent/rules/add" | "agent/rules/remove":
