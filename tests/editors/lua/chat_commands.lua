@@ -1,5 +1,5 @@
--- The server's session commands in the chat: asked in the background once the server is
--- up (`agent/commands`), `/un` completed with <C-x><C-o>, `/undo` sent with <C-s> runs
+-- The server's session commands in the chat: asked of the server once it is up
+-- (`agent/commands`), `/un` completed with <C-x><C-o>, `/undo` sent with <C-s> runs
 -- `agent/command` (the model is not called), then `/cost`.
 local H = dofile(vim.env.HARNESS)
 H.setup({})
@@ -37,9 +37,9 @@ H.when(function()
 end, function()
   local buf = chat_mod.current().buf
   H.result.omnifunc = vim.bo[buf].omnifunc
-  H.when(function()
-    return chat_mod.commands_known(buf)
-  end, function()
+  -- as once the server is up (here it starts with the chat): the list is asked of it
+  local client = assert(require('tether').ensure_client(buf))
+  require('tether.client').when_ready(client, buf, function()
     complete_and_undo(buf)
   end)
 end)

@@ -125,9 +125,6 @@ local function create()
   set_all(chat, { '# Tether chat', '', keys_hint(), '', YOU, '' })
   vim.bo[buf].filetype = 'markdown'
   vim.bo[buf].omnifunc = "v:lua.require'tether.chat'.complete"
-  vim.schedule(function()
-    M.prefetch_commands(buf)
-  end)
   vim.keymap.set('n', '<CR>', function()
     M.send(buf)
   end, { buffer = buf, desc = 'Tether: send the message below the last ## You' })
@@ -313,34 +310,6 @@ end
 ---@return string? err
 local function server_of(buf)
   return require('tether').ensure_client(require('tether.context').last_file() or buf)
-end
-
---- Asks the server's session commands in the background once it is up, so that the
---- first `<C-x><C-o>` finds them (the chat opens while the server may still start).
----@param buf integer the chat
-function M.prefetch_commands(buf)
-  local client = server_of(buf)
-  if not client then
-    return
-  end
-  require('tether.client').when_ready(client, buf, function(err)
-    if err or listed[client.id] then
-      return
-    end
-    require('tether.client').request(client, 'agent/commands', {}, function(failed, result)
-      if not failed and result and not listed[client.id] then
-        listed[client.id] = result.commands or {}
-      end
-    end)
-  end)
-end
-
---- Whether the session commands of the chat's server are known (asked and answered).
----@param buf integer the chat
----@return boolean
-function M.commands_known(buf)
-  local client = require('tether').get_client(require('tether.context').last_file() or buf)
-  return client ~= nil and listed[client.id] ~= nil
 end
 
 --- 'omnifunc' of a chat (`<C-x><C-o>`): `/` completes the server's session commands.
