@@ -183,26 +183,8 @@ end
 ---@param chat tether.Chat
 ---@param change fun(buf: integer)
 local function write(chat, change)
-  local buf = chat.buf
-  if not vim.api.nvim_buf_is_valid(buf) then
-    return
-  end
-  local before = vim.api.nvim_buf_line_count(buf)
-  local following = {}
-  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-    following[win] = vim.api.nvim_win_get_cursor(win)[1] >= before
-  end
-  local modifiable, ul = vim.bo[buf].modifiable, vim.bo[buf].undolevels
-  vim.bo[buf].modifiable = true
-  vim.bo[buf].undolevels = -1
-  change(buf)
-  vim.bo[buf].undolevels = ul
-  vim.bo[buf].modifiable = modifiable
-  local after = vim.api.nvim_buf_line_count(buf)
-  for win, follow in pairs(following) do
-    if follow and vim.api.nvim_win_is_valid(win) then
-      vim.api.nvim_win_set_cursor(win, { after, 0 })
-    end
+  if vim.api.nvim_buf_is_valid(chat.buf) then
+    require('tether.transcript').write_following(chat.buf, change)
   end
 end
 

@@ -119,24 +119,35 @@ function M.open(opts)
   return win
 end
 
---- Changes the buffer; windows whose cursor was on the last line follow the new end.
+--- Changes ``buf`` (made modifiable for it, without undo history, then as it was);
+--- windows whose cursor was on the last line follow the new end. The transcript's and the
+--- chat's one way of writing.
+---@param buf integer
 ---@param change fun(buf: integer)
-local function write(change)
-  local buf = M.buffer()
+function M.write_following(buf, change)
   local before = vim.api.nvim_buf_line_count(buf)
   local following = {}
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     following[win] = vim.api.nvim_win_get_cursor(win)[1] >= before
   end
+  local modifiable, ul = vim.bo[buf].modifiable, vim.bo[buf].undolevels
   vim.bo[buf].modifiable = true
+  vim.bo[buf].undolevels = -1
   change(buf)
-  vim.bo[buf].modifiable = false
+  vim.bo[buf].undolevels = ul
+  vim.bo[buf].modifiable = modifiable
   local after = vim.api.nvim_buf_line_count(buf)
   for win, follow in pairs(following) do
     if follow and vim.api.nvim_win_is_valid(win) then
       vim.api.nvim_win_set_cursor(win, { after, 0 })
     end
   end
+end
+
+--- Changes the transcript (read-only between changes).
+---@param change fun(buf: integer)
+local function write(change)
+  M.write_following(M.buffer(), change)
 end
 
 --- Appends lines; `fold` = 'start' opens a fold, 'inner' continues it, nil is outside.
