@@ -159,3 +159,38 @@ def test_rules_kept_in_the_project_stay_out_of_git_status(tmp_path: Path) -> Non
     assert removed.returncode == 0, removed.stderr
     rules_files = [p for p in (tmp_path / ".tether").rglob("*") if "rules" in p.name]
     assert rules_files == [], rules_files  # an empty rules file is removed
+
+
+FORBIDDEN = ("pygls", "lsprotocol", "openai", "anthropic", "mcp", "httpx", "tether.lsp")
+"""The transport, the providers' SDKs and the MCP SDK: none is needed to list a rule."""
+
+
+def imported_modules(stderr: str) -> list[str]:
+    """The modules ``PYTHONPROFILEIMPORTTIME`` reports, in every interpreter that wrote
+    to this stderr (a server started by the command inherits both)."""
+    prefix = "import time:"
+    lines = [line for line in stderr.splitlines() if line.startswith(prefix)]
+    return [line.rsplit("|", 1)[1].strip() for line in lines[1:] if "|" in line]
+
+
+def test_rules_run_in_one_process_that_imports_no_transport_or_sdk(tmp_path: Path) -> None:
+    env = environment(tmp_path, PYTHONPROFILEIMPORTTIME="1")
+    root = tmp_path / "p"
+    root.mkdir()
+    for argv, said in (
+        (["rules"], "built-in read-only commands: on"),
+        (["rules", "add", "bash", "pytest *"], "added: allow bash `pytest *` (project)"),
+        (["rules", "remove", "pytest *"], "removed: allow bash `pytest *` (project)"),
+    ):
+        out = tether(argv, root, env)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert said in out.stdout
+        modules = imported_modules(out.stderr)
+        assert modules.count("tether.cli") == 1, f"{argv}: a second interpreter (a server)"
+        heavy = sorted(
+            {m for m in modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)}
+        )
+        assert heavy == [], f"{argv} imported {heavy[:8]}"
+        assert [line for line in out.stderr.splitlines() if not line.startswith("import ")] == []
+    assert stored(root, env) == []
+    assert_nothing_left(env)

@@ -42,7 +42,7 @@ lsp          tether config events framing host mcp policy providers run sandbox 
              text tools workspace writes
 acp          tether config errors events host mcp policy prompt providers run sandbox session
              text tools workspace writes
-client       config framing prompt providers session text workspace writes
+client       config framing policy prompt providers session text workspace writes
 demo         client
 daemon       tether client providers
 cli          tether acp client config daemon demo lsp providers sandbox session tools

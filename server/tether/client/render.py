@@ -26,6 +26,7 @@ from tether_protocol import (
     UsageEvent,
 )
 
+from ..text.counts import plural as plural  # replay.py says its counts with it
 from ..text.model import split_lines
 from .terminal import TextOut
 
@@ -113,6 +114,7 @@ class TerminalRenderer:
             self._thinking_since = None
         if isinstance(event, RunStartedEvent):
             self.streamed = ""
+            self.usage = None  # a run's own usage (cumulative), not the last turn's
             if self.echo_prompt:
                 self._line(self._style(f"▶ {event.prompt}", "1"))
         elif isinstance(event, StepEvent):
@@ -184,7 +186,8 @@ class TerminalRenderer:
         self._footer(result, seconds)
 
     def _footer(self, result: dict[str, Any], seconds: float) -> None:
-        self._line(self._style(footer_line(result, seconds), "2" if ok(result) else "31"))
+        footer = footer_line(result, seconds, self.usage)
+        self._line(self._style(footer, "2" if ok(result) else "31"))
 
     def _answer(self, text: str) -> None:
         self._line(text)
@@ -228,13 +231,12 @@ def shown_output(output: str) -> list[str]:
     first, *rest = split_lines(output) or [""]  # lines as the editor cuts them
     if len(rest) > HEAD_LINES + TAIL_LINES:  # the end of an output matters most (tests)
         cut = len(rest) - HEAD_LINES - TAIL_LINES
-        rest = [*rest[:HEAD_LINES], f"… {cut} more lines …", *rest[-TAIL_LINES:]]
+        rest = [
+            *rest[:HEAD_LINES],
+            f"… {cut} more {'line' if cut == 1 else 'lines'} …",
+            *rest[-TAIL_LINES:],
+        ]
     return [first, *rest]
-
-
-def plural(count: int, word: str) -> str:
-    """``1 step``, ``2 steps``."""
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def ok(result: dict[str, Any]) -> bool:
@@ -242,15 +244,19 @@ def ok(result: dict[str, Any]) -> bool:
     return result.get("outcome") in ("done", "cancelled")
 
 
-def footer_line(result: dict[str, Any], seconds: float) -> str:
-    """A chat turn's footer: outcome, steps, tokens, cost, time (and the error)."""
-    usage = result.get("usage", {})
+def footer_line(result: dict[str, Any], seconds: float, known: UsageEvent | None = None) -> str:
+    """A chat turn's footer: outcome, steps, tokens, cost, time (and the error). A turn
+    that did not finish may end before its model call reports usage: then the tokens are
+    the run's last ``known`` usage, or not said (never "0 in / 0 out" after text streamed)."""
+    usage = result.get("usage") or {}
     outcome = "interrupted" if result["outcome"] == "cancelled" else result["outcome"]
-    parts = [
-        outcome,
-        plural(result.get("steps", 0), "step"),
-        f"{usage.get('inputTokens', 0):,} in / {usage.get('outputTokens', 0):,} out tokens",
-    ]
+    parts = [outcome, plural(result.get("steps", 0), "step")]
+    if result["outcome"] != "done" and not (usage.get("inputTokens") or usage.get("outputTokens")):
+        usage = {} if known is None else known.to_wire()
+    if usage:
+        parts.append(
+            f"{usage.get('inputTokens', 0):,} in / {usage.get('outputTokens', 0):,} out tokens"
+        )
     if usage.get("costUsd") is not None:
         parts.append(f"${usage['costUsd']:.4f}")
     parts.append(f"{seconds:.1f}s")

@@ -165,7 +165,11 @@ class RichRenderer(TerminalRenderer):
         self._footer(result, seconds)
 
     def _footer(self, result: dict[str, Any], seconds: float) -> None:
-        self._print(Text(footer_line(result, seconds), style="dim" if ok(result) else "bold red"))
+        self._print(
+            Text(
+                footer_line(result, seconds, self.usage), style="dim" if ok(result) else "bold red"
+            )
+        )
 
     def _print(self, renderable: RenderableType, *, one_line: bool = False) -> None:
         if self._mid_line:

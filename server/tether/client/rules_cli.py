@@ -1,15 +1,18 @@
-"""``tether rules``: list, add and remove approval rules through a ``tether serve``.
+"""``tether rules``: list, add and remove approval rules, in this process.
 
-The server owns the rules (``agent/rules/*``): the CLI starts one for the folder, as
-``tether undo`` does, so the files, the trust of a cloned project and the checks of a
-pattern are the same as from an editor. Imports stay inside the functions: building the
-parser must cost nothing (``tether run`` starts up through the same parser).
+The requests are the server's own ``agent/rules/*`` (``policy.requests``), answered here
+with no server started: the same files, the same trust of a cloned project, the same
+checks of a pattern and the same confined writer as from an editor, and none of the
+transport or the SDKs imported (a second of CPU less). Imports stay inside the functions:
+building the parser must cost nothing (``tether run`` starts up through the same parser).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -88,6 +91,8 @@ def rules_command(args: argparse.Namespace) -> int:
     if not root.is_dir():
         print(f"tether: --cwd {args.cwd}: not a folder", file=sys.stderr)
         return 2
+    if not args.log_level:  # what a server of a terminal command logs (client.spawn)
+        logging.getLogger().setLevel(logging.ERROR)
     return anyio.run(_rules, args, root)
 
 
@@ -98,34 +103,38 @@ async def _rules(args: argparse.Namespace, root: Path) -> int:
         AGENT_RULES_REMOVE_METHOD,
     )
 
-    from .connection import ServerError
-    from .headless import connect
-    from .terminal_run import _server_error, terminal_message
+    from ..policy.requests import RulesRequestError, RulesService
+    from ..policy.store import RuleStore
+    from .words import terminal_words
+
+    service = RulesService(RuleStore.from_environment(os.environ))
+    method = AGENT_RULES_LIST_METHOD
+
+    async def ask(asked: str, params: dict[str, Any]) -> dict[str, Any]:
+        nonlocal method
+        method = asked
+        return await service.answer(asked, params, [root], lambda _: None)
 
     try:
-        async with connect(root, {}) as client:
-            listed = await client.request(AGENT_RULES_LIST_METHOD, {})
-            if args.action == "add":
-                rule = {
-                    "tool": args.tool,
-                    "pattern": args.pattern,
-                    "decision": args.decision or "allow",
-                    "scope": args.scope,
-                }
-                added = await client.request(AGENT_RULES_ADD_METHOD, {"rule": rule})
-                return _show_added(added["rule"], args.json)
-            if args.action == "remove":
-                found = pick(listed["rules"], args.rule, args.tool)
-                if isinstance(found, str):
-                    print(f"tether: {found}", file=sys.stderr)
-                    return 2
-                answer = await client.request(AGENT_RULES_REMOVE_METHOD, {"rule": found})
-                return _show_removed(found, bool(answer["removed"]), args.json)
-    except (ServerError, BaseExceptionGroup) as exc:
-        error = _server_error(exc)
-        if error is None:
-            raise
-        text = terminal_message(error)
+        if args.action == "add":
+            rule = {
+                "tool": args.tool,
+                "pattern": args.pattern,
+                "decision": args.decision or "allow",
+                "scope": args.scope,
+            }
+            added = await ask(AGENT_RULES_ADD_METHOD, {"rule": rule})
+            return _show_added(added["rule"], args.json)
+        listed = await ask(AGENT_RULES_LIST_METHOD, {})
+        if args.action == "remove":
+            found = pick(listed["rules"], args.rule, args.tool)
+            if isinstance(found, str):
+                print(f"tether: {found}", file=sys.stderr)
+                return 2
+            answer = await ask(AGENT_RULES_REMOVE_METHOD, {"rule": found})
+            return _show_removed(found, bool(answer["removed"]), args.json)
+    except RulesRequestError as exc:  # the server's invalid-params answer, in plain words
+        text = terminal_words(f"{method}: {exc}")
         for wire in (f"{AGENT_RULES_ADD_METHOD}: ", f"{AGENT_RULES_REMOVE_METHOD}: ", "rule."):
             text = text.replace(wire, "", 1)
         print(f"tether: {text}", file=sys.stderr)

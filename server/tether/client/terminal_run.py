@@ -26,6 +26,7 @@ from .headless import connect
 from .history import remember
 from .render import TerminalRenderer, styled_terminal
 from .terminal import GuardedOutput, TextOut, on_interrupt
+from .words import terminal_words
 
 
 def make_renderer(out: TextOut) -> TerminalRenderer:
@@ -115,20 +116,9 @@ def _server_error(exc: BaseException) -> ServerError | None:
 
 def terminal_message(error: ServerError) -> str:
     """A server error in the words of someone at a terminal, not of the protocol."""
-    text = error.message
-    for wire, plain in (
-        ("initializationOptions.", ""),
-        ("set initializationOptions.provider (or TETHER_PROVIDER)", "pass --provider"),
-        ("agent/run: ", ""),
-        ("runId: ", ""),
-        ("sessionId: ", "--session: "),
-        (" in the environment of `tether serve`", ""),
-        ("set baseUrl (TETHER_BASE_URL)", "pass --base-url (or set TETHER_BASE_URL)"),
-    ):
-        text = text.replace(wire, plain)
     if error.message == "the server exited":
-        text = "the server stopped before the run could start (its error is above)"
-    return text
+        return "the server stopped before the run could start (its error is above)"
+    return terminal_words(error.message)
 
 
 async def run_in_terminal(job: TerminalRun, server: Process | None = None) -> int:

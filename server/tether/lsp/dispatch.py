@@ -17,11 +17,11 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.protocol import JsonRPCProtocol
 
 from ..framing import PEEK_BYTES, Oversized
+from ..text.echo import MAX_ECHO as MAX_ECHO  # quoted in its answers (tests read it here)
+from ..text.echo import clip
 
 log = logging.getLogger(__name__)
 
-MAX_ECHO = 200
-"""Characters of a client's value quoted back in an error message."""
 MAX_NESTING = 128
 """Nesting depth of arrays and objects in one message (LSP's deepest is about ten)."""
 MAX_ID_CHARS = 256
@@ -37,13 +37,6 @@ _HEAD_ID = re.compile(
     rb'\s*"id"\s*:\s*' + _ID_VALUE + rb"\s*[,}]"
 )
 _TAIL_ID = re.compile(rb'[{,]\s*"id"\s*:\s*' + _ID_VALUE + rb"\s*\}\s*$")
-
-
-def clip(text: str, limit: int = MAX_ECHO) -> str:
-    """``text`` cut to ``limit`` characters, saying how long it was."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text)} characters)"
 
 
 def error_response(msg_id: Any, code: int, message: str) -> dict[str, Any]:

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from lsprotocol import types
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcInvalidParams
 
@@ -40,16 +39,17 @@ from tether_protocol import (
 
 from ..config.layers import ConfigError
 from ..host import EventSink
+from ..policy.requests import RULES_PARAMS, RulesRequestError
 from ..providers import warm_up
 from ..run.manager import InvalidRun, Run
 from ..sandbox.probe import sandbox_problem
 from ..session.store import stored_session, stored_sessions
 from ..session.undo import UnknownRun, undo_run
+from ..text.echo import clip
+from ..text.params import ParamsError, validated
 from ..tools.registry import ToolRegistry
-from .dispatch import clip
 from .host import NotifySink, ProgressSink
 from .plain import TranscriptSink, outcome_message, run_params_from_arguments
-from .rules import RULES_PARAMS, RulesRequestError
 from .server import TetherServer
 from .session_commands import list_commands
 from .session_commands import run_command as run_command_named
@@ -61,17 +61,10 @@ M = TypeVar("M", bound=BaseModel)
 
 def validate_params(model: type[M], params: Any, method: str) -> M:
     """Wire params → model, or JSON-RPC -32602 naming the first bad field."""
-    if params is None:
-        params = {}
     try:
-        # NaN and Infinity (Python's json reads them) reach the model, which refuses them.
-        return model.model_validate_json(json.dumps(params))
-    except (TypeError, ValueError, RecursionError) as exc:
-        if isinstance(exc, ValidationError):
-            first = exc.errors()[0]
-            where = ".".join(clip(str(p)) for p in first["loc"]) or "params"
-            raise JsonRpcInvalidParams(f"{method}: {where}: {clip(first['msg'])}") from exc
-        raise JsonRpcInvalidParams(f"{method}: params must be a JSON object") from exc
+        return validated(model, params)
+    except ParamsError as exc:
+        raise JsonRpcInvalidParams(f"{method}: {exc}") from exc
 
 
 def _read_outcome(task: asyncio.Future[Any]) -> None:
@@ -201,13 +194,11 @@ def _rules_handler(method: str) -> Callable[[TetherServer, Any], Awaitable[dict[
     """``agent/rules/list``, ``agent/rules/add`` or ``agent/rules/remove``."""
 
     async def agent_rules(ls: TetherServer, raw: Any) -> dict[str, Any]:
-        params = validate_params(RULES_PARAMS[method], raw, method)
-        session = ls.runs.session_policy(params.session_id) if params.session_id else None
+        roots = ls.workspace_model().roots
         try:
-            result = await ls.rules.handle(params, ls.workspace_model().roots, session)
+            return await ls.rules.answer(method, raw, roots, ls.runs.session_policy)
         except RulesRequestError as exc:
-            raise JsonRpcInvalidParams(f"{method}: {clip(str(exc))}") from exc
-        return result.to_wire()
+            raise JsonRpcInvalidParams(f"{method}: {exc}") from exc
 
     return agent_rules
 

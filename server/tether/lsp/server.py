@@ -35,18 +35,18 @@ from tether_protocol.methods import CLIENT_TO_SERVER
 
 from ..config.assemble import Layer, assemble
 from ..config.layers import Config, ConfigError, parse_settings
+from ..policy.requests import RulesService
 from ..policy.store import RuleStore
 from ..providers import AVAILABLE_PROVIDERS
 from ..run.manager import RunManager
 from ..session.writer import SessionLogWriter
+from ..text.echo import clip
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace, path_from_uri
-from .dispatch import clip
 from .documents import LineWorkspace, encoding_name
 from .editor import RAW_ANSWER_METHODS, LspEditor
 from .host import LspBuffers
 from .plain import APPROVALS_UNSUPPORTED, answered_method_not_found
-from .rules import RulesService
 
 if TYPE_CHECKING:
     from ..mcp.hub import McpHub

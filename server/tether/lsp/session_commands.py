@@ -11,7 +11,7 @@ from tether_protocol import AGENT_COMMAND_METHOD, CommandParams, CommandsResult
 
 from ..run.commands import COMMANDS, CommandRefused
 from ..run.commands import run_command as run_session_command
-from .dispatch import clip
+from ..text.echo import clip
 from .server import TetherServer
 
 

@@ -22,6 +22,7 @@ from tether_protocol import DiffPreview
 from ..diagnostics.watch import EditProblems
 from ..errors import ToolError
 from ..host import EditOutcome, FileEdit
+from ..text.counts import plural
 from ..text.edit import (
     line_ending,
     minimal_changes,
@@ -335,5 +336,7 @@ class WriteFile(Tool[WriteFileArgs]):
         verb = "Created" if edit.create else "Wrote"
         lines = count_lines(edit.new_text)
         return ToolResult(
-            ok=True, output=f"{verb} {shown}{_noted(outcome)} ({lines} lines).", edits=(edit,)
+            ok=True,
+            output=f"{verb} {shown}{_noted(outcome)} ({plural(lines, 'line')}).",
+            edits=(edit,),
         )

@@ -1,9 +1,16 @@
-"""The ``agent/rules/*`` requests: list, add and remove rules of every scope."""
+"""The ``agent/rules/*`` requests: list, add and remove rules of every scope.
+
+One definition for both askers: the server's handlers (``lsp.handlers``) and ``tether
+rules``, which answers in-process, with no server started. So this module imports no
+transport, no provider SDK and no MCP SDK: only the store (its files written through the
+confined writer, ``writes.disk``), the matcher's pattern check and the protocol's models.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -19,13 +26,37 @@ from tether_protocol import (
     RulesRemoveResult,
 )
 
-from ..policy.gate import ApprovalPolicy
-from ..policy.match import check_pattern
-from ..policy.store import RuleStore, same_rule
+from ..text.echo import clip
+from ..text.params import ParamsError, validated
+from .match import check_pattern
+from .store import RuleStore, same_rule
+
+if TYPE_CHECKING:
+    from .gate import ApprovalPolicy
+
+RulesParams = RulesListParams | RulesAddParams | RulesRemoveParams
+RulesResult = RulesListResult | RulesAddResult | RulesRemoveResult
 
 
 class RulesRequestError(ValueError):
     """A rules request that cannot be done; the message says why (an invalid-params error)."""
+
+
+RULES_PARAMS: dict[str, type[RulesParams]] = {
+    AGENT_RULES_LIST_METHOD: RulesListParams,
+    AGENT_RULES_ADD_METHOD: RulesAddParams,
+    AGENT_RULES_REMOVE_METHOD: RulesRemoveParams,
+}
+"""Each ``agent/rules/*`` method's params model."""
+
+
+def rules_params(method: str, raw: Any) -> RulesParams:
+    """The params of ``method`` from the wire; ``RulesRequestError`` naming the first bad
+    field (the same check as every other request's, ``text.echo.validated``)."""
+    try:
+        return validated(RULES_PARAMS[method], raw)
+    except ParamsError as exc:
+        raise RulesRequestError(str(exc)) from exc
 
 
 class RulesService:
@@ -33,6 +64,23 @@ class RulesService:
 
     def __init__(self, store: RuleStore) -> None:
         self.store = store
+
+    async def answer(
+        self,
+        method: str,
+        raw: Any,
+        roots: Sequence[Path],
+        session_of: Callable[[str], ApprovalPolicy | None],
+    ) -> dict[str, Any]:
+        """The wire answer to one ``agent/rules/*`` request; ``RulesRequestError`` with
+        the message to send after ``method: `` (a client's values in it cut short)."""
+        params = rules_params(method, raw)
+        session = session_of(params.session_id) if params.session_id else None
+        try:
+            result = await self.handle(params, roots, session)
+        except RulesRequestError as exc:
+            raise RulesRequestError(clip(str(exc))) from exc
+        return result.to_wire()
 
     async def list(
         self, params: RulesListParams, roots: Sequence[Path], session: ApprovalPolicy | None
@@ -90,22 +138,11 @@ class RulesService:
         return RulesRemoveResult(removed=removed)
 
     async def handle(
-        self,
-        params: RulesListParams | RulesAddParams | RulesRemoveParams,
-        roots: Sequence[Path],
-        session: ApprovalPolicy | None,
-    ) -> RulesListResult | RulesAddResult | RulesRemoveResult:
+        self, params: RulesParams, roots: Sequence[Path], session: ApprovalPolicy | None
+    ) -> RulesResult:
         """Answer one ``agent/rules/*`` request."""
         if isinstance(params, RulesAddParams):
             return await self.add(params, roots, session)
         if isinstance(params, RulesRemoveParams):
             return await self.remove(params, roots, session)
         return await self.list(params, roots, session)
-
-
-RULES_PARAMS: dict[str, type[RulesListParams | RulesAddParams | RulesRemoveParams]] = {
-    AGENT_RULES_LIST_METHOD: RulesListParams,
-    AGENT_RULES_ADD_METHOD: RulesAddParams,
-    AGENT_RULES_REMOVE_METHOD: RulesRemoveParams,
-}
-"""Each ``agent/rules/*`` method's params model."""
