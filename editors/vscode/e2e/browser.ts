@@ -8,23 +8,24 @@ export interface Locator {
   press(key: string): Promise<void>;
   selectOption(value: string): Promise<unknown>;
   textContent(): Promise<string | null>;
+  inputValue(): Promise<string>;
   getAttribute(name: string): Promise<string | null>;
   count(): Promise<number>;
   first(): Locator;
   last(): Locator;
   allTextContents(): Promise<string[]>;
-  locator(selector: string, options?: { hasText?: string | RegExp }): Locator;
+  locator(selector: string, options?: { hasText?: string | RegExp; has?: Locator }): Locator;
 }
 
 /** The document inside an iframe (a webview is an iframe in an iframe). */
 export interface FrameLocator {
-  locator(selector: string, options?: { hasText?: string | RegExp }): Locator;
+  locator(selector: string, options?: { hasText?: string | RegExp; has?: Locator }): Locator;
   frameLocator(selector: string): FrameLocator;
 }
 
 export interface Page {
   goto(url: string): Promise<unknown>;
-  locator(selector: string, options?: { hasText?: string | RegExp }): Locator;
+  locator(selector: string, options?: { hasText?: string | RegExp; has?: Locator }): Locator;
   frameLocator(selector: string): FrameLocator;
   keyboard: {
     press(key: string): Promise<void>;

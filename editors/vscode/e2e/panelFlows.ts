@@ -317,5 +317,78 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
       "panel: with tether.sandbox auto a command runs unasked in bwrap and its card says so; one the walls stopped is asked again, the card's title saying why",
     );
   }
+
+  // 6. The exact "Always allow echo exact-rule" button (not the wider one) for the project:
+  //    the rules file and the Rules list hold exactly that rule; the identical call next
+  //    runs unasked; revoked again after.
+  script(echo("exact-rule"));
+  before = finishedRuns(userData);
+  await ask("run the exact command");
+  const exactCard = panel.locator("section.approval", { hasText: "Run echo exact-rule" });
+  await visible(exactCard);
+  assert.deepStrictEqual(
+    (await exactCard.locator("button.always-allow").allTextContents()).map((t) => t.trim()),
+    ["Always allow echo exact-rule", "Always allow echo *"],
+  );
+  await exactCard.locator("select.scope").selectOption("project");
+  await exactCard.locator('button.always-allow[data-pattern="echo exact-rule"]').click();
+  await waitFor("the run to finish", () => finishedRuns(userData) > before);
+  await waitFor(
+    "the exact rule in the user's rules file",
+    () => fs.existsSync(userRules) && fs.readFileSync(userRules, "utf8").includes('"echo exact-rule"'),
+  );
+  const stored = fs.readFileSync(userRules, "utf8");
+  assert.ok(!stored.includes('"echo *"'), `the wider rule was stored too:\n${stored}`);
+  assert.strictEqual((stored.match(/echo/g) ?? []).length, 1, `more than the offered rule:\n${stored}`);
+  const rulesBox = panel.locator("#rules-box");
+  if ((await rulesBox.getAttribute("open")) === null) {
+    await panel.locator("#rules-box > summary").click();
+  }
+  await visible(panel.locator("#rules li.rule", { hasText: "allow bash: echo exact-rule" }));
+  assert.deepStrictEqual(
+    (await panel.locator("#rules li.rule", { hasText: "echo" }).allTextContents()).length,
+    1,
+    "the Rules list holds more than the offered rule",
+  );
+  await bench.screenshot("panel-exact-rule");
+  script(echo("exact-rule"));
+  before = finishedRuns(userData);
+  await ask("run the exact command again");
+  await waitFor("the run to finish", () => finishedRuns(userData) > before);
+  assert.strictEqual(await panel.locator("section.approval").count(), 0, "the identical call was asked");
+  const ranExact = lastRun().locator("details.tool", { hasText: "$ echo exact-rule" });
+  await ranExact.locator("summary").click();
+  await visible(ranExact.locator(".tool-decision", { hasText: "auto (rule: echo exact-rule, project)" }));
+  await panel
+    .locator("#rules li.rule", { hasText: "allow bash: echo exact-rule" })
+    .locator("button.revoke")
+    .click();
+  await waitFor(
+    "the exact rule to leave the rules file",
+    () => !fs.readFileSync(userRules, "utf8").includes('"echo exact-rule"'),
+  );
+  passed.push(
+    "panel: the exact Always allow button stores exactly the offered rule (file and Rules list); the identical call runs unasked",
+  );
+
+  // 7. The `@` completion in the prompt box: "@ap" lists app.py; a click puts "@app.py " in
+  //    the prompt; sent, the run carries it.
+  await prompt.click();
+  await prompt.fill("what is in @ap");
+  const mention = panel.locator("#mentions li.mention", { hasText: /^app\.py$/ });
+  await visible(mention);
+  await bench.screenshot("panel-mention-list");
+  await mention.click();
+  await panel.locator("#mentions").waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
+  assert.strictEqual(await prompt.inputValue(), "what is in @app.py ");
+  script({ turns: [{ text: "A function." }] });
+  before = finishedRuns(userData);
+  await prompt.press("Enter");
+  await waitFor("the run to finish", () => finishedRuns(userData) > before);
+  assert.match(serverLog(userData), /"prompt": "what is in @app\.py ?"/, "agent/run lacked the mention");
+  await bench.screenshot("panel-mention-sent");
+  passed.push(
+    "panel: the `@` list in the prompt box offers app.py; a click inserts @app.py, which the run carries",
+  );
   return passed;
 }

@@ -61,6 +61,12 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
     waitFor(`run ${before + 1} to finish`, () => finishedRuns(userData) > before);
   const lens = (title: string): Locator =>
     page.locator(".monaco-editor .codelens-decoration a", { hasText: new RegExp(`^${title}$`) });
+  /** Inline review's block (a comment thread) of added lines, by its title. */
+  const block = (title: string): Locator =>
+    page.locator(".review-widget", { has: page.locator(".review-title", { hasText: title }) });
+  const blockAction = (title: string, action: string): Locator =>
+    block(title).locator(".head .action-label", { hasText: new RegExp(`^${action}$`) });
+  const dirtyTabs = async (): Promise<number> => page.locator(".tabs-container .tab.dirty").count();
   /** Quick Open lists a new file once VS Code has seen it on disk: asked again until it does. */
   const open = async (name: string, text: string): Promise<void> => {
     const row = page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first();
@@ -102,6 +108,14 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   await waitFor("the proposal tab to make way for the file", async () => (await bench.proposalTabs()) === 0);
   assert.ok((await bench.editorText()).includes("one = 1\n"), "the buffer changed before any accept");
   assert.strictEqual(await lens("Tether change 2 of 2: Accept").count(), 1);
+  // The added lines: a green block below each hunk's red old lines, not text after them.
+  await block("Tether change 1 of 2: 1 line to add")
+    .locator(".comment-body", { hasText: "+one = 10" })
+    .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  await block("Tether change 2 of 2: 1 line to add")
+    .locator(".comment-body", { hasText: "+five = 50" })
+    .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  assert.ok(!(await bench.editorText()).includes("→"), "the added text is still after the old line");
   await bench.screenshot("inline-review");
   await page.locator(".editor-instance .view-line", { hasText: "two = 2" }).click();
   await page.keyboard.press("Control+Home");
@@ -222,5 +236,85 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   await page.locator(".part.panel .action-label", { hasText: /^Output/ }).click();
   await bench.screenshot("pyright-in-tool-result");
   passed.push("pyright's diagnostic reaches the model in the edit's tool result (agent/diagnostics)");
+
+  // 12. The buffer during a review is the user's: unchanged and not dirty while the blocks show;
+  //     saved in the middle of the review, the file on disk keeps the original text; all
+  //     rejected from the blocks' titles, nothing changed and Ctrl+Z brings nothing back.
+  const REVIEWED = "alpha = 1\nbeta = 2\ngamma = 3\ndelta = 4\nepsilon = 5\n";
+  fs.writeFileSync(path.join(root, "reviewed.py"), REVIEWED);
+  await open("reviewed.py", "epsilon = 5");
+  const proposed = REVIEWED.replace("alpha = 1", "alpha = 100\nalpha_2 = 200").replace(
+    "epsilon = 5",
+    "epsilon = 500",
+  );
+  script(edit("reviewed.py", REVIEWED, proposed));
+  before = finishedRuns(userData);
+  await bench.run("change alpha and epsilon");
+  await bench.titleButton("Review in File").waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  await bench.titleButton("Review in File").click();
+  const first = "Tether change 1 of 2: 2 lines to add";
+  const second = "Tether change 2 of 2: 1 line to add";
+  await block(first).locator(".comment-body", { hasText: "+alpha_2 = 200" }).waitFor({
+    state: "visible",
+    timeout: STEP_TIMEOUT_MS,
+  });
+  await waitFor("the proposal tab to make way for the file", async () => (await bench.proposalTabs()) === 0);
+  await page.locator(".editor-instance .view-line", { hasText: "gamma = 3" }).click();
+  assert.strictEqual(await bench.editorText(), REVIEWED, "the buffer changed during review");
+  assert.strictEqual(await dirtyTabs(), 0, "the file under review is dirty");
+  await bench.screenshot("inline-review-blocks");
+  await page.keyboard.press("Control+S");
+  // Saving is quick; nothing to wait for but the disk, which must hold the original text.
+  await waitFor("the save to be done", async () => (await dirtyTabs()) === 0);
+  assert.strictEqual(read("reviewed.py"), REVIEWED, "saving in the middle of a review saved the proposal");
+  assert.strictEqual(await block(second).count(), 1, "saving ended the review");
+  await blockAction(second, "Reject").click();
+  await block(second).waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
+  await blockAction(first, "Reject").click();
+  await oneMoreRun(before);
+  await waitFor("the blocks to go", async () => (await page.locator(".review-widget").count()) === 0);
+  assert.match(transcript(userData), /✗ edit_file/);
+  assert.strictEqual(await dirtyTabs(), 0, "rejecting all left the file dirty");
+  await page.locator(".editor-instance .view-line", { hasText: "gamma = 3" }).click();
+  await page.keyboard.press("Control+Z");
+  await page.keyboard.press("Control+Z");
+  assert.strictEqual(await bench.editorText(), REVIEWED, "Ctrl+Z brought text back");
+  assert.strictEqual(await dirtyTabs(), 0, "Ctrl+Z after rejecting all made the file dirty");
+  assert.strictEqual(read("reviewed.py"), REVIEWED);
+  passed.push(
+    "inline review with blocks: the buffer is unchanged and not dirty during review; a save in the middle saves the original; all rejected from the blocks' titles, nothing to undo",
+  );
+
+  // 13. Accepted from the blocks' titles: the edit lands once, and one Ctrl+Z undoes it.
+  script(edit("reviewed.py", REVIEWED, proposed));
+  before = finishedRuns(userData);
+  await bench.run("change alpha and epsilon again");
+  await bench.titleButton("Review in File").waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  await bench.titleButton("Review in File").click();
+  await blockAction(first, "Accept").waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  await blockAction(first, "Accept").click();
+  // Accepted: the block folds away (its gutter icon opens it: *accepted*, with Undo), the
+  // CodeLens says so; the buffer is still unchanged.
+  await lens("Tether change 1 of 2: Accepted · Undo").waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  await block(first).waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
+  assert.strictEqual(read("reviewed.py"), REVIEWED);
+  assert.strictEqual(await dirtyTabs(), 0, "accepting one change of two changed the buffer");
+  await bench.screenshot("inline-review-block-accepted");
+  await blockAction(second, "Accept").click();
+  await oneMoreRun(before);
+  await waitFor("the edit in the buffer", async () => (await bench.editorText()) === proposed);
+  assert.strictEqual(
+    ((await bench.editorText()).match(/alpha_2 = 200/g) ?? []).length,
+    1,
+    "the edit landed twice",
+  );
+  await waitFor("the blocks to go", async () => (await page.locator(".review-widget").count()) === 0);
+  await bench.screenshot("inline-review-accepted-landed");
+  await page.locator(".editor-instance .view-line", { hasText: "gamma = 3" }).click();
+  await page.keyboard.press("Control+Z");
+  await waitFor("one Ctrl+Z to undo the edit", async () => (await bench.editorText()) === REVIEWED);
+  passed.push(
+    "inline review with blocks: both accepted from the blocks' titles, the edit lands once; one Ctrl+Z undoes it",
+  );
   return passed;
 }

@@ -78,9 +78,11 @@ export class Workbench {
 
   /** The text of the focused editor, lines in order. */
   async editorText(): Promise<string> {
-    // Runs in the page (no DOM types here): lines sorted by their position, nbsp as space.
+    // Runs in the page (no DOM types here): lines sorted by their position, nbsp as space;
+    // not those of the editors inside inline review's blocks (comment threads).
     return this.page.evaluate<string>(`
       [...document.querySelectorAll(".editor-instance .view-line")]
+        .filter((line) => !line.closest(".review-widget"))
         .sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
         .map((line) => (line.textContent || "").replace(/\\u00a0/g, " "))
         .join("\\n")`);

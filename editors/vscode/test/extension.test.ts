@@ -102,7 +102,28 @@ describe("activate / deactivate (fake VS Code)", () => {
         ["tether.approval.openDiff", "Open Diff", undefined],
         ["tether.approval.nextChange", "Next Change Under Review", undefined],
         ["tether.approval.previousChange", "Previous Change Under Review", undefined],
+        ["tether.approval.acceptBlock", "Accept", undefined],
+        ["tether.approval.rejectBlock", "Reject", undefined],
+        ["tether.approval.undoBlock", "Undo", undefined],
       ],
+    );
+  });
+
+  it("puts Accept / Reject (pending) or Undo (accepted) on the title of inline review's added-lines blocks only", () => {
+    const menus = MANIFEST.contributes.menus as Record<string, Array<{ command: string; when: string }>>;
+    const block = "commentController == tether-review && commentThread";
+    assert.deepStrictEqual(
+      menus["comments/commentThread/title"].map((m) => [m.command, m.when]),
+      [
+        ["tether.approval.acceptBlock", `${block} == pending`],
+        ["tether.approval.rejectBlock", `${block} == pending`],
+        ["tether.approval.undoBlock", `${block} == accepted`],
+      ],
+    );
+    const palette = menus.commandPalette.filter((m) => m.command.endsWith("Block"));
+    assert.deepStrictEqual(
+      palette.map((m) => m.when),
+      ["false", "false", "false"],
     );
   });
 

@@ -155,7 +155,7 @@ export class ThemeColor {
 }
 
 export class MarkdownString {
-  value = "";
+  constructor(public value = "") {}
   appendText(text: string): MarkdownString {
     this.value += text;
     return this;
@@ -165,6 +165,54 @@ export class MarkdownString {
     return this;
   }
 }
+
+export enum CommentMode {
+  Editing = 0,
+  Preview = 1,
+}
+
+export enum CommentThreadCollapsibleState {
+  Collapsed = 0,
+  Expanded = 1,
+}
+
+/** A comment thread as the extension left it (`threads` holds every one made, disposed too). */
+export interface FakeCommentThread {
+  uri: Uri;
+  range: Range;
+  comments: Array<{ body: MarkdownString; contextValue?: string; author: { name: string } }>;
+  canReply: boolean;
+  label?: string;
+  contextValue?: string;
+  collapsibleState?: CommentThreadCollapsibleState;
+  disposed: boolean;
+  dispose(): void;
+}
+
+export const threads: FakeCommentThread[] = [];
+
+export const comments = {
+  createCommentController: (id: string, label: string) => {
+    calls.push(["createCommentController", [id, label]]);
+    return {
+      id,
+      label,
+      createCommentThread: (uri: Uri, range: Range, initial: FakeCommentThread["comments"]) => {
+        const thread: FakeCommentThread = {
+          uri,
+          range,
+          comments: initial,
+          canReply: true,
+          disposed: false,
+          dispose: () => (thread.disposed = true),
+        };
+        threads.push(thread);
+        return thread;
+      },
+      dispose: () => undefined,
+    };
+  },
+};
 
 export class CodeLens {
   constructor(
@@ -404,6 +452,7 @@ export const settings: Record<string, unknown> = {};
 export function reset(): void {
   calls.length = 0;
   statusItems.length = 0;
+  threads.length = 0;
   problems.length = 0;
   env.remoteName = undefined;
   Object.assign(answers, defaults);

@@ -2,8 +2,16 @@ import * as assert from "assert";
 import { ALL_REJECTED_FEEDBACK, Approvals } from "../src/approvals";
 import type { AgentApproveParams, DiffPreview, ProposedHunk } from "../src/protocol";
 import { ProposalFiles } from "../src/proposalFiles";
-import { InlineReviews, REVIEW_CONTEXT_KEY } from "../src/review/inlineReview";
-import { HUNK_COMMANDS, Review, reviewLenses, reviewMarks } from "../src/review/review";
+import { BLOCKS_CONTROLLER_ID, InlineReviews, REVIEW_CONTEXT_KEY } from "../src/review/inlineReview";
+import {
+  BLOCK_COMMANDS,
+  HUNK_COMMANDS,
+  Review,
+  addedBlock,
+  reviewBlocks,
+  reviewLenses,
+  reviewMarks,
+} from "../src/review/review";
 import * as vscode from "./fakeVscode";
 
 const FILE = "line 0\nline 1\none\ntwo\nthree\nfour\nfive\nlast\n";
@@ -109,6 +117,63 @@ describe("Review (the model of one inline review)", () => {
     assert.deepStrictEqual(reviewMarks(top), { removed: [], added: [] });
   });
 
+  it("shows each hunk's added lines as a block below its last old line, green as a diff's added lines", () => {
+    const review = new Review("r/c", target, { finish: () => undefined, openDiff: () => undefined });
+    assert.deepStrictEqual(reviewBlocks(review), [
+      {
+        index: 0,
+        line: 2,
+        state: "pending",
+        expanded: true,
+        label: "Tether change 1 of 2: 1 line to add",
+        body: "```diff\n+ONE\n```",
+      },
+      {
+        index: 1,
+        line: 6,
+        state: "pending",
+        expanded: true,
+        label: "Tether change 2 of 2: 1 line to add",
+        body: "```diff\n+FIVE\n```",
+      },
+    ]);
+    review.choose([0], true); // accepted: the block stays, folded, its title says so
+    review.choose([1], false); // rejected: nothing is added there, no block
+    assert.deepStrictEqual(
+      reviewBlocks(review).map((b) => [b.index, b.line, b.state, b.expanded, b.label]),
+      [[0, 2, "accepted", false, "Tether change 1 of 2: accepted (1 line)"]],
+    );
+  });
+
+  it("gives a block to hunks that add lines only: below the line before an insertion, none for a deletion", () => {
+    const text = "a\nb\nc\n";
+    const review = new Review(
+      "r/c",
+      {
+        uri: TARGET as never,
+        startLine: 0,
+        baseText: text,
+        text: "top\na\nc\nx\ny\n",
+        hunks: [hunk(0, 0, "top\n"), hunk(1, 2, ""), hunk(3, 3, "x\ny\n")],
+      },
+      { finish: () => undefined, openDiff: () => undefined },
+    );
+    assert.deepStrictEqual(
+      reviewBlocks(review).map((b) => [b.index, b.line, b.label, b.body]),
+      [
+        [0, 0, "Tether change 1 of 3: 1 line to add, above line 1", "```diff\n+top\n```"],
+        [2, 2, "Tether change 3 of 3: 2 lines to add", "```diff\n+x\n+y\n```"],
+      ],
+    );
+  });
+
+  it("fences a block longer than any backticks in it, and keeps empty and CRLF lines", () => {
+    assert.strictEqual(
+      addedBlock(["say ```hi```\r\n", "\n", "end"]),
+      "````diff\n+say ```hi```\n+\n+end\n````",
+    );
+  });
+
   it("follows typing above the window, ignores it below, and gives up on a change inside", () => {
     const review = new Review("r/c", target, { finish: () => undefined, openDiff: () => undefined });
     const change = (l1: number, c1: number, l2: number, c2: number, text: string) => ({
@@ -170,6 +235,23 @@ describe("inline review of an edit approval (fake VS Code)", () => {
     void vscode.commands.registered.get(lens.command)!(...lens.args);
   };
   const diffs = (): number => callsOf("executeCommand").filter((a) => a[0] === "vscode.diff").length;
+  /** The blocks not disposed: [line, label, state, expanded, body]. */
+  const blocks = (): unknown[][] =>
+    vscode.threads
+      .filter((t) => !t.disposed)
+      .map((t) => [
+        t.range.start.line,
+        t.label,
+        t.contextValue,
+        t.collapsibleState === vscode.CommentThreadCollapsibleState.Expanded,
+        t.comments.map((c) => c.body.value).join(""),
+      ]);
+  /** Clicks a title action of the block shown below `line`. */
+  const onBlock = (line: number, command: string): void => {
+    const thread = vscode.threads.find((t) => !t.disposed && t.range.start.line === line);
+    assert.ok(thread, `no block below line ${line}`);
+    void vscode.commands.registered.get(command)!(thread);
+  };
   /** All decorations on the editor, flattened: [type index, line]. */
   const marked = (): number[] =>
     [...shown.decorations.values()].flatMap((ranges) =>
@@ -202,14 +284,20 @@ describe("inline review of an edit approval (fake VS Code)", () => {
         [6, "Reject"],
       ],
     );
-    assert.deepStrictEqual(marked().sort(), [2, 2, 6, 6]); // old lines struck, new text after them
+    assert.deepStrictEqual(marked().sort(), [2, 6]); // old lines struck; the new ones in blocks below
+    assert.deepStrictEqual(blocks(), [
+      [2, "Tether change 1 of 2: 1 line to add", "pending", true, "```diff\n+ONE\n```"],
+      [6, "Tether change 2 of 2: 1 line to add", "pending", true, "```diff\n+FIVE\n```"],
+    ]);
+    assert.ok(vscode.threads.every((t) => !t.canReply && t.uri.toString() === TARGET.toString()));
     assert.strictEqual(doc.getText(), FILE); // the buffer is untouched
     click(2, "Accept");
     assert.deepStrictEqual(lenses()[0].title, "Tether change 1 of 2: Accepted · Undo");
     click(6, "Reject");
     assert.deepStrictEqual(await answer, { decision: "allow", editedText: "ONE\ntwo\nthree\nfour\nfive\n" });
-    assert.deepStrictEqual(lenses(), []); // the review is over: no lens, no mark
+    assert.deepStrictEqual(lenses(), []); // the review is over: no lens, no mark, no block
     assert.deepStrictEqual(marked(), []);
+    assert.deepStrictEqual(blocks(), []);
     assert.strictEqual(approvals.pendingCount, 0);
     const keys = callsOf("executeCommand").filter(
       (a) => a[0] === "setContext" && a[1] === REVIEW_CONTEXT_KEY,
@@ -381,6 +469,69 @@ describe("inline review of an edit approval (fake VS Code)", () => {
     assert.deepStrictEqual(await answer, { decision: "allow", editedText: "uno\ntwo\nthree\nfour\nFIVE\n" });
   });
 
+  it("decides from the blocks' titles: Accept folds the block, Undo opens it again, Reject removes it", async () => {
+    inline = true;
+    const answer = approvals.approve(params(), token());
+    await vscode.until(() => lenses().length > 0);
+    assert.deepStrictEqual(callsOf("createCommentController")[0], [BLOCKS_CONTROLLER_ID, "Tether review"]);
+    onBlock(2, BLOCK_COMMANDS.accept);
+    assert.deepStrictEqual(blocks()[0].slice(0, 4), [
+      2,
+      "Tether change 1 of 2: accepted (1 line)",
+      "accepted",
+      false,
+    ]);
+    assert.strictEqual(lenses()[0].title, "Tether change 1 of 2: Accepted · Undo");
+    onBlock(2, BLOCK_COMMANDS.undo);
+    assert.deepStrictEqual(blocks()[0].slice(0, 4), [
+      2,
+      "Tether change 1 of 2: 1 line to add",
+      "pending",
+      true,
+    ]);
+    onBlock(6, BLOCK_COMMANDS.reject);
+    assert.deepStrictEqual(
+      blocks().map((b) => b[0]),
+      [2],
+    );
+    onBlock(2, BLOCK_COMMANDS.accept);
+    assert.deepStrictEqual(await answer, { decision: "allow", editedText: "ONE\ntwo\nthree\nfour\nfive\n" });
+    assert.deepStrictEqual(blocks(), []);
+    assert.ok(vscode.threads.every((t) => t.disposed));
+    assert.strictEqual(doc.getText(), FILE);
+  });
+
+  it("moves the blocks with typing above them, and disposes them when the review goes to the diff editor", async () => {
+    inline = true;
+    const answer = approvals.approve(params(), token());
+    await vscode.until(() => lenses().length > 0);
+    const type = (l1: number, c1: number, l2: number, c2: number, text: string): void =>
+      vscode.textDocumentChanges.fire({
+        document: { uri: TARGET },
+        contentChanges: [{ range: new vscode.Range(l1, c1, l2, c2), text }],
+      });
+    type(0, 0, 0, 0, "# a comment\n# and another\n");
+    assert.deepStrictEqual(
+      blocks().map((b) => b[0]),
+      [4, 8],
+    );
+    assert.strictEqual(vscode.threads.length, 2); // moved, not made again
+    type(5, 0, 5, 3, "TWO"); // inside the window
+    assert.deepStrictEqual(blocks(), []);
+    approvals.decide("deny");
+    assert.deepStrictEqual(await answer, { decision: "deny" });
+  });
+
+  it("with comments.visible off (no blocks shown), puts the added text back after the old lines", async () => {
+    inline = true;
+    vscode.settings.visible = false;
+    const answer = approvals.approve(params(), token());
+    await vscode.until(() => lenses().length > 0);
+    assert.deepStrictEqual(marked().sort(), [2, 2, 6, 6]);
+    approvals.runEnded("r-1");
+    await answer;
+  });
+
   it("ends the review when the run ends: no lens or mark is left", async () => {
     inline = true;
     const answer = approvals.approve(params(), token());
@@ -389,5 +540,6 @@ describe("inline review of an edit approval (fake VS Code)", () => {
     assert.deepStrictEqual(await answer, { decision: "deny", feedback: "the approval was cancelled" });
     assert.deepStrictEqual(lenses(), []);
     assert.deepStrictEqual(marked(), []);
+    assert.deepStrictEqual(blocks(), []);
   });
 });

@@ -1,8 +1,22 @@
 // Inline review in the user's own editor: a proposed edit's hunks shown where they apply (old
-// lines marked as removed, the new text after them), a CodeLens row per hunk "Accept |
-// Reject", the side-by-side diff one click away. The buffer is untouched until the verdict.
+// lines marked red as removed, the added lines as a green block below them — a comment thread,
+// since the extension API cannot insert lines that are only seen), a CodeLens row per hunk
+// "Accept | Reject" and the same on each block's title, the side-by-side diff one click away.
+// The buffer is untouched until the verdict.
 import * as vscode from "vscode";
-import { HUNK_COMMANDS, Review, ReviewCallbacks, ReviewTarget, reviewLenses, reviewMarks } from "./review";
+import {
+  BLOCK_COMMANDS,
+  HUNK_COMMANDS,
+  Review,
+  ReviewCallbacks,
+  ReviewTarget,
+  reviewBlocks,
+  reviewLenses,
+  reviewMarks,
+} from "./review";
+
+/** The comment controller's id: the `commentController` of the blocks' menu `when` clauses. */
+export const BLOCKS_CONTROLLER_ID = "tether-review";
 
 export const REVIEW_CONTEXT_KEY = "tether.reviewInFile";
 const NO_REVIEW_NOTE = "Tether: no change under review in this file";
@@ -35,6 +49,9 @@ export class InlineReviews implements vscode.CodeLensProvider, vscode.Disposable
     textDecoration: "line-through",
   });
   private readonly added = vscode.window.createTextEditorDecorationType({});
+  /** The added lines' blocks: one comment thread per hunk, by `${reviewId}#${index}`. */
+  private readonly blocks = vscode.comments.createCommentController(BLOCKS_CONTROLLER_ID, "Tether review");
+  private readonly threads = new Map<string, vscode.CommentThread>();
   private readonly registrations: vscode.Disposable[];
 
   constructor() {
@@ -77,8 +94,27 @@ export class InlineReviews implements vscode.CodeLensProvider, vscode.Disposable
         }
         this.reveal(found.editor, found.review, to);
       });
+    // From a block's title: the thread it was clicked on.
+    const block = (id: string, choice: boolean | undefined): vscode.Disposable =>
+      vscode.commands.registerCommand(id, (thread: unknown) => {
+        const key = [...this.threads].find(([, known]) => known === thread)?.[0];
+        const [reviewId, index] = key === undefined ? [] : key.split("#");
+        const review = reviewId === undefined ? undefined : this.reviews.get(reviewId);
+        if (review !== undefined) {
+          review.choose([Number(index)], choice);
+          this.refresh();
+        }
+      });
     this.registrations = [
       vscode.languages.registerCodeLensProvider({ scheme: "file" }, this),
+      block(BLOCK_COMMANDS.accept, true),
+      block(BLOCK_COMMANDS.reject, false),
+      block(BLOCK_COMMANDS.undo, undefined),
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (event.affectsConfiguration("comments.visible")) {
+          this.decorate();
+        }
+      }),
       perHunk(HUNK_COMMANDS.accept, true),
       perHunk(HUNK_COMMANDS.reject, false),
       move(HUNK_COMMANDS.next, 1),
@@ -162,6 +198,11 @@ export class InlineReviews implements vscode.CodeLensProvider, vscode.Disposable
 
   dispose(): void {
     this.reviews.clear();
+    for (const thread of this.threads.values()) {
+      thread.dispose();
+    }
+    this.threads.clear();
+    this.blocks.dispose();
     for (const registration of this.registrations) {
       registration.dispose();
     }
@@ -177,10 +218,58 @@ export class InlineReviews implements vscode.CodeLensProvider, vscode.Disposable
     this.lensChanges.fire();
     this.changes.fire();
     this.decorate();
+    this.showBlocks();
+  }
+
+  /** Brings the blocks in line with the reviews: new ones made, moved ones moved, stale ones disposed. */
+  private showBlocks(): void {
+    const wanted = new Set<string>();
+    for (const review of this.reviews.values()) {
+      for (const block of reviewBlocks(review)) {
+        const key = `${review.id}#${block.index}`;
+        wanted.add(key);
+        const range = new vscode.Range(block.line, 0, block.line, 0);
+        const body = new vscode.MarkdownString(block.body);
+        const comment: vscode.Comment = {
+          author: { name: "Tether" },
+          body,
+          mode: vscode.CommentMode.Preview,
+          contextValue: block.state,
+        };
+        let thread = this.threads.get(key);
+        if (thread === undefined) {
+          thread = this.blocks.createCommentThread(review.target.uri, range, [comment]);
+          thread.canReply = false;
+          this.threads.set(key, thread);
+        } else {
+          if (thread.range === undefined || thread.range.start.line !== block.line) {
+            thread.range = range;
+          }
+          thread.comments = [comment];
+        }
+        if (thread.contextValue !== block.state) {
+          // Set on a change only: setting it again would open a block the user folded.
+          thread.collapsibleState = block.expanded
+            ? vscode.CommentThreadCollapsibleState.Expanded
+            : vscode.CommentThreadCollapsibleState.Collapsed;
+        }
+        thread.label = block.label;
+        thread.contextValue = block.state;
+      }
+    }
+    for (const [key, thread] of [...this.threads]) {
+      if (!wanted.has(key)) {
+        thread.dispose();
+        this.threads.delete(key);
+      }
+    }
   }
 
   /** Marks every visible editor of a file under review (decorations belong to an editor). */
   private decorate(): void {
+    // The added lines are blocks below the old ones; with `comments.visible` off those are
+    // hidden, and the added text goes back to the end of the old lines.
+    const addedInline = vscode.workspace.getConfiguration("comments").get<boolean>("visible", true) === false;
     for (const editor of vscode.window.visibleTextEditors) {
       const removed: vscode.DecorationOptions[] = [];
       const accepted: vscode.DecorationOptions[] = [];
@@ -193,7 +282,7 @@ export class InlineReviews implements vscode.CodeLensProvider, vscode.Disposable
         for (const mark of marks.removed) {
           (mark.accepted ? accepted : removed).push({ range: new vscode.Range(mark.line, 0, mark.line, 0) });
         }
-        for (const mark of marks.added) {
+        for (const mark of addedInline ? marks.added : []) {
           const hover = new vscode.MarkdownString();
           hover.appendText(mark.accepted ? "Accepted by you:\n" : "Proposed by Tether:\n");
           hover.appendCodeblock(mark.full, editor.document.languageId);

@@ -16,6 +16,13 @@ export const HUNK_COMMANDS = {
   previous: "tether.approval.previousChange",
 } as const;
 
+/** The actions on a block's (comment thread's) title: they get the thread, not a review id. */
+export const BLOCK_COMMANDS = {
+  accept: "tether.approval.acceptBlock",
+  reject: "tether.approval.rejectBlock",
+  undo: "tether.approval.undoBlock",
+} as const;
+
 /** Shown on one line after a hunk's old lines, at most this long (the hover has it all). */
 const PREVIEW_CHARS = 160;
 
@@ -221,4 +228,65 @@ export function reviewMarks(review: Review): {
     }
   });
   return { removed, added };
+}
+
+/**
+ * One block of added lines, shown below a hunk's old lines (a comment thread in VS Code: the
+ * extension API cannot insert lines that are only seen, and the buffer must not change before
+ * the verdict). `state` is the thread's context value: its title actions depend on it.
+ */
+export interface ReviewBlock {
+  /** The hunk's index in the review. */
+  readonly index: number;
+  /** The document line the block shows below: the hunk's last old line, or the one before an insertion. */
+  readonly line: number;
+  readonly state: "pending" | "accepted";
+  /** Expanded while the hunk waits for a choice; collapsed once accepted (its title says so). */
+  readonly expanded: boolean;
+  readonly label: string;
+  /** Markdown: the added lines in a ```diff block, each as "+ line" (green in VS Code's themes). */
+  readonly body: string;
+}
+
+/** A Markdown fence longer than any run of backticks in `text`. */
+function fenceFor(text: string): string {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  return "`".repeat(Math.max(3, longest + 1));
+}
+
+/** The added lines as a ```diff block (line ends dropped; an empty line stays a lone "+"). */
+export function addedBlock(lines: readonly string[]): string {
+  const code = lines.map((line) => `+${line.replace(/(\r\n|\n|\r)$/, "")}`).join("\n");
+  const fence = fenceFor(code);
+  return `${fence}diff\n${code}\n${fence}`;
+}
+
+/**
+ * The blocks of a review: one per hunk that adds lines and is not rejected (a rejected hunk
+ * leaves the file as it is there: nothing to show). A hunk that only removes lines has none.
+ */
+export function reviewBlocks(review: Review): ReviewBlock[] {
+  const total = review.hunks.length;
+  const blocks: ReviewBlock[] = [];
+  review.hunks.forEach((hunk, index) => {
+    const choice = review.choices[index];
+    if (choice === false || hunk.added.length === 0) {
+      return;
+    }
+    const first = review.lineOf(index);
+    const line = hunk.removed.length > 0 ? first + hunk.removed.length - 1 : Math.max(first - 1, 0);
+    const name = total > 1 ? `Tether change ${index + 1} of ${total}` : "Tether change";
+    const count = hunk.added.length === 1 ? "1 line" : `${hunk.added.length} lines`;
+    // Shown below a line: an insertion at the very top goes above the line it is shown under.
+    const where = hunk.removed.length === 0 && first === 0 ? ", above line 1" : "";
+    blocks.push({
+      index,
+      line,
+      state: choice === true ? "accepted" : "pending",
+      expanded: choice !== true,
+      label: choice === true ? `${name}: accepted (${count}${where})` : `${name}: ${count} to add${where}`,
+      body: addedBlock(hunk.added),
+    });
+  });
+  return blocks;
 }
