@@ -42,7 +42,14 @@ export function diffAnswer(
   return buildAnswer(choice, choice === "deny" ? { feedback } : { editedText });
 }
 
-/** For a command preview: an edited command line becomes changed arguments. */
+/** The shell tool: the one call whose preview is a command line the user may change. */
+export const SHELL_TOOL = "bash";
+
+/**
+ * For a command preview: an edited command line becomes changed arguments — for the shell
+ * tool only. Other calls shown this way (an MCP tool: server · tool and its JSON arguments)
+ * have no command line, so what the dialog shows is never sent back as a change.
+ */
 export function commandAnswer(
   choice: Choice,
   params: AgentApproveParams,
@@ -53,7 +60,7 @@ export function commandAnswer(
     return buildAnswer(choice, { feedback });
   }
   const changed =
-    editedCommand !== undefined && editedCommand !== params.arguments.command
+    params.tool === SHELL_TOOL && editedCommand !== undefined && editedCommand !== params.arguments.command
       ? { ...params.arguments, command: editedCommand }
       : undefined;
   return buildAnswer(choice, { arguments: changed });

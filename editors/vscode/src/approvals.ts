@@ -5,7 +5,15 @@
 // (`$/cancelRequest`) or its run ends.
 import * as path from "path";
 import * as vscode from "vscode";
-import { Choice, CHOICE_LABELS, buildAnswer, choiceOf, commandAnswer, diffAnswer } from "./answers";
+import {
+  Choice,
+  CHOICE_LABELS,
+  SHELL_TOOL,
+  buildAnswer,
+  choiceOf,
+  commandAnswer,
+  diffAnswer,
+} from "./answers";
 import type { AgentApproveParams, AgentApproveResult, CommandPreview, DiffPreview } from "./protocol";
 import { PickedRule, RulePick, rulePicks, withPickedRule } from "./rulePicks";
 import { ProposalTexts, editedWindow, proposalTexts } from "./proposal";
@@ -61,11 +69,11 @@ export const WITHDRAWN_FEEDBACK = "the approval was cancelled";
 export const ALLOW_ALWAYS_PICK_LABEL = `${CHOICE_LABELS["allow-always"]}…`;
 
 /** The modal's buttons; Deny is its close affordance, so Esc and the dialog's X deny too. */
-function commandItems(offersRules: boolean): vscode.MessageItem[] {
+export function commandItems(offersRules: boolean, editable: boolean): vscode.MessageItem[] {
   return [
     { title: CHOICE_LABELS.allow },
     { title: offersRules ? ALLOW_ALWAYS_PICK_LABEL : CHOICE_LABELS["allow-always"] },
-    { title: EDIT_COMMAND_LABEL },
+    ...(editable ? [{ title: EDIT_COMMAND_LABEL }] : []),
     { title: CHOICE_LABELS.deny, isCloseAffordance: true },
   ];
 }
@@ -368,7 +376,7 @@ export class Approvals implements vscode.Disposable {
         const picked = await vscode.window.showWarningMessage(
           `Tether: ${commandTitle(headline, preview.command, command)}`,
           { modal: true, detail: `${reason ? `${reason}\n\n` : ""}$ ${command}\n\nin ${preview.cwd}` },
-          ...commandItems(offersRules),
+          ...commandItems(offersRules, params.tool === SHELL_TOOL),
         );
         if (withdrawn || token.isCancellationRequested) {
           vscode.window.setStatusBarMessage(`Tether: ${WITHDRAWN_NOTE}`, 5000);

@@ -14,6 +14,17 @@ const BASH: AgentApproveParams = {
   preview: { kind: "command", command: "python -m unittest", cwd: "/work/app" },
 };
 
+// An MCP tool's call is previewed like a command (server · tool and its JSON arguments) but it
+// has no command line: what the dialog shows must never come back as changed arguments.
+const MCP: AgentApproveParams = {
+  runId: "r-1",
+  callId: "call_4_1",
+  tool: "mcp__notes__echo",
+  title: "MCP notes: echo",
+  arguments: { text: "hello" },
+  preview: { kind: "command", command: 'notes › echo {"text": "hello"}', cwd: "MCP server 'notes'" },
+};
+
 describe("approval answers", () => {
   it("maps the button labels to decisions", () => {
     assert.deepStrictEqual(["Allow", "Allow Always", "Deny", "Later", undefined].map(choiceOf), [
@@ -69,5 +80,13 @@ describe("approval answers", () => {
       decision: "deny",
       feedback: "use pytest instead",
     });
+  });
+
+  it("allows an MCP call as shown: the preview is not sent back as a changed command", () => {
+    const shown = (MCP.preview as { command: string }).command;
+    assert.deepStrictEqual(commandAnswer("allow", MCP, shown), { decision: "allow" });
+    assert.deepStrictEqual(commandAnswer("allow-always", MCP, shown), { decision: "allow-always" });
+    // Only a shell command has a command line to change: anything else is the call as shown.
+    assert.deepStrictEqual(commandAnswer("allow", MCP, "rm -rf /"), { decision: "allow" });
   });
 });

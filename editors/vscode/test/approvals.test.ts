@@ -316,6 +316,24 @@ describe("approvals in the editor", () => {
     });
   });
 
+  it("asks an MCP call without Edit Command… and allows it as shown", async () => {
+    const mcp: AgentApproveParams = {
+      runId: "r-1",
+      callId: "call_4_1",
+      tool: "mcp__notes__echo",
+      title: "MCP notes: echo",
+      arguments: { text: "hello" },
+      preview: { kind: "command", command: 'notes › echo {"text": "hello"}', cwd: "MCP server 'notes'" },
+    };
+    const modals: unknown[][] = [];
+    vscode.answers.showWarningMessage = async (...args) => {
+      modals.push(args);
+      return ITEMS[0]; // Allow
+    };
+    assert.deepStrictEqual(await approve(mcp), { decision: "allow" });
+    assert.deepStrictEqual(modals[0].slice(2), [ITEMS[0], { title: "Allow Always" }, ITEMS[3]]);
+  });
+
   it("has one deny path: Deny is the dialog's close affordance, and Esc asks the same feedback", async () => {
     vscode.answers.showWarningMessage = async (...args) => {
       assert.deepStrictEqual(args.slice(2), ITEMS); // no separate Cancel: Deny closes it
