@@ -88,7 +88,8 @@ def chat_with(tmp_path: Path, fake: FakeApi) -> None:
         # The follow-up, typed at the prompt: its `a's are text, not answers.
         emacs.type("and what was it called?")
         emacs.keys("Enter")
-        emacs.wait_for("Yes: notes/chat.txt.")
+        screen = emacs.wait_for("Yes: notes/chat.txt.")
+        screen = emacs.wait_for("■ done · 1 step\n")  # not "1 steps"
         report = wait_for_report(folder / "result.json", runs=2)
     assert (folder / "ws" / "notes" / "chat.txt").read_text() == "from the chat\n"
     first, _, follow_up = fake.requests

@@ -484,7 +484,8 @@ local function set_pending(chat, call_id, waits)
   end
   chat.pending[line] = waits or nil
   write(chat, function(buf)
-    vim.api.nvim_buf_set_lines(buf, line - 1, line, false, vim.api.nvim_buf_get_lines(buf, line - 1, line, false))
+    local text = vim.api.nvim_buf_get_lines(buf, line - 1, line, false)
+    vim.api.nvim_buf_set_lines(buf, line - 1, line, false, text)
   end)
 end
 
