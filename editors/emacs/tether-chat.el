@@ -251,13 +251,15 @@
                  (tether--first-line (or (plist-get event :error) (plist-get event :output)))))
         'font-lock-face (if ok 'tether-ok-face 'tether-failed-face))))
     ("run-finished"
-     (tether-chat--line (format "■ %s · %s steps\n" (plist-get event :outcome)
-                                (plist-get event :steps))
-                        'font-lock-face 'tether-outcome-face))))
+     (let ((steps (plist-get event :steps)))
+       (tether-chat--line (format "■ %s · %s step%s\n" (plist-get event :outcome) steps
+                                  (if (eql steps 1) "" "s"))
+                          'font-lock-face 'tether-outcome-face)))))
 
 (defun tether-chat--finished (result)
   "The chat's run ended with RESULT: later prompts continue its session."
   (setq tether-chat--run-id nil)
+  (tether-chat--fresh-line)  ; the prompt starts on its own line, after the answer
   (when-let ((session (plist-get result :sessionId)))
     (setq tether-chat--session-id session))
   (when (equal (plist-get result :outcome) "error")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ from tests.providers.fakes import FakeApi, Sse, openai_stream
 
 from ..waiting import wait_until_sync
 from .conftest import Nvim, app_project, decisions, env
+from .screens import keep_screen
 from .test_emacs_chat import messages_of
 
 EDIT = json.dumps({"path": "src/app.py", "old_text": "'hello '", "new_text": "'hi '"})
@@ -182,8 +182,8 @@ class NvimInTmux:
         subprocess.run([*self._tmux, "kill-server"], capture_output=True, timeout=30)
 
 
-CHAT_SCREEN = os.environ.get("TETHER_NVIM_CHAT_SCREEN")
-"""Where to keep the screen with the approval (a text capture for the docs), if set."""
+CHAT_SCREEN = "TETHER_NVIM_CHAT_SCREEN"
+"""Names the file for the screen with the approval waiting (and the one after): screens.py."""
 
 
 def test_the_chat_on_a_terminal_with_an_approval_inline_in_the_file(nvim: Nvim) -> None:
@@ -213,8 +213,12 @@ def test_the_chat_on_a_terminal_with_an_approval_inline_in_the_file(nvim: Nvim) 
             term.type("iwhat does app.py do?")
             term.keys("Escape", "Enter")
             screen = term.wait_for("⚠ waiting for your approval")
-            if CHAT_SCREEN:
-                Path(CHAT_SCREEN).write_text(screen)
+            keep_screen(CHAT_SCREEN, "approval", screen)
+            # The waiting call is not folded away: its line and the whole note are readable.
+            assert "· ⚠ waiting" not in screen, screen
+            rows = [row.rstrip() for row in screen.splitlines()]
+            assert any(row.endswith("│→ edit_file src/app.py") for row in rows), screen
+            assert "│  ⚠ waiting for your approval (inline in src/app.py;" in screen, screen
             # Side by side: the file with the change inline, the chat noting the approval.
             assert " Tether: Edit src/app.py   <leader>ta or :TetherApprove to decide" in screen
             assert "    return 'hi ' + name" in screen and "## Tether" in screen
@@ -224,6 +228,7 @@ def test_the_chat_on_a_terminal_with_an_approval_inline_in_the_file(nvim: Nvim) 
             term.wait_for("a allow · A always")
             term.type("a")
             screen = term.wait_for("■ done · 2 steps")
+            keep_screen(CHAT_SCREEN, "after", screen)
             assert "✓ edit_file src/app.py  · approval: allow" in screen  # the closed fold
             report = wait_until_sync(lambda: out.exists() or None, "the scenario's report")
             assert report

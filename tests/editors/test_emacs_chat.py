@@ -5,7 +5,6 @@ line, an approval answered inline, and a follow-up the model sees with the first
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +12,11 @@ from tests.providers.fakes import FakeApi, Sse, openai_stream
 
 from .emacs_harness import STORIES, emacs_batch, markdown_dirs, require_emacs, story_env
 from .emacs_tmux import wait_for_report
+from .screens import keep_screen
 from .test_emacs_keys import emacs_with_keys, wire_of
 
-CHAT_SCREEN = os.environ.get("TETHER_CHAT_SCREEN")
-"""Where to keep the screen with the approval (a text capture for the docs), if set."""
+CHAT_SCREEN = "TETHER_CHAT_SCREEN"
+"""Names the file for the screen with the approval waiting (and the one after): screens.py."""
 
 NOTE_ARGUMENTS = json.dumps({"path": "notes/chat.txt", "content": "from the chat\n"})
 
@@ -77,18 +77,19 @@ def chat_with(tmp_path: Path, fake: FakeApi) -> None:
             "the first piece of the answer alone",
         )
         screen = emacs.wait_for("[Allow] [Allow always] [Deny]")
-        if CHAT_SCREEN:
-            Path(CHAT_SCREEN).write_text(screen)
+        keep_screen(CHAT_SCREEN, "approval", screen)
         assert "→ write_file notes/chat.txt" in screen
         assert "⚠ Tether wants to: Create notes/chat.txt" in screen
         assert "+from the chat" in screen
         # The user waited at an empty prompt, so point went to the approval: `a' there.
         emacs.keys("a")
-        emacs.wait_for("■ done · 2 steps")
+        screen = emacs.wait_for("■ done · 2 steps")
+        keep_screen(CHAT_SCREEN, "after", screen)
         # The follow-up, typed at the prompt: its `a's are text, not answers.
         emacs.type("and what was it called?")
         emacs.keys("Enter")
-        emacs.wait_for("Yes: notes/chat.txt.")
+        screen = emacs.wait_for("Yes: notes/chat.txt.")
+        screen = emacs.wait_for("■ done · 1 step\n")  # not "1 steps"
         report = wait_for_report(folder / "result.json", runs=2)
     assert (folder / "ws" / "notes" / "chat.txt").read_text() == "from the chat\n"
     first, _, follow_up = fake.requests

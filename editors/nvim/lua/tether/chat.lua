@@ -36,6 +36,7 @@ local YOU, TETHER = '## You', '## Tether'
 ---@field run? tether.Run the run in flight
 ---@field calls table<string, integer> callId → its line (1-based), for the run in flight
 ---@field waiting table<string, integer> callId → the line noting its approval waits
+---@field pending table<integer, boolean> lines of calls whose approval waits (not folded)
 ---@field open_line boolean the last line is streamed text still growing
 ---@field streamed boolean the current step's text arrived as deltas
 ---@field usage? table the run's latest `usage` event
@@ -53,6 +54,10 @@ local count = 0
 function M.foldexpr(lnum)
   local line = vim.fn.getline(lnum)
   if M.is_call_line(line) then
+    local chat = chats[vim.api.nvim_get_current_buf()]
+    if chat and chat.pending[lnum] then
+      return '0' -- its approval waits: kept open, so what waits stays readable
+    end
     return '>1'
   elseif vim.startswith(line, '  ') then
     return '='
@@ -120,7 +125,8 @@ local function create()
   vim.bo[buf].swapfile = false
   vim.api.nvim_buf_set_name(buf, count == 1 and M.prefix or (M.prefix .. '-' .. count))
   ---@type tether.Chat
-  local chat = { buf = buf, calls = {}, waiting = {}, open_line = false, streamed = false }
+  local chat =
+    { buf = buf, calls = {}, waiting = {}, pending = {}, open_line = false, streamed = false }
   chats[buf] = chat
   set_all(chat, { '# Tether chat', '', keys_hint(), '', YOU, '' })
   vim.bo[buf].filetype = 'markdown'
@@ -382,7 +388,8 @@ function M.send(buf)
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
   end
-  chat.calls, chat.waiting, chat.open_line, chat.streamed = {}, {}, false, false
+  chat.calls, chat.waiting, chat.pending = {}, {}, {}
+  chat.open_line, chat.streamed = false, false
   vim.bo[buf].modifiable = false -- until the answer is in: nothing typed gets lost in it
   if text:sub(1, 1) == '/' and run_command(chat, text) then
     return
@@ -459,6 +466,29 @@ local function into_call(chat, call_id, lines)
   return at + 1
 end
 
+--- Marks a call's approval as waiting (its block unfolded) or not (folded again), and
+--- rewrites its line so Neovim evaluates the line's fold level again.
+---@param chat tether.Chat
+---@param call_id string
+---@param waits boolean
+local function set_pending(chat, call_id, waits)
+  local line = chat.calls[call_id]
+  if not line then
+    return
+  end
+  chat.pending = {}
+  for id, l in pairs(chat.waiting) do
+    if id ~= call_id and chat.calls[id] then
+      chat.pending[chat.calls[id]] = true
+    end
+  end
+  chat.pending[line] = waits or nil
+  write(chat, function(buf)
+    local text = vim.api.nvim_buf_get_lines(buf, line - 1, line, false)
+    vim.api.nvim_buf_set_lines(buf, line - 1, line, false, text)
+  end)
+end
+
 --- An approval of one of the chat's runs is shown: noted on its call, with where it is
 --- and how to decide it.
 ---@param data table { runId, callId, title, view }
@@ -482,6 +512,7 @@ function M.on_approve(data)
   else
     chat.waiting[data.callId] = into_call(chat, data.callId, { note })
   end
+  set_pending(chat, data.callId, true)
 end
 
 --- Writes one `agent/event` of one of the chat's runs.
@@ -514,6 +545,7 @@ function M.on_event(run, event)
     local waiting = chat.waiting[event.callId]
     chat.waiting[event.callId] = nil
     if waiting then
+      set_pending(chat, event.callId, false)
       write(chat, function(buf)
         vim.api.nvim_buf_set_lines(buf, waiting - 1, waiting, false, text and { text } or {})
       end)
