@@ -373,9 +373,10 @@ export class Approvals implements vscode.Disposable {
         // The server's rules were offered for the command it showed, not for one the user changed.
         const offersRules = command === preview.command && rulePicks(params).length > 0;
         const { headline, reason } = splitTitle(params.title);
+        const prompt = params.tool === SHELL_TOOL ? "$ " : ""; // an MCP call is no shell command
         const picked = await vscode.window.showWarningMessage(
           `Tether: ${commandTitle(headline, preview.command, command)}`,
-          { modal: true, detail: `${reason ? `${reason}\n\n` : ""}$ ${command}\n\nin ${preview.cwd}` },
+          { modal: true, detail: `${reason ? `${reason}\n\n` : ""}${prompt}${command}\n\nin ${preview.cwd}` },
           ...commandItems(offersRules, params.tool === SHELL_TOOL),
         );
         if (withdrawn || token.isCancellationRequested) {

@@ -331,7 +331,13 @@ describe("approvals in the editor", () => {
       return ITEMS[0]; // Allow
     };
     assert.deepStrictEqual(await approve(mcp), { decision: "allow" });
-    assert.deepStrictEqual(modals[0].slice(2), [ITEMS[0], { title: "Allow Always" }, ITEMS[3]]);
+    assert.deepStrictEqual(modals[0], [
+      "Tether: MCP notes: echo",
+      { modal: true, detail: 'notes › echo {"text": "hello"}\n\nin MCP server \'notes\'' },
+      ITEMS[0],
+      { title: "Allow Always" },
+      ITEMS[3],
+    ]);
   });
 
   it("has one deny path: Deny is the dialog's close affordance, and Esc asks the same feedback", async () => {
