@@ -39,6 +39,20 @@ COMMAND_ACTIONS = {
     "Deny": "deny",
 }
 """For a command "allow always" covers that exact command only, and the button says so."""
+CALL_ACTIONS = {
+    "Allow": "allow",
+    "Allow always (this exact call)": "allow-always",
+    "Deny": "deny",
+}
+"""An MCP server's tool is previewed as a command but is a call: "this exact call"."""
+
+
+def actions_for(request: ApproveParams) -> dict[str, str]:
+    """The buttons of ``request``'s question, by what "allow always" would cover."""
+    if not isinstance(request.preview, CommandPreview):
+        return ACTIONS
+    return CALL_ACTIONS if request.tool.startswith("mcp__") else COMMAND_ACTIONS
+
 
 MESSAGE_PREVIEW_CHARS = 2000
 """The longest preview shown in the message itself."""
@@ -49,10 +63,11 @@ Send = Callable[[str, Any], Awaitable[Any]]
 """Sends a request to the client and returns its raw answer (raises on an error answer)."""
 
 
-def message_detail(preview: Preview) -> str:
-    """What a message prompt shows of a preview."""
+def message_detail(preview: Preview, tool: str = "bash") -> str:
+    """What a message prompt shows of a preview (an MCP call's has no shell prompt)."""
     if isinstance(preview, CommandPreview):
-        return f"$ {preview.command}\n(in {preview.cwd})"
+        prompt = "" if tool.startswith("mcp__") else "$ "
+        return f"{prompt}{preview.command}\n(in {preview.cwd})"
     return preview.diff
 
 
@@ -116,7 +131,7 @@ class MessagePrompt:
     async def ask(self, request: ApproveParams) -> ApproveResult | None:
         """The user's answer (``null``: their deny); None (deny by default) for an answer
         that is none of the actions offered."""
-        detail = message_detail(request.preview)
+        detail = message_detail(request.preview, request.tool)
         shown_in: Path | None = None
         if fits_in_message(detail):
             shown = detail
@@ -130,7 +145,7 @@ class MessagePrompt:
                 "cannot be allowed here."
             )
         whole = shown_in is not None or fits_in_message(detail)
-        actions = COMMAND_ACTIONS if isinstance(request.preview, CommandPreview) else ACTIONS
+        actions = actions_for(request)
         titles = list(actions) if whole else ["Deny"]
         message = prompt_message(request.title, request.preview, shown, whole)
         try:
