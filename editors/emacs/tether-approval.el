@@ -127,7 +127,15 @@ there), keep it, saying the next one will appear there; else close it."
       (let ((inhibit-read-only t))
         (erase-buffer)
         (insert (if (equal (plist-get preview :kind) "command")
-                    (format "$ %s\n(in %s)\n" (plist-get preview :command)
+                    ;; An MCP server's tool is shown as a call, not as a shell command.
+                    (format "%s%s\n(in %s)\n"
+                            (if (string-prefix-p
+                                 "mcp__" (or (plist-get (tether--approval-params approval)
+                                                        :tool)
+                                             ""))
+                                ""
+                              "$ ")
+                            (plist-get preview :command)
                             (plist-get preview :cwd))
                   (plist-get preview :diff)))
         (when (fboundp 'diff-mode) (diff-mode))
