@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tether.client.approver import ASKED
 
-from ..mcp.conftest import SERVER, alive, started_pids
+from ..mcp.conftest import SERVER, alive, started_pids, write_notes_config
 from ..waiting import wait_until_sync
 from .test_cli_terminal import (
     Terminal,
@@ -28,14 +28,7 @@ CALL = {"name": "mcp__notes__echo", "arguments": {"text": "hello from the CLI"}}
 
 def user_config(home: Path, marks: Path) -> None:
     folder = home / ".config" / "tether"
-    folder.mkdir(parents=True)
-    (folder / "config.toml").write_text(
-        "[mcpServers.notes]\n"
-        f"command = {json.dumps(sys.executable)}\n"
-        f"args = [{json.dumps(str(SERVER))}]\n"
-        f"env = {{ NOTES_MARKS = {json.dumps(str(marks))} }}\n"
-        "startupTimeoutSeconds = 90\n"
-    )
+    write_notes_config(folder, marks)
 
 
 def reading_until(term: Terminal, mark: Path, within: float) -> None:

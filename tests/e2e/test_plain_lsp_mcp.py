@@ -4,13 +4,11 @@ and the arguments, Allow calls the server once, and Deny never calls it."""
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from ..mcp.conftest import SERVER, alive, started_pids
+from ..mcp.conftest import alive, started_pids, write_notes_config
 from .conftest import Editor, script
 from .test_plain_lsp import VIM_LSP, command, open_as, tether_log, vim_lsp_answer
 
@@ -20,14 +18,7 @@ ECHO = {"name": "mcp__notes__echo", "arguments": {"text": "hello from vim-lsp"}}
 def user_config(editor: Editor, marks: Path) -> None:
     """The user's ``config.toml`` (the server's XDG_CONFIG_HOME) with the test's notes server."""
     folder = editor.state_dir.parent / "config" / "tether"
-    folder.mkdir(parents=True)
-    (folder / "config.toml").write_text(
-        "[mcpServers.notes]\n"
-        f"command = {json.dumps(sys.executable)}\n"
-        f"args = [{json.dumps(str(SERVER))}]\n"
-        f"env = {{ NOTES_MARKS = {json.dumps(str(marks))} }}\n"
-        "startupTimeoutSeconds = 90\n"
-    )
+    write_notes_config(folder, marks)
 
 
 @pytest.mark.parametrize("number", [1, 3], ids=["Allow", "Deny"])

@@ -4,12 +4,10 @@ once. ``TETHER_EMACS_MCP_SCREEN=path`` saves the screen with the approval waitin
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from pathlib import Path
 
-from ..mcp.conftest import SERVER, alive, started_pids
+from ..mcp.conftest import alive, started_pids, write_notes_config
 from ..waiting import wait_until_sync
 from .emacs_harness import answers, approvals_asked
 from .emacs_tmux import wait_for_report
@@ -22,14 +20,7 @@ def test_an_mcp_call_asked_in_emacs_shows_server_tool_and_arguments(tmp_path: Pa
     marks = tmp_path / "marks"
     marks.mkdir()
     config = tmp_path / "home" / ".config" / "tether"
-    config.mkdir(parents=True)
-    (config / "config.toml").write_text(
-        "[mcpServers.notes]\n"
-        f"command = {json.dumps(sys.executable)}\n"
-        f"args = [{json.dumps(str(SERVER))}]\n"
-        f"env = {{ NOTES_MARKS = {json.dumps(str(marks))} }}\n"
-        "startupTimeoutSeconds = 90\n"
-    )
+    write_notes_config(config, marks)
     turns = {"turns": [{"toolCalls": [ECHO]}, {"text": "It said hello."}]}
     with emacs_with_keys(tmp_path, turns) as (emacs, folder):
         start_run(emacs, "say hello through notes")

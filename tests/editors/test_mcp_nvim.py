@@ -3,10 +3,7 @@ tool and the arguments (no plugin change), and the answer reaches the model."""
 
 from __future__ import annotations
 
-import json
-import sys
-
-from ..mcp.conftest import SERVER, alive, started_pids
+from ..mcp.conftest import alive, started_pids, write_notes_config
 from .conftest import Nvim, app_project, call, decisions, env, script, tool_results
 
 GO = "<leader>ta"
@@ -17,14 +14,7 @@ def test_an_mcp_call_asked_in_the_float_and_allowed(nvim: Nvim) -> None:
     marks = nvim.tmp_path / "marks"
     marks.mkdir()
     config = nvim.tmp_path / "xdg" / "config" / "tether"
-    config.mkdir(parents=True)
-    (config / "config.toml").write_text(
-        "[mcpServers.notes]\n"
-        f"command = {json.dumps(sys.executable)}\n"
-        f"args = [{json.dumps(str(SERVER))}]\n"
-        f"env = {{ NOTES_MARKS = {json.dumps(str(marks))} }}\n"
-        "startupTimeoutSeconds = 90\n"
-    )
+    write_notes_config(config, marks)
     echo = call("mcp__notes__echo", text="hello from Neovim")
     r = nvim.run(
         "approve",

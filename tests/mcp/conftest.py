@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,21 @@ from tether.workspace.folders import Workspace
 from tether_protocol import ApproveParams, ApproveResult, McpServerSettings, RunEvent, Script
 
 SERVER = Path(__file__).with_name("notes_server.py")
+
+
+def write_notes_config(folder: Path, marks: Path) -> None:
+    """A user ``config.toml`` in ``folder`` (made) naming the test's notes server, which
+    notes its calls and its pid in ``marks``."""
+    folder.mkdir(parents=True)
+    (folder / "config.toml").write_text(
+        "[mcpServers.notes]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(SERVER))}]\n"
+        f"env = {{ NOTES_MARKS = {json.dumps(str(marks))} }}\n"
+        "startupTimeoutSeconds = 90\n"
+    )
+
+
 STARTUP = 90.0
 """Importing the SDK's server takes seconds on a loaded 2-core machine."""
 
