@@ -3,6 +3,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { buildAnswer, choiceOf, commandAnswer, diffAnswer } from "../src/answers";
 import type { AgentApproveParams } from "../src/protocol";
+import { MCP_CALL as MCP } from "./mcpCall";
 
 const GOLDEN = path.resolve(__dirname, "../../../../tests/golden");
 const BASH: AgentApproveParams = {
@@ -12,17 +13,6 @@ const BASH: AgentApproveParams = {
   title: "Run python -m unittest",
   arguments: { command: "python -m unittest" },
   preview: { kind: "command", command: "python -m unittest", cwd: "/work/app" },
-};
-
-// An MCP tool's call is previewed like a command (server · tool and its JSON arguments) but it
-// has no command line: what the dialog shows must never come back as changed arguments.
-const MCP: AgentApproveParams = {
-  runId: "r-1",
-  callId: "call_4_1",
-  tool: "mcp__notes__echo",
-  title: "MCP notes: echo",
-  arguments: { text: "hello" },
-  preview: { kind: "command", command: 'notes › echo {"text": "hello"}', cwd: "MCP server 'notes'" },
 };
 
 describe("approval answers", () => {

@@ -6,6 +6,7 @@ import { Approvals, OUTSIDE_WINDOW_FEEDBACK, PENDING_CONTEXT_KEY } from "../src/
 import type { AgentApproveParams } from "../src/protocol";
 import type { RulePick } from "../src/rulePicks";
 import { ProposalFiles } from "../src/proposalFiles";
+import { MCP_CALL } from "./mcpCall";
 import * as vscode from "./fakeVscode";
 
 const GOLDEN = path.resolve(__dirname, "../../../../tests/golden");
@@ -317,20 +318,12 @@ describe("approvals in the editor", () => {
   });
 
   it("asks an MCP call without Edit Command… and allows it as shown", async () => {
-    const mcp: AgentApproveParams = {
-      runId: "r-1",
-      callId: "call_4_1",
-      tool: "mcp__notes__echo",
-      title: "MCP notes: echo",
-      arguments: { text: "hello" },
-      preview: { kind: "command", command: 'notes › echo {"text": "hello"}', cwd: "MCP server 'notes'" },
-    };
     const modals: unknown[][] = [];
     vscode.answers.showWarningMessage = async (...args) => {
       modals.push(args);
       return ITEMS[0]; // Allow
     };
-    assert.deepStrictEqual(await approve(mcp), { decision: "allow" });
+    assert.deepStrictEqual(await approve(MCP_CALL), { decision: "allow" });
     assert.deepStrictEqual(modals[0], [
       "Tether: MCP notes: echo",
       { modal: true, detail: 'notes › echo {"text": "hello"}\n\nin MCP server \'notes\'' },
