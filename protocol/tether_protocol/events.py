@@ -59,6 +59,9 @@ class ToolCallEvent(_Event):
     call_id: str
     tool: str
     arguments: dict[str, Any]
+    label: str | None = None
+    """How a front names the tool when ``tool`` is no name for people: an MCP server's tool
+    ``mcp__notes__echo`` is ``notes · echo``. Absent for Tether's own tools."""
 
 
 class ApprovalEvent(_Event):
@@ -83,6 +86,8 @@ class ToolResultEvent(_Event):
     ok: bool
     output: str
     error: str | None = None
+    label: str | None = None
+    """The tool's name for people, as on its ``tool-call`` event."""
 
 
 class UsageEvent(_Event):

@@ -95,8 +95,14 @@ class RunEvents:
     def assistant(self, text: str) -> None:
         self._send(AssistantEvent(**self._next(), text=text))
 
-    def tool_call(self, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
-        self._send(ToolCallEvent(**self._next(), call_id=call_id, tool=tool, arguments=arguments))
+    def tool_call(
+        self, call_id: str, tool: str, arguments: dict[str, Any], label: str | None = None
+    ) -> None:
+        self._send(
+            ToolCallEvent(
+                **self._next(), call_id=call_id, tool=tool, arguments=arguments, label=label
+            )
+        )
 
     def approval(
         self,
@@ -117,7 +123,13 @@ class RunEvents:
         )
 
     def tool_result(
-        self, call_id: str, tool: str, ok: bool, output: str, error: str | None
+        self,
+        call_id: str,
+        tool: str,
+        ok: bool,
+        output: str,
+        error: str | None,
+        label: str | None = None,
     ) -> None:
         self._send(
             ToolResultEvent(
@@ -127,6 +139,7 @@ class RunEvents:
                 ok=ok,
                 output=preview(output),
                 error=error,
+                label=label,
             )
         )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -24,6 +25,11 @@ from .test_cli_terminal import (
 )
 
 CALL = {"name": "mcp__notes__echo", "arguments": {"text": "hello from the CLI"}}
+
+
+def plain(text: str) -> str:
+    """The terminal's text without its colours."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
 
 def user_config(home: Path, marks: Path) -> None:
@@ -50,9 +56,17 @@ def test_an_mcp_call_asked_and_answered_in_the_cli(tmp_path: Path) -> None:
     assert "MCP server 'notes'" in term.text
     # a call, not a command: its rules are "this exact call" or every call of the tool
     assert "[A] always this exact call  [p] always every `mcp__notes__echo` call" in term.text
+    # the server takes no changed call: no [e], and e shows the legend without it
+    assert "[e]" not in term.text and "$ notes" not in term.text, term.text
+    shown = plain(term.text)
+    assert "→ notes · echo {" in shown, shown  # the server's name, not mcp__notes__echo
+    term.send("e")
+    term.expect(ASKED.strip(), timeout=30, fresh=True)  # asked again: keys typed ahead drop
+    assert "this legend" in term.text and "edit the command" not in term.text, term.text
     term.send("a\r")
     assert term.wait(timeout=60) == 0, term.text
     assert "echo: hello from the CLI" in term.text and "It said hello." in term.text
+    assert "✓ notes · echo" in plain(term.text), term.text
     assert (marks / "called-echo").read_text() == "hello from the CLI"
     assert_nothing_left(env)
     pids = started_pids(marks)

@@ -440,6 +440,7 @@ export type ToolCallEvent = {
   callId: string;
   tool: string;
   arguments: { [key: string]: unknown };
+  label?: string | null;
 };
 
 export type ToolResultEvent = {
@@ -451,6 +452,7 @@ export type ToolResultEvent = {
   ok: boolean;
   output: string;
   error?: string | null;
+  label?: string | null;
 };
 
 export type Usage = {

@@ -188,7 +188,7 @@ class Translator:
         return {
             "sessionUpdate": "tool_call",
             "toolCallId": call,
-            "title": tool_title(event.tool, event.arguments, self.workspace),
+            "title": event.label or tool_title(event.tool, event.arguments, self.workspace),
             "kind": TOOL_KINDS.get(event.tool, "other"),
             "status": "pending",
             "locations": locations(event.arguments, self.workspace),

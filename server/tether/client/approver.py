@@ -35,6 +35,21 @@ LEGEND = """\
   e       edit the command or the proposed text in $EDITOR, then decide
   ?       this legend
 """
+EDIT_LINE = "  e       edit"
+"""The legend's line an MCP call leaves out: the server takes no changed call."""
+
+
+def editable(tool: str) -> bool:
+    """Whether the user may change the call before allowing it: not an MCP server's tool
+    (the server refuses a changed call, so ``[e]`` is not offered)."""
+    return not tool.startswith("mcp__")
+
+
+def legend(tool: str) -> str:
+    """The legend for a call of ``tool``."""
+    if editable(tool):
+        return LEGEND
+    return "".join(line for line in LEGEND.splitlines(True) if not line.startswith(EDIT_LINE))
 
 
 @dataclass(frozen=True)
@@ -66,7 +81,7 @@ def command_prompt(pattern: str | None, tool: str = "bash") -> str:
     if tool.startswith("mcp__"):
         wide = f"every `{tool}` call" if pattern == "*" else f"`{pattern}`"
         offer = f"  [p] always {wide} in this project" if pattern else ""
-        return f"[y] allow  [A] always this exact call{offer}  [e] edit  {ASKED}"
+        return f"[y] allow  [A] always this exact call{offer}  {ASKED}"
     offer = f"  [p] always `{pattern}` in this project" if pattern else ""
     return f"[y] allow  [A] always this exact command{offer}  [e] edit  {ASKED}"
 
@@ -138,7 +153,8 @@ class TerminalApprover:
         self.out.write(f"\n{params.title}\n")
         preview = params.preview
         if isinstance(preview, CommandPreview):
-            self.out.write(f"  $ {preview.command}\n  (in {preview.cwd})\n")
+            shell = "$ " if editable(params.tool) else ""  # an MCP call is no command
+            self.out.write(f"  {shell}{preview.command}\n  (in {preview.cwd})\n")
         elif self.diff_printer is not None:
             self.diff_printer(preview.diff, preview.uri)
         else:
@@ -222,14 +238,14 @@ class TerminalApprover:
             if answer in ("n", "d"):
                 feedback = await self._read(REASON, fd, line=True)
                 return {"decision": "deny", **({"feedback": feedback} if feedback else {})}
-            if answer == "e" and self._ask is None:
+            if answer == "e" and self._ask is None and editable(params.tool):
                 edited = await self._edit(params, edits, fd)
                 if edited is not None:
                     edits = edited
                     offer = Offer()  # a rule for the proposed call would not cover the edit
                     prompt = f"[y] allow the edited version  {ASKED}"
                 continue
-            self.out.write(LEGEND)
+            self.out.write(legend(params.tool))
             self.out.flush()
 
     async def _edit(

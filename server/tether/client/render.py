@@ -146,12 +146,14 @@ class TerminalRenderer:
             self._line()
 
     def _tool_call(self, event: ToolCallEvent) -> None:
-        self._line(self._style(f"→ {event.tool} {_arguments(event.arguments)}", "36"))
+        self._line(
+            self._style(f"→ {event.label or event.tool} {_arguments(event.arguments)}", "36")
+        )
 
     def _tool_result(self, event: ToolResultEvent) -> None:
         mark = self._style("✓", "32") if event.ok else self._style("✗", "31")
         first, *rest = shown_output(event.output)
-        self._line(f"{mark} {event.tool}: {first}")
+        self._line(f"{mark} {event.label or event.tool}: {first}")
         for line in rest:
             self._line(self._style(f"  {line}", "2"))
 

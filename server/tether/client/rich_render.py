@@ -180,7 +180,7 @@ class RichRenderer(TerminalRenderer):
 
     def _tool_call(self, event: ToolCallEvent) -> None:
         line = Text("→ ", style="cyan")
-        line.append(event.tool, style="bold cyan")
+        line.append(event.label or event.tool, style="bold cyan")
         line.append(" " + _arguments(event.arguments), style="cyan")
         self._print(line, one_line=True)
 
@@ -191,7 +191,9 @@ class RichRenderer(TerminalRenderer):
             body.append("\n" + line, style="dim")
         body.expand_tabs(TAB)  # measured as drawn: a tab left in is one cell wide, drawn as 8
         colour = "green" if event.ok else "red"
-        title = Text(f"{'✓' if event.ok else '✗'} {event.tool}", style=f"bold {colour}")
+        title = Text(
+            f"{'✓' if event.ok else '✗'} {event.label or event.tool}", style=f"bold {colour}"
+        )
         self._print(Panel(body, title=title, title_align="left", border_style=colour, expand=False))
 
     def _retry(self, event: RetryEvent) -> None:

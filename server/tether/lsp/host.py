@@ -235,7 +235,7 @@ def progress_message(event: StepEvent | ToolCallEvent, step: int) -> str:
         return f"step {event.step}"
     args = event.arguments
     target = args.get("path") or args.get("pattern") or args.get("command") or ""
-    return f"step {step} · {event.tool} {target}".rstrip()
+    return f"step {step} · {event.label or event.tool} {target}".rstrip()
 
 
 class ProgressSink:

@@ -120,13 +120,13 @@ def transcript_line(event: RunEvent) -> str | None:
     if isinstance(event, AssistantEvent):
         return f"assistant: {event.text.strip()}" if event.text.strip() else None
     if isinstance(event, ToolCallEvent):
-        return f"→ {event.tool} {call_target(event.arguments)}".rstrip()
+        return f"→ {event.label or event.tool} {call_target(event.arguments)}".rstrip()
     if isinstance(event, ApprovalEvent):
         return None if event.decision == "auto" else f"  approval: {event.decision}"
     if isinstance(event, ToolResultEvent):
         mark, said = ("✓", event.output) if event.ok else ("✗", event.error or event.output)
         head = first_line(said)
-        return f"  {mark} {event.tool}" + (f": {head}" if head else "")
+        return f"  {mark} {event.label or event.tool}" + (f": {head}" if head else "")
     if isinstance(event, PlanEvent):
         marks = {"completed": "✓", "in_progress": "▸", "pending": "○"}
         return "  plan: " + " · ".join(f"{marks[e.status]} {e.content}" for e in event.entries)

@@ -9,6 +9,8 @@ from collections.abc import Iterable
 
 MAX_NAME = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+MAX_SHOWN = 120
 
 
 def tool_name(server: str, tool: str) -> str:
@@ -18,6 +20,12 @@ def tool_name(server: str, tool: str) -> str:
     if len(name) <= MAX_NAME:
         return name
     return f"{name[: MAX_NAME - 9]}_{_digest(server, tool)}"
+
+
+def shown_name(server: str, tool: str) -> str:
+    """The tool as people read it in a transcript or a card: ``notes · echo`` (the server's
+    and the tool's own names, unsanitised; control characters as spaces)."""
+    return _CONTROL.sub(" ", f"{server} · {tool}")[:MAX_SHOWN]
 
 
 def _digest(server: str, tool: str) -> str:

@@ -9,6 +9,7 @@ from ..providers.base import ToolCall, ToolSpec
 from ..tools.base import Tool, ToolDeps, ToolResult
 from ..tools.registry import ToolRegistry
 from .hub import McpHub
+from .server import McpServer
 
 
 class RunTools(ToolRegistry):
@@ -34,9 +35,21 @@ class RunTools(ToolRegistry):
         extra = [ToolSpec(t.name, t.description, t.parameters_schema()) for t in self.hub.tools()]
         return [*self.base.specs(), *extra]
 
+    async def _ready(self, name: str) -> McpServer | None:
+        """Wait while the server that will have the tool ``name`` lists its tools (bounded
+        by its startup); the server when it failed instead."""
+        if self.get(name) is None and (server := self.hub.pending(name)) is not None:
+            await server.wait_ready()
+            if self.get(name) is None and server.failure is not None:
+                return server
+        return None
+
+    async def label(self, name: str) -> str | None:
+        await self._ready(name)  # the call's event names the server's tool, once it is known
+        return await super().label(name)
+
     async def execute(self, call: ToolCall, deps: ToolDeps) -> ToolResult:
-        if self.get(call.name) is None and (server := self.hub.pending(call.name)) is not None:
-            await server.wait_ready()  # its tools are being listed (bounded by its startup)
-            if self.get(call.name) is None and server.failure is not None:
-                return ToolResult.failure(server.failure)
+        failed = await self._ready(call.name)
+        if failed is not None and failed.failure is not None:
+            return ToolResult.failure(failed.failure)
         return await super().execute(call, deps)

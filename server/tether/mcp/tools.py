@@ -14,6 +14,7 @@ from tether_protocol import CommandPreview
 
 from ..errors import ToolError
 from ..tools.base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult
+from .names import shown_name
 from .results import as_tool_result
 
 if TYPE_CHECKING:
@@ -70,7 +71,9 @@ def mcp_tool(name: str, server: McpServer, remote: RemoteTool, tasks: TaskGroup)
     """The tool ``remote`` of ``server`` under the model-facing ``name``."""
     description = remote.description or f"The tool {remote.name} of the MCP server {server.name}."
     description = f"(MCP server '{server.name}') {description}"
-    cls = type("McpTool", (McpTool,), {"name": name, "description": description[:4000]})
+    shown = shown_name(server.name, remote.name)
+    attributes = {"name": name, "description": description[:4000], "label": shown}
+    cls = type("McpTool", (McpTool,), attributes)
     tool: McpTool = cls(server, remote, tasks)
     return tool
 

@@ -278,12 +278,15 @@ class AgentLoop:
         return True
 
     async def _execute(self, call: ToolCall) -> None:
-        self.events.tool_call(call.call_id, call.name, call.arguments)
+        label = await self.tools.label(call.name)
+        self.events.tool_call(call.call_id, call.name, call.arguments, label)
         result = await self.tools.execute(call, self.deps)
         for edit in result.edits:
             if edit.uri not in self.state.changed_files:
                 self.state.changed_files.append(edit.uri)
-        self.events.tool_result(call.call_id, call.name, result.ok, result.output, result.error)
+        self.events.tool_result(
+            call.call_id, call.name, result.ok, result.output, result.error, label
+        )
         if result.plan is not None:
             self.events.plan(result.plan)
         # Half of what the window leaves, so that one result fits (whatever the configured

@@ -119,6 +119,8 @@ class Tool(Generic[A]):
     takes_changed_arguments: ClassVar[bool] = True
     """An approval answer may change the call's arguments (then the call is proposed again
     with them); False: a changed call is not done."""
+    label: ClassVar[str | None] = None
+    """The tool's name for people when ``name`` is none (an MCP tool's ``notes · echo``)."""
 
     def parameters_schema(self) -> dict[str, Any]:
         """The JSON Schema of the arguments, as model APIs take it."""

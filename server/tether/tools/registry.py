@@ -79,6 +79,12 @@ class ToolRegistry:
         """The tool called ``name``, if there is one."""
         return self._tools.get(name)
 
+    async def label(self, name: str) -> str | None:
+        """What the fronts call the tool ``name`` when its name is no name for people
+        (waiting, where the tool's source is still starting, until it is known)."""
+        tool = self.get(name)
+        return None if tool is None else tool.label
+
     def specs(self) -> Sequence[ToolSpec]:
         """The tools as the model sees them."""
         return [
