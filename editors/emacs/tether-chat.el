@@ -235,8 +235,7 @@
                      (unless (string-empty-p text) (tether-chat--line text)))))
     ("tool-call"
      (tether-chat--line (string-trim-right
-                         (format "→ %s %s" (plist-get event :tool)
-                                 (tether--call-target (plist-get event :arguments))))
+                         (format "→ %s" (tether--call-line event)))
                         'font-lock-face 'tether-tool-face))
     ("approval"
      (pcase (plist-get event :decision)
@@ -247,7 +246,7 @@
      (let ((ok (eq (plist-get event :ok) t)))
        (tether-chat--line
         (string-trim-right
-         (format "  %s %s: %s" (if ok "✓" "✗") (plist-get event :tool)
+         (format "  %s %s: %s" (if ok "✓" "✗") (tether--call-name event)
                  (tether--first-line (or (plist-get event :error) (plist-get event :output)))))
         'font-lock-face (if ok 'tether-ok-face 'tether-failed-face))))
     ("run-finished"

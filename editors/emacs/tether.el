@@ -35,6 +35,7 @@
 
 (require 'cl-lib)
 (require 'jsonrpc)
+(require 'json)
 (require 'project)
 (require 'subr-x)
 (require 'url-util)
@@ -372,18 +373,38 @@ ON-EVENT, ON-APPROVAL and ON-FINISHED as in `tether--run'."
   (or (plist-get arguments :path) (plist-get arguments :pattern)
       (plist-get arguments :command) ""))
 
+(defun tether--json-line (value &optional max)
+  "VALUE (a parsed JSON object) as JSON on one line, cut to MAX (200) characters."
+  (let ((text (condition-case nil (json-encode value) (error "{…}")))
+        (max (or max 200)))
+    (if (> (length text) max) (concat (substring text 0 (1- max)) "…") text)))
+
+(defun tether--call-name (event)
+  "The name people read for EVENT's tool.
+Its `label' (an MCP call's \"notes · echo\"), else the model's name for it."
+  (let ((label (plist-get event :label)))
+    (if (and (stringp label) (not (string-empty-p label))) label (plist-get event :tool))))
+
+(defun tether--call-line (event)
+  "EVENT's tool and what the call is about, for a transcript's `→' line.
+An MCP call is about its JSON arguments: it has no path or command."
+  (let ((target (tether--call-target (plist-get event :arguments))))
+    (format "%s %s" (tether--call-name event)
+            (if (and (string-empty-p target)
+                     (string-prefix-p "mcp__" (or (plist-get event :tool) "")))
+                (tether--json-line (plist-get event :arguments))
+              target))))
+
 (defun tether--event (connection event)
   "CONNECTION's `agent/event' EVENT as transcript lines, and to its run's handler."
   (pcase (plist-get event :kind)
     ("run-started" (tether--log "▶ %s" (plist-get event :prompt)))
     ("assistant" (let ((text (string-trim (or (plist-get event :text) ""))))
                    (unless (string-empty-p text) (tether--log "%s" text))))
-    ("tool-call"
-     (tether--log "→ %s %s" (plist-get event :tool)
-                  (tether--call-target (plist-get event :arguments))))
+    ("tool-call" (tether--log "→ %s" (tether--call-line event)))
     ("tool-result"
      (tether--log "  %s %s: %s" (if (eq (plist-get event :ok) t) "✓" "✗")
-                  (plist-get event :tool)
+                  (tether--call-name event)
                   (tether--first-line (or (plist-get event :error) (plist-get event :output)))))
     ("run-finished"
      ;; The server withdraws its questions itself; this closes any it could not.

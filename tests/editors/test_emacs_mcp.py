@@ -39,6 +39,11 @@ def test_an_mcp_call_asked_in_emacs_shows_server_tool_and_arguments(tmp_path: Pa
     assert asked["params"]["tool"] == "mcp__notes__echo"
     assert [a["result"]["decision"] for a in answers(wire_of(folder), asked["id"])] == ["allow"]
     assert report["outcome"] == "done", report
+    # The transcript names the call as people know it (the server's name), with its arguments.
+    transcript = report["transcript"]
+    assert '→ notes · echo {"text":"hello from Emacs"}' in transcript, transcript
+    assert "✓ notes · echo: " in transcript, transcript
+    assert "mcp__notes__echo" not in transcript, transcript
     assert (marks / "called-echo").read_text() == "hello from Emacs"
     # Emacs is gone, so is its server: the MCP server's process group goes with it.
     pids = started_pids(marks)

@@ -33,5 +33,9 @@ def test_an_mcp_call_asked_in_the_float_and_allowed(nvim: Nvim) -> None:
     [result] = tool_results(run)
     assert result["ok"] is True and "echo: hello from Neovim" in result["output"]
     assert run["result"]["outcome"] == "done"
+    # The transcript names the call as people know it: the server's name, not mcp__notes__echo.
+    transcript = "\n".join(r["transcript"])
+    assert '✓ notes · echo {"text": "hello from Neovim"}' in transcript, transcript
+    assert "mcp__notes__echo" not in transcript, transcript
     pids = started_pids(marks)
     assert len(pids) == 1 and not alive(pids[0])

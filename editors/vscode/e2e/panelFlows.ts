@@ -13,7 +13,7 @@ import { serverLog } from "./reviewFlows";
 import { STEP_TIMEOUT_MS, Workbench, transcript, waitFor } from "./workbench";
 
 /** The panel's document: the webview's outer iframe (ours, by extension id), then its content. */
-function panelFrame(bench: Workbench): FrameLocator {
+export function panelFrame(bench: Workbench): FrameLocator {
   return bench.page
     .frameLocator('iframe.webview[src*="extensionId=tether-dev.tether"]')
     .frameLocator("iframe#active-frame");
@@ -23,7 +23,7 @@ function finishedRuns(userData: string): number {
   return (transcript(userData).match(/^■ /gm) ?? []).length;
 }
 
-async function visible(locator: Locator): Promise<void> {
+export async function visible(locator: Locator): Promise<void> {
   await locator.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
 }
 

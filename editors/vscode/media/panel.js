@@ -305,10 +305,17 @@
         placeholder: "Feedback with Deny (optional): why, or what to do instead",
         "aria-label": "Feedback with Deny",
       });
-      const command = isCommand
-        ? el("textarea", { class: "command", rows: "2", "aria-label": "Command to run (you can change it)" })
-        : undefined;
-      if (command) {
+      // A shell command can be changed before it is allowed; an MCP call is shown as is.
+      const command = !isCommand
+        ? undefined
+        : approval.editable
+          ? el("textarea", {
+              class: "command",
+              rows: "2",
+              "aria-label": "Command to run (you can change it)",
+            })
+          : el("pre", { class: "call", text: approval.subject });
+      if (command && approval.editable) {
         command.value = approval.subject;
       }
       const suggestions = approval.suggestions || [];
@@ -334,9 +341,15 @@
         ? el("div", { class: "row always", role: "group", "aria-label": "Allow always" }, [
             ...suggestions.map((pattern) => {
               const button = answerButton("", approval.callId, rule(pattern), "secondary always-allow");
+              // An MCP call (a command shown as is) is offered `*`: every call of its tool.
+              const everyCall = isCommand && !approval.editable && pattern === "*";
               button.replaceChildren(
-                document.createTextNode("Always allow "),
-                el("span", { class: "pattern", text: pattern }),
+                ...(everyCall
+                  ? [document.createTextNode("Always allow every call of this tool")]
+                  : [
+                      document.createTextNode("Always allow "),
+                      el("span", { class: "pattern", text: pattern }),
+                    ]),
               );
               button.dataset.pattern = pattern;
               button.title = `Allow this and every later call that ${pattern} matches, without asking`;

@@ -103,6 +103,7 @@ node_modules/.bin/esbuild e2e/pyright/extension.ts --bundle --platform=node --ta
   --skip-license --out "$pyright_ext.vsix" >/dev/null)
 
 export TETHER_SERVER="${TETHER_SERVER:-$repo_root/.venv/bin/tether}"
+export TETHER_E2E_MCP_SERVER="$repo_root/tests/mcp/notes_server.py"  # the MCP flow's server
 export TETHER_CODE_SERVER="$code_server"
 export TETHER_NODE24="$node24_dir/bin/node"
 export TETHER_CHROMIUM="$chromium"

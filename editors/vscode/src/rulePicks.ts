@@ -31,9 +31,16 @@ export function suggestedPatterns(params: AgentApproveParams): string[] {
   return Array.isArray(offered) ? offered.filter((p) => typeof p === "string" && p.trim() !== "") : [];
 }
 
+/** Whether `tool` is an MCP server's tool (`mcp__notes__echo`): its rule `*` is every call of it. */
+export function isMcpTool(tool: string): boolean {
+  return tool.startsWith("mcp__");
+}
+
 /** "Always allow `pytest *`": the words a user reads on a button or in a pick. */
-export function alwaysAllowLabel(pattern: string): string {
-  return `Always allow \`${pattern}\``;
+export function alwaysAllowLabel(pattern: string, tool = "bash"): string {
+  return isMcpTool(tool) && pattern === "*"
+    ? "Always allow every call of this tool"
+    : `Always allow \`${pattern}\``;
 }
 
 /**
@@ -48,12 +55,12 @@ export function rulePicks(params: AgentApproveParams): RulePick[] {
   }
   const picks: RulePick[] = patterns.flatMap((pattern) =>
     RULE_SCOPES.map(({ scope, text }) => ({
-      label: alwaysAllowLabel(pattern),
+      label: alwaysAllowLabel(pattern, params.tool),
       description: text,
       rule: { pattern, scope },
     })),
   );
-  if (params.tool !== "bash") {
+  if (params.tool !== "bash" && !isMcpTool(params.tool)) {
     picks.push({ label: "Always allow every file", description: "this session" });
   }
   return picks;

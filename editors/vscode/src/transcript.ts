@@ -96,7 +96,7 @@ export class Transcript {
         this.closeLine();
         break;
       case "tool-call":
-        this.line(`→ ${event.tool} ${oneLine(event.arguments)}`);
+        this.line(`→ ${event.label ?? event.tool} ${oneLine(event.arguments)}`);
         break;
       case "approval":
         if (event.sandbox) {
@@ -106,7 +106,7 @@ export class Transcript {
         }
         break;
       case "tool-result":
-        this.line(`${event.ok ? "✓" : "✗"} ${event.tool}`);
+        this.line(`${event.ok ? "✓" : "✗"} ${event.label ?? event.tool}`);
         for (const line of indentOutput(event.output)) {
           this.line(line);
         }

@@ -1,5 +1,6 @@
 import * as assert from "assert";
 import type { AgentApproveParams } from "../src/protocol";
+import { MCP_CALL } from "./mcpCall";
 import { rulePicks, suggestedPatterns, withPickedRule } from "../src/rulePicks";
 
 const BASH: AgentApproveParams = {
@@ -23,6 +24,17 @@ describe("allow-always rules offered by the server", () => {
         ["Always allow `pytest *`", "this session", "pytest *", "session"],
         ["Always allow `pytest *`", "this project", "pytest *", "project"],
         ["Always allow `pytest *`", "all my projects", "pytest *", "user"],
+      ],
+    );
+  });
+
+  it("offers an MCP tool's rule as every call of that tool, and no 'every file'", () => {
+    assert.deepStrictEqual(
+      rulePicks({ ...MCP_CALL, suggestedPatterns: ["*"] }).map((p) => [p.label, p.rule?.scope]),
+      [
+        ["Always allow every call of this tool", "session"],
+        ["Always allow every call of this tool", "project"],
+        ["Always allow every call of this tool", "user"],
       ],
     );
   });

@@ -101,6 +101,15 @@ describe("Transcript", () => {
     assert.strictEqual(sink.text, "Hello \n── run b ──\nOther\n── run a ──\nworld\n");
   });
 
+  it("names an MCP call by its label (server · tool)", () => {
+    const sink = new Recorder();
+    const transcript = new Transcript(sink);
+    const base = { runId: "m", tool: "mcp__notes__echo", label: "notes · echo", callId: "c1" };
+    transcript.handle({ ...base, seq: 1, kind: "tool-call", arguments: { text: "hi" } });
+    transcript.handle({ ...base, seq: 2, kind: "tool-result", ok: true, output: "hi" });
+    assert.strictEqual(sink.text, '→ notes · echo {"text":"hi"}\n✓ notes · echo\n  hi\n');
+  });
+
   it("counts steps in words: 1 step, 2 steps", () => {
     assert.deepStrictEqual([steps(1), steps(2), steps(0)], ["1 step", "2 steps", "0 steps"]);
   });

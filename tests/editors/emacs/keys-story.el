@@ -74,6 +74,7 @@
                                      (reverse keys-story-typed))))
           (selectedAtApproval . ,(vconcat (reverse keys-story-selected)))
           (messages . ,(keys-story-text "*Messages*"))
+          (transcript . ,(keys-story-text "*tether*"))
           (chat . ,(keys-story-text "*tether-chat*"))
           (chatMode . ,(when (get-buffer "*tether-chat*")
                          (with-current-buffer "*tether-chat*"

@@ -191,6 +191,15 @@ local function stream(text)
   state.open_line = true
 end
 
+--- The name people read for a tool-call or tool-result event: its `label` (an MCP call's
+--- "notes · echo"), else the model's name for the tool. A JSON null arrives as vim.NIL.
+function M.call_name(event)
+  if type(event.label) == 'string' and event.label ~= '' then
+    return event.label
+  end
+  return event.tool
+end
+
 --- JSON with sorted keys, cut to `max` characters: the arguments of a tool call.
 ---@param value any
 ---@param max integer
@@ -300,7 +309,7 @@ function M.on_event(run, event)
     state.open_line = false
   elseif kind == 'tool-call' then
     tx.calls = tx.calls or {}
-    local line = string.format('→ %s %s', event.tool, M.json(event.arguments or {}, 200))
+    local line = string.format('→ %s %s', M.call_name(event), M.json(event.arguments or {}, 200))
     append({ line }, 'start')
     tx.calls[event.callId] = { line = vim.api.nvim_buf_line_count(M.buffer()), text = line }
   elseif kind == 'approval' then
@@ -317,7 +326,7 @@ function M.on_event(run, event)
         vim.api.nvim_buf_set_lines(buf, call.line - 1, call.line, false, { text })
       end)
     else
-      append({ mark .. ' ' .. event.tool }, 'start')
+      append({ mark .. ' ' .. M.call_name(event) }, 'start')
     end
     local output = (event.output or ''):gsub('\n$', '')
     output = vim.split(output, '\n', { plain = true })

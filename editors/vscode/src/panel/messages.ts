@@ -81,6 +81,11 @@ export interface ApprovalView {
   /** The command to run (commands) or the file's path (edits). */
   readonly subject: string;
   readonly cwd?: string;
+  /**
+   * Whether the user may change the command before allowing it: a shell command. An MCP
+   * call is shown as is (the server refuses a changed one).
+   */
+  readonly editable?: boolean;
   /** The unified diff of an edit. */
   readonly diff?: string;
   /** An edit's lines added and removed. */

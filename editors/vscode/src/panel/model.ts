@@ -9,6 +9,7 @@ import type {
   DiffPreview,
   RunContext,
 } from "../protocol";
+import { SHELL_TOOL } from "../answers";
 import { suggestedPatterns } from "../rulePicks";
 import { splitTitle } from "../titles";
 import { sandboxNote } from "../transcript";
@@ -59,7 +60,10 @@ export function describeCall(
   tool: string,
   args: Record<string, unknown>,
   displayPath: (pathOrUri: string) => string,
+  label?: string | null,
 ): { title: string; detail: string; stat?: DiffStat } {
+  // An MCP call's `label` ("notes · echo") names it for people; `tool` is the model's name.
+  const name = label ?? tool;
   const str = (key: string): string | undefined =>
     typeof args[key] === "string" ? (args[key] as string) : undefined;
   const command = str("command");
@@ -71,17 +75,17 @@ export function describeCall(
     const shown = displayPath(file);
     if (tool === "edit_file" && str("old_text") !== undefined) {
       const change = `${prefixed(str("old_text") ?? "", "-")}\n${prefixed(str("new_text") ?? "", "+")}`;
-      return { title: `${tool} ${shown}`, detail: clip(change), stat: diffStat(change) };
+      return { title: `${name} ${shown}`, detail: clip(change), stat: diffStat(change) };
     }
     if (tool === "write_file" && str("content") !== undefined) {
       const content = prefixed(str("content") ?? "", "+");
-      return { title: `${tool} ${shown}`, detail: clip(content), stat: diffStat(content) };
+      return { title: `${name} ${shown}`, detail: clip(content), stat: diffStat(content) };
     }
-    return { title: `${tool} ${shown}`, detail: clip(JSON.stringify(args, null, 2)) };
+    return { title: `${name} ${shown}`, detail: clip(JSON.stringify(args, null, 2)) };
   }
   const oneLine = JSON.stringify(args);
   return {
-    title: `${tool} ${oneLine.length > 80 ? `${oneLine.slice(0, 79)}…` : oneLine}`,
+    title: `${name} ${oneLine.length > 80 ? `${oneLine.slice(0, 79)}…` : oneLine}`,
     detail: clip(JSON.stringify(args, null, 2)),
   };
 }
@@ -108,7 +112,13 @@ export function approvalView(
   };
   const preview = params.preview;
   if (isCommand(preview)) {
-    return { ...base, kind: "command", subject: preview.command, cwd: displayPath(preview.cwd) };
+    return {
+      ...base,
+      kind: "command",
+      subject: preview.command,
+      cwd: displayPath(preview.cwd),
+      editable: params.tool === SHELL_TOOL,
+    };
   }
   return {
     ...base,
@@ -215,7 +225,12 @@ export class PanelModel {
         return !run.streamed && event.text !== "";
       case "tool-call": {
         run.openText = undefined;
-        const { title, detail, stat } = describeCall(event.tool, event.arguments, this.displayPath);
+        const { title, detail, stat } = describeCall(
+          event.tool,
+          event.arguments,
+          this.displayPath,
+          event.label,
+        );
         run.items.push({
           kind: "tool",
           card: {

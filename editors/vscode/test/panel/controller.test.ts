@@ -325,6 +325,7 @@ describe("panel: controller", () => {
       kind: "command",
       subject: "python -m unittest",
       cwd: "/work/app",
+      editable: true,
       suggestions: ["python -m unittest", "python -m unittest *"],
     });
     await controller.handle({

@@ -1,5 +1,6 @@
 import * as assert from "assert";
 import type { AgentEventParams } from "../../src/protocol";
+import { MCP_CALL } from "../mcpCall";
 import { PanelModel, approvalView, describeCall, diffStat, outputTail } from "../../src/panel/model";
 import { splitTitle } from "../../src/titles";
 
@@ -167,6 +168,23 @@ describe("panel: events → view model", () => {
     assert.strictEqual((model.views()[0].items[0] as { card: { status: string } }).card.status, "stopped");
   });
 
+  it("names an MCP call by its label (server · tool), not the model's mcp__ name", () => {
+    const model = new PanelModel(relative);
+    model.apply(ev({ kind: "run-started", prompt: "p", sessionId: "s-1" }));
+    model.apply(
+      ev({
+        kind: "tool-call",
+        callId: "m1",
+        tool: "mcp__notes__echo",
+        label: "notes · echo",
+        arguments: { text: "hi" },
+      }),
+    );
+    const card = (model.views()[0].items[0] as { card: { title: string; tool: string } }).card;
+    assert.strictEqual(card.title, 'notes · echo {"text":"hi"}');
+    assert.strictEqual(card.tool, "mcp__notes__echo");
+  });
+
   it("ignores events of runs it never saw start", () => {
     const model = new PanelModel(relative);
     assert.strictEqual(model.apply({ runId: "other", seq: 3, kind: "text-delta", text: "x" }), false);
@@ -256,6 +274,13 @@ describe("panel: approval cards", () => {
       "The sandbox stopped it: it needs writing outside the workspace (Read-only file system)",
     );
     assert.deepStrictEqual(command.suggestions, ["touch /x"]);
+    assert.strictEqual(command.editable, true);
+    // An MCP call is shown as is: the server refuses a changed one, so the card offers no edit.
+    const mcp = approvalView(MCP_CALL, "none", shown);
+    assert.deepStrictEqual(
+      [mcp.kind, mcp.subject, mcp.editable],
+      ["command", 'notes › echo {"text": "hello"}', false],
+    );
     assert.deepStrictEqual(splitTitle("Edit .env — a sensitive path"), {
       headline: "Edit .env",
       reason: "a sensitive path",
