@@ -98,6 +98,7 @@ class Context:
             if not k.startswith(("TETHER_", "BENCH_")) and not k.endswith("_API_KEY")
         }
         env["TETHER_STATE_DIR"] = str(state)
+        env["TETHER_DAEMON"] = "0"  # in-process unless a scenario turns the daemon on
         env["PYTHONPATH"] = os.pathsep.join(
             [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
         )

@@ -1,3 +1,59 @@
-"""Shared test helpers."""
+"""Shared test helpers.
+
+The shared warm server (``tether daemon``) is on by default for ``tether run``: every test
+and every process it starts runs with it off (``TETHER_DAEMON=0``), so the suite leaves no
+daemon behind in the user's runtime folder. ``tests/e2e/test_daemon.py`` turns it on in a
+runtime folder of its own and stops what it started.
+
+A helper that builds an environment without the tester's ``TETHER_*`` variables drops that
+switch too, so the session's end checks instead of trusting every helper: a ``tether daemon
+serve`` still running with this suite's mark in its environment (a name outside
+``TETHER_*``, which those helpers keep) is stopped and fails the session, naming it.
+"""
 
 from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import uuid
+from pathlib import Path
+
+import pytest
+
+os.environ["TETHER_DAEMON"] = "0"
+SUITE_MARK = "TESTS_SUITE_MARK"
+os.environ.setdefault(SUITE_MARK, uuid.uuid4().hex)
+
+
+def daemons_of_this_suite() -> list[int]:
+    """Live ``tether daemon serve`` processes started under this suite (its mark)."""
+    mark = f"{SUITE_MARK}={os.environ[SUITE_MARK]}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"daemon" not in cmdline or b"serve" not in cmdline:
+                continue
+            if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+            if mark in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    left = daemons_of_this_suite()
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    if left:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = f"tests left {len(left)} tether daemon(s) running (pids {left}); stopped them"
+        if reporter is not None:
+            reporter.write_line(message, red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

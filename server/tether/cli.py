@@ -417,11 +417,12 @@ def positive_float(text: str) -> float:
 
 
 _IN_DAEMON = False
-"""True in a daemon's run process: ``tether run`` runs here, not through a daemon."""
+"""True in a daemon's run process: ``tether run`` or the chat runs here, not through a
+daemon."""
 
 
 def daemon_main(argv: list[str]) -> int:
-    """A daemon's run process: ``tether`` ``argv``, which must be a ``run``."""
+    """A daemon's run process: ``tether`` ``argv``, a ``run`` or a chat."""
     global _IN_DAEMON
     _IN_DAEMON = True
     return main(argv)
@@ -452,6 +453,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     chat_parser.add_argument("--session", metavar="ID", help="continue session ID")
     chat_parser.add_argument("--yes", action="store_true", help="approve every edit and command")
+    chat_parser.add_argument(
+        "--no-daemon",
+        action="store_true",
+        help="chat in this process, not through the shared warm server (tether daemon --help)",
+    )
     add_setting_flags(chat_parser)
     commands.add_parser("serve", help="serve an editor over stdio (JSON-RPC with LSP framing)")
     commands.add_parser(
@@ -487,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument(
         "--no-daemon",
         action="store_true",
-        help="run in this process even with TETHER_DAEMON=1 (see tether daemon --help)",
+        help="run in this process, not through the shared warm server (see tether daemon --help)",
     )
     add_setting_flags(run_parser)
     from .daemon.command import add_daemon_command
@@ -524,10 +530,16 @@ def main(argv: list[str] | None = None) -> int:
 
     add_rules_command(commands)
     args = parser.parse_args(argv)
-    if _IN_DAEMON and args.command != "run":
-        print("tether: the daemon runs only `tether run`", file=sys.stderr)
+    # A chat is `chat`, or `tether` alone on a terminal (its own check follows below).
+    chat_here = args.command == "chat" or (args.command is None and sys.stdin.isatty())
+    if _IN_DAEMON and args.command != "run" and not chat_here:
+        print("tether: the daemon runs only `tether run` and `tether chat`", file=sys.stderr)
         return 2
-    if args.command == "run" and not args.no_daemon and not _IN_DAEMON:
+    if (
+        (args.command == "run" or chat_here)
+        and not getattr(args, "no_daemon", False)
+        and not _IN_DAEMON
+    ):
         from .daemon.wire import wanted
 
         if wanted(os.environ):

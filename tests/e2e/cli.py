@@ -21,6 +21,7 @@ def cli_env(tmp_path: Path, *, home: Path | None = None, **settings: str) -> dic
     user's is read, sessions under ``tmp_path / "state"``; then ``settings``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "XDG_"))}
     env |= {"HOME": str(home or tmp_path), "TETHER_STATE_DIR": str(tmp_path / "state")}
+    env["TETHER_DAEMON"] = "0"  # in-process: no daemon outlives the test (tests/conftest.py)
     return env | settings
 
 

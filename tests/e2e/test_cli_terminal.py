@@ -31,6 +31,7 @@ def environment(tmp_path: Path, **settings: str) -> dict[str, str]:
     env["HOME"] = str(tmp_path)
     env["TETHER_TEST_MARK"] = uuid.uuid4().hex
     env["TETHER_STATE_DIR"] = str(tmp_path / "state")
+    env["TETHER_DAEMON"] = "0"  # in-process: no daemon outlives the test (tests/conftest.py)
     return env | settings
 
 

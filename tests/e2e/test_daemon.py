@@ -1,4 +1,5 @@
-"""``tether run`` through the shared warm daemon (``TETHER_DAEMON=1``), and the red team's
+"""``tether run`` through the shared warm daemon (on by default; these tests set
+``TETHER_DAEMON=1`` where the rest of the suite has it off), and the red team's
 view of its socket. Real processes: the front, the daemon it starts, the runs it forks;
 every daemon a test starts is stopped (and waited for) at the end."""
 
@@ -202,33 +203,74 @@ def test_ctrl_c_at_the_front_cancels_the_run_in_the_daemon(world: World) -> None
     wait_until_sync(lambda: (world.status() or {}).get("runs") == 0, "the run's process gone")
 
 
-def test_no_daemon_flag_and_no_switch_run_in_process(world: World) -> None:
+def stop_daemons(world: World) -> None:
+    for pid in world.daemon_pids():
+        os.kill(pid, signal.SIGTERM)
+    wait_until_sync(lambda: not world.daemon_pids(), "the daemon to exit", 30)
+    for path in world.sockets():
+        path.unlink()
+
+
+def user_config(world: World, text: str) -> None:
+    """The user's own ``config.toml`` (``XDG_*`` is not set: under ``HOME``)."""
+    folder = world.home / ".config" / "tether"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text(text)
+
+
+def in_process(world: World, root: Path, env: dict[str, str], *flags: str) -> bool:
+    """Whether ``tether run`` with ``env`` ran in-process: no daemon started for it."""
+    out = world.tether(["run", *flags, "--yes", "go"], root, env)
+    assert out.returncode == 0 and "outcome done" in out.stdout, out.stderr
+    through = bool(world.sockets() or world.daemon_pids())
+    stop_daemons(world)
+    return not through
+
+
+def test_on_by_default_and_off_by_the_flag_the_variable_or_the_users_file(world: World) -> None:
     root = world.project("p")
-    flagged = world.tether(["run", "--no-daemon", "--yes", "go"], root, world.run_env(bash("true")))
-    assert flagged.returncode == 0, flagged.stderr
-    off = world.run_env(bash("true"))
-    del off["TETHER_DAEMON"]
-    plain = world.tether(["run", "--yes", "go"], root, off)
-    assert plain.returncode == 0, plain.stderr
+    unset = world.run_env(bash("true"))
+    del unset["TETHER_DAEMON"]
+    assert not in_process(world, root, unset)  # nothing said: through the daemon
+    assert in_process(world, root, unset, "--no-daemon")
+    for word in ("0", "off", " No ", "FALSE"):
+        assert in_process(world, root, unset | {"TETHER_DAEMON": word}), word
+    user_config(world, "daemon = false\n")
+    assert in_process(world, root, unset)
+    assert not in_process(world, root, unset | {"TETHER_DAEMON": "1"})  # the variable wins
+    user_config(world, "daemon = true\n")
+    assert not in_process(world, root, unset)
+    # Not true or false: off, and the in-process run names the file's error.
+    user_config(world, 'daemon = "sometimes"\n')
+    out = world.tether(["run", "--yes", "go"], root, unset)
+    assert out.returncode != 0 and "daemon: expected true or false" in out.stderr, out.stderr
     assert not world.sockets() and not world.daemon_pids()
 
 
-def test_a_hostile_repository_config_cannot_turn_the_daemon_on_or_move_it(world: World) -> None:
+HOSTILE = (
+    'daemon = true\nTETHER_DAEMON = "1"\nsocket = "/tmp/evil.sock"\n'
+    'daemonSocket = "/tmp/evil.sock"\n[tether_daemon]\nenabled = true\n'
+)
+
+
+def test_a_hostile_repository_config_cannot_turn_the_daemon_on_or_off_or_move_it(
+    world: World,
+) -> None:
     root = world.project("evil")
     (root / ".tether").mkdir()
-    (root / ".tether" / "config.toml").write_text(
-        'daemon = true\nTETHER_DAEMON = "1"\nsocket = "/tmp/evil.sock"\n'
-        'daemonSocket = "/tmp/evil.sock"\n[tether_daemon]\nenabled = true\n'
-    )
-    env = world.run_env(bash("true"))
-    del env["TETHER_DAEMON"]
-    out = world.tether(["run", "--yes", "go"], root, env)
+    (root / ".tether" / "config.toml").write_text(HOSTILE)
+    (root / ".mcp.json").write_text('{"daemon": true, "mcpServers": {}}')
+    unset = world.run_env(bash("true"))
+    del unset["TETHER_DAEMON"]
+    # Off by the user (variable, or their own file): the project cannot turn it on.
+    assert in_process(world, root, unset | {"TETHER_DAEMON": "0"})
+    user_config(world, "daemon = false\n")
+    assert in_process(world, root, unset)
+    # On (the default): the project cannot turn it off, nor move its socket.
+    (root / ".tether" / "config.toml").write_text(HOSTILE.replace("true", "false"))
+    user_config(world, "")
+    out = world.tether(["run", "--yes", "go"], root, unset)
     assert out.returncode == 0, out.stderr
-    assert not world.sockets() and not world.daemon_pids()
-    assert not Path("/tmp/evil.sock").exists()
-    # On, its socket is where the user's environment says, whatever the project says.
-    on = world.tether(["run", "--yes", "go"], root, world.run_env(bash("true")))
-    assert on.returncode == 0, on.stderr
     assert [p.parent for p in world.sockets()] == [world.folder]
     assert not Path("/tmp/evil.sock").exists()
 
@@ -427,3 +469,41 @@ def test_a_second_uid_is_refused_even_where_it_can_reach_the_socket(world: World
     finally:
         subprocess.run(["userdel", name], timeout=30, capture_output=True)
     assert world.status(path) is not None  # ours is still served
+
+
+async def test_a_chat_goes_through_the_daemon_asked_and_interrupted_on_the_fronts_terminal(
+    world: World,
+) -> None:
+    from tests.e2e.test_cli_chat import _at_prompt, ask, chat
+
+    root = world.project("p")
+    turns = [
+        {"toolCalls": [{"name": "bash", "arguments": {"command": "touch ran.txt"}}]},
+        {"text": "touched it"},
+    ]
+    env = world.run_env({"turns": turns})
+    del env["TETHER_DAEMON"]  # on by default, for the chat too
+    async with chat(env, root) as ui:
+        await ui.wait_until(lambda: _at_prompt(ui), "the prompt")
+        # The chat runs in a process the daemon forked, not in the front.
+        assert (world.status() or {}).get("runs") == 1
+        await ask(ui, "touch it")
+        await ui.wait_for(r"\[n\] deny  \[\?\] more")
+        ui.type("y")  # answered on the front's terminal
+        await ui.wait_for("touched it")
+        assert (root / "ran.txt").exists()
+        await ask(ui, "/exit")
+        assert await ui.wait_for_exit() == 0, ui.text()
+    assert IN_PROCESS_NOTE not in ui.text()
+    slow = world.run_env({"turns": [{"text": "late"}], "delaySeconds": 30})
+    del slow["TETHER_DAEMON"]
+    async with chat(slow, root) as ui:
+        await ask(ui, "slow one")
+        await ui.wait_for("── step 1")
+        ui.press("ctrl-c")  # SIGINT to the front, passed on to the chat in the daemon
+        await ui.wait_for(r"interrupted · 1 step")
+        await ui.wait_until(lambda: _at_prompt(ui), "a next prompt")
+        await ask(ui, "/exit")
+        assert await ui.wait_for_exit() == 0, ui.text()
+    assert IN_PROCESS_NOTE not in ui.text()
+    wait_until_sync(lambda: (world.status() or {}).get("runs") == 0, "the chat's process gone")

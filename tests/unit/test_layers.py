@@ -44,7 +44,7 @@ acp          tether config errors events host mcp policy prompt providers run sa
              text tools workspace writes
 client       config framing policy prompt providers session text workspace writes
 demo         client
-daemon       tether client providers
+daemon       tether client config providers
 cli          tether acp client config daemon demo lsp providers sandbox session tools
 __main__     cli
 """

@@ -23,6 +23,7 @@ from ..config.layers import (
     parse_settings,
 )
 from ..config.project import shown_key
+from ..config.quick import DAEMON_VARIABLE, daemon_choice
 from ..prompt.instructions import MAX_INSTRUCTIONS_BYTES, home_folder, instruction_paths
 
 SECRETS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
@@ -80,6 +81,9 @@ def describe(settings: Assembly, environ: Mapping[str, str] | None = None) -> st
             lines.append(f"{key:22} {_shown(key, value):40} {source}")
     for name in SECRETS:
         lines.append(f"{name:22} {_mask(env[name]) if env.get(name) else 'not set':40} environment")
+    on, said = daemon_choice(env)
+    shown = "on (tether run through the shared warm server)" if on else "off"
+    lines.append(f"{'daemon':22} {shown:40} {'environment' if said == DAEMON_VARIABLE else said}")
     lines.append("")
     root = settings.project_root
     found = [] if root is None else instruction_paths(root, home_folder(env))

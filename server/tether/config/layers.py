@@ -24,6 +24,7 @@ from tether_protocol.config import ModelPrice
 
 from ..sandbox.detect import SandboxChoice
 from .quick import (
+    DAEMON_KEY,
     ENVIRONMENT,
     INTEGER_SETTINGS,
     MAX_TOML_BYTES,
@@ -91,6 +92,8 @@ def user_file(environ: Mapping[str, str]) -> tuple[TetherSettings, list[Path]]:
     trusted = data.pop(TRUST_KEY, [])
     if not isinstance(trusted, list) or not all(isinstance(t, str) for t in trusted):
         raise ConfigError(f"{path}: {TRUST_KEY}: expected a list of folders")
+    if not isinstance(data.pop(DAEMON_KEY, True), bool):  # read by the front (daemon.wire)
+        raise ConfigError(f"{path}: {DAEMON_KEY}: expected true or false")
     folders = [Path(t).expanduser().resolve() for t in trusted]
     return parse_settings(data, str(path)), folders
 

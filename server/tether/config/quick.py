@@ -26,10 +26,12 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 __all__ = [
+    "DAEMON_KEY",
     "ENVIRONMENT",
     "INTEGER_SETTINGS",
     "NUMBER_SETTINGS",
     "QuickSettings",
+    "daemon_choice",
     "quick_settings",
     "user_config_path",
 ]
@@ -52,6 +54,13 @@ NUMBER_SETTINGS = frozenset({"approval_timeout_seconds"})
 USER_CONFIG = "tether/config.toml"
 PROJECT_CONFIG = ".tether/config.toml"
 TRUST_KEY = "trustedProjects"
+DAEMON_KEY = "daemon"
+"""The user's own file's switch of the shared warm server (``daemon_choice``): a key of that
+file alone, like ``trustedProjects``, not a setting a project or editor gives."""
+DAEMON_VARIABLE = "TETHER_DAEMON"
+DAEMON_ON = frozenset({"1", "true", "yes", "on"})
+DAEMON_OFF = frozenset({"0", "false", "no", "off"})
+DAEMON_DEFAULT = True
 MAX_TOML_BYTES = 1 << 20
 
 _BIG = 1 << 53
@@ -67,6 +76,38 @@ def user_config_path(environ: Mapping[str, str]) -> Path:
         Path(environ.get("HOME") or Path.home()) / ".config"
     )
     return Path(base) / USER_CONFIG
+
+
+def daemon_choice(environ: Mapping[str, str]) -> tuple[bool, str]:
+    """Whether ``tether run`` and ``tether chat`` go through the shared warm server, and who
+    said so.
+
+    On unless the user turns it off: ``TETHER_DAEMON`` (an on or off word) in their
+    environment, else ``daemon = false`` in their own config file. Nothing a repository
+    writes is read here (its ``.tether/config.toml`` cannot hold the key: see
+    ``config.project``). Standard library only: the daemon's front reads it. A config file
+    that cannot be read, or a ``daemon`` that is not true or false, turns it off, so the
+    in-process run reports the file's error as it always has.
+    """
+    word = environ.get(DAEMON_VARIABLE, "").strip().lower()
+    if word in DAEMON_ON:
+        return True, DAEMON_VARIABLE
+    if word in DAEMON_OFF:
+        return False, DAEMON_VARIABLE
+    path = user_config_path(environ)
+    try:
+        with path.open("rb") as handle:
+            import tomllib
+
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        return DAEMON_DEFAULT, "default"
+    except (OSError, ValueError):
+        return False, str(path)
+    if DAEMON_KEY not in data:
+        return DAEMON_DEFAULT, "default"
+    value = data[DAEMON_KEY]
+    return (value, str(path)) if isinstance(value, bool) else (False, str(path))
 
 
 def _string(value: object) -> bool:
@@ -300,6 +341,8 @@ def quick_settings(
     if isinstance(user, dict):
         folders = user.pop(TRUST_KEY, [])
         if not isinstance(folders, list) or not all(_string(f) for f in folders):
+            return None
+        if not isinstance(user.pop(DAEMON_KEY, True), bool):
             return None
         trusted = [Path(os.path.expanduser(f)).resolve() for f in folders]
         found = settings_values(user)

@@ -1,4 +1,5 @@
-"""The shared warm server for ``tether run`` (issue 29, item 2; opt-in: ``TETHER_DAEMON=1``).
+"""The shared warm server for ``tether run`` (issue 29, item 2; on unless ``TETHER_DAEMON=0``,
+``daemon = false`` in the user's config file or ``--no-daemon`` turns it off).
 
 ``wire`` (the socket's folder, name and frames; standard library only), ``front`` (what
 ``tether run`` does instead of starting its own server: connect, hand over its terminal,

@@ -12,12 +12,12 @@ from . import wire
 from .wire import DaemonError
 
 HELP = """\
-The shared warm server of `tether run` (opt-in): with TETHER_DAEMON=1 in your environment,
-`tether run` hands its prompt, folder, environment and terminal to a per-user daemon that
-has the server and the provider's SDK already imported, and starts one when none runs.
-Each run gets a process of its own forked from the daemon, with the run's own folder,
-environment, settings and approvals: nothing crosses between runs. `tether run
---no-daemon` runs in-process as before.
+The shared warm server of `tether run` and `tether chat` (on by default): they hand their
+prompt, folder, environment and terminal to a per-user daemon that has the server and the
+provider's SDK already imported, and start one when none runs. Each run or chat gets a
+process of its own forked from the daemon, with its own folder, environment, settings and
+approvals: nothing crosses between them. Ctrl-C and window-size changes at your terminal
+are passed on. `--no-daemon` runs in-process.
 
   start    start this installation's daemon (tether run starts it when absent)
   status   whether it runs, its pid, socket and runs in flight
@@ -30,8 +30,10 @@ the socket: $XDG_RUNTIME_DIR/tether/d-<fingerprint>.sock, else
   uid (SO_PEERCRED) and never listens on TCP. The fingerprint is the version, the Python
   interpreter and the installed files: after an upgrade a new daemon starts on a new socket
   and the old one exits once its runs end.
-settings (your environment only; a repository's .tether/config.toml cannot set them):
-  TETHER_DAEMON=1               tether run goes through the daemon
+turning it off (yours only: a repository's .tether/config.toml or .mcp.json cannot):
+  TETHER_DAEMON=0               in your environment (1: on, whatever the file says)
+  daemon = false                in your ~/.config/tether/config.toml ($XDG_CONFIG_HOME)
+  tether run --no-daemon        this run only (tether chat --no-daemon: this chat)
   TETHER_DAEMON_IDLE_SECONDS    an idle daemon exits after this long (default 600)
 """
 
@@ -39,7 +41,7 @@ settings (your environment only; a repository's .tether/config.toml cannot set t
 def add_daemon_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "daemon",
-        help="the shared warm server of tether run (opt-in: TETHER_DAEMON=1)",
+        help="the shared warm server of tether run and chat (on; TETHER_DAEMON=0 turns it off)",
         description=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

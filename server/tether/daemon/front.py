@@ -158,14 +158,19 @@ def forward(argv: Sequence[str], environ: Mapping[str, str]) -> int | None:
         return relay(sock)
 
 
+RELAYED = {signal.SIGINT: "INT", signal.SIGWINCH: "WINCH"}
+"""What the terminal signals to us (its foreground process), passed on to the run: Ctrl-C,
+and a change of the window's size (the chat redraws its input line for it)."""
+
+
 def relay(sock: socket.socket) -> int:
-    """Pass Ctrl-C on until the run's exit status arrives."""
+    """Pass Ctrl-C and window-size changes on until the run's exit status arrives."""
 
-    def interrupt(signum: int, frame: object) -> None:
+    def passed_on(signum: int, frame: object) -> None:
         with contextlib.suppress(OSError):
-            wire.send(sock, {"signal": "INT"})
+            wire.send(sock, {"signal": RELAYED[signal.Signals(signum)]})
 
-    previous = signal.signal(signal.SIGINT, interrupt)
+    previous = {signum: signal.signal(signum, passed_on) for signum in RELAYED}
     try:
         while True:
             try:
@@ -181,7 +186,8 @@ def relay(sock: socket.socket) -> int:
             if isinstance(status, int):
                 return status
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def control(op: str, environ: Mapping[str, str]) -> dict[str, Any] | None:

@@ -350,8 +350,8 @@ def refuse(conn: socket.socket, why: str) -> None:
 
 
 def watch(conn: socket.socket) -> None:
-    """The front's messages: Ctrl-C becomes ours; its end (killed, closed) cancels the run,
-    and ends this process if the run does not stop in time."""
+    """The front's messages: Ctrl-C and window-size changes become ours; its end (killed,
+    closed) cancels the run, and ends this process if the run does not stop in time."""
     while True:
         try:
             message = wire.receive(conn)
@@ -363,8 +363,9 @@ def watch(conn: socket.socket) -> None:
             timer.daemon = True
             timer.start()
             return
-        if message.get("signal") == "INT":
-            os.kill(os.getpid(), signal.SIGINT)
+        named = {"INT": signal.SIGINT, "WINCH": signal.SIGWINCH}.get(str(message.get("signal")))
+        if named is not None:
+            os.kill(os.getpid(), named)
 
 
 def preload(environ: Mapping[str, str]) -> None:
@@ -377,6 +378,8 @@ def preload(environ: Mapping[str, str]) -> None:
         "tether.client.terminal_run",
         "tether.client.settings",
         "tether.client.rich_render",
+        "tether.client.chat",
+        "tether.client.chat_input",
         "tether.lsp.handlers",
         "tether.lsp.server",
         "tether.lsp.transport",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..config.quick import daemon_choice
 
 MAX_FRAME_BYTES = 1 << 20
 """The largest frame either side accepts (a run request carries the whole environment)."""
@@ -27,8 +28,6 @@ STREAMS = 3
 SOCKET_PREFIX = "d-"
 DEFAULT_IDLE_SECONDS = 600.0
 IDLE_VARIABLE = "TETHER_DAEMON_IDLE_SECONDS"
-SWITCH_VARIABLE = "TETHER_DAEMON"
-ON_WORDS = frozenset({"1", "true", "yes", "on"})
 MAX_SOCKET_PATH = 100
 """``sun_path`` holds 108 bytes; a longer path cannot be bound."""
 
@@ -38,9 +37,10 @@ class DaemonError(Exception):
 
 
 def wanted(environ: Mapping[str, str]) -> bool:
-    """Whether ``tether run`` goes through the daemon (only the user's environment says:
-    no repository file can turn it on)."""
-    return environ.get(SWITCH_VARIABLE, "").strip().lower() in ON_WORDS
+    """Whether ``tether run`` and ``tether chat`` go through the daemon
+    (``config.quick.daemon_choice``: on unless the user's environment or own config file
+    turns it off)."""
+    return daemon_choice(environ)[0]
 
 
 def idle_seconds(environ: Mapping[str, str]) -> float:
