@@ -605,6 +605,8 @@ def command(args: argparse.Namespace) -> int:
     if args.command == "daemon":
         from .daemon.command import daemon_command
 
+        if args.action == "serve":
+            build_tools()  # the tools' schemas, made once here for every fork (tools.base)
         return daemon_command(args, daemon_main, serve)
     if args.command == "rules":
         from .client.rules_cli import rules_command

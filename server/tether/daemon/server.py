@@ -396,6 +396,7 @@ def preload(environ: Mapping[str, str]) -> None:
         "anyio.streams.stapled",
     ):
         importlib.import_module(name)
+    importlib.import_module("tether.lsp.server").warm_converter()  # the LSP types' functions
     preload_sdk(environ.get("TETHER_PROVIDER", ""))
 
 

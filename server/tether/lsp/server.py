@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import attrs
+import cattrs
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pydantic import ValidationError
@@ -27,7 +28,13 @@ from pygls.exceptions import (
     JsonRpcServerNotInitialized,
 )
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+    lsp_method,
+)
 
 import tether
 from tether_protocol import PROTOCOL_VERSION, ClientTetherCapabilities, ServerTetherCapabilities
@@ -226,6 +233,59 @@ def _first_folder(params: types.InitializeParams) -> Path | None:
     return None if root is None else root.resolve()
 
 
+@lru_cache(maxsize=1)
+def process_converter() -> cattrs.Converter:
+    """The process's one converter of LSP types (lsprotocol's). Making the first one resolves
+    every LSP type's forward references (~0.1 s), and cattrs makes each type's (un)structure
+    function the first time the converter meets the type and keeps it: one converter serves
+    every server of the process, and a daemon makes it once for every run it forks
+    (``daemon.server.preload``)."""
+    return get_converter()
+
+
+RUN_METHODS = (
+    types.INITIALIZE,
+    types.INITIALIZED,
+    types.SHUTDOWN,
+    types.EXIT,
+    types.PROGRESS,
+    types.WINDOW_WORK_DONE_PROGRESS_CREATE,
+    types.WINDOW_LOG_MESSAGE,
+    types.WINDOW_SHOW_MESSAGE,
+    types.WINDOW_SHOW_MESSAGE_REQUEST,
+    types.CANCEL_REQUEST,
+    types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+)
+"""The LSP messages of every ``tether run`` and chat (the rest are Tether's own)."""
+RUN_PARTS = (
+    types.InitializeParams,
+    types.ClientCapabilities,
+    types.WindowClientCapabilities,
+    types.ClientInfo,
+    types.WorkspaceFolder,
+    types.InitializeResult,
+    types.ServerCapabilities,
+    types.ServerInfo,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    JsonRPCNotification,
+)
+"""Types those messages hold that the converter meets on their own (pygls converts the
+envelope, then each part by its class), so each gets its function of its own."""
+
+
+def warm_converter() -> None:
+    """Make ``process_converter``'s functions for ``RUN_METHODS``' messages now (~0.14 s),
+    so a run forked from a daemon finds them made; a type cattrs cannot make a function for
+    ahead of a message is left to its first message, as without this."""
+    converter = process_converter()
+    kinds = [k for m in RUN_METHODS for k in types.METHOD_TO_TYPES[m] if k is not None]
+    for kind in [*kinds, *RUN_PARTS]:
+        for make in (converter.get_structure_hook, converter.get_unstructure_hook):
+            with contextlib.suppress(cattrs.errors.StructureHandlerNotFoundError):
+                make(kind)
+
+
 class TetherServer(LanguageServer):
     """A pygls server that owns the runs, the configuration and the session log."""
 
@@ -238,7 +298,7 @@ class TetherServer(LanguageServer):
             "tether",
             tether.__version__,
             protocol_cls=TetherProtocol,
-            converter_factory=get_converter,
+            converter_factory=process_converter,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.environ = dict(os.environ if environ is None else environ)

@@ -6,6 +6,8 @@ that ends the run: tools raise ``ToolError`` and the registry turns it into a re
 
 from __future__ import annotations
 
+import copy
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -109,6 +111,17 @@ class Proposal:
 A = TypeVar("A", bound=ToolArgs)
 
 
+@functools.cache
+def _schema_of(model: type[ToolArgs]) -> dict[str, Any]:
+    """``model``'s JSON Schema without titles, made once per process: pydantic builds it
+    anew on every call (~3 ms a tool), and every run asks for every tool's."""
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return schema
+
+
 class Tool(Generic[A]):
     """A tool the model can call. Subclasses set the class attributes and ``run``."""
 
@@ -123,12 +136,9 @@ class Tool(Generic[A]):
     """The tool's name for people when ``name`` is none (an MCP tool's ``notes · echo``)."""
 
     def parameters_schema(self) -> dict[str, Any]:
-        """The JSON Schema of the arguments, as model APIs take it."""
-        schema = self.args_model.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
-        return schema
+        """The JSON Schema of the arguments, as model APIs take it (a copy: callers may
+        change it)."""
+        return copy.deepcopy(_schema_of(self.args_model))
 
     async def run(self, args: A, deps: ToolDeps) -> ToolResult:
         """Do the work; raise ``ToolError`` for failures the model should see."""
