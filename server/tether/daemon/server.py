@@ -394,6 +394,10 @@ def preload(environ: Mapping[str, str]) -> None:
         "tether.text.proposed",
         "anyio._backends._asyncio",
         "anyio.streams.stapled",
+        "anyio._core._fileio",
+        "pygls.progress",
+        "tether.client.rules_cli",  # the command line's parser names every command
+        "tether.daemon.command",
     ):
         importlib.import_module(name)
     importlib.import_module("tether.lsp.server").warm_converter()  # the LSP types' functions
