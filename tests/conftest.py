@@ -17,9 +17,10 @@ import contextlib
 import os
 import signal
 import uuid
-from pathlib import Path
 
 import pytest
+
+from tests.processes import live_daemons
 
 os.environ["TETHER_DAEMON"] = "0"
 SUITE_MARK = "TESTS_SUITE_MARK"
@@ -28,22 +29,7 @@ os.environ.setdefault(SUITE_MARK, uuid.uuid4().hex)
 
 def daemons_of_this_suite() -> list[int]:
     """Live ``tether daemon serve`` processes started under this suite (its mark)."""
-    mark = f"{SUITE_MARK}={os.environ[SUITE_MARK]}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-            if b"daemon" not in cmdline or b"serve" not in cmdline:
-                continue
-            if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                continue
-            if mark in (entry / "environ").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
+    return [pid for pid, _ in live_daemons(f"{SUITE_MARK}={os.environ[SUITE_MARK]}".encode())]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

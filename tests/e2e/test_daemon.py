@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.test_cli_terminal import Terminal
+from tests.processes import live_daemons
 from tests.waiting import wait_until_sync
 from tether.client.approver import ASKED
 from tether.daemon import wire
@@ -100,30 +101,9 @@ class World:
     def daemon_pids(self) -> list[int]:
         """Live daemons of this test (``tether daemon serve`` with its mark; not the run
         processes forked from them, which look the same)."""
-        mark = f"TETHER_TEST_MARK={self.env['TETHER_TEST_MARK']}".encode()
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                if (
-                    b"daemon" in cmdline
-                    and b"serve" in cmdline
-                    and mark in (entry / "environ").read_bytes().split(b"\0")
-                    and state != "Z"
-                ):
-                    found.append((int(entry.name), int(stat_fields(entry)[1])))
-            except OSError:
-                continue
+        found = live_daemons(f"TETHER_TEST_MARK={self.env['TETHER_TEST_MARK']}".encode())
         pids = {pid for pid, _ in found}
         return [pid for pid, parent in found if parent not in pids]
-
-
-def stat_fields(entry: Path) -> list[str]:
-    """``/proc/PID/stat`` after the command's name: state, parent pid, …"""
-    return (entry / "stat").read_text().rsplit(")", 1)[1].split()
 
 
 def ask(path: Path, message: dict[str, Any]) -> dict[str, Any] | None:

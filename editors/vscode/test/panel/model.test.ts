@@ -12,6 +12,13 @@ function ev(event: Record<string, unknown>): AgentEventParams {
 }
 const relative = (p: string): string => p.replace(/^file:\/\/\/work\//, "");
 
+/** A panel model that has seen run RUN start (prompt "p", session s-1). */
+function started(): PanelModel {
+  const model = new PanelModel(relative);
+  model.apply(ev({ kind: "run-started", prompt: "p", sessionId: "s-1" }));
+  return model;
+}
+
 describe("panel: events → view model", () => {
   it("says on the card that a command ran in the sandbox, and that its walls stopped it when asked again", () => {
     const model = new PanelModel(relative);
@@ -126,8 +133,7 @@ describe("panel: events → view model", () => {
   });
 
   it("marks a card waiting for the user, then denied; the run's result adds changed files", () => {
-    const model = new PanelModel(relative);
-    model.apply(ev({ kind: "run-started", prompt: "p", sessionId: "s-1" }));
+    const model = started();
     model.apply(
       ev({
         kind: "tool-call",
@@ -160,8 +166,7 @@ describe("panel: events → view model", () => {
   });
 
   it("a call still waiting or running when the run ends (cancelled) shows as not run", () => {
-    const model = new PanelModel(relative);
-    model.apply(ev({ kind: "run-started", prompt: "p", sessionId: "s-1" }));
+    const model = started();
     model.apply(ev({ kind: "tool-call", callId: "c1", tool: "bash", arguments: { command: "ls" } }));
     model.awaiting(RUN, "c1");
     model.apply(ev({ kind: "run-finished", outcome: "cancelled", steps: 1 }));
@@ -169,8 +174,7 @@ describe("panel: events → view model", () => {
   });
 
   it("names an MCP call by its label (server · tool), not the model's mcp__ name", () => {
-    const model = new PanelModel(relative);
-    model.apply(ev({ kind: "run-started", prompt: "p", sessionId: "s-1" }));
+    const model = started();
     model.apply(
       ev({
         kind: "tool-call",
