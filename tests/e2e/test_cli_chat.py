@@ -117,6 +117,7 @@ async def test_ctrl_c_cancels_the_turn_and_the_chat_goes_on(tmp_path: Path) -> N
         await ui.wait_for(r"interrupted · 1 step")
         await ui.wait_until(lambda: _at_prompt(ui), "a next prompt")
         assert "(no answer)" not in ui.text()
+        assert "^C" not in ui.text()  # the terminal did not echo the key into the turn
         ui.press("ctrl-c")  # on an empty prompt: a warning, not an exit
         await ui.wait_for("Ctrl-D or /exit leaves")
         await ask(ui, "/exit")

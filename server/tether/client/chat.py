@@ -30,7 +30,7 @@ from .exits import EXIT_OK, EXIT_USAGE
 from .headless import connect
 from .history import remember, sessions
 from .render import TerminalRenderer
-from .terminal import GuardedOutput, on_interrupt
+from .terminal import GuardedOutput, on_interrupt, unechoed
 from .terminal_run import TerminalRun, _server_error, make_renderer, terminal_message
 
 FRONT_COMMANDS: dict[str, str] = {
@@ -89,7 +89,7 @@ class Chat:
                 else:
                     waiting.cancel()
 
-            with on_interrupt(interrupt):
+            with on_interrupt(interrupt), unechoed(sys.stdin):
                 async with anyio.create_task_group() as spinner:
                     if self.renderer.color:
                         spinner.start_soon(self.renderer.animate)

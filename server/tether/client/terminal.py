@@ -157,6 +157,27 @@ def open_terminal() -> tuple[int, bool] | None:
 
 
 @contextlib.contextmanager
+def unechoed(stream: TextIO) -> Iterator[None]:
+    """While a turn streams: keys typed at ``stream`` (a terminal) are not echoed into its
+    output and Ctrl-C prints no ``^C`` (it still interrupts: ``ISIG`` stays); what was
+    typed waits for the next prompt. Nothing changes for a stream that is no terminal."""
+    try:
+        fd = stream.fileno()
+        saved = termios.tcgetattr(fd)
+    except (OSError, ValueError, termios.error):
+        yield
+        return
+    quiet = termios.tcgetattr(fd)
+    quiet[3] &= ~(termios.ECHO | termios.ECHOCTL)  # lflag
+    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+
+
+@contextlib.contextmanager
 def on_interrupt(handler: Callable[[], None]) -> Iterator[None]:
     """Call ``handler`` on each Ctrl-C (SIGINT) instead of raising ``KeyboardInterrupt``."""
     loop = asyncio.get_running_loop()
