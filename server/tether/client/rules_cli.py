@@ -72,7 +72,7 @@ def _common_flags(parser: argparse.ArgumentParser) -> None:
         "--json",
         action="store_true",
         default=argparse.SUPPRESS,
-        help="print the server's answer as JSON",
+        help="print the rules (or what changed) as JSON, for scripts",
     )
 
 
