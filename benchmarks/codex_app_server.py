@@ -102,7 +102,16 @@ class _Peer:
     async def read(self) -> None:
         """Every line of the server's stdout until it ends."""
         assert self.process.stdout is not None
-        while line := await self.process.stdout.readline():
+        try:
+            await self._read_lines(self.process.stdout)
+        finally:
+            for future in self.pending.values():
+                if not future.done():
+                    future.set_exception(AppServerFailed("codex app-server exited"))
+            self.turn_done.set()
+
+    async def _read_lines(self, stdout: asyncio.StreamReader) -> None:
+        while line := await stdout.readline():
             now = time.monotonic_ns()
             message = json.loads(line)
             if "method" in message and "id" in message:
@@ -121,10 +130,6 @@ class _Peer:
                     future.set_exception(AppServerFailed(f"{message['error']}"))
                 else:
                     future.set_result((now, message.get("result") or {}))
-        for future in self.pending.values():
-            if not future.done():
-                future.set_exception(AppServerFailed("codex app-server exited"))
-        self.turn_done.set()
 
 
 @dataclass(frozen=True)
@@ -143,7 +148,8 @@ def _ms(ns: int) -> float:
 async def once(root: Path, home: Path, within: float = 90) -> AppServerTiming:
     """One fresh ``codex app-server`` doing the task in ``root``; checks the file and answer."""
     make_workspace(root)
-    with TaskModel(DIALECT, root) as model:
+    model = TaskModel(DIALECT, root)
+    with model:
         argv, env = command(model.base_url, home)
         began = time.monotonic_ns()
         process = await asyncio.create_subprocess_exec(

@@ -67,7 +67,9 @@ async def run(ctx: Context) -> list[Row]:
         (roots[provider] / "src" / "app.py").write_text(APP)
     codex_root = ctx.folder("daemon-codex-app-server")
     with contextlib.ExitStack() as stack:
-        fakes = {provider: stack.enter_context(TimedApi()) for provider in providers}
+        fakes = {provider: TimedApi() for provider in providers}
+        for fake in fakes.values():
+            stack.enter_context(fake)
         try:
             for provider in providers:
                 await _one_run(ctx, provider, fakes[provider], roots[provider], 0)  # page cache
