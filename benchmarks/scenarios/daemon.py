@@ -88,10 +88,14 @@ async def run(ctx: Context) -> list[Row]:
         for how, values in times[provider].items():
             rows.append(Row.of(NAME, f"{provider}: spawn → answer, {how}", "ms", values))
     if app_server:
-        initialize = [t.initialize for t in app_server]
         answers = [t.answer for t in app_server]
-        rows.append(Row.of(NAME, f"{codex.NAME}: spawn → initialize", "ms", initialize))
-        rows.append(Row.of(NAME, f"{codex.NAME}: spawn → answer", "ms", answers))
+        for what, values in (
+            ("initialize", [t.initialize for t in app_server]),
+            ("1st model request", [t.first_request for t in app_server]),
+            ("1st message delta", [t.first_chunk for t in app_server]),
+            ("answer (turn/completed)", answers),
+        ):
+            rows.append(Row.of(NAME, f"{codex.NAME}: spawn → {what}", "ms", values))
         for provider in providers:
             ratio = median(times[provider]["warm daemon"]) / median(answers)
             rows.append(
