@@ -44,10 +44,9 @@ PACKAGE = PEERS_DIR / "node_modules" / "@openai" / "codex"
 def native() -> Path | None:
     """The Rust binary the npm package ships for this platform, if installed.
 
-    ``node_modules/.bin/codex`` is a Node script that finds this binary and execs
-    it; under load Node's start alone was ~0.6 s, so the benchmark spawns the binary
-    itself, with the two variables the script sets (as an editor embedding the app-server
-    spawns its binary)."""
+    ``node_modules/.bin/codex`` is a Node script that finds this binary and execs it;
+    the benchmark spawns the binary itself, with the two variables the script sets (as an
+    editor embedding the app-server spawns its binary), so Node's start is not timed."""
     found = sorted((PEERS_DIR / "node_modules" / "@openai").glob("codex-*/vendor/*/bin/codex"))
     return found[0] if found else None
 
