@@ -5,18 +5,28 @@ starts one, so the run waits for its imports) and through a warm one (already ru
 The same read → write → answer task against the same local fake OpenAI and Anthropic APIs
 (real SDKs) as ``first_answer``; each daemon gets a runtime folder of its own and is stopped
 at the end.
+
+In the same run, issue 29's yardstick: ``codex app-server`` (Rust), a fresh process per run
+driven over its own JSON-RPC (``benchmarks/codex_app_server.py``) on the peers' task and fake
+model, spawn → ``initialize`` answered and spawn → ``turn/completed``; then the ratio of each
+provider's warm daemon to it (issue 29: ≤ 1.0). Every system runs once unmeasured first, then
+round after round one run of each, so a load on the machine weighs on all alike. Skipped with
+a note when ``@openai/codex`` is not installed in the peers' folder.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
+from .. import codex_app_server as codex
+from ..agents import PEERS_DIR
 from ..harness import Context
-from ..report import Row
+from ..report import Row, median
 from .first_answer import APP, TimedApi, _one_run
 
 NAME = "daemon (tether run)"
@@ -39,30 +49,89 @@ async def _stop(runtime: Path, env: dict[str, str]) -> None:
 async def run(ctx: Context) -> list[Row]:
     rows: list[Row] = []
     runs = max(1, ctx.sizes.provider_runs // 3)
-    for provider in ("openai", "anthropic"):
-        root = ctx.folder(f"daemon-{provider}")
-        (root / "src").mkdir()
-        (root / "src" / "app.py").write_text(APP)
-        times: dict[str, list[float]] = {"in-process": [], "cold daemon": [], "warm daemon": []}
-        with TimedApi() as fake:
-            await _one_run(ctx, provider, fake, root, 0)  # the page cache
+    providers = ("openai", "anthropic")
+    times: dict[str, dict[str, list[float]]] = {
+        provider: {"in-process": [], "cold daemon": [], "warm daemon": []} for provider in providers
+    }
+    app_server: list[codex.AppServerTiming] = []
+    with_codex = codex.available()
+    if not with_codex:
+        ctx.notes.append(f"{codex.NAME}: not installed; to compare: {codex.INSTALL}")
+    # Codex refuses its helper binaries under /tmp: its homes go in the peers' folder.
+    PEERS_DIR.mkdir(parents=True, exist_ok=True)
+    homes = Path(tempfile.mkdtemp(prefix="bench-app-server-", dir=PEERS_DIR))
+    roots: dict[str, Path] = {}
+    for provider in providers:
+        roots[provider] = ctx.folder(f"daemon-{provider}")
+        (roots[provider] / "src").mkdir()
+        (roots[provider] / "src" / "app.py").write_text(APP)
+    codex_root = ctx.folder("daemon-codex-app-server")
+    with contextlib.ExitStack() as stack:
+        fakes = {provider: TimedApi() for provider in providers}
+        for fake in fakes.values():
+            stack.enter_context(fake)
+        try:
+            for provider in providers:
+                await _one_run(ctx, provider, fakes[provider], roots[provider], 0)  # page cache
+            if with_codex:
+                await codex.once(codex_root, homes / "0")  # page cache, not counted
             for index in range(1, runs + 1):
-                total, _ = await _one_run(ctx, provider, fake, root, index)
-                times["in-process"].append(total)
-                runtime = Path(tempfile.mkdtemp(prefix="tb-", dir="/tmp"))
-                env = {"TETHER_DAEMON": "1", "XDG_RUNTIME_DIR": str(runtime)}
-                try:
-                    cold, _ = await _one_run(ctx, provider, fake, root, index, env)
-                    warm, _ = await _one_run(ctx, provider, fake, root, index, env)
-                    times["cold daemon"].append(cold)
-                    times["warm daemon"].append(warm)
-                    ctx.log(
-                        f"{provider} {index}: in-process {total:.0f}, cold {cold:.0f}, "
-                        f"warm {warm:.0f} ms"
-                    )
-                finally:
-                    await _stop(runtime, ctx.env(ctx.folder("daemon-stop")) | env)
-                    shutil.rmtree(runtime, ignore_errors=True)
-        for how, values in times.items():
+                if with_codex:
+                    timing = await codex.once(codex_root, homes / str(index))
+                    app_server.append(timing)
+                    ctx.log(f"{codex.NAME} {index}: {timing.answer:.0f} ms")
+                for provider in providers:
+                    await _round(ctx, provider, fakes[provider], roots[provider], index, times)
+        finally:
+            shutil.rmtree(homes, ignore_errors=True)
+    for provider in providers:
+        for how, values in times[provider].items():
             rows.append(Row.of(NAME, f"{provider}: spawn → answer, {how}", "ms", values))
+    if app_server:
+        answers = [t.answer for t in app_server]
+        for what, values in (
+            ("initialize", [t.initialize for t in app_server]),
+            ("1st model request", [t.first_request for t in app_server]),
+            ("1st message delta", [t.first_chunk for t in app_server]),
+            ("answer (turn/completed)", answers),
+        ):
+            rows.append(Row.of(NAME, f"{codex.NAME}: spawn → {what}", "ms", values))
+        for provider in providers:
+            ratio = median(times[provider]["warm daemon"]) / median(answers)
+            rows.append(
+                Row(
+                    NAME,
+                    f"{provider}: warm daemon / {codex.NAME}",
+                    "×",
+                    ratio,
+                    None,
+                    runs,
+                    target="≤ 1",
+                    limit=1.0,
+                )
+            )
     return rows
+
+
+async def _round(
+    ctx: Context,
+    provider: str,
+    fake: TimedApi,
+    root: Path,
+    index: int,
+    times: dict[str, dict[str, list[float]]],
+) -> None:
+    """One run in-process, one through a cold daemon, one through the same daemon warm."""
+    total, _ = await _one_run(ctx, provider, fake, root, index)
+    times[provider]["in-process"].append(total)
+    runtime = Path(tempfile.mkdtemp(prefix="tb-", dir="/tmp"))
+    env = {"TETHER_DAEMON": "1", "XDG_RUNTIME_DIR": str(runtime)}
+    try:
+        cold, _ = await _one_run(ctx, provider, fake, root, index, env)
+        warm, _ = await _one_run(ctx, provider, fake, root, index, env)
+        times[provider]["cold daemon"].append(cold)
+        times[provider]["warm daemon"].append(warm)
+        ctx.log(f"{provider} {index}: in-process {total:.0f}, cold {cold:.0f}, warm {warm:.0f} ms")
+    finally:
+        await _stop(runtime, ctx.env(ctx.folder("daemon-stop")) | env)
+        shutil.rmtree(runtime, ignore_errors=True)
