@@ -97,7 +97,10 @@ def test_the_log_record_from_the_window_is_the_one_from_the_whole_texts(
         records._hashed.clear()
         edit = _edit(base, changes)
         window = EditWindow.of_edit(edit)
-        assert edit.after is None  # not made for the record
+        if "\r" not in base.replace("\r\n", ""):
+            # Not made for the record (with lone "\r"s the record's context, cut at "\n"
+            # only, may reach beyond the window: then it is made, as before).
+            assert edit.after is None
         records._hashed.clear()
         assert window == EditWindow.between(base, new)
         # The hash of the text after, once made, is the one remembered (from the pieces).
