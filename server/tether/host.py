@@ -7,7 +7,7 @@ Nothing here (nor in the loop, tools or providers) imports pygls or lsprotocol.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -100,7 +100,6 @@ class FileEdit:
     """The workspace root the path lies in: the disk writer never leaves it."""
     uri: str
     base_text: str
-    new_text: str
     version: int | None
     """The open buffer's version the change was computed on; None when not open."""
     create: bool
@@ -111,6 +110,33 @@ class FileEdit:
     """The file on disk starts with a UTF-8 byte-order mark (kept when writing)."""
     run_id: str | None = None
     """The run that makes the edit (told if the buffer later differs from ``new_text``)."""
+    after: str | None = field(default=None, compare=False, repr=False)
+    """The whole text after the edit when it is already made (``write_file``); otherwise
+    made from ``base_text`` and ``changes`` the first time ``new_text`` is asked for."""
+
+    @property
+    def new_text(self) -> str:
+        """The whole text after the edit. An edit of one line of an open 10 MB buffer never
+        asks for it on its way (its diff, preview, log record and the check of the
+        editor's report use the changed lines): only a writer that needs the whole text
+        (the disk, ACP's ``fs/write_text_file``) or the next read of the buffer makes it."""
+        after = self.after
+        if after is None:
+            after = apply_changes(self.base_text, self.changes)
+            object.__setattr__(self, "after", after)
+        return after
+
+
+def apply_changes(text: str, changes: Sequence[TextChange]) -> str:
+    """``text`` with ``changes`` (in document order, not overlapping) applied."""
+    out: list[str] = []
+    cursor = 0
+    for change in changes:
+        out.append(text[cursor : change.start])
+        out.append(change.new_text)
+        cursor = change.end
+    out.append(text[cursor:])
+    return "".join(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,7 +169,7 @@ def file_edit(root: Path, path: Path, before: str | None, after: str) -> FileEdi
         root=root,
         uri=path.as_uri(),
         base_text=before or "",
-        new_text=after,
+        after=after,
         version=None,
         create=before is None,
         changes=minimal_changes(before or "", after),
@@ -257,7 +257,7 @@ KILLED_WRITER = textwrap.dedent(
     path = root / sys.argv[2]
     before = path.read_text() if path.exists() else None
     edit = FileEdit(path=path, root=root, uri=path.as_uri(), base_text=before or "",
-                    new_text="new\\n", version=None, create=before is None, changes=())
+                    after="new\\n", version=None, create=before is None, changes=())
     diskedit._apply_on_disk(edit)
     """
 )

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from lsprotocol import types
 
 from tether.errors import ToolError
+from tether.host import TextChange
 from tether.lsp import documents
 from tether.session import records
 from tether.session.records import EditWindow, text_hash
@@ -49,10 +50,12 @@ def test_one_replacement_matches_str_replace_and_its_known_ends_are_equal(
     base = text[:at] + needle + text[at:]
     args = EditFileArgs(path="f", old_text=_model(needle), new_text=_model(new_text))
     try:
-        after, count, known = replacement(base, args, "f")
+        change, count = replacement(base, args, "f")
     except ToolError:
         return  # not found, not unique, or nothing to change: refused as before
-    assert count == 1 and known is not None
+    assert count == 1 and isinstance(change, TextChange)
+    after = apply_changes(base, (change,))
+    known = (change.start, len(base) - change.end)
     # What str.replace gives (in the file's line ends), and the ends it reports are
     # untouched in both texts.
     ending = line_ending(base)
@@ -109,7 +112,10 @@ def test_a_long_crlf_edit_is_the_same_from_its_known_ends() -> None:
     lines = [f"{i:07d} café 🌍 line\r\n" if i % 3 else f"{i:07d} plain\r\n" for i in range(20_000)]
     before = "".join(lines)
     args = EditFileArgs(path="f", old_text=_model(lines[12_345]), new_text="changed\n")
-    after, count, known = replacement(before, args, "f")
+    replaced, count = replacement(before, args, "f")
+    assert isinstance(replaced, TextChange)
+    after = apply_changes(before, (replaced,))
+    known = (replaced.start, len(before) - replaced.end)
     assert count == 1 and after == before.replace(lines[12_345], "changed\r\n")
     textspan._last = None
     changes = minimal_changes(before, after, known)

@@ -136,7 +136,7 @@ async def test_a_one_line_edit_of_a_1_mb_file_logs_a_small_record_and_undoes(
         root=root,
         uri=target.as_uri(),
         base_text=before,
-        new_text=after,
+        after=after,
         version=None,
         create=False,
         changes=minimal_changes(before, after),
@@ -162,7 +162,7 @@ async def _logged_edit_then(
     target.write_text("a\nB\nc\n")
     writer = SessionLogWriter(tmp_path / "state")
     recorder = SessionRecorder(writer, "s", "r")
-    edit = FileEdit(target, root, target.as_uri(), "a\nb\nc\n", "a\nB\nc\n", None, False, ())
+    edit = FileEdit(target, root, target.as_uri(), "a\nb\nc\n", None, False, (), after="a\nB\nc\n")
     recorder.outcome(await recorder.intended(edit), applied=True)
     writer.close()
     target.write_text(user_text)

@@ -19,8 +19,10 @@ from collections.abc import Sequence
 from lsprotocol import types
 from pygls.workspace import PositionCodec, TextDocument, Workspace
 
+from ..host import FileEdit
 from ..text import model as textmodel
-from ..text.model import column_index, content, encoding_name
+from ..text.model import column_index, content, encoding_name, line_index
+from ..text.span import line_end_after, line_start_before
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +35,8 @@ def split_lines(text: str) -> list[str]:
 
 
 _COMPARED_LINES = 4096
+_WALKED = 256
+"""Lines ``holds_edit`` walks from an edit to where the document may have changed."""
 
 
 class LineDocument(TextDocument):
@@ -57,13 +61,63 @@ class LineDocument(TextDocument):
         self._lines: list[str] = split_lines(text)
         self._text: str | None = text
         self._encoding = encoding_name(self.position_codec.encoding)
+        self._pending: FileEdit | None = None
+        """An applied edit that the lines hold (checked): the text is its text after."""
+        self._since: tuple[int | None, int, int, int, int] | None = None
+        """(version, id of the text, lines then, head, tail): since that text was read at
+        that version only the lines between the first ``head`` and the last ``tail`` may
+        have changed."""
 
     @property
     def source(self) -> str:
-        """The whole text (joined once per change, then kept)."""
+        """The whole text (made once per change, then kept: the text after of the edit
+        the lines hold, else the lines joined)."""
         if self._text is None:
-            self._text = "".join(self._lines)
+            pending = self._pending
+            self._text = "".join(self._lines) if pending is None else pending.new_text
+            self._pending = None
+        since = self._since
+        if since is None or since[0] != self.version or since[1] != id(self._text):
+            count = len(self._lines)
+            self._since = (self.version, id(self._text), count, count, count)
         return self._text
+
+    def holds_edit(self, edit: FileEdit) -> bool | None:
+        """Whether the lines are ``edit``'s text after, compared only where they may have
+        changed since ``edit.base_text`` was read (at ``edit.version``) and where the edit
+        changes it; None when that cannot be told so (read at another version, or far
+        from the edit: compare the whole text)."""
+        since, changes, base = self._since, edit.changes, edit.base_text
+        if since is None or edit.version is None or not changes:
+            return None
+        version, read, count, head, tail = since
+        if version != edit.version or read != id(base):
+            return None
+        first, last = changes[0], changes[-1]
+        first_line = line_index(base, first.start)
+        after_lines = count - line_index(base, last.end) if last.end < len(base) else 0
+        lines = self._lines
+        head, tail = min(head, first_line), min(tail, after_lines)
+        if head + tail > len(lines) or first_line - head > _WALKED or after_lines - tail > _WALKED:
+            return None
+        start = first.start
+        for _ in range(first_line - head):
+            start = line_start_before(base, start)
+        end = last.end
+        for _ in range(after_lines - tail):
+            end = line_end_after(base, end)
+        expected = [base[start : first.start]]
+        cursor = first.start
+        for change in changes:
+            expected += (base[cursor : change.start], change.new_text)
+            cursor = change.end
+        expected.append(base[cursor:end])
+        return "".join(lines[head : len(lines) - tail]) == "".join(expected)
+
+    def keep_edit(self, edit: FileEdit) -> None:
+        """The lines hold ``edit``'s text after (the caller checked): that is the text, made
+        when first read (or already made), instead of the lines joined."""
+        self._text, self._pending = edit.after, edit
 
     def holds(self, text: str) -> bool:
         """Whether the lines joined are ``text``, compared a few thousand lines at a time:
@@ -82,7 +136,7 @@ class LineDocument(TextDocument):
     def keep_text(self, text: str) -> None:
         """``text``, equal to the lines joined (the caller compared them), kept as the text
         instead of the joined copy."""
-        self._text = text
+        self._text, self._pending = text, None
 
     @property
     def lines(self) -> Sequence[str]:
@@ -107,7 +161,7 @@ class LineDocument(TextDocument):
 
     def _set_text(self, text: str) -> None:
         self._lines = split_lines(text)
-        self._text = text
+        self._text, self._pending, self._since = text, None, None
 
     def _locate(self, position: types.Position) -> tuple[int, int]:
         """(line index, code-point column) of a position; line index == number of lines is
@@ -134,8 +188,12 @@ class LineDocument(TextDocument):
         head = sum(len(line) for line in region[: start[0] - first]) + start[1]
         tail = sum(len(line) for line in region[: end[0] - first]) + end[1]
         text = "".join(region)
+        if self._since is not None:  # lines before ``first`` and after ``last`` stay
+            version, read, count, kept_head, kept_tail = self._since
+            kept_tail = min(kept_tail, len(lines) - last)
+            self._since = (version, read, count, min(kept_head, first), kept_tail)
         lines[first:last] = split_lines(text[:head] + change.text + text[tail:])
-        self._text = None
+        self._text, self._pending = None, None
 
 
 class LineWorkspace(Workspace):

@@ -173,13 +173,19 @@ class LspBuffers:
         if not record.answered:
             return
         document = self._open_document(record.path)
-        if isinstance(document, LineDocument) and document.holds(record.text):
-            # The same text, kept as the approved object: the next edit's text before is
-            # then the one this edit logged (its hash remembered, see ``text_hash``), and
-            # the document's lines are never joined into a copy of it.
-            document.keep_text(record.text)
-            del self._approved[record.path]
-            return
+        if isinstance(document, LineDocument):
+            # Compared where the document changed since the edit's text before was read
+            # and where the edit changes it (else as a whole). The same text is then the
+            # edit's text after, made only when read: the next edit's text before is the
+            # one this edit logged (its hash remembered, see ``text_hash``), and the
+            # document's lines are never joined into a copy of it.
+            held = document.holds_edit(record.edit)
+            if held is None and document.holds(record.text):
+                held = True
+            if held:
+                document.keep_edit(record.edit)
+                del self._approved[record.path]
+                return
         buffer = self.get_open(record.path)
         if buffer is None:
             return

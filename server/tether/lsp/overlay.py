@@ -28,8 +28,8 @@ class ApprovedText:
 
     path: Path
     uri: str
-    text: str
-    """The approved new text of the whole document."""
+    edit: FileEdit
+    """The approved edit; its text after is what the document holds once it is applied."""
     run_id: str | None
     open: bool
     """The document is open in the editor (its ``didChange`` will report the edit)."""
@@ -41,7 +41,13 @@ class ApprovedText:
     @classmethod
     def of(cls, edit: FileEdit, open: bool, previous: ApprovedText | None) -> ApprovedText:
         """The record for ``edit`` as it is sent."""
-        return cls(edit.path, edit.uri, edit.new_text, edit.run_id, open, previous)
+        return cls(edit.path, edit.uri, edit, edit.run_id, open, previous)
+
+    @property
+    def text(self) -> str:
+        """The approved new text of the whole document (made when first asked: when the
+        editor's report matches the edit's lines, nobody asks)."""
+        return self.edit.new_text
 
 
 def drift(path: Path, approved: str, current: str) -> BufferDrift:

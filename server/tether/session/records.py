@@ -23,8 +23,10 @@ from pydantic.alias_generators import to_camel
 
 from tether_protocol import parse_event
 
+from ..host import FileEdit
 from ..providers.base import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
-from .hunks import HUNK_LIMIT, Hunk, context_around
+from ..text.window import local_pair
+from .hunks import CONTEXT_LINES, HUNK_LIMIT, Hunk, context_around
 from .hunks import hunks as window_hunks
 from .repair import close_interrupted_calls
 
@@ -115,30 +117,94 @@ HASHED_KEPT = 1 << 16
 HASHED_PIECE = 1 << 16
 """Long texts are encoded for hashing this many characters at a time."""
 
-_hashed: list[tuple[str, str]] = []
+
+@dataclass(slots=True)
+class _Hashed:
+    """A long text's hash, with the hasher's state at every ``HASHED_PIECE`` characters
+    (``states[k]`` has seen ``text[: k * HASHED_PIECE]``): the hash of a text that differs
+    from it only from some offset on goes on from the state before that offset."""
+
+    text: str | None
+    """The text; None while it is an edit's text after, not made yet (``FileEdit.after``)."""
+    edit: Any
+    """That edit (a ``FileEdit``), or None."""
+    digest: str
+    states: list[Any]
+
+    def hashes(self, text: str) -> bool:
+        return self.text is text or (self.edit is not None and self.edit.after is text)
+
+
+_hashed: list[_Hashed] = []
+
+
+def _hash_from(
+    hasher: Any, offset: int, segments: list[tuple[str, int, int]], states: list[Any]
+) -> None:
+    """Feed ``hasher`` (which has seen ``offset`` characters of a text, a multiple of
+    ``HASHED_PIECE``) the rest of it, given as ``(text, start, end)`` slices; its state is
+    added to ``states`` at every ``HASHED_PIECE`` characters. Encoded a piece at a time: the
+    same bytes (UTF-8 encodes each code point alone, a lone surrogate too), without a
+    fresh 10 MB buffer whose first touch costs more than the encoding (page faults)."""
+    for text, start, end in segments:
+        while start < end:
+            stop = min(end, start + HASHED_PIECE - offset % HASHED_PIECE)
+            hasher.update(text[start:stop].encode("utf-8", "surrogatepass"))
+            offset += stop - start
+            start = stop
+            if offset % HASHED_PIECE == 0:
+                states.append(hasher.copy())
+
+
+def _remember(entry: _Hashed) -> None:
+    # Two: an edit's text before, and its text after (the next edit's text before).
+    _hashed[:] = [entry, *(e for e in _hashed[:1] if e is not entry)]
+
+
+def _hashed_entry(text: str) -> _Hashed:
+    """The remembered hash of a long ``text``, or a new one (remembered)."""
+    for entry in _hashed[:]:  # a copy: edits of other files log from other threads
+        if entry.hashes(text):
+            return entry
+    hasher = hashlib.sha256()
+    states = [hasher.copy()]
+    _hash_from(hasher, 0, [(text, 0, len(text))], states)
+    entry = _Hashed(text, None, hasher.hexdigest(), states)
+    _remember(entry)
+    return entry
 
 
 def text_hash(text: str) -> str:
     """The sha256 of a file text (lone surrogates, which an editor may send, kept as such).
 
-    Remembered for the last long text, by identity: an edit's text after is the next
+    Remembered for the last long texts, by identity: an edit's text after is the next
     edit's text before (the buffer keeps the approved text, see ``LspBuffers``), and on a
     10 MB text the encoding and hashing take 25–50 ms.
     """
     if len(text) < HASHED_KEPT:
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    known = _hashed[:]  # a copy: edits of other files log from other threads
-    for kept, digest in known:
-        if kept is text:
-            return digest
-    # Encoded a piece at a time: the same bytes (UTF-8 encodes each code point alone, a
-    # lone surrogate too), without a fresh 10 MB buffer whose first touch costs more
-    # than the encoding (page faults: ~25 ms for 10 MB on a VM).
-    hasher = hashlib.sha256()
-    for start in range(0, len(text), HASHED_PIECE):
-        hasher.update(text[start : start + HASHED_PIECE].encode("utf-8", "surrogatepass"))
-    digest = hasher.hexdigest()
-    _hashed[:] = [(text, digest)]  # one: the next edit's text before is this one
+    return _hashed_entry(text).digest
+
+
+def _hash_after(base: str, start: int, old: int, new: str, edit: Any) -> str:
+    """The hash of ``base`` with its ``old`` characters at ``start`` replaced by ``new``
+    (``edit``'s text after, which need not exist), hashed on from ``base``'s state before
+    ``start``; remembered for when that text is made."""
+    if len(base) < HASHED_KEPT:
+        return text_hash(base[:start] + new + base[start + old :])
+    entry = _hashed_entry(base)
+    k = start // HASHED_PIECE
+    hasher = entry.states[k].copy()
+    states = entry.states[: k + 1]
+    offset = k * HASHED_PIECE
+    _hash_from(
+        hasher,
+        offset,
+        [(base, offset, start), (new, 0, len(new)), (base, start + old, len(base))],
+        states,
+    )
+    digest: str = hasher.hexdigest()
+    _remember(_Hashed(None, edit, digest, states))
     return digest
 
 
@@ -200,6 +266,42 @@ class EditWindow(_Record):
             new=new,
             before_sha256=text_hash(before),
             after_sha256=text_hash(after),
+            lead=lead,
+            trail=trail,
+        )
+
+    @classmethod
+    def of_edit(cls, edit: FileEdit) -> EditWindow:
+        """``between`` the edit's texts, from the lines around its changes
+        (``window.local_pair``) and its text before: its text after is not made (its hash
+        goes on from the text before's, see ``_hash_after``)."""
+        changes = edit.changes
+        base = edit.base_text
+        if edit.create or edit.after is not None or not changes:
+            known = (changes[0].start, len(base) - changes[-1].end) if changes else None
+            return cls.between(base, edit.new_text, edit.create, known)
+        at, before, after = local_pair(base, changes, CONTEXT_LINES + 2)
+        end = at + len(before)
+        prefix = _common_prefix(before, after, changes[0].start - at)
+        limit = min(len(before), len(after)) - prefix
+        suffix = _common_suffix(before, after, limit, end - changes[-1].end)
+        old = before[prefix : len(before) - suffix]
+        new = after[prefix : len(after) - suffix]
+        lead: str | None = None
+        trail: str | None = None
+        if len(old) + len(new) <= HUNK_LIMIT:
+            lead, trail = context_around(after, prefix, prefix + len(new))
+            cut_before = at > 0 and len(lead) == prefix
+            cut_after = end < len(base) and prefix + len(new) + len(trail) == len(after)
+            if cut_before or cut_after:  # the context may reach beyond the lines taken
+                known = (changes[0].start, len(base) - changes[-1].end)
+                return cls.between(base, edit.new_text, False, known)
+        return cls(
+            start=at + prefix,
+            old=old,
+            new=new,
+            before_sha256=text_hash(base),
+            after_sha256=_hash_after(base, at + prefix, len(old), new, edit),
             lead=lead,
             trail=trail,
         )

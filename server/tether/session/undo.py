@@ -103,11 +103,11 @@ def _edit_to(
         root=root,
         uri=record.uri,
         base_text=text,
-        new_text=new_text,
         version=version,
         create=False,
         changes=minimal_changes(text, new_text),
         bom=bom,
+        after=new_text,
     )
 
 

@@ -371,12 +371,8 @@ class SessionRecorder:
         right after the editor applied it must not lose it); its id."""
         edit_id = f"{self._run_id}.e{next(self._edit_ids)}"
         # hashing and comparing a large file takes milliseconds: not on the event loop
-        # Outside the edit's changes (whole lines, in order) the texts are equal.
-        changes = edit.changes
-        known = (changes[0].start, len(edit.base_text) - changes[-1].end) if changes else None
-        window = await anyio.to_thread.run_sync(
-            EditWindow.between, edit.base_text, edit.new_text, edit.create, known
-        )
+        # From the lines around the edit's changes: its whole text after is not made.
+        window = await anyio.to_thread.run_sync(EditWindow.of_edit, edit)
         record = EditIntentRecord(
             edit_id=edit_id,
             run_id=self._run_id,

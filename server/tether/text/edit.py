@@ -11,9 +11,10 @@ import difflib
 import re
 from collections.abc import Iterator, Sequence
 
-from ..host import TextChange
+from ..host import TextChange, apply_changes
 from .model import line_ending, line_index, position_at, range_at, split_lines, to_line_ending
 from .span import changed_span, widen
+from .window import local_pair, shifted
 
 __all__ = [
     "DIFF_CONTEXT",
@@ -21,6 +22,7 @@ __all__ = [
     "line_ending",
     "line_numbers_of",
     "minimal_changes",
+    "minimal_changes_of",
     "occurrences_of",
     "position_at",
     "range_at",
@@ -28,6 +30,7 @@ __all__ = [
     "to_file_endings",
     "to_line_ending",
     "unified_diff",
+    "unified_diff_of",
     "uses_crlf",
 ]
 
@@ -72,20 +75,32 @@ def minimal_changes(
     return tuple(changes)
 
 
-def apply_changes(text: str, changes: Sequence[TextChange]) -> str:
-    """``text`` with ``changes`` (in document order, not overlapping) applied."""
-    out: list[str] = []
-    cursor = 0
-    for change in changes:
-        out.append(text[cursor : change.start])
-        out.append(change.new_text)
-        cursor = change.end
-    out.append(text[cursor:])
-    return "".join(out)
-
-
 def unified_diff(old: str, new: str, shown_path: str, create: bool = False) -> str:
     """A unified diff with file headers (``--- /dev/null`` for a new file)."""
+    return _unified(old, new, shown_path, create, 0)
+
+
+def unified_diff_of(base: str, changes: Sequence[TextChange], shown_path: str) -> str:
+    """``unified_diff(base, apply_changes(base, changes), shown_path)``, computed on the
+    lines around ``changes`` (``window.local_pair``), without the whole new text."""
+    if not changes:
+        return unified_diff(base, base, shown_path)
+    at, old, new = local_pair(base, changes, DIFF_CONTEXT + 2)
+    return _unified(old, new, shown_path, False, line_index(base, at))
+
+
+def minimal_changes_of(base: str, changes: Sequence[TextChange]) -> tuple[TextChange, ...]:
+    """``minimal_changes(base, apply_changes(base, changes))``, computed on the lines
+    around ``changes`` (``window.local_pair``), without the whole new text."""
+    if not changes:
+        return ()
+    at, old, new = local_pair(base, changes, 2)
+    known = (changes[0].start - at, at + len(old) - changes[-1].end)
+    return shifted(minimal_changes(old, new, known), at)
+
+
+def _unified(old: str, new: str, shown_path: str, create: bool, first_line: int) -> str:
+    """The diff of ``old`` and ``new``, parts of a file starting at line ``first_line``."""
     before = "/dev/null" if create else f"a/{shown_path}"
     span = widen(old, changed_span(old, new), len(new), DIFF_CONTEXT)
     lines = difflib.unified_diff(
@@ -94,8 +109,9 @@ def unified_diff(old: str, new: str, shown_path: str, create: bool = False) -> s
         fromfile=before,
         tofile=f"b/{shown_path}",
     )
-    if span.start:
-        lines = _shifted(lines, line_index(old, span.start))
+    by = first_line + (line_index(old, span.start) if span.start else 0)
+    if by:
+        lines = _shifted(lines, by)
     out = []
     for line in lines:  # every line end shown as "\n"
         if line.endswith("\r\n"):

@@ -74,27 +74,37 @@ def _ends_between(text: str, start: int, stop: int) -> int:
     return count
 
 
-_known: tuple[str, int, int] = ("", 0, 0)
+_known: list[tuple[str, int, int]] = []
+"""(text, offset, line ends before it) of the last two texts counted."""
+
+
+def _recalled(text: str) -> tuple[int, int] | None:
+    for known_text, known, count in _known[:]:  # a copy: other threads count too
+        if known_text is text:
+            return known, count
+    return None
+
+
+def _noted(text: str, offset: int, count: int) -> None:
+    _known[:] = [(text, offset, count), *(k for k in _known[:2] if k[0] is not text)][:2]
 
 
 def line_index(text: str, offset: int) -> int:
     """The 0-based line holding ``offset``: the line ends completed before it.
 
-    Counted on from the last answer for the same text: an edit asks for the line of the
-    same place several times, and on a 10 MB text each count from 0 costs milliseconds.
+    Counted on from the last answer for the same text (the last two texts are kept): an
+    edit asks for the line of the same place several times, and on a 10 MB text each count
+    from 0 costs milliseconds; the lines of its small diff window are counted between.
     """
-    global _known
     offset = max(0, min(offset, len(text)))
-    known_text, known, count = _known
-    if known_text is not text:
-        count = _ends_between(text, 0, offset)
-    elif offset >= known:
+    known, count = _recalled(text) or (0, 0)
+    if offset >= known:
         count += _ends_between(text, known, offset)
     elif offset >= known - offset:
         count -= _ends_between(text, offset, known)
     else:
         count = _ends_between(text, 0, offset)
-    _known = (text, offset, count)
+    _noted(text, offset, count)
     return count
 
 
@@ -159,18 +169,18 @@ def _after_ends(text: str, start: int, wanted: int) -> int:
 
 def line_start(text: str, line: int) -> int:
     """The offset where ``line`` (0-based) starts; ``len(text)`` for a line past the end."""
-    global _known
     if line <= 0:
         return 0
-    known_text, known, count = _known
-    if known_text is text and count <= line:
+    recalled = _recalled(text)
+    if recalled is not None and recalled[1] <= line:
+        known, count = recalled
         if count == line:
             return line_start_at(text, known)
         start = _after_ends(text, known, line - count)
     else:
         start = _after_ends(text, 0, line)
     if start < len(text):
-        _known = (text, start, line)
+        _noted(text, start, line)
     return start
 
 

@@ -17,6 +17,7 @@ from tether_protocol import Position, ProposedHunk, ProposedText, Range
 from ..host import TextChange
 from .model import Encoding, range_at
 from .span import changed_span
+from .window import local_pair
 
 
 def proposed_window(
@@ -30,6 +31,26 @@ def proposed_window(
         range=_range(base, span.start, span.old_end, encoding),
         text=new[span.start : span.new_end],
         base_text=base[span.start : span.old_end],
+        hunks=[
+            ProposedHunk(range=_range(base, c.start, c.end, encoding), text=c.new_text)
+            for c in changes
+        ],
+    )
+
+
+def proposed_window_of(
+    base: str, changes: Sequence[TextChange], encoding: Encoding
+) -> ProposedText:
+    """``proposed_window(base, apply_changes(base, changes), changes, encoding)``, from the
+    lines around ``changes`` (``window.local_pair``), without the whole new text."""
+    if not changes:
+        return proposed_window(base, base, changes, encoding)
+    at, old, new = local_pair(base, changes, 2)
+    span = changed_span(old, new, (changes[0].start - at, at + len(old) - changes[-1].end))
+    return ProposedText(
+        range=_range(base, at + span.start, at + span.old_end, encoding),
+        text=new[span.start : span.new_end],
+        base_text=old[span.start : span.old_end],
         hunks=[
             ProposedHunk(range=_range(base, c.start, c.end, encoding), text=c.new_text)
             for c in changes
