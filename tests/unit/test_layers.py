@@ -69,6 +69,7 @@ ALLOWED = allowed()
 THIRD_PARTY_OWNERS = {
     "pygls": ("lsp",),
     "lsprotocol": ("lsp",),
+    "cattrs": ("lsp.server",),  # the one converter, warmed for a daemon
     "openai": ("providers.openai",),
     "anthropic": ("providers.anthropic",),
     # the SDKs' HTTP client; retry.py asks it for the TLS context only when an SDK is made
