@@ -9,9 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tether.config.assemble import assemble
 from tether.config.layers import ConfigError, user_file
 from tether.config.quick import DAEMON_OFF, DAEMON_ON, daemon_choice, quick_settings
 
@@ -130,3 +132,15 @@ def test_the_front_imports_nothing_heavy_before_it_hands_the_run_over(tmp_path: 
     )
     assert done.returncode == 0, done.stderr
     assert "heavy: []" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("key", ["daemon", "trustedProjects"])
+def test_a_trusted_projects_file_that_sets_a_key_of_the_users_file_alone_is_refused(
+    tmp_path: Path, key: str
+) -> None:
+    root = tmp_path / "p"
+    (root / ".tether").mkdir(parents=True)
+    (root / ".tether" / "config.toml").write_text(f"{key} = true\n")
+    write_user(tmp_path, f"trustedProjects = [{str(root.resolve())!r}]\n")
+    with pytest.raises(ConfigError, match=f"{key}: only your own config.toml may set it"):
+        assemble(root, env_for(tmp_path))

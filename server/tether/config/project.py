@@ -30,7 +30,7 @@ from .layers import (
     parse_settings,
     read_toml,
 )
-from .quick import MAX_TOML_BYTES, PROJECT_CONFIG, TRUST_KEY
+from .quick import DAEMON_KEY, MAX_TOML_BYTES, PROJECT_CONFIG, TRUST_KEY
 
 PROJECT_FIELDS: Mapping[str, str] = {
     "diagnostics_settle_ms": "how long the editor's problems take to settle after an edit "
@@ -88,6 +88,8 @@ def read_project_file(root: Path, trusted: Sequence[Path], below: TetherSettings
     if data is None:
         return ProjectFile(TetherSettings())
     if root.resolve() in trusted:
+        for key in sorted({TRUST_KEY, DAEMON_KEY} & set(data)):  # the user's file's keys alone
+            raise ConfigError(f"{path}: {key}: only your own config.toml may set it")
         return ProjectFile(parse_settings(data, str(path)))
     return _allowed_part(data, str(path), below)
 
