@@ -166,8 +166,13 @@ def _ms(ns: int) -> float:
     return ns / 1e6
 
 
-async def once(root: Path, home: Path, within: float = 90) -> AppServerTiming:
-    """One fresh ``codex app-server`` doing the task in ``root``; checks the file and answer."""
+async def once(
+    root: Path, home: Path, within: float = 90, sandbox: str = "workspace-write"
+) -> AppServerTiming:
+    """One fresh ``codex app-server`` doing the task in ``root``; checks the file and answer.
+
+    ``sandbox``: ``workspace-write`` (Codex runs each command and patch in its Linux
+    sandbox) or ``danger-full-access`` (none, as ``tether run --yes``)."""
     make_workspace(root)
     model = TaskModel(DIALECT, root)
     with model:
@@ -191,7 +196,7 @@ async def once(root: Path, home: Path, within: float = 90) -> AppServerTiming:
                 await peer.notify("initialized")
                 _, thread = await peer.request(
                     "thread/start",
-                    {"cwd": str(root), "approvalPolicy": "never", "sandbox": "workspace-write"},
+                    {"cwd": str(root), "approvalPolicy": "never", "sandbox": sandbox},
                 )
                 text = {"type": "text", "text": PROMPT, "text_elements": []}
                 await peer.request(

@@ -12,6 +12,13 @@ model, spawn → ``initialize`` answered and spawn → ``turn/completed``; then 
 provider's warm daemon to it (issue 29: ≤ 1.0). Every system runs once unmeasured first, then
 round after round one run of each, so a load on the machine weighs on all alike. Skipped with
 a note when ``@openai/codex`` is not installed in the peers' folder.
+
+codex app-server runs three ways, each a fresh process per run (``VARIANTS``): with a fresh
+``CODEX_HOME`` each run and its ``workspace-write`` sandbox, and with one ``CODEX_HOME``
+kept across the runs (made by the unmeasured run, as the peers' method keeps each peer's
+home: what a user's second start of Codex finds) with and without its sandbox. A fresh
+home costs Codex its first-start work on every run; no sandbox is what ``tether run
+--yes`` does. Each gets its ratio rows.
 """
 
 from __future__ import annotations
@@ -30,6 +37,12 @@ from ..report import Row, median
 from .first_answer import APP, TimedApi, _one_run
 
 NAME = "daemon (tether run)"
+VARIANTS: tuple[tuple[str, bool, str], ...] = (
+    ("fresh home, workspace-write", True, "workspace-write"),
+    ("kept home, workspace-write", False, "workspace-write"),
+    ("kept home, no sandbox", False, "danger-full-access"),
+)
+"""(label, a fresh CODEX_HOME per run, the thread's sandbox)."""
 
 
 async def _stop(runtime: Path, env: dict[str, str]) -> None:
@@ -53,7 +66,7 @@ async def run(ctx: Context) -> list[Row]:
     times: dict[str, dict[str, list[float]]] = {
         provider: {"in-process": [], "cold daemon": [], "warm daemon": []} for provider in providers
     }
-    app_server: list[codex.AppServerTiming] = []
+    app_server: dict[str, list[codex.AppServerTiming]] = {label: [] for label, _, _ in VARIANTS}
     with_codex = codex.available()
     if not with_codex:
         ctx.notes.append(f"{codex.NAME}: not installed; to compare: {codex.INSTALL}")
@@ -74,12 +87,14 @@ async def run(ctx: Context) -> list[Row]:
             for provider in providers:
                 await _one_run(ctx, provider, fakes[provider], roots[provider], 0)  # page cache
             if with_codex:
-                await codex.once(codex_root, homes / "0")  # page cache, not counted
+                for variant in range(len(VARIANTS)):  # page cache and the kept homes
+                    await _codex_run(codex_root, homes, variant, 0)
             for index in range(1, runs + 1):
                 if with_codex:
-                    timing = await codex.once(codex_root, homes / str(index))
-                    app_server.append(timing)
-                    ctx.log(f"{codex.NAME} {index}: {timing.answer:.0f} ms")
+                    for variant, (label, _, _) in enumerate(VARIANTS):
+                        timing = await _codex_run(codex_root, homes, variant, index)
+                        app_server[label].append(timing)
+                        ctx.log(f"{codex.NAME} ({label}) {index}: {timing.answer:.0f} ms")
                 for provider in providers:
                     await _round(ctx, provider, fakes[provider], roots[provider], index, times)
         finally:
@@ -87,21 +102,23 @@ async def run(ctx: Context) -> list[Row]:
     for provider in providers:
         for how, values in times[provider].items():
             rows.append(Row.of(NAME, f"{provider}: spawn → answer, {how}", "ms", values))
-    if app_server:
-        answers = [t.answer for t in app_server]
+    for label, samples in app_server.items():
+        if not samples:
+            continue
+        answers = [t.answer for t in samples]
         for what, values in (
-            ("initialize", [t.initialize for t in app_server]),
-            ("1st model request", [t.first_request for t in app_server]),
-            ("1st message delta", [t.first_chunk for t in app_server]),
+            ("initialize", [t.initialize for t in samples]),
+            ("1st model request", [t.first_request for t in samples]),
+            ("1st message delta", [t.first_chunk for t in samples]),
             ("answer (turn/completed)", answers),
         ):
-            rows.append(Row.of(NAME, f"{codex.NAME}: spawn → {what}", "ms", values))
+            rows.append(Row.of(NAME, f"{codex.NAME} ({label}): spawn → {what}", "ms", values))
         for provider in providers:
             ratio = median(times[provider]["warm daemon"]) / median(answers)
             rows.append(
                 Row(
                     NAME,
-                    f"{provider}: warm daemon / {codex.NAME}",
+                    f"{provider}: warm daemon / {codex.NAME} ({label})",
                     "×",
                     ratio,
                     None,
@@ -111,6 +128,13 @@ async def run(ctx: Context) -> list[Row]:
                 )
             )
     return rows
+
+
+async def _codex_run(root: Path, homes: Path, variant: int, index: int) -> codex.AppServerTiming:
+    """One fresh codex app-server of ``VARIANTS[variant]``, run ``index``."""
+    _, fresh, sandbox = VARIANTS[variant]
+    home = homes / (f"{variant}-{index}" if fresh else f"{variant}-kept")
+    return await codex.once(root, home, sandbox=sandbox)
 
 
 async def _round(
