@@ -268,6 +268,7 @@ class Daemon:
         # A provider whose SDK is not loaded yet: imported now (after the fork, so this run
         # does not wait for it; the next connection does, once), for the runs after it.
         preload_sdk(wire.provider_of(request[0], request[2]))
+        warm_later()
 
     def answer(self, op: str) -> dict[str, Any]:
         if op == "stop":
@@ -378,8 +379,6 @@ def preload(environ: Mapping[str, str]) -> None:
         "tether.client.terminal_run",
         "tether.client.settings",
         "tether.client.rich_render",
-        "tether.client.chat",
-        "tether.client.chat_input",
         "tether.lsp.handlers",
         "tether.lsp.server",
         "tether.lsp.transport",
@@ -400,8 +399,26 @@ def preload(environ: Mapping[str, str]) -> None:
         "tether.daemon.command",
     ):
         importlib.import_module(name)
-    importlib.import_module("tether.lsp.server").warm_converter()  # the LSP types' functions
     preload_sdk(environ.get("TETHER_PROVIDER", ""))
+
+
+def warm_later() -> None:
+    """What makes warm runs faster but a cold one no faster: the chat's modules and the LSP
+    converter's functions (``lsp.server.warm_converter``, ~0.25 s with lsprotocol's types).
+    Done once, after the first run is forked, so the run that started the daemon does not
+    wait for it (that run does this work in its own process, as in-process runs do)."""
+    global WARMED
+    if WARMED:
+        return
+    WARMED = True
+    import importlib
+
+    for name in ("tether.client.chat", "tether.client.chat_input"):
+        importlib.import_module(name)
+    importlib.import_module("tether.lsp.server").warm_converter()
+
+
+WARMED = False
 
 
 def preload_sdk(provider: str) -> None:
