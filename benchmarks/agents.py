@@ -73,7 +73,9 @@ def _bin(name: str) -> Path:
     return PEERS_DIR / "node_modules" / ".bin" / name
 
 
-def _codex(base_url: str, home: Path) -> tuple[list[str], dict[str, str]]:
+def codex_fake_model(base_url: str, model: str) -> list[str]:
+    """The ``-c`` flags that point a Codex (codex-acp, codex app-server) at the fake model
+    as a custom provider (Responses wire, no login), asking for ``model``."""
     provider = {
         "name": "fake",
         "base_url": base_url,
@@ -81,8 +83,14 @@ def _codex(base_url: str, home: Path) -> tuple[list[str], dict[str, str]]:
         "env_key": "FAKE_MODEL_KEY",
     }
     inline = "{" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in provider.items()) + "}"
-    argv = [str(_bin("codex-acp")), "-c", 'model_provider="fake"']
-    argv += ["-c", f"model_providers.fake={inline}", "-c", 'model="gpt-5.2-codex"']
+    return ["-c", 'model_provider="fake"', "-c", f"model_providers.fake={inline}"] + [
+        "-c",
+        f"model={json.dumps(model)}",
+    ]
+
+
+def _codex(base_url: str, home: Path) -> tuple[list[str], dict[str, str]]:
+    argv = [str(_bin("codex-acp")), *codex_fake_model(base_url, "gpt-5.2-codex")]
     env = {**_base_env(home), "CODEX_HOME": str(home / "codex"), "FAKE_MODEL_KEY": "bench-key"}
     (home / "codex").mkdir(exist_ok=True)
     return argv, env

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .agents import PEERS_DIR, _base_env, _bin
+from .agents import PEERS_DIR, _base_env, _bin, codex_fake_model
 from .task_model import ANSWER, PROMPT, Dialect, TaskModel, make_workspace, task_done
 
 VERSION = "0.169.0"
@@ -64,15 +64,7 @@ def version() -> str:
 
 def command(base_url: str, home: Path) -> tuple[list[str], dict[str, str]]:
     """``codex app-server`` pointed at the fake model, with a fresh ``CODEX_HOME``."""
-    provider = {
-        "name": "fake",
-        "base_url": base_url,
-        "wire_api": "responses",
-        "env_key": "FAKE_MODEL_KEY",
-    }
-    inline = "{" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in provider.items()) + "}"
-    argv = [str(native()), "app-server", "-c", 'model_provider="fake"']
-    argv += ["-c", f"model_providers.fake={inline}", "-c", 'model="gpt-5.5"']
+    argv = [str(native()), "app-server", *codex_fake_model(base_url, "gpt-5.5")]
     codex_home = home / "codex"
     codex_home.mkdir(parents=True, exist_ok=True)
     env = {

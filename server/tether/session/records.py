@@ -250,12 +250,7 @@ class EditWindow(_Record):
                 before_sha256=text_hash(before),
                 after_sha256=text_hash(after),
             )
-        known_prefix, known_suffix = known or (0, 0)
-        prefix = _common_prefix(before, after, known_prefix)
-        limit = min(len(before), len(after)) - prefix
-        suffix = _common_suffix(before, after, limit, known_suffix)
-        old = before[prefix : len(before) - suffix]
-        new = after[prefix : len(after) - suffix]
+        prefix, old, new = _trimmed(before, after, *(known or (0, 0)))
         lead: str | None = None
         trail: str | None = None
         if len(old) + len(new) <= HUNK_LIMIT:
@@ -282,11 +277,7 @@ class EditWindow(_Record):
             return cls.between(base, edit.new_text, edit.create, known)
         at, before, after = local_pair(base, changes, CONTEXT_LINES + 2)
         end = at + len(before)
-        prefix = _common_prefix(before, after, changes[0].start - at)
-        limit = min(len(before), len(after)) - prefix
-        suffix = _common_suffix(before, after, limit, end - changes[-1].end)
-        old = before[prefix : len(before) - suffix]
-        new = after[prefix : len(after) - suffix]
+        prefix, old, new = _trimmed(before, after, changes[0].start - at, end - changes[-1].end)
         lead: str | None = None
         trail: str | None = None
         if len(old) + len(new) <= HUNK_LIMIT:
@@ -315,6 +306,15 @@ class EditWindow(_Record):
 
 COMPARED_CHARS = 1 << 16
 """Texts are compared this many characters at a time (a short hold of the interpreter)."""
+
+
+def _trimmed(before: str, after: str, known_prefix: int, known_suffix: int) -> tuple[int, str, str]:
+    """Where ``before`` and ``after`` first differ, and the differing middles of each (the
+    common ends found from ``known_prefix`` / ``known_suffix``, lengths known to be equal)."""
+    prefix = _common_prefix(before, after, known_prefix)
+    limit = min(len(before), len(after)) - prefix
+    suffix = _common_suffix(before, after, limit, known_suffix)
+    return prefix, before[prefix : len(before) - suffix], after[prefix : len(after) - suffix]
 
 
 def _common_prefix(a: str, b: str, known: int = 0) -> int:
