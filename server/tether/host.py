@@ -126,6 +126,12 @@ class FileEdit:
             object.__setattr__(self, "after", after)
         return after
 
+    def made(self, text: str) -> None:
+        """``text`` is this edit's text after, made elsewhere (the caller compared it, e.g.
+        an open buffer's lines joined): kept as ``new_text`` instead of making another."""
+        if self.after is None:
+            object.__setattr__(self, "after", text)
+
 
 def apply_changes(text: str, changes: Sequence[TextChange]) -> str:
     """``text`` with ``changes`` (in document order, not overlapping) applied."""

@@ -11,18 +11,19 @@ from __future__ import annotations
 import io
 import json
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests import lsp_text as ref
 from tether.client.approver import colour_diff
 from tether.client.render import TerminalRenderer
-from tether.host import Buffer, MemoryBuffers
+from tether.host import Buffer, MemoryBuffers, TextChange
 from tether.lsp.documents import split_lines as document_lines
 from tether.text import model as tm
 from tether.text.edit import position_at
@@ -245,3 +246,61 @@ async def test_read_file_numbers_lines_as_the_editor_does(tmp_path: Path) -> Non
         "     3\tc = 3\u2028still c",
         "[showing lines 2-3 of 3]",
     ]
+
+
+PIECES_CR = ["a", "é", "🌍", "\n", "\r\n", "\r", "bc"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.sampled_from(PIECES_CR), max_size=12),
+    st.lists(st.sampled_from(PIECES_CR), max_size=6),
+    st.one_of(st.integers(0, 40), st.integers(0, 70_000)),
+    st.integers(0, 40),
+    st.one_of(st.integers(0, 40), st.integers(0, 70_000)),
+    st.integers(0, 70_000),
+)
+@example(["\r\n"], [], 1, 1, 3, 5)  # the "\n" of a "\r\n" deleted: a lone "\r" is left
+@example(["a"], ["\r"], 1, 0, 3, 5)  # a "\r" typed
+def test_what_is_known_of_a_text_holds_for_the_text_an_edit_made_of_it(
+    head: list[str], new: list[str], at: int, removed: int, probe: int, second: int
+) -> None:
+    """``derived`` carries the line counts and the "\\r" answer of a long text over to the
+    text an edit made of it: every count of the new text is then the count from 0."""
+    before = "".join(head) + "x\n" * 33_000 + "".join(head)  # long: remembered
+    start = min(at, len(before))
+    end = min(len(before), start + removed)
+    replacement = TextChange(start, end, "".join(new))
+    after = before[:start] + replacement.new_text + before[end:]
+    tm.line_index(before, min(probe, len(before)))  # something known of before
+    tm.derived(before, [replacement], after)
+    for offset in (second, probe, start, start + len(replacement.new_text)):
+        offset = min(offset, len(after))
+        assert tm.line_index(after, offset) == _ends_before(after, offset)
+    assert tm.line_count(after) == len(ref.split(after, keepends=True))
+
+
+def _ends_before(text: str, offset: int) -> int:
+    """The line ends completed before ``offset`` (a "\\r\\n" it cuts is not)."""
+    count = len(re.findall(r"\r\n|\r|\n", text[:offset]))
+    return (
+        count - 1
+        if text[offset - 1 : offset] == "\r" and text[offset : offset + 1] == "\n"
+        else count
+    )
+
+
+def _ends_before(text: str, offset: int) -> int:
+    """The line ends completed before ``offset`` (a "\\r\\n" it cuts is not)."""
+    count = len(re.findall(r"\r\n|\r|\n", text[:offset]))
+    return (
+        count - 1
+        if text[offset - 1 : offset] == "\r" and text[offset : offset + 1] == "\n"
+        else count
+    )
+
+
+def tm_change(start: int, end: int, text: str):  # type: ignore[no-untyped-def]
+    from tether.host import TextChange
+
+    return TextChange(start, end, text)

@@ -21,8 +21,9 @@ from pygls.workspace import PositionCodec, TextDocument, Workspace
 
 from ..host import FileEdit
 from ..text import model as textmodel
-from ..text.model import column_index, content, encoding_name, line_index
+from ..text.model import column_index, content, derived, encoding_name, line_index
 from ..text.span import line_end_after, line_start_before
+from .blocks import JoinedBlocks
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,7 @@ class LineDocument(TextDocument):
         text = source or ""
         self._lines: list[str] = split_lines(text)
         self._text: str | None = text
+        self._blocks = JoinedBlocks()
         self._encoding = encoding_name(self.position_codec.encoding)
         self._pending: FileEdit | None = None
         """An applied edit that the lines hold (checked): the text is its text after."""
@@ -74,7 +76,16 @@ class LineDocument(TextDocument):
         the lines hold, else the lines joined)."""
         if self._text is None:
             pending = self._pending
-            self._text = "".join(self._lines) if pending is None else pending.new_text
+            if pending is not None and pending.after is not None:
+                self._text = pending.after
+            else:
+                # Joined from the blocks of lines (see ``blocks``), not made from the
+                # edit's text before: slicing both ends of that and joining them copies
+                # twice into fresh memory.
+                self._text = self._blocks.join(self._lines)
+                if pending is not None:  # the lines hold it (checked): that is its text
+                    pending.made(self._text)
+                    derived(pending.base_text, pending.changes, self._text)
             self._pending = None
         since = self._since
         if since is None or since[0] != self.version or since[1] != id(self._text):
@@ -161,6 +172,7 @@ class LineDocument(TextDocument):
 
     def _set_text(self, text: str) -> None:
         self._lines = split_lines(text)
+        self._blocks.reset()
         self._text, self._pending, self._since = text, None, None
 
     def _locate(self, position: types.Position) -> tuple[int, int]:
@@ -192,7 +204,9 @@ class LineDocument(TextDocument):
             version, read, count, kept_head, kept_tail = self._since
             kept_tail = min(kept_tail, len(lines) - last)
             self._since = (version, read, count, min(kept_head, first), kept_tail)
-        lines[first:last] = split_lines(text[:head] + change.text + text[tail:])
+        changed = split_lines(text[:head] + change.text + text[tail:])
+        lines[first:last] = changed
+        self._blocks.replaced(first, last, len(changed))
         self._text, self._pending = None, None
 
 

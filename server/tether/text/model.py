@@ -17,7 +17,8 @@ lone ``\\r`` (nearly all, CRLF files too) take ``str.count``/``find`` of ``\\n``
 from __future__ import annotations
 
 import re
-from typing import Literal
+from collections.abc import Sequence
+from typing import Literal, Protocol
 
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
 LINE_ENDS = ("\r\n", "\n", "\r")
@@ -86,7 +87,46 @@ def _recalled(text: str) -> tuple[int, int] | None:
 
 
 def _noted(text: str, offset: int, count: int) -> None:
+    if len(text) < _REMEMBERED:  # cheap to count again: a diff's window must not push
+        return  # the long text being edited out of the two remembered
     _known[:] = [(text, offset, count), *(k for k in _known[:2] if k[0] is not text)][:2]
+
+
+class Replacement(Protocol):
+    """``before[start:end]`` replaced by ``new_text`` (``host.TextChange``)."""
+
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+    @property
+    def new_text(self) -> str: ...
+
+
+def derived(before: str, changes: Sequence[Replacement], after: str) -> None:
+    """``after`` is ``before`` with ``changes`` (in order, not overlapping) applied: what is
+    remembered of ``before`` (no lone ``\r``; the line of an offset) is carried over to
+    ``after``, so that the next edit of a 10 MB buffer does not count its lines from 0."""
+    if len(after) < _REMEMBERED or not changes:
+        return
+    cr = next((answer for known, answer in _cr_known if known is before), None)
+    if cr is not False or any("\r" in c.new_text for c in changes):
+        return
+    if any(c.start > 0 and before[c.start - 1] == "\r" for c in changes):
+        return  # a "\r" before a change might lose its "\n"
+    # No lone "\r" before, none made: every line end of ``after`` holds a "\n".
+    _cr_known[:] = [(after, False), *(k for k in _cr_known[:1] if k[0] is not after)]
+    point = _recalled(before)
+    if point is None:
+        return
+    offset, count = point
+    first, last = changes[0], changes[-1]
+    if offset <= first.start:  # the same place in both texts
+        _noted(after, offset, count)
+    elif offset >= last.end:  # shifted by the changes
+        shift = sum(len(c.new_text) - (c.end - c.start) for c in changes)
+        lines = sum(c.new_text.count("\n") - before.count("\n", c.start, c.end) for c in changes)
+        _noted(after, offset + shift, count + lines)
 
 
 def line_index(text: str, offset: int) -> int:
