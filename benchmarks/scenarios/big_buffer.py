@@ -171,7 +171,8 @@ async def _measure(ctx: Context, astral: bool) -> list[Row]:
     async with ctx.server("big-buffer", root) as server:
         server.handlers["agent/approve"] = allow
         await server.initialize(root, options)
-        ping = await _round_trip(server)
+        await _round_trip(server)  # the first request also loads what requests need
+        ping = min([await _round_trip(server) for _ in range(3)])
         began = time.monotonic_ns()
         await server.notify("textDocument/didOpen", doc.did_open())
         await server.request("agent/cancel", {"runId": "none"})
