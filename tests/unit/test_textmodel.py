@@ -290,16 +290,6 @@ def _ends_before(text: str, offset: int) -> int:
     )
 
 
-def _ends_before(text: str, offset: int) -> int:
-    """The line ends completed before ``offset`` (a "\\r\\n" it cuts is not)."""
-    count = len(re.findall(r"\r\n|\r|\n", text[:offset]))
-    return (
-        count - 1
-        if text[offset - 1 : offset] == "\r" and text[offset : offset + 1] == "\n"
-        else count
-    )
-
-
 def tm_change(start: int, end: int, text: str):  # type: ignore[no-untyped-def]
     from tether.host import TextChange
 
