@@ -9,7 +9,8 @@ at the end.
 In the same run, issue 29's yardstick: ``codex app-server`` (Rust), a fresh process per run
 driven over its own JSON-RPC (``benchmarks/codex_app_server.py``) on the peers' task and fake
 model, spawn → ``initialize`` answered and spawn → ``turn/completed``; then the ratio of each
-provider's warm daemon to it (issue 29: ≤ 1.0). Every system runs once unmeasured first, then
+provider's warm daemon to it (issue 29: ≤ 1.0), and of the cold daemon to in-process (the
+first run no slower than without the daemon: ≤ 1.0). Every system runs once unmeasured first, then
 round after round one run of each, so a load on the machine weighs on all alike. Skipped with
 a note when ``@openai/codex`` is not installed in the peers' folder.
 
@@ -102,6 +103,20 @@ async def run(ctx: Context) -> list[Row]:
     for provider in providers:
         for how, values in times[provider].items():
             rows.append(Row.of(NAME, f"{provider}: spawn → answer, {how}", "ms", values))
+        # Issue 29: the first run (cold daemon) no slower than today's (in-process) one.
+        cold = median(times[provider]["cold daemon"]) / median(times[provider]["in-process"])
+        rows.append(
+            Row(
+                NAME,
+                f"{provider}: cold daemon / in-process",
+                "×",
+                cold,
+                None,
+                runs,
+                target="≤ 1",
+                limit=1.0,
+            )
+        )
     for label, samples in app_server.items():
         if not samples:
             continue

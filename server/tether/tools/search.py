@@ -54,7 +54,11 @@ log = logging.getLogger(__name__)
 
 MAX_MATCHES = 200
 MAX_MATCH_CHARS = 300
-# Larger files are skipped by both engines (ripgrep through --max-filesize).
+# Larger files are skipped by both engines: by the Python side, which reads every file
+# ripgrep names. Not also by ripgrep's --max-filesize: that stats every file in the tree
+# (9-10 ms of 20,000 files, 15% of a search), where ripgrep otherwise takes the file type
+# from the directory entry; a larger file costs ripgrep one read, and a NUL byte (a sparse
+# or binary file) ends that read at once.
 MAX_SEARCH_BYTES = 10 * 1024 * 1024
 # "python" makes every Search without an explicit engine skip ripgrep (tests, benchmarks).
 ENGINE_ENV = "TETHER_SEARCH_ENGINE"
@@ -234,7 +238,6 @@ class Search(Tool[SearchArgs]):
         if rust_pattern is None:
             return None
         cmd = [rg, *RG_FLAGS, "--files-with-matches", "--null", "--crlf"]
-        cmd += ["--max-filesize", str(MAX_SEARCH_BYTES)]
         if glob is not None and glob.basename_only():
             cmd += ["--glob", glob.pattern]  # a pre-filter only; Python applies the glob too
         cmd += ["-e", rust_pattern, "--", str(base)]
