@@ -72,9 +72,10 @@ THIRD_PARTY_OWNERS = {
     "cattrs": ("lsp.server",),  # the one converter, warmed for a daemon
     "openai": ("providers.openai",),
     "anthropic": ("providers.anthropic",),
-    # the SDKs' HTTP client; retry.py asks it for the TLS context only when an SDK is made
+    # the SDKs' HTTP client; retry.py asks it for the TLS context only when an SDK is made,
+    # sdk.py for the in-process transport of a rehearsal (``providers.prime``) only
     "httpx": ("providers.openai", "providers.anthropic", "providers.retry"),
-    "httpx2": ("providers.openai", "providers.anthropic", "providers.retry"),
+    "httpx2": ("providers.openai", "providers.anthropic", "providers.retry", "providers.sdk"),
     # the MCP SDK, imported only inside the functions that start or call a server
     "mcp": ("mcp",),
     "mcp_types": ("mcp",),

@@ -375,6 +375,8 @@ def preload(environ: Mapping[str, str]) -> None:
     first run)."""
     import importlib
 
+    # By name, as the rest: the daemon's layer sits under the server's (docs/architecture.md).
+    run_modules = importlib.import_module("tether.lsp.server").RUN_MODULES
     for name in (
         "tether.client.terminal_run",
         "tether.client.settings",
@@ -390,11 +392,7 @@ def preload(environ: Mapping[str, str]) -> None:
         "tether.tools.search",
         "tether.tools.plan",
         "tether.tools.diagnostics",
-        "tether.text.proposed",
-        "anyio._backends._asyncio",
-        "anyio.streams.stapled",
-        "anyio._core._fileio",
-        "pygls.progress",
+        *run_modules,
         "tether.client.rules_cli",  # the command line's parser names every command
         "tether.daemon.command",
     ):
@@ -422,17 +420,12 @@ WARMED = False
 
 
 def preload_sdk(provider: str) -> None:
-    """Import ``provider``'s SDK and what its first client loads (nothing for an unknown
-    name or the scripted one; once per provider)."""
-    from ..providers import SDK_MODULES, prime
+    """Prime ``provider``'s SDK (``providers.prime``: imported, one request rehearsed in
+    the process; nothing for an unknown name or the scripted one; once per provider)."""
+    from ..providers import prime
 
-    if provider in SDK_MODULES and provider not in PRIMED:
-        PRIMED.add(provider)
-        with contextlib.suppress(Exception):  # the run says what is wrong, as in-process
-            prime(provider)
-
-
-PRIMED: set[str] = set()
+    with contextlib.suppress(Exception):  # the run says what is wrong, as in-process
+        prime(provider)
 
 
 def serve_daemon(

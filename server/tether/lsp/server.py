@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 from collections.abc import Callable, Coroutine, Generator, Mapping
@@ -284,6 +285,67 @@ def warm_converter() -> None:
         for make in (converter.get_structure_hook, converter.get_unstructure_hook):
             with contextlib.suppress(cattrs.errors.StructureHandlerNotFoundError):
                 make(kind)
+
+
+RUN_MODULES = (
+    "anyio._backends._asyncio",
+    "anyio._core._sockets",
+    "anyio._core._fileio",
+    "anyio.streams.stapled",
+    "anyio.streams.memory",
+    "encodings.utf_8_sig",
+    "pygls.progress",
+    "tether.text.proposed",
+)
+"""What a server's first run imports on first use: anyio's event-loop backend and its
+sockets (the first model connection), the readers' encodings, progress, previews."""
+
+_SAMPLE_EDIT = types.ApplyWorkspaceEditParams(
+    edit=types.WorkspaceEdit(
+        document_changes=[
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(
+                    uri="file:///sample", version=1
+                ),
+                edits=[
+                    types.TextEdit(
+                        range=types.Range(types.Position(0, 0), types.Position(0, 1)),
+                        new_text="sample",
+                    )
+                ],
+            )
+        ]
+    )
+)
+
+
+_SAMPLE_MESSAGES: tuple[tuple[object, type], ...] = (
+    (_SAMPLE_EDIT, types.ApplyWorkspaceEditParams),
+    (types.WorkDoneProgressCreateParams(token="sample"), types.WorkDoneProgressCreateParams),
+    (
+        types.ProgressParams(token="sample", value=types.WorkDoneProgressReport(message="s")),
+        types.ProgressParams,
+    ),
+)
+"""What a run sends an editor through the converter, one of each."""
+
+
+def warm_run() -> None:
+    """Load what the first run of a new server would otherwise load while the user waits:
+    ``RUN_MODULES``, the converter's functions (``warm_converter``) and those of the
+    messages a run sends an editor (an edit, progress). ``tether serve`` does it on its
+    warm-up thread.
+
+    Those messages are converted, twice in turn, not only their functions made: cattrs,
+    making some functions, empties the converter's cache of the ones made before (as the
+    end of ``warm_converter`` does); after two rounds they stay made (``test_warm_run``)."""
+    for name in RUN_MODULES:
+        importlib.import_module(name)
+    warm_converter()
+    converter = process_converter()
+    for _ in range(2):
+        for message, kind in _SAMPLE_MESSAGES:
+            converter.unstructure(message, kind)
 
 
 class TetherServer(LanguageServer):

@@ -7,12 +7,12 @@ The SDK-backed providers are imported inside ``make_provider``: starting ``tethe
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import os
-import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import anyio.to_thread
@@ -93,29 +93,45 @@ SDK_MODULES = {"openai": ".openai", "anthropic": ".anthropic"}
 
 
 def prime(name: str | None) -> None:
-    """Import the SDK provider ``name`` and load what its first client would (``prime`` of
-    its module): for a process that forks runs (the daemon). Nothing for another name."""
+    """Import the SDK provider ``name`` and rehearse one request on it (``prime`` of its
+    module: what the SDK's first client loads and builds), once per process and provider;
+    nothing for another name. For the warm-up of a server and the daemon, which forks
+    runs that then find it done. Thread-safe; blocking (call it off the event loop)."""
     module = SDK_MODULES.get(name or "")
-    if module is not None:
-        importlib.import_module(module, __name__).prime()
+    if module is None:
+        return
+    with _PRIMING:
+        if module in _PRIMED:
+            return
+        _PRIMED.add(module)
+    importlib.import_module(module, __name__).prime()
 
 
-def warm_up_thread(name: str | None) -> threading.Thread | None:
-    """Start importing the SDK provider ``name`` on a thread of its own (None: nothing to
-    import), as soon as ``tether serve`` has its own modules: the first run then finds it.
+_PRIMED: set[str] = set()
+_PRIMING = threading.Lock()
 
-    The cyclic collector stays off until the import ends (see ``warm_up``); then the
-    modules are frozen out of its way and it is turned on again.
+
+def warm_up_thread(
+    name: str | None, then: Callable[[], None] | None = None
+) -> threading.Thread | None:
+    """Prime the SDK provider ``name`` (``prime``), then call ``then`` (what else a first
+    run would load), on a thread of its own started now, as soon as ``tether serve`` has
+    its own modules: the first run then finds them done. None when there is nothing to do.
+
+    The cyclic collector stays off until the thread ends (see ``warm_up``); then what it
+    loaded is frozen out of the collector's way and the collector is turned on again. A
+    failure is left to the first run to report, as without the warm-up.
     """
-    module = SDK_MODULES.get(name or "")
-    if module is None or f"{__name__}{module}" in sys.modules:
+    if SDK_MODULES.get(name or "") is None and then is None:
         return None
 
     def load() -> None:
         try:
-            importlib.import_module(module, __name__)
-        except Exception:  # the first run says what is wrong, as without the warm-up
-            pass
+            with contextlib.suppress(Exception):
+                prime(name)
+            if then is not None:
+                with contextlib.suppress(Exception):
+                    then()
         finally:
             gc.freeze()
             gc.enable()
@@ -127,19 +143,20 @@ def warm_up_thread(name: str | None) -> threading.Thread | None:
 
 
 async def warm_up(name: str | None) -> None:
-    """Import the SDK provider ``name`` in a worker thread, ahead of its first run.
+    """Prime the SDK provider ``name`` in a worker thread, ahead of its first run (a
+    provider the start's warm-up did not know: the project's, a changed setting).
 
     Importing ``anthropic`` takes about a second; done inside ``make_provider`` it would
     stall the event loop (and every editor request) once. Safe to call for any name.
     """
     module = SDK_MODULES.get(name or "")
-    if module is None or f"{__name__}{module}" in sys.modules:
+    if module is None or module in _PRIMED:
         return
     # The SDK's thousand pydantic models are there for good: cyclic collections while they
     # are built find nothing and cost ~15% of the import (the caller freezes them after).
     gc.disable()
     try:
-        await anyio.to_thread.run_sync(importlib.import_module, module, __name__)
+        await anyio.to_thread.run_sync(prime, name)
     finally:
         gc.enable()
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 import anthropic
 import httpx2  # the SDK's HTTP client (a declared dependency): its mid-stream errors
@@ -38,10 +39,9 @@ from .retry import (
     describe_api_error,
     is_too_long,
     retry_after_seconds,
-    shared_ssl_context,
     underlying_error,
 )
-from .sdk import SdkProvider
+from .sdk import SdkProvider, rehearse
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 """Used when no model is configured: the current Sonnet."""
@@ -178,7 +178,7 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
             base_url=self._base_url,
             max_retries=0,
             timeout=REQUEST_TIMEOUT,
-            http_client=anthropic.DefaultAsyncHttpxClient(verify=shared_ssl_context()),
+            http_client=self._http(anthropic.DefaultAsyncHttpxClient),
         )
 
     async def _attempt(
@@ -308,13 +308,38 @@ def _add_thinking(block: ContentBlockParam | None, delta: object) -> None:
         block["signature"] += delta.signature
 
 
+def _rehearsal_stream() -> bytes:
+    """A Messages event stream: a text block, a tool call, the stop (``sdk.rehearse``)."""
+    usage = {"input_tokens": 1, "output_tokens": 1}
+    message = {"id": "r", "type": "message", "role": "assistant", "model": "r", "content": []}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"message": {**message, "stop_reason": None, "usage": usage}}),
+        ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": "r"}}),
+        ("content_block_stop", {"index": 0}),
+        (
+            "content_block_start",
+            {
+                "index": 1,
+                "content_block": {"type": "tool_use", "id": "r1", "name": "r", "input": {}},
+            },
+        ),
+        (
+            "content_block_delta",
+            {"index": 1, "delta": {"type": "input_json_delta", "partial_json": "{}"}},
+        ),
+        ("content_block_stop", {"index": 1}),
+        ("message_delta", {"delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 1}}),
+        ("message_stop", {}),
+    ]
+    return "".join(
+        f"event: {name}\ndata: {json.dumps({'type': name, **data})}\n\n" for name, data in events
+    ).encode()
+
+
 def prime() -> None:
-    """Load what the SDK imports only when a client is first made and used (the HTTP stack,
-    the messages resource) and the shared TLS context, without any request: a daemon does
-    this once so that every run forked from it finds them loaded."""
-    client = AsyncAnthropic(
-        api_key="unused",
-        base_url="http://127.0.0.1:9",
-        http_client=anthropic.DefaultAsyncHttpxClient(verify=shared_ssl_context()),
-    )
-    _ = client.messages
+    """Do what the SDK does only on a client's first use — its lazy imports, the request
+    transformation, the stream events' validators, the TLS context — with one rehearsed
+    request answered in-process (``sdk.rehearse``): for the warm-up of ``tether serve`` and
+    the daemon, so that the first real run finds it done."""
+    rehearse(AnthropicProvider(model="rehearsal", api_key="unused"), _rehearsal_stream())

@@ -42,10 +42,9 @@ from .retry import (
     describe_api_error,
     is_too_long,
     retry_after_seconds,
-    shared_ssl_context,
     underlying_error,
 )
-from .sdk import SdkProvider
+from .sdk import SdkProvider, rehearse
 
 DEFAULT_MODEL = "gpt-5.4"
 """Used when no model is configured: current, and it calls tools through Chat Completions."""
@@ -168,7 +167,7 @@ class OpenAIProvider(SdkProvider[AsyncOpenAI]):
             base_url=self._base_url,
             max_retries=0,
             timeout=REQUEST_TIMEOUT,
-            http_client=openai.DefaultAsyncHttpxClient(verify=shared_ssl_context()),
+            http_client=self._http(openai.DefaultAsyncHttpxClient),
         )
 
     async def _attempt(
@@ -285,13 +284,31 @@ def _read_chunk(
     return texts
 
 
-def prime() -> None:
-    """Load what the SDK imports only when a client is first made and used (the HTTP stack,
-    the chat resources) and the shared TLS context, without any request: a daemon does this
-    once so that every run forked from it finds them loaded."""
-    client = AsyncOpenAI(
-        api_key="unused",
-        base_url="http://127.0.0.1:9/v1",
-        http_client=openai.DefaultAsyncHttpxClient(verify=shared_ssl_context()),
+def _rehearsal_stream() -> bytes:
+    """A chat completion stream: text, a tool call, the finish, the usage (``sdk.rehearse``)."""
+    call = {
+        "index": 0,
+        "id": "r1",
+        "type": "function",
+        "function": {"name": "r", "arguments": "{}"},
+    }
+    deltas = [({"role": "assistant", "content": "r"}, None), ({"tool_calls": [call]}, None)]
+    chunks: list[dict[str, object]] = [
+        {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        for delta, finish in [*deltas, ({}, "tool_calls")]
+    ]
+    chunks.append(
+        {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
     )
-    _ = client.chat.completions
+    head = {"id": "r", "object": "chat.completion.chunk", "created": 0, "model": "r"}
+    frames = [f"data: {json.dumps({**head, **chunk})}\n\n" for chunk in chunks]
+    return "".join([*frames, "data: [DONE]\n\n"]).encode()
+
+
+def prime() -> None:
+    """Do what the SDK does only on a client's first use — its lazy imports, the request
+    transformation, the stream chunks' models, the TLS context — with one rehearsed
+    request answered in-process (``sdk.rehearse``): for the warm-up of ``tether serve`` and
+    the daemon, so that the first real run finds it done."""
+    provider = OpenAIProvider(model="rehearsal", api_key="unused", base_url="http://127.0.0.1:9/v1")
+    rehearse(provider, _rehearsal_stream())

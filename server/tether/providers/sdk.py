@@ -7,16 +7,55 @@ request (``_attempt``) and says which of its SDK's errors are worth a retry (``_
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, aclosing
-from typing import ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
-from .base import ModelDelta, ModelRequest
+from .base import (
+    AssistantMessage,
+    ModelDelta,
+    ModelRequest,
+    ToolCall,
+    ToolResultMessage,
+    ToolSpec,
+    UserMessage,
+)
 from .models import ModelTable
-from .retry import Failure, OutputLimit, PartStream, RetryPolicy, stream_reply
+from .retry import (
+    Failure,
+    OutputLimit,
+    PartStream,
+    RetryPolicy,
+    shared_ssl_context,
+    stream_reply,
+)
+
+CONNECTION_MODULES = (
+    "anyio._backends._asyncio",
+    "anyio._core._sockets",
+    "anyio._core._synchronization",
+    "anyio.streams.memory",
+    "anyio.streams.stapled",
+)
+"""What an SDK's first real connection imports (``rehearse``'s requests make none)."""
 
 ClientT = TypeVar("ClientT")
+HttpT = TypeVar("HttpT")
+
+REHEARSAL = ModelRequest(
+    system="rehearsal",
+    messages=(
+        UserMessage("rehearsal"),
+        AssistantMessage("rehearsal", (ToolCall("r0", "read_file", {"path": "r"}),)),
+        ToolResultMessage("r0", "read_file", "rehearsal", is_error=False),
+    ),
+    tools=(ToolSpec("read_file", "rehearsal", {"type": "object", "properties": {"path": {}}}),),
+)
+"""A conversation with every kind of message and a tool: the shapes of a real run's
+requests, whose transformation the SDKs work out (and cache) on first use."""
 
 
 class SdkProvider(ABC, Generic[ClientT]):
@@ -47,6 +86,22 @@ class SdkProvider(ABC, Generic[ClientT]):
         )
         self._limit = limit or OutputLimit(*self.default_limit)
         self._retry = retry or RetryPolicy()
+        self._rehearsal: bytes | None = None
+        """Set by ``rehearse``: every request is answered in-process with this stream."""
+
+    def _http(self, factory: Callable[..., HttpT]) -> HttpT:
+        """The SDK's default HTTP client (``factory``) on the shared TLS context; in a
+        rehearsal, one whose requests never leave the process."""
+        if self._rehearsal is None:
+            return factory(verify=shared_ssl_context())
+        import httpx2  # the SDKs' HTTP client
+
+        body = self._rehearsal
+        headers = {"content-type": "text/event-stream"}
+        transport = httpx2.MockTransport(
+            lambda _: httpx2.Response(200, headers=headers, content=body)
+        )
+        return factory(verify=shared_ssl_context(), transport=transport)
 
     @abstractmethod
     def _client(self) -> AbstractAsyncContextManager[ClientT]:
@@ -76,3 +131,23 @@ class SdkProvider(ABC, Generic[ClientT]):
             async with aclosing(reply) as deltas:
                 async for delta in deltas:
                     yield delta
+
+
+def rehearse(provider: SdkProvider[Any], stream: bytes) -> None:
+    """Stream one reply of ``provider`` to ``REHEARSAL``, answered in-process with
+    ``stream`` (the provider's wire format, ending in a tool call), on an event loop of
+    its own: what a first real call would load and build — the SDK's lazily imported
+    modules, its request transformation and stream event validators, the TLS context —
+    is then done. No request leaves the process. For the warm-up and the daemon
+    (``providers.prime``); the caller has no running event loop in this thread."""
+    provider._rehearsal = stream
+    # The rehearsal's requests skip the socket: what the first real connection imports
+    # (anyio's event-loop backend and its socket streams, under the SDK's HTTP client).
+    for name in CONNECTION_MODULES:
+        importlib.import_module(name)
+
+    async def drain() -> None:
+        async for _ in provider.stream(REHEARSAL):
+            pass
+
+    asyncio.run(drain())
