@@ -397,7 +397,14 @@ def preload(environ: Mapping[str, str]) -> None:
         "tether.daemon.command",
     ):
         importlib.import_module(name)
-    preload_sdk(environ.get("TETHER_PROVIDER", ""))
+    # The SDK imported only: its rehearsal (``providers.prime``) waits until after the
+    # first fork, so the run that started the daemon does not wait for it.
+    from ..providers import SDK_MODULES
+
+    module = SDK_MODULES.get(environ.get("TETHER_PROVIDER", ""))
+    if module is not None:
+        with contextlib.suppress(Exception):  # the run says what is wrong, as in-process
+            importlib.import_module(module, "tether.providers")
 
 
 def warm_later() -> None:
