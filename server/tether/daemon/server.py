@@ -399,12 +399,10 @@ def preload(environ: Mapping[str, str]) -> None:
         importlib.import_module(name)
     # The SDK imported only: its rehearsal (``providers.prime``) waits until after the
     # first fork, so the run that started the daemon does not wait for it.
-    from ..providers import SDK_MODULES
+    from ..providers import import_sdk
 
-    module = SDK_MODULES.get(environ.get("TETHER_PROVIDER", ""))
-    if module is not None:
-        with contextlib.suppress(Exception):  # the run says what is wrong, as in-process
-            importlib.import_module(module, "tether.providers")
+    with contextlib.suppress(Exception):  # the run says what is wrong, as in-process
+        import_sdk(environ.get("TETHER_PROVIDER", ""))
 
 
 def warm_later() -> None:

@@ -289,7 +289,6 @@ def warm_converter() -> None:
 
 RUN_MODULES = (
     "anyio._backends._asyncio",
-    "anyio._core._sockets",
     "anyio._core._fileio",
     "anyio.streams.stapled",
     "anyio.streams.memory",
@@ -297,30 +296,31 @@ RUN_MODULES = (
     "pygls.progress",
     "tether.text.proposed",
 )
-"""What a server's first run imports on first use: anyio's event-loop backend and its
-sockets (the first model connection), the readers' encodings, progress, previews."""
-
-_SAMPLE_EDIT = types.ApplyWorkspaceEditParams(
-    edit=types.WorkspaceEdit(
-        document_changes=[
-            types.TextDocumentEdit(
-                text_document=types.OptionalVersionedTextDocumentIdentifier(
-                    uri="file:///sample", version=1
-                ),
-                edits=[
-                    types.TextEdit(
-                        range=types.Range(types.Position(0, 0), types.Position(0, 1)),
-                        new_text="sample",
-                    )
-                ],
-            )
-        ]
-    )
-)
-
+"""What a server's first run imports on first use: anyio's event-loop backend, file and
+stream modules, the readers' encodings, progress, previews (a model connection's own are
+``providers.sdk.CONNECTION_MODULES``)."""
 
 _SAMPLE_MESSAGES: tuple[tuple[object, type], ...] = (
-    (_SAMPLE_EDIT, types.ApplyWorkspaceEditParams),
+    (
+        types.ApplyWorkspaceEditParams(
+            edit=types.WorkspaceEdit(
+                document_changes=[
+                    types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(
+                            uri="file:///sample", version=1
+                        ),
+                        edits=[
+                            types.TextEdit(
+                                range=types.Range(types.Position(0, 0), types.Position(0, 1)),
+                                new_text="sample",
+                            )
+                        ],
+                    )
+                ]
+            )
+        ),
+        types.ApplyWorkspaceEditParams,
+    ),
     (types.WorkDoneProgressCreateParams(token="sample"), types.WorkDoneProgressCreateParams),
     (
         types.ProgressParams(token="sample", value=types.WorkDoneProgressReport(message="s")),

@@ -111,27 +111,30 @@ _PRIMED: set[str] = set()
 _PRIMING = threading.Lock()
 
 
-def warm_up_thread(
-    name: str | None, then: Callable[[], None] | None = None
-) -> threading.Thread | None:
-    """Prime the SDK provider ``name`` (``prime``), then call ``then`` (what else a first
-    run would load), on a thread of its own started now, as soon as ``tether serve`` has
-    its own modules: the first run then finds them done. None when there is nothing to do.
+def import_sdk(name: str | None) -> None:
+    """Import the SDK provider ``name``'s module (and so its SDK), without using it; nothing
+    for another name. For a process about to fork a run that must not wait for ``prime``."""
+    module = SDK_MODULES.get(name or "")
+    if module is not None:
+        importlib.import_module(module, __name__)
+
+
+def warm_up_thread(name: str | None, then: Callable[[], None]) -> threading.Thread:
+    """Prime the SDK provider ``name`` (``prime``; nothing for another name), then call
+    ``then`` (what else a first run would load), on a thread of its own started now, as
+    soon as ``tether serve`` has its own modules: the first run then finds them done.
 
     The cyclic collector stays off until the thread ends (see ``warm_up``); then what it
     loaded is frozen out of the collector's way and the collector is turned on again. A
     failure is left to the first run to report, as without the warm-up.
     """
-    if SDK_MODULES.get(name or "") is None and then is None:
-        return None
 
     def load() -> None:
         try:
             with contextlib.suppress(Exception):
                 prime(name)
-            if then is not None:
-                with contextlib.suppress(Exception):
-                    then()
+            with contextlib.suppress(Exception):
+                then()
         finally:
             gc.freeze()
             gc.enable()
