@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from tether_protocol import TetherSettings
 
     from .client.terminal_run import TerminalRun
+    from .daemon.front import Cold
 
 
 def build_tools() -> Any:
@@ -535,6 +536,7 @@ def main(argv: list[str] | None = None) -> int:
     if _IN_DAEMON and args.command != "run" and not chat_here:
         print("tether: the daemon runs only `tether run` and `tether chat`", file=sys.stderr)
         return 2
+    cold: Cold | None = None
     if (
         (args.command == "run" or chat_here)
         and not getattr(args, "no_daemon", False)
@@ -545,9 +547,13 @@ def main(argv: list[str] | None = None) -> int:
         if wanted(os.environ):
             from .daemon.front import forward
 
-            status = forward(sys.argv[1:] if argv is None else argv, os.environ)
-            if status is not None:
-                return status
+            handed = forward(sys.argv[1:] if argv is None else argv, os.environ)
+            if isinstance(handed, int):
+                return handed
+            cold = handed  # None: the daemon cannot be used (forward said why)
+    if cold is not None and chat_here:
+        cold.start()  # while the user types; the chat itself runs here
+        cold = None
     if args.command == "serve":  # its logging is set up after the lean start (lsp.lean)
         return serve(args.log_level or "WARNING")
     import logging
@@ -572,7 +578,10 @@ def main(argv: list[str] | None = None) -> int:
         args.continue_ = args.continue_ or args.chat_continue
         args.session = args.session or args.chat_session
     try:
-        return command(args)
+        status = command(args)
+        if cold is not None:  # this run went in-process: the next finds a daemon
+            cold.start()
+        return status
     except BrokenPipeError:  # `tether replay … | head`: the reader has what it wanted
         from .client.terminal import silence
         from .client.terminal_run import EXIT_PIPE_CLOSED

@@ -136,7 +136,38 @@ def bash(command: str) -> dict[str, Any]:
     }
 
 
+def started(world: World) -> Path:
+    out = world.tether(["daemon", "start"], world.base)
+    assert out.returncode == 0, out.stderr
+    [path] = world.sockets()
+    return path
+
+
+def served(world: World) -> int:
+    """How many runs the daemon has forked (-1: none listens)."""
+    found = world.status()
+    return int(found["served"]) if found else -1
+
+
+def test_a_run_that_finds_no_daemon_runs_in_process_and_leaves_one_for_the_next(
+    world: World,
+) -> None:
+    root = world.project("p")
+    first = world.tether(["run", "--yes", "go"], root, world.run_env(bash("true")))
+    assert first.returncode == 0 and "outcome done" in first.stdout, first.stderr
+    assert IN_PROCESS_NOTE not in first.stderr  # the usual way of a first run: no note
+    assert len(world.daemon_pids()) == 1  # left starting as the run ended
+    path = started(world)  # waits for the one starting: no second daemon
+    assert len(world.daemon_pids()) == 1 and served(world) == 0
+    second = world.tether(["run", "--yes", "go"], root, world.run_env(bash("true")))
+    assert second.returncode == 0 and IN_PROCESS_NOTE not in second.stderr, second.stderr
+    assert served(world) == 1 and world.sockets() == [path]
+    status = world.tether(["daemon", "status"], root)
+    assert status.returncode == 0 and "1 served" in status.stdout, status.stdout
+
+
 def test_two_clients_at_once_keep_their_environment_folder_and_settings(world: World) -> None:
+    started(world)
     one, two = world.project("one"), world.project("two")
     script = bash('echo "$WHO $(pwd) $TETHER_MODEL" > seen.txt') | {"delaySeconds": 1.0}
     first = world.start(
@@ -162,16 +193,18 @@ def test_two_clients_at_once_keep_their_environment_folder_and_settings(world: W
 
 
 def test_an_approval_is_asked_and_answered_on_the_fronts_terminal(world: World) -> None:
+    started(world)
     root = world.project("p")
     term = Terminal(["run", "go"], world.run_env(bash("touch ran.txt")), root)
     term.expect(ASKED.strip())
     term.send("a\n")
     assert term.wait(timeout=60) == 0, term.text
     assert (root / "ran.txt").exists()
-    assert IN_PROCESS_NOTE not in term.text and world.sockets()
+    assert IN_PROCESS_NOTE not in term.text and served(world) == 1
 
 
 def test_ctrl_c_at_the_front_cancels_the_run_in_the_daemon(world: World) -> None:
+    started(world)
     root = world.project("p")
     term = Terminal(
         ["run", "go"], world.run_env({"turns": [{"text": "late"}], "delaySeconds": 60}), root
@@ -180,6 +213,7 @@ def test_ctrl_c_at_the_front_cancels_the_run_in_the_daemon(world: World) -> None
     term.send("\x03")
     assert term.wait(timeout=30) == 130, term.text
     assert "Traceback" not in term.text
+    assert served(world) == 1
     wait_until_sync(lambda: (world.status() or {}).get("runs") == 0, "the run's process gone")
 
 
@@ -199,11 +233,18 @@ def user_config(world: World, text: str) -> None:
 
 
 def in_process(world: World, root: Path, env: dict[str, str], *flags: str) -> bool:
-    """Whether ``tether run`` with ``env`` ran in-process: no daemon started for it."""
+    """Whether ``tether run`` with ``env`` ran in-process: with no daemon, it left none
+    starting; with one running (started by the user), it did not go through it."""
     out = world.tether(["run", *flags, "--yes", "go"], root, env)
     assert out.returncode == 0 and "outcome done" in out.stdout, out.stderr
-    through = bool(world.sockets() or world.daemon_pids())
+    left = bool(world.daemon_pids())
     stop_daemons(world)
+    started(world)
+    out = world.tether(["run", *flags, "--yes", "go"], root, env)
+    assert out.returncode == 0 and "outcome done" in out.stdout, out.stderr
+    through = served(world) == 1
+    stop_daemons(world)
+    assert left == through, (left, through)
     return not through
 
 
@@ -249,8 +290,10 @@ def test_a_hostile_repository_config_cannot_turn_the_daemon_on_or_off_or_move_it
     # On (the default): the project cannot turn it off, nor move its socket.
     (root / ".tether" / "config.toml").write_text(HOSTILE.replace("true", "false"))
     user_config(world, "")
-    out = world.tether(["run", "--yes", "go"], root, unset)
+    assert not in_process(world, root, unset)
+    out = world.tether(["run", "--yes", "go"], root, unset)  # no daemon: it leaves one
     assert out.returncode == 0, out.stderr
+    started(world)
     assert [p.parent for p in world.sockets()] == [world.folder]
     assert not Path("/tmp/evil.sock").exists()
 
@@ -265,13 +308,6 @@ def test_a_socket_folder_others_may_open_is_refused_and_the_run_goes_in_process(
     assert out.returncode == 0, out.stderr
     assert out.stderr.count(IN_PROCESS_NOTE) == 1 and "expected 700" in out.stderr
     assert not world.sockets() and not world.daemon_pids()
-
-
-def started(world: World) -> Path:
-    out = world.tether(["daemon", "start"], world.base)
-    assert out.returncode == 0, out.stderr
-    [path] = world.sockets()
-    return path
 
 
 def raw(path: Path, data: bytes) -> bytes:
@@ -379,6 +415,15 @@ def test_a_new_version_replaces_the_daemon_without_breaking_a_run_in_flight(worl
         "from tether.cli import main; sys.exit(main(sys.argv[1:]))"
     )
     env = world.run_env(bash("touch ran.txt") | {"delaySeconds": 2.0})
+    start_old = subprocess.run(
+        [sys.executable, "-c", old_front, "daemon", "start"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert start_old.returncode == 0, start_old.stderr
     old = subprocess.Popen(
         [sys.executable, "-c", old_front, "run", "--yes", "go"],
         cwd=root,
@@ -395,9 +440,11 @@ def test_a_new_version_replaces_the_daemon_without_breaking_a_run_in_flight(worl
         60,
     )
     [old_pid] = world.daemon_pids()
+    new_path = started(world)  # this version's daemon, listening: the old one is retired
+    assert not old_sock.exists()  # no new connection reaches it
     new = world.tether(["run", "--yes", "now"], world.project("q"), world.run_env(bash("true")))
     assert new.returncode == 0 and IN_PROCESS_NOTE not in new.stderr, new.stderr
-    assert not old_sock.exists()  # retired: no new connection reaches it
+    assert world.sockets() == [new_path] and served(world) == 1
     out, err = old.communicate(timeout=60)
     assert old.returncode == 0 and "outcome done" in out, (out, err)
     assert (root / "ran.txt").exists()
@@ -457,6 +504,16 @@ async def test_a_chat_goes_through_the_daemon_asked_and_interrupted_on_the_front
     from tests.e2e.test_cli_chat import _at_prompt, ask, chat
 
     root = world.project("p")
+    cold = world.run_env({"turns": [{"text": "hello"}]})
+    del cold["TETHER_DAEMON"]
+    async with chat(cold, root) as ui:  # none runs: this chat is in-process, and starts one
+        await ui.wait_until(lambda: _at_prompt(ui), "the prompt")
+        assert len(world.daemon_pids()) == 1
+        await ask(ui, "/exit")
+        assert await ui.wait_for_exit() == 0, ui.text()
+    assert IN_PROCESS_NOTE not in ui.text()
+    started(world)
+    assert served(world) == 0
     turns = [
         {"toolCalls": [{"name": "bash", "arguments": {"command": "touch ran.txt"}}]},
         {"text": "touched it"},

@@ -14,13 +14,17 @@ from .wire import DaemonError
 HELP = """\
 The shared warm server of `tether run` and `tether chat` (on by default): they hand their
 prompt, folder, environment and terminal to a per-user daemon that has the server and the
-provider's SDK already imported, and start one when none runs. Each run or chat gets a
+provider's SDK already imported (and used once). Each run or chat gets a
 process of its own forked from the daemon, with its own folder, environment, settings and
 approvals: nothing crosses between them. Ctrl-C and window-size changes at your terminal
 are passed on. `--no-daemon` runs in-process.
 
-  start    start this installation's daemon (tether run starts it when absent)
-  status   whether it runs, its pid, socket and runs in flight
+When none runs, `tether run` runs in-process (as fast as without the daemon: a daemon
+starting would make it wait for every import) and leaves one starting as it ends; a chat
+does the same, starting the daemon as it opens. A run that finds one starting waits for it.
+
+  start    start this installation's daemon and wait until it listens
+  status   whether it runs (or is starting), its pid, socket, runs in flight and served
   stop     stop accepting; it exits once its runs in flight end
   serve    be the daemon, in the foreground (what `start` runs)
 
@@ -48,6 +52,8 @@ def add_daemon_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument("action", choices=["start", "status", "stop", "serve"])
     parser.add_argument("--socket", help=argparse.SUPPRESS)  # serve: where (from start)
     parser.add_argument("--preload", default="", help=argparse.SUPPRESS)  # serve: an SDK
+    # serve: the start lock a front handed over, held until the daemon listens (front.spawn)
+    parser.add_argument("--lock-fd", type=int, help=argparse.SUPPRESS)
 
 
 def daemon_command(
@@ -59,6 +65,7 @@ def daemon_command(
     from collections.abc import Callable
     from typing import cast
 
+    from . import front
     from .front import control, open_daemon
 
     environ = os.environ
@@ -75,6 +82,7 @@ def daemon_command(
                 {**environ, "TETHER_PROVIDER": args.preload or environ.get("TETHER_PROVIDER", "")},
                 cast("Callable[[list[str]], int]", run_main),
                 cast("Callable[[str], int]", serve_main),
+                args.lock_fd,
             )
         if args.action == "start":
             sock = open_daemon(environ)
@@ -88,6 +96,9 @@ def daemon_command(
         print(f"tether: daemon: {exc}", file=sys.stderr)
         return 1
     if found is None:
+        if args.action == "status" and front.starting(wire.socket_dir(environ)):
+            print("tether daemon: starting (it listens once its imports are done)")
+            return 0
         print("tether daemon: not running")
         return 1 if args.action == "status" else 0
     if "error" in found:
@@ -99,7 +110,7 @@ def daemon_command(
     since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(found.get("since", 0))))
     print(
         f"tether daemon: running, pid {found.get('pid')}, since {since}, "
-        f"{found.get('runs', 0)} run(s) in flight, idle exit after "
-        f"{found.get('idleSeconds')} s\n  socket {found.get('socket')}"
+        f"{found.get('runs', 0)} run(s) in flight, {found.get('served', 0)} served, "
+        f"idle exit after {found.get('idleSeconds')} s\n  socket {found.get('socket')}"
     )
     return 0

@@ -1,5 +1,6 @@
-"""``tether run`` through the daemon: connect (starting the daemon when absent), hand over
-the terminal, wait for the exit status.
+"""``tether run`` through the daemon: connect, hand over the terminal, wait for the exit
+status. When no daemon runs, the run goes in-process and leaves one starting for the next
+(``Cold``); when one is starting, the front waits for it.
 
 Standard library only (and ``wire``): the front pays the interpreter's start and nothing
 else. The run itself happens in the daemon's process for this connection, with this
@@ -21,7 +22,8 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from subprocess import Popen
+from typing import IO, Any
 
 from . import wire
 from .wire import DaemonError
@@ -53,45 +55,92 @@ def connect(path: Path) -> socket.socket | None:
     return sock
 
 
-def daemon_command(path: Path, provider: str = "") -> list[str]:
-    """How a daemon is started (``provider``: whose SDK it imports before it listens)."""
+def daemon_command(path: Path, provider: str = "", lock_fd: int | None = None) -> list[str]:
+    """How a daemon is started (``provider``: whose SDK it imports before it listens;
+    ``lock_fd``: the start lock it holds until it listens)."""
     command = [sys.executable, "-m", "tether", "daemon", "serve", "--socket", str(path)]
-    return [*command, "--preload", provider] if provider else command
+    command += ["--preload", provider] if provider else []
+    return [*command, "--lock-fd", str(lock_fd)] if lock_fd is not None else command
+
+
+def start_lock(folder: Path) -> IO[str]:
+    """The folder's start lock, opened: whoever holds it (``fcntl.flock``) is starting a
+    daemon, and the daemon it starts holds it until it listens."""
+    return open(folder / "start.lock", "a")
+
+
+def spawn(path: Path, environ: Mapping[str, str], provider: str, lock: IO[str]) -> Popen[bytes]:
+    """A daemon for ``path``, in a session of its own, handed ``lock`` (held by the caller)."""
+    log = open(path.parent / "daemon.log", "ab")  # noqa: SIM115 - handed to the child
+    with log:
+        return subprocess.Popen(
+            daemon_command(path, provider, lock.fileno()),
+            env=dict(environ),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            start_new_session=True,  # not in the terminal's process group: no Ctrl-C
+            close_fds=True,
+            pass_fds=(lock.fileno(),),
+        )
+
+
+def starting(folder: Path) -> bool:
+    """Whether a daemon is starting here (its start lock is held)."""
+    with start_lock(folder) as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        return False  # closing the file releases it
 
 
 def start(path: Path, environ: Mapping[str, str], provider: str = "") -> socket.socket:
-    """Start a daemon at ``path`` (unless another front just did) and connect to it;
-    ``DaemonError`` when it does not come up."""
-    folder = path.parent
-    with open(folder / "start.lock", "a") as lock:
+    """Start a daemon at ``path`` (unless another front just did) and connect to it once it
+    listens; ``DaemonError`` when it does not come up (``tether daemon start``)."""
+    with start_lock(path.parent) as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one front starts it; the others find it
         sock = connect(path)
         if sock is not None:
             return sock
-        log = open(folder / "daemon.log", "ab")  # noqa: SIM115 - handed to the child
-        with log:
-            process = subprocess.Popen(
-                daemon_command(path, provider),
-                env=dict(environ),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-                start_new_session=True,  # not in the terminal's process group: no Ctrl-C
-                close_fds=True,
-            )
-        deadline = time.monotonic() + START_SECONDS
-        while time.monotonic() < deadline:
-            sock = connect(path)
+        process = spawn(path, environ, provider, lock)
+    return wait_for_start(path, process)
+
+
+def start_behind(path: Path, environ: Mapping[str, str], provider: str) -> None:
+    """Leave a daemon starting at ``path`` for the next run, without waiting for it;
+    nothing when one listens there or is starting already."""
+    with contextlib.suppress(OSError), start_lock(path.parent) as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # another front or daemon is starting one
+        sock = connect(path)
+        if sock is not None:
+            sock.close()
+            return
+        spawn(path, environ, provider, lock)
+
+
+def wait_for_start(path: Path, process: Popen[bytes] | None = None) -> socket.socket:
+    """A connection to the daemon starting at ``path`` (``process``, when we started it),
+    once it listens; ``DaemonError`` when it exits first or does not come up in time."""
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        sock = connect(path)
+        if sock is not None:
+            return sock
+        ended = process.poll() is not None if process else not starting(path.parent)
+        if ended:
+            sock = connect(path)  # it may have started listening just before it let go
             if sock is not None:
                 return sock
-            if process.poll() is not None:
-                raise DaemonError(
-                    f"the daemon exited with status {process.returncode}: "
-                    f"{last_line(folder / 'daemon.log')}"
-                )
-            time.sleep(0.01)  # waiting for another process's socket: nothing to wait on
+            status = f" with status {process.returncode}" if process else ""
+            raise DaemonError(f"the daemon exited{status}: {last_line(path.parent / 'daemon.log')}")
+        time.sleep(0.01)  # waiting for another process's socket: nothing to wait on
+    if process is not None:
         process.kill()
-        raise DaemonError(f"the daemon did not start within {START_SECONDS:.0f} s")
+    raise DaemonError(f"the daemon did not start within {START_SECONDS:.0f} s")
 
 
 def last_line(log: Path) -> str:
@@ -116,6 +165,19 @@ def open_daemon(
     return sock
 
 
+class Cold:
+    """No daemon runs or is starting: this run goes in-process, as without the daemon (a
+    cold daemon would make it wait for every import in one process, where in-process the
+    client and its server import side by side), and ``start`` leaves one starting for the
+    next run, after this one (``tether run``) or while the user types (the chat)."""
+
+    def __init__(self, path: Path, environ: Mapping[str, str], provider: str) -> None:
+        self.path, self.environ, self.provider = path, environ, provider
+
+    def start(self) -> None:
+        start_behind(self.path, self.environ, self.provider)
+
+
 def streams() -> list[list[str]]:
     """Our stdin, stdout and stderr's encoding and error handler, for the daemon's copies."""
     return [
@@ -124,12 +186,18 @@ def streams() -> list[list[str]]:
     ]
 
 
-def forward(argv: Sequence[str], environ: Mapping[str, str]) -> int | None:
-    """Run ``tether`` ``argv`` in the daemon; its exit status, or None (after one line on
-    stderr) when the daemon cannot be used, so the caller runs in-process instead."""
+def forward(argv: Sequence[str], environ: Mapping[str, str]) -> int | Cold | None:
+    """Run ``tether`` ``argv`` in the daemon: its exit status; ``Cold`` when none runs or
+    is starting (the caller runs in-process and starts one); None (after one line on stderr)
+    when the daemon cannot be used, so the caller runs in-process instead."""
+    provider = wire.provider_of(list(argv), environ)
     try:
-        sock = open_daemon(environ, provider=wire.provider_of(list(argv), environ))
-        assert sock is not None
+        path = wire.socket_path(wire.socket_dir(environ), wire.fingerprint())
+        sock = connect(path)
+        if sock is None:
+            if not starting(path.parent):
+                return Cold(path, environ, provider)
+            sock = wait_for_start(path)  # another run started one: it is nearly there
     except (DaemonError, OSError) as exc:
         print(f"tether: the daemon cannot be used ({exc}); running in-process", file=sys.stderr)
         return None

@@ -134,6 +134,8 @@ class Daemon:
         self.children: set[int] = set()
         self.accepting = True
         self.started = time.time()
+        self.served = 0
+        """Runs forked since the daemon started."""
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.inode = 0
 
@@ -263,12 +265,12 @@ class Daemon:
                 finally:
                     os._exit(status)
             self.children.add(pid)
+            self.served += 1
             for fd in fds:
                 os.close(fd)
-        # A provider whose SDK is not loaded yet: imported now (after the fork, so this run
+        # A provider whose SDK is not loaded yet: primed now (after the fork, so this run
         # does not wait for it; the next connection does, once), for the runs after it.
         preload_sdk(wire.provider_of(request[0], request[2]))
-        warm_later()
 
     def answer(self, op: str) -> dict[str, Any]:
         if op == "stop":
@@ -278,6 +280,7 @@ class Daemon:
             "pid": os.getpid(),
             "socket": str(self.path),
             "runs": len(self.children),
+            "served": self.served,
             "since": self.started,
             "idleSeconds": self.idle,
         }
@@ -370,9 +373,11 @@ def watch(conn: socket.socket) -> None:
 
 
 def preload(environ: Mapping[str, str]) -> None:
-    """Import what a run needs, so a fork finds it loaded: the client, the server and the
-    SDK of the provider this environment names (another provider's is imported by its
-    first run)."""
+    """Load what a run needs, so a fork finds it loaded: the client, the chat, the server,
+    the LSP converter's functions (``lsp.server.warm_converter``) and the SDK of the
+    provider this environment names, primed (another provider's is primed after its first
+    run is forked). No run waits for this (``daemon.front.Cold``: the run that found no
+    daemon went in-process) but one that arrives while the daemon starts."""
     import importlib
 
     # By name, as the rest: the daemon's layer sits under the server's (docs/architecture.md).
@@ -395,33 +400,12 @@ def preload(environ: Mapping[str, str]) -> None:
         *run_modules,
         "tether.client.rules_cli",  # the command line's parser names every command
         "tether.daemon.command",
+        "tether.client.chat",
+        "tether.client.chat_input",
     ):
         importlib.import_module(name)
-    # The SDK imported only: its rehearsal (``providers.prime``) waits until after the
-    # first fork, so the run that started the daemon does not wait for it.
-    from ..providers import import_sdk
-
-    with contextlib.suppress(Exception):  # the run says what is wrong, as in-process
-        import_sdk(environ.get("TETHER_PROVIDER", ""))
-
-
-def warm_later() -> None:
-    """What makes warm runs faster but a cold one no faster: the chat's modules and the LSP
-    converter's functions (``lsp.server.warm_converter``, ~0.25 s with lsprotocol's types).
-    Done once, after the first run is forked, so the run that started the daemon does not
-    wait for it (that run does this work in its own process, as in-process runs do)."""
-    global WARMED
-    if WARMED:
-        return
-    WARMED = True
-    import importlib
-
-    for name in ("tether.client.chat", "tether.client.chat_input"):
-        importlib.import_module(name)
     importlib.import_module("tether.lsp.server").warm_converter()
-
-
-WARMED = False
+    preload_sdk(environ.get("TETHER_PROVIDER", ""))
 
 
 def preload_sdk(provider: str) -> None:
@@ -434,9 +418,15 @@ def preload_sdk(provider: str) -> None:
 
 
 def serve_daemon(
-    path: Path, environ: Mapping[str, str], run_main: RunMain, serve_main: ServeMain
+    path: Path,
+    environ: Mapping[str, str],
+    run_main: RunMain,
+    serve_main: ServeMain,
+    lock_fd: int | None = None,
 ) -> int:
-    """``tether daemon serve``: preload, listen at ``path``, retire older daemons, serve."""
+    """``tether daemon serve``: preload, listen at ``path``, retire older daemons, serve.
+    ``lock_fd``: the folder's start lock, held until then (fronts that find it held wait
+    for this daemon instead of starting another; if it exits first, they find it free)."""
     try:
         idle = wire.idle_seconds(environ)
         preload(environ)
@@ -446,4 +436,7 @@ def serve_daemon(
         print(f"tether: daemon: {exc}", file=sys.stderr)
         return 2
     daemon.retire_others()
+    if lock_fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(lock_fd)
     return daemon.serve()

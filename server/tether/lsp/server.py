@@ -240,7 +240,7 @@ def process_converter() -> cattrs.Converter:
     every LSP type's forward references (~0.1 s), and cattrs makes each type's (un)structure
     function the first time the converter meets the type and keeps it: one converter serves
     every server of the process, and a daemon makes it once for every run it forks
-    (``daemon.server.warm_later``)."""
+    (``daemon.server.preload``)."""
     return get_converter()
 
 

@@ -111,14 +111,6 @@ _PRIMED: set[str] = set()
 _PRIMING = threading.Lock()
 
 
-def import_sdk(name: str | None) -> None:
-    """Import the SDK provider ``name``'s module (and so its SDK), without using it; nothing
-    for another name. For a process about to fork a run that must not wait for ``prime``."""
-    module = SDK_MODULES.get(name or "")
-    if module is not None:
-        importlib.import_module(module, __name__)
-
-
 def warm_up_thread(name: str | None, then: Callable[[], None]) -> threading.Thread:
     """Prime the SDK provider ``name`` (``prime``; nothing for another name), then call
     ``then`` (what else a first run would load), on a thread of its own started now, as
