@@ -65,8 +65,7 @@ def daemon_command(
     from collections.abc import Callable
     from typing import cast
 
-    from . import front
-    from .front import control, open_daemon
+    from .front import control, open_daemon, starting
 
     environ = os.environ
     try:
@@ -96,7 +95,7 @@ def daemon_command(
         print(f"tether: daemon: {exc}", file=sys.stderr)
         return 1
     if found is None:
-        if args.action == "status" and front.starting(wire.socket_dir(environ)):
+        if args.action == "status" and starting(wire.socket_dir(environ)):
             print("tether daemon: starting (it listens once its imports are done)")
             return 0
         print("tether daemon: not running")

@@ -85,14 +85,19 @@ def spawn(path: Path, environ: Mapping[str, str], provider: str, lock: IO[str]) 
         )
 
 
+def locked(lock: IO[str]) -> bool:
+    """Take ``lock`` if nobody holds it (True: ours until the file is closed)."""
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
 def starting(folder: Path) -> bool:
     """Whether a daemon is starting here (its start lock is held)."""
     with start_lock(folder) as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        return False  # closing the file releases it
+        return not locked(lock)  # closing the file releases it
 
 
 def start(path: Path, environ: Mapping[str, str], provider: str = "") -> socket.socket:
@@ -105,21 +110,6 @@ def start(path: Path, environ: Mapping[str, str], provider: str = "") -> socket.
             return sock
         process = spawn(path, environ, provider, lock)
     return wait_for_start(path, process)
-
-
-def start_behind(path: Path, environ: Mapping[str, str], provider: str) -> None:
-    """Leave a daemon starting at ``path`` for the next run, without waiting for it;
-    nothing when one listens there or is starting already."""
-    with contextlib.suppress(OSError), start_lock(path.parent) as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return  # another front or daemon is starting one
-        sock = connect(path)
-        if sock is not None:
-            sock.close()
-            return
-        spawn(path, environ, provider, lock)
 
 
 def wait_for_start(path: Path, process: Popen[bytes] | None = None) -> socket.socket:
@@ -175,7 +165,15 @@ class Cold:
         self.path, self.environ, self.provider = path, environ, provider
 
     def start(self) -> None:
-        start_behind(self.path, self.environ, self.provider)
+        """Spawn a daemon, without waiting for it; nothing when one listens or is starting."""
+        with contextlib.suppress(OSError), start_lock(self.path.parent) as lock:
+            if not locked(lock):
+                return  # another front or daemon is starting one
+            sock = connect(self.path)
+            if sock is not None:
+                sock.close()
+                return
+            spawn(self.path, self.environ, self.provider, lock)
 
 
 def streams() -> list[list[str]]:
