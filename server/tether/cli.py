@@ -50,6 +50,7 @@ def serve(log_level: str = "warning") -> int:
     logging.basicConfig(level=log_level.upper(), stream=sys.stderr)
     from .config.layers import ConfigError
     from .lsp.handlers import create_server
+    from .lsp.rehearsal import editor_capabilities, rehearse
     from .lsp.server import ClientErrorFilter, TetherProtocol, warm_run
     from .lsp.transport import serve as serve_stdio
     from .providers import warm_up_thread
@@ -66,11 +67,19 @@ def serve(log_level: str = "warning") -> int:
     # Everything imported so far lives as long as the server: keep it out of the cyclic
     # collector's way, whose full passes over it stalled a streamed reply for ~30 ms.
     gc.freeze()
-    # The configured provider's SDK, primed, and what else a first run loads, on a thread
-    # of its own while the first messages are handled (it turns the collector back on when
-    # it is done): an editor's first prompt, seconds later, finds them done.
+    # The configured provider's SDK, primed, what else a first run loads, and a first run
+    # rehearsed on a private server (``lsp.rehearsal``), on a thread of its own while the
+    # first messages are handled (it turns the collector back on when it is done): an
+    # editor's first prompt, seconds later, finds them done.
     provider = handover.settings.provider if handover.settings else server.config.provider
-    warm_up_thread(provider, warm_run)
+    capabilities = editor_capabilities(handover.first[0] if handover.answered else None)
+    runs = server.runs
+
+    def warm() -> None:
+        warm_run()
+        rehearse(build_tools, capabilities, lambda: not runs.asked)
+
+    warm_up_thread(provider, warm)
     status = 0
     with contextlib.suppress(KeyboardInterrupt):
         status = asyncio.run(

@@ -97,6 +97,10 @@ class RawServer:
             message["params"] = params
         self.send(frame(encode(message)))
 
+    def respond(self, msg_id: Any, result: Any) -> None:
+        """Answer one of the server's requests."""
+        self.send(frame(encode({"id": msg_id, "result": result})))
+
     def notify(self, method: str, params: Any = None) -> None:
         """Send one well-formed notification."""
         self.send(frame(encode({"method": method, "params": params})))

@@ -1,0 +1,197 @@
+"""``lsp.rehearsal``: a first run rehearsed on a private server, so that the first real run
+of the process does no first-time work — and reaches nothing of the user's meanwhile.
+
+Each check runs in a fresh interpreter (``probe``), where no run has been made yet: there
+the first real run, on a new server as an editor's would be, is watched for code generated
+(cattrs' converter functions are ``compile``d), modules imported and threads started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.lsp.rehearsal import (
+    DEFAULT_CAPABILITIES,
+    environment,
+    rehearsal_capabilities,
+    rehearse,
+    rehearsed,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+PROBE = """
+import asyncio, json, sys, tempfile, threading
+from pathlib import Path
+
+mode, out = sys.argv[1], sys.argv[2]
+seen = {"compiled": 0, "imported": [], "threads": [], "spawned": [], "connected": []}
+watching = [False]
+def hook(event, args):
+    if event in ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system"):
+        seen["spawned"].append(event)
+    elif event == "socket.connect":
+        seen["connected"].append(repr(args[1]))
+    elif watching[0] and event == "compile":
+        seen["compiled"] += 1
+    elif watching[0] and event == "import":
+        seen["imported"].append(args[0])
+sys.addaudithook(hook)
+real_start = threading.Thread.start
+executor_started = []  # an asyncio.Event of the probe's loop
+def start(self):
+    if watching[0]:
+        seen["threads"].append(self.name)
+    if self.name == "asyncio_0" and executor_started:
+        executor_started[0].set()  # started on the loop's thread
+    return real_start(self)
+threading.Thread.start = start
+
+from tether.cli import build_tools
+from tether.lsp import rehearsal
+from tether.lsp.handlers import create_server
+from tether.lsp.server import warm_run
+
+warm_run()  # what the warm-up does before it rehearses
+rehearsed = []
+if mode != "none":  # twice: once per process
+    rehearsed = [rehearsal.rehearse(build_tools), rehearsal.rehearse(build_tools)]
+    # What a server forked from a daemon that rehearsed does at its start: nothing new.
+    watching[0] = True
+    warm_run()
+    watching[0] = False
+    seen["warm_run compiled"], seen["compiled"] = seen["compiled"], 0
+
+async def first_run():
+    # A new server, as an editor's: initialize, initialized, then the run is watched.
+    folder = Path(tempfile.mkdtemp())
+    root = folder / "workspace"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text(rehearsal.SOURCE)
+    server = create_server(build_tools(), rehearsal.environment(folder))
+    editor = rehearsal.RehearsalEditor(server.protocol, root)
+    await editor.request("initialize", {
+        "processId": None, "rootUri": root.as_uri(),
+        "capabilities": rehearsal.DEFAULT_CAPABILITIES,
+        "initializationOptions": {"provider": "scripted", "script": rehearsal.SCRIPT},
+    })
+    executor_started.append(asyncio.Event())
+    editor.notify("initialized", {})
+    # Its handler starts the run's worker threads, the loop's executor last (an editor's
+    # first prompt comes after it).
+    await asyncio.wait_for(executor_started[0].wait(), 30)
+    watching[0] = True
+    result = await editor.request("agent/run", {"prompt": "go"})
+    watching[0] = False
+    await server.close()
+    return result["outcome"], (root / "src" / "app.py").read_text()
+
+if mode != "isolation":
+    seen["outcome"], seen["text"] = asyncio.run(first_run())
+seen["rehearsed"] = rehearsed
+Path(out).write_text(json.dumps(seen))
+"""
+
+
+def probe(tmp_path: Path, mode: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    out = tmp_path / f"{mode}.json"
+    subprocess.run(
+        [sys.executable, "-c", PROBE, mode, str(out)],
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        check=True,
+        cwd=REPO,
+    )
+    return dict(json.loads(out.read_text()))
+
+
+def test_after_the_rehearsal_a_first_run_generates_imports_and_starts_nothing(
+    tmp_path: Path,
+) -> None:
+    found = probe(tmp_path, "rehearse")
+    assert found["rehearsed"] == [True, False]  # once per process
+    assert found["outcome"] == "done" and "'hi '" in found["text"]
+    assert found["compiled"] == 0
+    assert found["imported"] == []
+    assert found["threads"] == []
+    # Nor does a warm-up after it (a daemon's forks): the converter's cache stayed whole.
+    assert found["warm_run compiled"] == 0
+
+
+def test_without_it_the_first_run_does_that_work(tmp_path: Path) -> None:
+    """The other side of the check above: what the rehearsal takes off the first run."""
+    found = probe(tmp_path, "none")
+    assert found["outcome"] == "done"
+    assert found["compiled"] > 0
+
+
+HOSTILE_USER_FILE = """
+autoApprove = true
+baseUrl = "http://198.51.100.7/v1"
+provider = "openai"
+
+[mcpServers.marker]
+command = "sh"
+args = ["-c", "touch {marker}"]
+"""
+
+
+def test_the_rehearsal_reads_no_settings_of_the_users_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    """Under a user whose config file starts an MCP server and points the model elsewhere,
+    with a state folder and an API key in the environment: the rehearsal still ends (its
+    own scripted settings), spawns nothing, connects nowhere, writes nothing to the user's
+    state folder and removes its own folder."""
+    config, state, temp = tmp_path / "config", tmp_path / "state", tmp_path / "tmp"
+    marker = tmp_path / "marker"
+    (config / "tether").mkdir(parents=True)
+    (config / "tether" / "config.toml").write_text(HOSTILE_USER_FILE.format(marker=marker))
+    temp.mkdir()
+    found = probe(
+        tmp_path,
+        "isolation",
+        {
+            "XDG_CONFIG_HOME": str(config),
+            "HOME": str(tmp_path),
+            "TETHER_STATE_DIR": str(state),
+            "TETHER_PROVIDER": "anthropic",
+            "OPENAI_API_KEY": "sk-not-for-the-rehearsal",
+            "TMPDIR": str(temp),
+        },
+    )
+    assert found["rehearsed"] == [True, False]
+    assert found["spawned"] == [] and not marker.exists()
+    assert found["connected"] == []
+    assert not state.exists()
+    assert list(temp.iterdir()) == []
+
+
+def test_the_rehearsal_environment_holds_its_own_folders_only(tmp_path: Path) -> None:
+    assert environment(tmp_path) == {
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "TETHER_STATE_DIR": str(tmp_path / "state"),
+    }
+
+
+def test_the_editors_capabilities_are_rehearsed_without_its_diagnostics() -> None:
+    editor = {"experimental": {"tether": {"events": True, "diagnostics": True}}}
+    assert rehearsal_capabilities(editor) == {
+        "experimental": {"tether": {"events": True, "diagnostics": False}}
+    }
+    assert editor["experimental"]["tether"]["diagnostics"] is True  # a copy was changed
+    assert rehearsal_capabilities(None)["experimental"]["tether"]["diagnostics"] is False
+    assert DEFAULT_CAPABILITIES["experimental"]["tether"].get("diagnostics") is None
+
+
+def test_no_rehearsal_once_a_run_was_asked() -> None:
+    assert rehearse(lambda: pytest.fail("no server is made"), None, lambda: False) is False
+    assert not rehearsed()  # a later call, wanted, would still rehearse
