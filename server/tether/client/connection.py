@@ -50,6 +50,20 @@ class ServerError(Exception):
         self.message = message
 
 
+def client_capabilities(
+    events: bool = True, approvals: bool = False, save_documents: bool = False
+) -> dict[str, Any]:
+    """What the terminal client declares in ``initialize``: no documents (no
+    ``workspace/applyEdit``: the server writes approved edits itself), Tether's events and
+    approvals as asked."""
+    return {
+        "window": {"workDoneProgress": False},
+        "experimental": {
+            "tether": {"events": events, "approvals": approvals, "saveDocuments": save_documents}
+        },
+    }
+
+
 class TetherClient:
     """Spawns the server, initializes it, runs prompts and relays events.
 
@@ -192,16 +206,7 @@ class TetherClient:
                 "clientInfo": {"name": "tether-headless"},
                 "rootUri": root.as_uri(),
                 "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-                "capabilities": {
-                    "window": {"workDoneProgress": False},
-                    "experimental": {
-                        "tether": {
-                            "events": events,
-                            "approvals": approvals,
-                            "saveDocuments": save_documents,
-                        }
-                    },
-                },
+                "capabilities": client_capabilities(events, approvals, save_documents),
                 "initializationOptions": options,
             },
         )

@@ -376,9 +376,12 @@ def preload(environ: Mapping[str, str]) -> None:
     """Load what a run needs, so a fork finds it loaded: the client, the chat, the server,
     the LSP converter's functions (``lsp.server.warm_converter``) and the SDK of the
     provider this environment names, primed (another provider's is primed after its first
-    run is forked). No run waits for this (``daemon.front.Cold``: the run that found no
-    daemon went in-process) but one that arrives while the daemon starts."""
+    run is forked), then a first run rehearsed. No run waits for this
+    (``daemon.front.Cold``: the run that found no daemon went in-process) but one that
+    arrives while the daemon starts."""
     import importlib
+
+    from ..client.connection import client_capabilities
 
     # By name, as the rest: the daemon's layer sits under the server's (docs/architecture.md).
     run_modules = importlib.import_module("tether.lsp.server").RUN_MODULES
@@ -406,6 +409,11 @@ def preload(environ: Mapping[str, str]) -> None:
         importlib.import_module(name)
     importlib.import_module("tether.lsp.server").warm_converter()
     preload_sdk(environ.get("TETHER_PROVIDER", ""))
+    # A first run rehearsed on a private server with the terminal client's capabilities
+    # (``lsp.rehearsal``): every run forked after it finds its first-time work done.
+    importlib.import_module("tether.lsp.rehearsal").rehearse(
+        importlib.import_module("tether.cli").build_tools, client_capabilities(approvals=True)
+    )
 
 
 def preload_sdk(provider: str) -> None:
