@@ -4,11 +4,13 @@ provider (their official SDKs) against local fake APIs that answer at once.
 Prompt → result: ``agent/run`` sent → its result read, with the write approved by this
 client and applied to disk through ``workspace/applyEdit``, as an editor would.
 
-The first prompt of a fresh server, 2 s after its spawn (an editor's), against the warm
-median of one server (back to back: the issue's target) and against the same warm server's
-prompts that each come 2 s after the one before (reported: a machine idle for 2 s is slower
-to answer anything, warm or not). A first server runs one task before anything is
-measured, so that the fake API and this client have done their own first-time work.
+The first prompt of a fresh server, 2 s after its spawn (an editor's), against the same
+warm server's prompts that each come 2 s after the one before (issue 29's target: as fast
+as a warm server's, like for like) and against its prompts back to back (reported: a
+machine idle for 2 s is slower to answer anything, warm or not — the warm server's own
+prompts after a pause are ~1.3× its back-to-back ones here — so this ratio has that floor).
+A first server runs one task before anything is measured, so that the fake API and this
+client have done their own first-time work.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.providers.fakes import FakeApi, Sse, anthropic_stream, openai_stream
-from tether.text.model import offset_at
+from tether.lsp.rehearsal import applied_text
 from tether.workspace.folders import path_from_uri
 
 from ..harness import Context, allow, ms
@@ -46,30 +48,13 @@ def apply_on_disk(params: Any) -> dict[str, Any]:
     for change in params["edit"]["documentChanges"]:
         path = path_from_uri(change["textDocument"]["uri"])
         assert path is not None
-        text = path.read_text(encoding="utf-8")
-        spans = [
-            (
-                offset_at(text, e["range"]["start"]["line"], e["range"]["start"]["character"]),
-                offset_at(text, e["range"]["end"]["line"], e["range"]["end"]["character"]),
-                e["newText"],
-            )
-            for e in change["edits"]
-        ]
-        for start, end, new in sorted(spans, reverse=True):
-            text = text[:start] + new + text[end:]
+        text = applied_text(path.read_text(encoding="utf-8"), change["edits"])
         path.write_text(text, encoding="utf-8")
     return {"applied": True}
 
 
 FIRST_PROMPT_AFTER_NS = 2_000_000_000
 """An editor's first prompt comes seconds after it started the server (issue 29)."""
-
-FIRST_PROMPT_SPAWNS = 5
-"""Fresh servers whose first prompt is measured (one sample each; the median counts)."""
-
-
-PAUSED_RUNS = 3
-"""Prompts to the warm server that each come after a pause as long as the first's wait."""
 
 
 async def _tasks(
@@ -106,7 +91,7 @@ async def _tasks(
 
 async def _provider(ctx: Context, provider: str) -> tuple[list[float], list[float], list[float]]:
     """The warm times of one server (after its first task, back to back), its times after
-    a pause, and the first task of each of ``FIRST_PROMPT_SPAWNS`` fresh servers.
+    a pause, and the first task of each of ``ctx.sizes.first_prompts`` fresh servers.
 
     One server runs a task before any is measured: the fake API (a thread of this process)
     and this client do their own first-time work there, as a real API and a running editor
@@ -117,9 +102,9 @@ async def _provider(ctx: Context, provider: str) -> tuple[list[float], list[floa
     with FakeApi() as fake:
         await _tasks(ctx, fake, provider, root, 1)  # the fake's and the client's first time
         runs = ctx.sizes.provider_runs + 1
-        times = await _tasks(ctx, fake, provider, root, runs, PAUSED_RUNS)
+        times = await _tasks(ctx, fake, provider, root, runs, ctx.sizes.paused_runs)
         firsts, paused, times = [times[0]], times[runs:], times[1:runs]
-        for _ in range(FIRST_PROMPT_SPAWNS - 1):
+        for _ in range(ctx.sizes.first_prompts - 1):
             firsts += await _tasks(ctx, fake, provider, root, 1)
     return times, paused, firsts
 
@@ -130,20 +115,7 @@ async def run(ctx: Context) -> list[Row]:
         times, paused, firsts = await _provider(ctx, provider)
         rows.append(Row.of(NAME, f"{provider}: prompt → result", "ms", times, limit=60.0))
         warm, first, rested = median(times), median(firsts), median(paused)
-        rows.append(
-            Row(
-                NAME,
-                f"{provider}: 1st prompt 2 s after spawn / warm",
-                "×",
-                first / warm,
-                None,
-                len(firsts),
-                "≤ 1.5",
-                1.5,
-                note=f"median {first:.1f} ms of {len(firsts)} fresh servers' first task "
-                f"({', '.join(f'{t:.0f}' for t in firsts)}) against the warm median {warm:.1f} ms",
-            )
-        )
+        firsts_text = ", ".join(f"{t:.0f}" for t in firsts)
         rows.append(
             Row(
                 NAME,
@@ -152,8 +124,23 @@ async def run(ctx: Context) -> list[Row]:
                 first / rested,
                 None,
                 len(firsts),
-                note=f"reported: the warm server's prompts each 2 s after the one before: median "
-                f"{rested:.1f} ms ({', '.join(f'{t:.0f}' for t in paused)})",
+                "≤ 1.15",
+                1.15,
+                note=f"median {first:.1f} ms of {len(firsts)} fresh servers' first task "
+                f"({firsts_text}) against the warm server's prompts each 2 s after the one "
+                f"before: median {rested:.1f} ms ({', '.join(f'{t:.0f}' for t in paused)})",
+            )
+        )
+        rows.append(
+            Row(
+                NAME,
+                f"{provider}: 1st prompt 2 s after spawn / warm back to back",
+                "×",
+                first / warm,
+                None,
+                len(firsts),
+                note=f"reported: against the warm median {warm:.1f} ms; the warm server's "
+                f"prompts after a 2 s pause are {rested / warm:.2f}× that",
             )
         )
     return rows

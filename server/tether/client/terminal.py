@@ -70,7 +70,7 @@ def silence(stream: TextIO) -> None:
         os.close(devnull)
 
 
-async def _readable(fd: int) -> None:
+async def readable(fd: int) -> None:
     """Until ``fd`` has something to read; on the event loop, so a cancel ends it at once."""
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[None] = loop.create_future()
@@ -95,7 +95,7 @@ async def read_line(prompt: str, out: TextOut, fd: int | None = None) -> str | N
     out.write(prompt)
     out.flush()
     fd = sys.stdin.fileno() if fd is None else fd
-    await _readable(fd)
+    await readable(fd)
     data = os.read(fd, 4096)  # a terminal in line mode hands over one line
     if not data:
         return None
@@ -126,7 +126,7 @@ async def read_key(prompt: str, out: TextOut, fd: int | None = None) -> str:
     try:
         out.write(prompt)
         out.flush()
-        await _readable(fd)
+        await readable(fd)
         data = os.read(fd, 64)  # a key, or an escape sequence (an arrow) or a paste: its first
     finally:
         if saved is not None:
