@@ -77,7 +77,7 @@ def serve(log_level: str = "warning") -> int:
 
     def warm() -> None:
         warm_run()
-        rehearse(build_tools, capabilities, lambda: not runs.asked)
+        rehearse(build_tools, capabilities, lambda: not runs.asked, provider)
 
     warm_up_thread(provider, warm)
     status = 0

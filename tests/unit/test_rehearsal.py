@@ -19,6 +19,7 @@ import pytest
 
 from tether.lsp.rehearsal import (
     DEFAULT_CAPABILITIES,
+    SCRIPT,
     environment,
     rehearsal_capabilities,
     rehearse,
@@ -31,7 +32,7 @@ PROBE = """
 import asyncio, json, sys, tempfile, threading
 from pathlib import Path
 
-mode, out = sys.argv[1], sys.argv[2]
+mode, out, provider = sys.argv[1], sys.argv[2], sys.argv[3]
 seen = {"compiled": 0, "imported": [], "threads": [], "spawned": [], "connected": []}
 watching = [False]
 def hook(event, args):
@@ -47,40 +48,57 @@ sys.addaudithook(hook)
 real_start = threading.Thread.start
 executor_started = []  # an asyncio.Event of the probe's loop
 def start(self):
-    if watching[0]:
+    if watching[0] and "process_request_thread" not in self.name:  # not the fake API's
         seen["threads"].append(self.name)
     if self.name == "asyncio_0" and executor_started:
         executor_started[0].set()  # started on the loop's thread
     return real_start(self)
 threading.Thread.start = start
 
+from tests.providers.fakes import FakeApi, Sse, anthropic_stream, openai_stream
 from tether.cli import build_tools
 from tether.lsp import rehearsal
 from tether.lsp.handlers import create_server
 from tether.lsp.server import warm_run
+from tether.providers import prime
 
-warm_run()  # what the warm-up does before it rehearses
+prime(provider)  # what the warm-up does before it rehearses (nothing for the scripted one)
+warm_run()
 rehearsed = []
 if mode != "none":  # twice: once per process
-    rehearsed = [rehearsal.rehearse(build_tools), rehearsal.rehearse(build_tools)]
+    rehearsed = [rehearsal.rehearse(build_tools, provider=provider) for _ in range(2)]
     # What a server forked from a daemon that rehearsed does at its start: nothing new.
     watching[0] = True
     warm_run()
     watching[0] = False
     seen["warm_run compiled"], seen["compiled"] = seen["compiled"], 0
 
-async def first_run():
+def replies():  # the script's turns as the provider's API streams them
+    stream = openai_stream if provider == "openai" else anthropic_stream
+    for index, turn in enumerate(rehearsal.SCRIPT["turns"]):
+        calls = [
+            (f"c{index}", c["name"], [json.dumps(c["arguments"])])
+            for c in turn.get("toolCalls", [])
+        ]
+        yield Sse(stream(turn["text"], calls=calls))
+
+async def first_run(fake):
     # A new server, as an editor's: initialize, initialized, then the run is watched.
     folder = Path(tempfile.mkdtemp())
     root = folder / "workspace"
     (root / "src").mkdir(parents=True)
     (root / "src" / "app.py").write_text(rehearsal.SOURCE)
-    server = create_server(build_tools(), rehearsal.environment(folder))
+    keys = {"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}
+    server = create_server(build_tools(), {**rehearsal.environment(folder), **keys})
     editor = rehearsal.RehearsalEditor(server.protocol, root)
+    options = {"provider": "scripted", "script": rehearsal.SCRIPT}
+    if fake is not None:
+        url = fake.url + ("/v1" if provider == "openai" else "")
+        options = {"provider": provider, "baseUrl": url}
     await editor.request("initialize", {
         "processId": None, "rootUri": root.as_uri(),
         "capabilities": rehearsal.DEFAULT_CAPABILITIES,
-        "initializationOptions": {"provider": "scripted", "script": rehearsal.SCRIPT},
+        "initializationOptions": options,
     })
     executor_started.append(asyncio.Event())
     editor.notify("initialized", {})
@@ -94,16 +112,23 @@ async def first_run():
     return result["outcome"], (root / "src" / "app.py").read_text()
 
 if mode != "isolation":
-    seen["outcome"], seen["text"] = asyncio.run(first_run())
+    if provider == "scripted":
+        seen["outcome"], seen["text"] = asyncio.run(first_run(None))
+    else:
+        with FakeApi() as fake:
+            fake.queue(*replies())
+            seen["outcome"], seen["text"] = asyncio.run(first_run(fake))
 seen["rehearsed"] = rehearsed
 Path(out).write_text(json.dumps(seen))
 """
 
 
-def probe(tmp_path: Path, mode: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+def probe(
+    tmp_path: Path, mode: str, provider: str = "scripted", env: dict[str, str] | None = None
+) -> dict[str, Any]:
     out = tmp_path / f"{mode}.json"
     subprocess.run(
-        [sys.executable, "-c", PROBE, mode, str(out)],
+        [sys.executable, "-c", PROBE, mode, str(out), provider],
         env={**os.environ, **(env or {})},
         timeout=120,
         check=True,
@@ -112,10 +137,13 @@ def probe(tmp_path: Path, mode: str, env: dict[str, str] | None = None) -> dict[
     return dict(json.loads(out.read_text()))
 
 
+@pytest.mark.parametrize("provider", ["scripted", "anthropic", "openai"])
 def test_after_the_rehearsal_a_first_run_generates_imports_and_starts_nothing(
-    tmp_path: Path,
+    tmp_path: Path, provider: str
 ) -> None:
-    found = probe(tmp_path, "rehearse")
+    """An SDK provider's run is rehearsed through its SDK (answered by the rehearsal's
+    socket); the first real run then talks to a real local API."""
+    found = probe(tmp_path, "rehearse", provider)
     assert found["rehearsed"] == [True, False]  # once per process
     assert found["outcome"] == "done" and "'hi '" in found["text"]
     assert found["compiled"] == 0
@@ -148,8 +176,8 @@ def test_the_rehearsal_reads_no_settings_of_the_users_and_leaves_nothing(
 ) -> None:
     """Under a user whose config file starts an MCP server and points the model elsewhere,
     with a state folder and an API key in the environment: the rehearsal still ends (its
-    own scripted settings), spawns nothing, connects nowhere, writes nothing to the user's
-    state folder and removes its own folder."""
+    own settings), spawns nothing, connects to nothing but its own socket, writes nothing
+    to the user's state folder and removes its own folder."""
     config, state, temp = tmp_path / "config", tmp_path / "state", tmp_path / "tmp"
     marker = tmp_path / "marker"
     (config / "tether").mkdir(parents=True)
@@ -158,6 +186,7 @@ def test_the_rehearsal_reads_no_settings_of_the_users_and_leaves_nothing(
     found = probe(
         tmp_path,
         "isolation",
+        "anthropic",
         {
             "XDG_CONFIG_HOME": str(config),
             "HOME": str(tmp_path),
@@ -169,7 +198,10 @@ def test_the_rehearsal_reads_no_settings_of_the_users_and_leaves_nothing(
     )
     assert found["rehearsed"] == [True, False]
     assert found["spawned"] == [] and not marker.exists()
-    assert found["connected"] == []
+    # Its SDK connected only to the rehearsal's own socket, once per model turn.
+    turns = len(SCRIPT["turns"])
+    assert [Path(eval(address)).name for address in found["connected"]] == ["api.sock"] * turns
+    assert all(eval(address).startswith(str(temp)) for address in found["connected"])
     assert not state.exists()
     assert list(temp.iterdir()) == []
 

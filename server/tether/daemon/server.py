@@ -412,7 +412,9 @@ def preload(environ: Mapping[str, str]) -> None:
     # A first run rehearsed on a private server with the terminal client's capabilities
     # (``lsp.rehearsal``): every run forked after it finds its first-time work done.
     importlib.import_module("tether.lsp.rehearsal").rehearse(
-        importlib.import_module("tether.cli").build_tools, client_capabilities(approvals=True)
+        importlib.import_module("tether.cli").build_tools,
+        client_capabilities(approvals=True),
+        provider=environ.get("TETHER_PROVIDER", ""),
     )
 
 

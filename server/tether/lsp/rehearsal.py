@@ -1,28 +1,34 @@
-"""The first run, rehearsed: one scripted run on a private server of its own before the
-editor's first prompt, so that prompt finds every first-time cost of a run already paid.
+"""The first run, rehearsed: one run on a private server of its own before the editor's
+first prompt, so that prompt finds every first-time cost of a run already paid.
 
 A fresh ``tether serve`` paid, on its first ``agent/run``, for work no later run repeats:
 cattrs making the converter functions of the messages a run sends (and, making some,
 emptying its cache of the others), regular expressions compiled, the event loop's worker
-threads started, and every function on a run's path running unspecialized by the
-interpreter until it has been called a few times. On the benchmark's read → write → answer
-task that was ~20 ms of CPU for a first prompt against ~13 ms for the next ones
-(docs/performance.md, "The first run, rehearsed"). Listing what to warm (``warm_run``'s
-modules and sample messages) always misses part of it; this runs the real path instead:
+threads started, and every function on a run's path — the server's, the SDK's, its HTTP
+client's — running unspecialized by the interpreter until it has run a few times. On the
+benchmark's read → write → answer task that was ~20 ms of CPU for a first prompt against
+~13 ms for the next ones (docs/performance.md, "A first run rehearsed"). Listing what to
+warm (``warm_run``'s modules and sample messages) always misses part of it; this runs the
+real path instead:
 
 - a second ``TetherServer`` with the same tools in a private temporary folder (0700:
-  a workspace holding one file, and the state folder), under an environment of its own
-  that holds no key and points the user's config folder into that folder: no settings file
-  of the user's or of a project is read, no MCP server starts, nothing of the user's state
-  is written; its model is the scripted one;
+  a workspace holding one file, the state folder, the model API's socket), under an
+  environment of its own that holds no key and points the user's config folder into that
+  folder: no settings file of the user's or of a project is read, no MCP server starts,
+  nothing of the user's state is written;
+- its model is the configured provider, through its SDK, whose requests go to
+  ``RehearsalApi`` — a Unix socket in that folder answering with the script's turns in the
+  provider's wire format (``providers.sdk.REHEARSAL_SOCKET``, set in this event loop only)
+  — or, for any other provider, the scripted model playing the same turns;
 - ``RehearsalEditor`` drives it in-process with the messages an editor sends —
   ``initialize`` with the real editor's capabilities (the same paths: events, approvals,
   the position encoding), ``initialized``, ``agent/run``, ``shutdown`` — as frames'
   bodies through ``lsp.dispatch``, and answers its requests as an editor would (allow,
   apply the edit to its own file);
-- nothing leaves the process: the rehearsal's server writes to the rehearsal's editor only,
-  opens no socket and starts no process (the script reads, edits and writes a file; it runs
-  no command); the folder is removed when it ends, or at exit if it is cut short.
+- nothing leaves the process but to its own socket: the rehearsal's server writes to the
+  rehearsal's editor only, opens no network socket and starts no process (the script
+  reads, edits and creates a file; it runs no command); the folder is removed when it
+  ends, or at exit if it is cut short.
 
 Once per process (a daemon's runs are forked after it: ``daemon.server.preload``), never
 once a run was asked of the real server (the rehearsal would only compete with it), and
@@ -55,6 +61,8 @@ from tether_protocol.methods import (
     AGENT_SAVE_DOCUMENTS,
 )
 
+from ..providers import SDK_MODULES, rehearsal_stream
+from ..providers.sdk import REHEARSAL_SOCKET
 from ..text.model import offset_at
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import path_from_uri
@@ -125,11 +133,14 @@ def rehearse(
     tools: Callable[[], ToolRegistry],
     capabilities: Mapping[str, Any] | None = None,
     wanted: Callable[[], bool] = lambda: True,
+    provider: str | None = None,
 ) -> bool:
     """Rehearse one run (see the module's docstring) unless it was done in this process or
     ``wanted()`` says no more (a real run was asked meanwhile); True when it ran to its
-    end. ``capabilities``: the real editor's, from its ``initialize``. Blocking: call it on
-    a thread with no running event loop (the warm-up's)."""
+    end. ``capabilities``: the real editor's, from its ``initialize``; ``provider``: the
+    configured one (an SDK provider is rehearsed through its SDK, any other name as the
+    scripted model). Blocking: call it on a thread with no running event loop (the
+    warm-up's)."""
     with _LOCK:
         if _DONE.is_set():
             return False
@@ -152,7 +163,7 @@ def rehearse(
             # bring some); after the run, meeting no new kind, ``warm_run`` leaves its own
             # functions made, which a daemon's forks would otherwise make again each.
             warm_run()
-            rehearsal = _run(folder, tools(), capabilities, loops)
+            rehearsal = _run(folder, tools(), capabilities, provider, loops)
             asyncio.run(asyncio.wait_for(rehearsal, REHEARSAL_SECONDS))
             warm_run()
         except Exception as exc:  # changes nothing: the first real run pays, as before
@@ -202,6 +213,7 @@ async def _run(
     folder: Path,
     tools: ToolRegistry,
     capabilities: Mapping[str, Any] | None,
+    provider: str | None,
     loops: list[asyncio.AbstractEventLoop],
 ) -> None:
     from .handlers import create_server  # the server's modules: loaded by now
@@ -210,6 +222,14 @@ async def _run(
     root = folder / "workspace"
     (root / "src").mkdir(parents=True)
     (root / "src" / "app.py").write_text(SOURCE, encoding="utf-8")
+    options: dict[str, Any] = {"provider": "scripted", "script": SCRIPT}
+    api: asyncio.Server | None = None
+    if provider in SDK_MODULES:
+        assert provider is not None
+        path = folder / "api.sock"
+        api = await RehearsalApi(provider).listen(path)
+        REHEARSAL_SOCKET.set(str(path))  # this event loop's providers connect there only
+        options = {"provider": provider, "baseUrl": BASE_URLS[provider], "model": "rehearsal"}
     server = create_server(tools, environment(folder))
     editor = RehearsalEditor(server.protocol, root)
     try:
@@ -221,7 +241,7 @@ async def _run(
                 "rootUri": root.as_uri(),
                 "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
                 "capabilities": rehearsal_capabilities(capabilities),
-                "initializationOptions": {"provider": "scripted", "script": SCRIPT},
+                "initializationOptions": options,
             },
         )
         editor.notify(types.INITIALIZED, {})
@@ -231,6 +251,68 @@ async def _run(
         await editor.request(types.SHUTDOWN, None)
     finally:
         await server.close()
+        if api is not None:
+            api.close()
+
+
+BASE_URLS = {"openai": "http://rehearsal.invalid/v1", "anthropic": "http://rehearsal.invalid"}
+"""What the rehearsal's SDK providers are configured with: their requests go to the
+rehearsal's socket whatever the address (``providers.sdk.REHEARSAL_SOCKET``)."""
+
+MAX_REQUEST = 4 * 1024 * 1024
+"""The largest request head or body the rehearsal's model API reads."""
+
+
+class RehearsalApi:
+    """The rehearsal's model API: a Unix socket in its private folder that answers each
+    HTTP request with the script's next turn in the provider's wire format, so the SDK, its
+    HTTP client and its connection code run as for a real API — and no network socket is
+    opened. Past the script's end it repeats the last turn (an answer, no tool call)."""
+
+    def __init__(self, provider: str) -> None:
+        turns = SCRIPT["turns"]
+        self._replies = [_reply(provider, index, turn) for index, turn in enumerate(turns)]
+        self._served = 0
+
+    async def listen(self, path: Path) -> asyncio.Server:
+        return await asyncio.start_unix_server(self._answer, path=str(path), limit=MAX_REQUEST)
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                await reader.readexactly(_content_length(head))
+                body = self._replies[min(self._served, len(self._replies) - 1)]
+                self._served += 1
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                    b"content-length: %d\r\n\r\n%b" % (len(body), body)
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError, ValueError):
+            pass  # the client closed the connection (it does after each reply), or sent junk
+        finally:
+            writer.close()
+
+
+def _reply(provider: str, index: int, turn: Mapping[str, Any]) -> bytes:
+    calls = turn.get("toolCalls") or ()
+    call = None
+    if calls:
+        call = (f"call_{index + 1}", calls[0]["name"], json.dumps(calls[0]["arguments"]))
+    return rehearsal_stream(provider, turn["text"], call)
+
+
+def _content_length(head: bytes) -> int:
+    """The ``content-length`` of a request head (0 when absent); ValueError past the cap."""
+    for line in head.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+            if not 0 <= length <= MAX_REQUEST:
+                raise ValueError(f"content-length {length}")
+            return length
+    return 0
 
 
 class RehearsalEditor:

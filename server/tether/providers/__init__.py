@@ -92,6 +92,14 @@ SDK_MODULES = {"openai": ".openai", "anthropic": ".anthropic"}
 """The providers whose module imports an SDK."""
 
 
+def rehearsal_stream(name: str, text: str, call: tuple[str, str, str] | None) -> bytes:
+    """A reply of SDK provider ``name`` in its API's wire format: ``text``, then the tool
+    call ``call`` (id, name, JSON arguments) or none (``lsp.rehearsal``'s model API)."""
+    module = importlib.import_module(SDK_MODULES[name], __name__)
+    stream: bytes = module.rehearsal_stream(text, call)
+    return stream
+
+
 def prime(name: str | None) -> None:
     """Import the SDK provider ``name`` and rehearse one request on it (``prime`` of its
     module: what the SDK's first client loads and builds), once per process and provider;

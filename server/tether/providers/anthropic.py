@@ -41,7 +41,7 @@ from .retry import (
     retry_after_seconds,
     underlying_error,
 )
-from .sdk import SdkProvider, rehearse
+from .sdk import REHEARSED_CALL, RehearsedCall, SdkProvider, rehearse
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 """Used when no model is configured: the current Sonnet."""
@@ -308,28 +308,30 @@ def _add_thinking(block: ContentBlockParam | None, delta: object) -> None:
         block["signature"] += delta.signature
 
 
-def _rehearsal_stream() -> bytes:
-    """A Messages event stream: a text block, a tool call, the stop (``sdk.rehearse``)."""
+def rehearsal_stream(text: str = "r", call: RehearsedCall | None = REHEARSED_CALL) -> bytes:
+    """A Messages event stream in the API's wire format: a text block of ``text``, then the
+    tool call ``call`` (id, name, JSON arguments) or none, the stop. For rehearsals
+    (``sdk.rehearse``, ``lsp.rehearsal``)."""
     usage = {"input_tokens": 1, "output_tokens": 1}
     message = {"id": "r", "type": "message", "role": "assistant", "model": "r", "content": []}
     events: list[tuple[str, dict[str, Any]]] = [
         ("message_start", {"message": {**message, "stop_reason": None, "usage": usage}}),
         ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
-        ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": "r"}}),
+        ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": text}}),
         ("content_block_stop", {"index": 0}),
-        (
-            "content_block_start",
-            {
-                "index": 1,
-                "content_block": {"type": "tool_use", "id": "r1", "name": "r", "input": {}},
-            },
-        ),
-        (
-            "content_block_delta",
-            {"index": 1, "delta": {"type": "input_json_delta", "partial_json": "{}"}},
-        ),
-        ("content_block_stop", {"index": 1}),
-        ("message_delta", {"delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 1}}),
+    ]
+    if call is not None:
+        call_id, name, arguments = call
+        block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": arguments}
+        events += [
+            ("content_block_start", {"index": 1, "content_block": block}),
+            ("content_block_delta", {"index": 1, "delta": delta}),
+            ("content_block_stop", {"index": 1}),
+        ]
+    stop = "tool_use" if call is not None else "end_turn"
+    events += [
+        ("message_delta", {"delta": {"stop_reason": stop}, "usage": {"output_tokens": 1}}),
         ("message_stop", {}),
     ]
     return "".join(
@@ -342,4 +344,4 @@ def prime() -> None:
     transformation, the stream events' validators, the TLS context — with one rehearsed
     request answered in-process (``sdk.rehearse``): for the warm-up of ``tether serve`` and
     the daemon, so that the first real run finds it done."""
-    rehearse(AnthropicProvider(model="rehearsal", api_key="unused"), _rehearsal_stream())
+    rehearse(AnthropicProvider(model="rehearsal", api_key="unused"), rehearsal_stream())

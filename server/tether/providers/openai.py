@@ -44,7 +44,7 @@ from .retry import (
     retry_after_seconds,
     underlying_error,
 )
-from .sdk import SdkProvider, rehearse
+from .sdk import REHEARSED_CALL, RehearsedCall, SdkProvider, rehearse
 
 DEFAULT_MODEL = "gpt-5.4"
 """Used when no model is configured: current, and it calls tools through Chat Completions."""
@@ -284,18 +284,22 @@ def _read_chunk(
     return texts
 
 
-def _rehearsal_stream() -> bytes:
-    """A chat completion stream: text, a tool call, the finish, the usage (``sdk.rehearse``)."""
-    call = {
-        "index": 0,
-        "id": "r1",
-        "type": "function",
-        "function": {"name": "r", "arguments": "{}"},
-    }
-    deltas = [({"role": "assistant", "content": "r"}, None), ({"tool_calls": [call]}, None)]
+def rehearsal_stream(text: str = "r", call: RehearsedCall | None = REHEARSED_CALL) -> bytes:
+    """A chat completion stream in the API's wire format: ``text``, then the tool call
+    ``call`` (id, name, JSON arguments) or none, the finish, the usage. For rehearsals
+    (``sdk.rehearse``, ``lsp.rehearsal``)."""
+    deltas: list[tuple[dict[str, object], str | None]] = [
+        ({"role": "assistant", "content": text}, None)
+    ]
+    if call is not None:
+        call_id, name, arguments = call
+        function = {"name": name, "arguments": arguments}
+        tool = {"index": 0, "id": call_id, "type": "function", "function": function}
+        deltas.append(({"tool_calls": [tool]}, None))
+    finish = "tool_calls" if call is not None else "stop"
     chunks: list[dict[str, object]] = [
-        {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-        for delta, finish in [*deltas, ({}, "tool_calls")]
+        {"choices": [{"index": 0, "delta": delta, "finish_reason": reason}]}
+        for delta, reason in [*deltas, ({}, finish)]
     ]
     chunks.append(
         {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
@@ -311,4 +315,4 @@ def prime() -> None:
     request answered in-process (``sdk.rehearse``): for the warm-up of ``tether serve`` and
     the daemon, so that the first real run finds it done."""
     provider = OpenAIProvider(model="rehearsal", api_key="unused", base_url="http://127.0.0.1:9/v1")
-    rehearse(provider, _rehearsal_stream())
+    rehearse(provider, rehearsal_stream())

@@ -12,6 +12,7 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, aclosing
+from contextvars import ContextVar
 from typing import Any, ClassVar, Generic, TypeVar
 
 from .base import (
@@ -57,6 +58,15 @@ REHEARSAL = ModelRequest(
 """A conversation with every kind of message and a tool: the shapes of a real run's
 requests, whose transformation the SDKs work out (and cache) on first use."""
 
+RehearsedCall = tuple[str, str, str]
+"""A tool call of a rehearsed reply: its id, the tool's name, its arguments as JSON."""
+REHEARSED_CALL: RehearsedCall = ("r1", "r", "{}")
+
+REHEARSAL_SOCKET: ContextVar[str | None] = ContextVar("tether_rehearsal_socket", default=None)
+"""Set only in a run rehearsal's own event loop (``lsp.rehearsal``): the Unix socket, in its
+private folder, that answers every request of the providers made there. Unset (every real
+run): the SDK's default connection."""
+
 
 class SdkProvider(ABC, Generic[ClientT]):
     """A model behind an SDK's streaming API; ``ClientT`` is the SDK's async client."""
@@ -91,11 +101,16 @@ class SdkProvider(ABC, Generic[ClientT]):
 
     def _http(self, factory: Callable[..., HttpT]) -> HttpT:
         """The SDK's default HTTP client (``factory``) on the shared TLS context; in a
-        rehearsal, one whose requests never leave the process."""
-        if self._rehearsal is None:
+        rehearsal, one whose requests never leave the process (answered in-process by
+        ``rehearse``, or by a run rehearsal's socket: ``REHEARSAL_SOCKET``)."""
+        socket = REHEARSAL_SOCKET.get()
+        if self._rehearsal is None and socket is None:
             return factory(verify=shared_ssl_context())
         import httpx2  # the SDKs' HTTP client
 
+        if self._rehearsal is None:
+            uds = httpx2.AsyncHTTPTransport(uds=socket)
+            return factory(verify=shared_ssl_context(), transport=uds)
         body = self._rehearsal
         headers = {"content-type": "text/event-stream"}
         transport = httpx2.MockTransport(
