@@ -29,9 +29,8 @@ class Sizes:
     step_runs: int = 3
     provider_runs: int = 15
     first_prompts: int = 5
-    """Fresh servers whose first prompt is measured (providers)."""
-    paused_runs: int = 5
-    """Warm prompts each sent 2 s after the one before (providers)."""
+    """Fresh servers whose first prompt, and a later one after the same pause, are
+    measured (providers)."""
     deltas: int = 20_000
     stream_runs: int = 3
     memory_runs: int = 1000
@@ -57,7 +56,6 @@ class Sizes:
             step_runs=1,
             provider_runs=2,
             first_prompts=2,
-            paused_runs=1,
             deltas=500,
             stream_runs=1,
             memory_runs=10,

@@ -50,6 +50,10 @@ VARIANTS: tuple[tuple[str, bool, str], ...] = (
 )
 """(label, a fresh CODEX_HOME per run, the thread's sandbox)."""
 
+SAME_PATH_NOISE = 1.05
+"""The ratio of two medians of 5 runs of the same path stays within this (measured
+0.97-1.02 once neither run is favoured by the order: docs/performance.md)."""
+
 
 async def _daemon(action: str, env: dict[str, str]) -> str:
     """``tether daemon ACTION`` (``start`` returns once it listens); what it printed."""
@@ -131,6 +135,8 @@ async def run(ctx: Context) -> list[Row]:
         for how, values in times[provider].items():
             rows.append(Row.of(NAME, f"{provider}: spawn → answer, {how}", "ms", values))
         # Issue 29: the first run (no daemon yet) no slower than today's (in-process) one.
+        # It takes the in-process path itself (``daemon.front.Cold``): the two medians differ
+        # by the noise of 5 runs only, so "no slower" is read within that noise.
         cold = median(times[provider]["no daemon yet"]) / median(times[provider]["in-process"])
         rows.append(
             Row(
@@ -140,8 +146,9 @@ async def run(ctx: Context) -> list[Row]:
                 cold,
                 None,
                 runs,
-                target="≤ 1",
-                limit=1.0,
+                target=f"≤ {SAME_PATH_NOISE}",
+                limit=SAME_PATH_NOISE,
+                note="the same path: equal but for noise",
             )
         )
     for label, samples in app_server.items():
