@@ -73,12 +73,13 @@ THIRD_PARTY_OWNERS = {
     "openai": ("providers.openai",),
     "anthropic": ("providers.anthropic",),
     # the SDKs' HTTP client; retry.py asks it for the TLS context only when an SDK is made,
-    # sdk.py for the in-process transport of a rehearsal (``providers.prime``) only
+    # sdk.py for the transports of a rehearsal (``providers.prime``, ``lsp.rehearsal``) only
     "httpx": ("providers.openai", "providers.anthropic", "providers.retry"),
     "httpx2": ("providers.openai", "providers.anthropic", "providers.retry", "providers.sdk"),
     # the MCP SDK, imported only inside the functions that start or call a server
     "mcp": ("mcp",),
     "mcp_types": ("mcp",),
+    "h11": ("lsp.rehearsal",),  # the rehearsal's model API, on its private socket
     "rich": ("client.rich_render", "client.streamed_text"),
     "prompt_toolkit": ("client.chat_input",),
 }

@@ -52,6 +52,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import h11
 from lsprotocol import types
 
 from tether_protocol.methods import (
@@ -259,8 +260,10 @@ BASE_URLS = {"openai": "http://rehearsal.invalid/v1", "anthropic": "http://rehea
 """What the rehearsal's SDK providers are configured with: their requests go to the
 rehearsal's socket whatever the address (``providers.sdk.REHEARSAL_SOCKET``)."""
 
-MAX_REQUEST = 4 * 1024 * 1024
-"""The largest request head or body the rehearsal's model API reads."""
+MAX_REQUEST = 1024 * 1024
+"""The largest request head the rehearsal's model API reads."""
+READ_BYTES = 65536
+SSE = ("content-type", "text/event-stream")
 
 
 class RehearsalApi:
@@ -275,22 +278,28 @@ class RehearsalApi:
         self._served = 0
 
     async def listen(self, path: Path) -> asyncio.Server:
-        return await asyncio.start_unix_server(self._answer, path=str(path), limit=MAX_REQUEST)
+        return await asyncio.start_unix_server(self._answer, path=str(path))
 
     async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Serve one connection (the SDK's client opens one per model call)."""
+        connection = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_REQUEST)
         try:
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                await reader.readexactly(_content_length(head))
-                body = self._replies[min(self._served, len(self._replies) - 1)]
-                self._served += 1
-                writer.write(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-                    b"content-length: %d\r\n\r\n%b" % (len(body), body)
-                )
-                await writer.drain()
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError, ValueError):
-            pass  # the client closed the connection (it does after each reply), or sent junk
+                event = connection.next_event()
+                if event is h11.NEED_DATA:
+                    connection.receive_data(await reader.read(READ_BYTES))  # b"": closed
+                elif isinstance(event, h11.EndOfMessage):  # a whole request: the next turn
+                    body = self._replies[min(self._served, len(self._replies) - 1)]
+                    self._served += 1
+                    head = h11.Response(status_code=200, headers=[SSE])  # chunked, as the APIs
+                    for part in (head, h11.Data(data=body), h11.EndOfMessage()):
+                        writer.write(connection.send(part) or b"")
+                    await writer.drain()
+                    connection.start_next_cycle()
+                elif isinstance(event, h11.ConnectionClosed) or event is h11.PAUSED:
+                    return
+        except (h11.ProtocolError, OSError):
+            pass  # a request it cannot read: the connection is closed
         finally:
             writer.close()
 
@@ -301,18 +310,6 @@ def _reply(provider: str, index: int, turn: Mapping[str, Any]) -> bytes:
     if calls:
         call = (f"call_{index + 1}", calls[0]["name"], json.dumps(calls[0]["arguments"]))
     return rehearsal_stream(provider, turn["text"], call)
-
-
-def _content_length(head: bytes) -> int:
-    """The ``content-length`` of a request head (0 when absent); ValueError past the cap."""
-    for line in head.split(b"\r\n"):
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value.strip())
-            if not 0 <= length <= MAX_REQUEST:
-                raise ValueError(f"content-length {length}")
-            return length
-    return 0
 
 
 class RehearsalEditor:
