@@ -104,8 +104,12 @@ def test_a_daemon_starting_is_waited_for_and_gets_the_run(
     def daemon() -> None:  # comes up once the front has found no socket
         assert polled.wait(30)
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
-            listener.bind(str(path))
+            # As the real daemon does (``Daemon.bind``): listening before the socket is in
+            # place, since a front that finds it refusing removes it as a dead daemon's.
+            temporary = path.with_name(f".{path.name}.test")
+            listener.bind(str(temporary))
             listener.listen()
+            temporary.rename(path)
             fake_daemon(listener, 7)
 
     with held(path.parent):  # a daemon starting: it holds the lock until it listens
