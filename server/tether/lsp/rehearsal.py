@@ -73,7 +73,7 @@ from .server import warm_run
 log = logging.getLogger(__name__)
 
 REHEARSAL_SECONDS = 10.0
-"""The longest a rehearsal may take (an idle machine: ~25 ms); then it is given up."""
+"""The longest a rehearsal may take (an idle machine: 80-200 ms); then it is given up."""
 
 SOURCE = "def greet(name):\n    return 'hello ' + name\n"
 """The rehearsal workspace's one file."""
