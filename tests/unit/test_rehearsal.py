@@ -227,3 +227,79 @@ def test_the_editors_capabilities_are_rehearsed_without_its_diagnostics() -> Non
 def test_no_rehearsal_once_a_run_was_asked() -> None:
     assert rehearse(lambda: pytest.fail("no server is made"), None, lambda: False) is False
     assert not rehearsed()  # a later call, wanted, would still rehearse
+
+
+EXITING = """
+import atexit, logging, sys, threading
+from pathlib import Path
+
+out = Path(sys.argv[1])
+ended = []
+atexit.register(lambda: out.write_text(repr(ended)))  # runs last: after the rehearsal's
+logging.basicConfig(level="WARNING", stream=sys.stderr)  # tether serve's
+
+from tether.cli import build_tools
+from tether.lsp import rehearsal
+
+rehearsal.SCRIPT = {**rehearsal.SCRIPT, "delaySeconds": 60}  # a model that takes its time
+started = threading.Event()
+notify = rehearsal.RehearsalEditor.notify
+def noting(self, method, params):
+    notify(self, method, params)
+    started.set()  # initialized sent: the run comes next
+rehearsal.RehearsalEditor.notify = noting
+
+def warm_up():
+    ended.append(rehearsal.rehearse(build_tools))
+threading.Thread(target=warm_up, daemon=True).start()  # as tether serve's warm-up thread
+assert started.wait(60)
+sys.exit(0)  # the editor went away: the server exits with the rehearsal under way
+"""
+
+
+def test_a_rehearsal_under_way_at_exit_is_cancelled_and_leaves_nothing(tmp_path: Path) -> None:
+    """``tether serve`` exits (its input ended) while the rehearsal's model is still
+    answering: the rehearsal is cancelled and ends (it does not hold the exit up for its
+    60 s), says nothing in the server's log, and its folder is gone."""
+    temp, out = tmp_path / "tmp", tmp_path / "ended.txt"
+    temp.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", EXITING, str(out)],
+        env={**os.environ, "TMPDIR": str(temp)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == "[False]"  # rehearse() returned: cancelled, not cut off
+    assert done.stderr == ""
+    assert list(temp.iterdir()) == []
+
+
+FAILING_EDITOR = """
+import logging, sys
+logging.basicConfig(level="WARNING", stream=sys.stderr)  # tether serve's
+from tether.cli import build_tools
+from tether.lsp import rehearsal
+
+def apply(self, edit):
+    raise RuntimeError("the folder went away")
+rehearsal.RehearsalEditor._apply = apply
+print(rehearsal.rehearse(build_tools))
+"""
+
+
+def test_a_rehearsal_whose_editor_fails_ends_quietly(tmp_path: Path) -> None:
+    """What goes wrong in the rehearsal's editor ends the rehearsal, never reaches the
+    server's writer (pygls would log it with a traceback) and leaves the log empty."""
+    done = subprocess.run(
+        [sys.executable, "-c", FAILING_EDITOR],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "False\n", "")
+    assert list(tmp_path.iterdir()) == []

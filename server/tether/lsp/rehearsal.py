@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import copy
-import functools
 import gc
 import json
 import logging
@@ -71,6 +71,9 @@ from .dispatch import dispatch
 from .server import warm_run
 
 log = logging.getLogger(__name__)
+
+STOP_SECONDS = 1.0
+"""At exit, how long a rehearsal still running is given to end once cancelled."""
 
 REHEARSAL_SECONDS = 10.0
 """The longest a rehearsal may take (an idle machine: 80-200 ms); then it is given up."""
@@ -153,40 +156,68 @@ def rehearse(
         # What is loaded so far stays for good; what the rehearsal leaves (its server, with
         # cycles) is collected after it, not frozen with the rest (``warm_up_thread``).
         gc.freeze()
-        loops: list[asyncio.AbstractEventLoop] = []
-        remove: Callable[[], None] | None = None
+        current = _Current()
         try:
-            folder = Path(tempfile.mkdtemp(prefix="tether-rehearsal-"))
-            remove = functools.partial(shutil.rmtree, folder, ignore_errors=True)
-            atexit.register(remove)
+            current.folder = Path(tempfile.mkdtemp(prefix="tether-rehearsal-"))
+            atexit.register(current.stop)
             # ``warm_run`` before and after: cattrs empties its cache of converter functions
             # whenever it makes one for a new kind of list or mapping (the run's messages
             # bring some); after the run, meeting no new kind, ``warm_run`` leaves its own
             # functions made, which a daemon's forks would otherwise make again each.
             warm_run()
-            rehearsal = _run(folder, tools(), capabilities, provider, loops)
-            asyncio.run(asyncio.wait_for(rehearsal, REHEARSAL_SECONDS))
+            asyncio.run(current.rehearse(tools(), capabilities, provider))
             warm_run()
-        except Exception as exc:  # changes nothing: the first real run pays, as before
+        except (Exception, asyncio.CancelledError) as exc:  # the first real run pays, as before
             log.debug("the rehearsal of a first run failed: %r", exc)
             return False
         finally:
-            if remove is not None:
-                remove()
-                atexit.unregister(remove)
-            _join_workers(loops)
+            current.end()
+            atexit.unregister(current.stop)
             gc.collect()
         log.info("a first run rehearsed in %.0f ms", (time.monotonic() - began) * 1000)
         return True
 
 
-def _join_workers(loops: list[asyncio.AbstractEventLoop]) -> None:
-    """Wait (briefly) for the worker threads of the rehearsal's event loop (anyio's, told to
-    stop as the loop ended; the loop's own executor is joined by ``asyncio.run``): gone
-    before a daemon forks."""
-    for thread in threading.enumerate():
-        if loops and getattr(thread, "loop", None) is loops[0]:
-            thread.join(timeout=1.0)
+class _Current:
+    """A rehearsal under way: its folder, event loop and task, so that one still running
+    when the process exits (``tether serve``'s input ended: the warm-up thread is a daemon
+    thread) is cancelled and its folder removed before the interpreter goes — not cut off
+    mid-write with the folder gone under it."""
+
+    def __init__(self) -> None:
+        self.folder: Path | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.ended = threading.Event()
+
+    async def rehearse(
+        self, tools: ToolRegistry, capabilities: Mapping[str, Any] | None, provider: str | None
+    ) -> None:
+        assert self.folder is not None
+        self.loop, self.task = asyncio.get_running_loop(), asyncio.current_task()
+        run = _run(self.folder, tools, capabilities, provider)
+        await asyncio.wait_for(run, REHEARSAL_SECONDS)
+
+    def end(self) -> None:
+        """After the rehearsal: its folder removed, its event loop's worker threads gone
+        (anyio's, told to stop as the loop ended; the loop's own executor is joined by
+        ``asyncio.run``), before a daemon forks."""
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+        for thread in threading.enumerate():
+            if self.loop is not None and getattr(thread, "loop", None) is self.loop:
+                thread.join(timeout=1.0)
+        self.ended.set()
+
+    def stop(self) -> None:
+        """At exit (``atexit``): cancel the rehearsal still running, wait a moment for it to
+        end, and remove its folder."""
+        if self.loop is not None and self.task is not None and not self.ended.is_set():
+            with contextlib.suppress(RuntimeError):  # its loop has just closed
+                self.loop.call_soon_threadsafe(self.task.cancel)
+            self.ended.wait(STOP_SECONDS)
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def rehearsal_capabilities(capabilities: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -215,11 +246,9 @@ async def _run(
     tools: ToolRegistry,
     capabilities: Mapping[str, Any] | None,
     provider: str | None,
-    loops: list[asyncio.AbstractEventLoop],
 ) -> None:
     from .handlers import create_server  # the server's modules: loaded by now
 
-    loops.append(asyncio.get_running_loop())
     root = folder / "workspace"
     (root / "src").mkdir(parents=True)
     (root / "src" / "app.py").write_text(SOURCE, encoding="utf-8")
@@ -354,9 +383,19 @@ class RehearsalEditor:
 
     # --- receiving -------------------------------------------------------------------
     def _received(self, body: bytes) -> None:
-        message = json.loads(body)
+        """Never raises into the server's writer: a message it cannot handle ends the
+        rehearsal (its requests fail) instead."""
+        try:
+            self._handle(json.loads(body))
+        except Exception as exc:
+            for waiting in self._waiting.values():
+                if not waiting.done():
+                    waiting.set_exception(RuntimeError(f"the rehearsal's editor failed: {exc!r}"))
+            self._waiting.clear()
+
+    def _handle(self, message: dict[str, Any]) -> None:
         if "method" not in message:  # an answer to one of ours
-            waiting = self._waiting.pop(message.get("id"), None)
+            waiting = self._waiting.pop(message.get("id", 0), None)  # ours start at 1
             if waiting is not None and not waiting.done():
                 if "error" in message:
                     waiting.set_exception(RuntimeError(f"{message['error']}"))
