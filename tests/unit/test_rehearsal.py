@@ -235,7 +235,13 @@ from pathlib import Path
 
 out = Path(sys.argv[1])
 ended = []
-atexit.register(lambda: out.write_text(repr(ended)))  # runs last: after the rehearsal's
+warm = []
+
+def report():  # runs last (atexit: first registered), after the rehearsal's own hook
+    warm[0].join(10)  # a rehearsal cancelled ends at once; one cut off never returns
+    out.write_text(repr(ended))
+
+atexit.register(report)
 logging.basicConfig(level="WARNING", stream=sys.stderr)  # tether serve's
 
 from tether.cli import build_tools
@@ -251,7 +257,8 @@ rehearsal.RehearsalEditor.notify = noting
 
 def warm_up():
     ended.append(rehearsal.rehearse(build_tools))
-threading.Thread(target=warm_up, daemon=True).start()  # as tether serve's warm-up thread
+warm.append(threading.Thread(target=warm_up, daemon=True))  # as tether serve's warm-up
+warm[0].start()
 assert started.wait(60)
 sys.exit(0)  # the editor went away: the server exits with the rehearsal under way
 """
