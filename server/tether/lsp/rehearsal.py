@@ -28,7 +28,7 @@ real path instead:
 - nothing leaves the process but to its own socket: the rehearsal's server writes to the
   rehearsal's editor only, opens no network socket and starts no process (the script
   reads, edits and creates a file; it runs no command); the folder is removed when it
-  ends, or at exit if it is cut short.
+  ends; one still under way when the process exits is cancelled first (``_Current``).
 
 Once per process (a daemon's runs are forked after it: ``daemon.server.preload``), never
 once a run was asked of the real server (the rehearsal would only compete with it), and
