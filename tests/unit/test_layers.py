@@ -79,7 +79,7 @@ THIRD_PARTY_OWNERS = {
     # the MCP SDK, imported only inside the functions that start or call a server
     "mcp": ("mcp",),
     "mcp_types": ("mcp",),
-    "h11": ("lsp.rehearsal",),  # the rehearsal's model API, on its private socket
+    "h11": ("run.rehearsal",),  # the rehearsals' model API, on its private socket
     "rich": ("client.rich_render", "client.streamed_text"),
     "prompt_toolkit": ("client.chat_input",),
 }

@@ -1,5 +1,6 @@
-"""The first run, rehearsed: one run on a private server of its own before the editor's
-first prompt, so that prompt finds every first-time cost of a run already paid.
+"""The first run of ``tether serve`` (and of the daemon's runs), rehearsed: one run on a
+private server of its own before the editor's first prompt, so that prompt finds every
+first-time cost of a run already paid.
 
 A fresh ``tether serve`` paid, on its first ``agent/run``, for work no later run repeats:
 cattrs making the converter functions of the messages a run sends (and, making some,
@@ -11,48 +12,29 @@ benchmark's read → write → answer task that was ~20 ms of CPU for a first pr
 warm (``warm_run``'s modules and sample messages) always misses part of it; this runs the
 real path instead:
 
-- a second ``TetherServer`` with the same tools in a private temporary folder (0700:
-  a workspace holding one file, the state folder, the model API's socket), under an
-  environment of its own that holds no key and points the user's config folder into that
-  folder: no settings file of the user's or of a project is read, no MCP server starts,
-  nothing of the user's state is written;
-- its model is the configured provider, through its SDK, whose requests go to
-  ``RehearsalApi`` — a Unix socket in that folder answering with the script's turns in the
-  provider's wire format (``providers.sdk.REHEARSAL_SOCKET``, set in this event loop only)
-  — or, for any other provider, the scripted model playing the same turns;
+- a second ``TetherServer`` with the same tools in the rehearsal's private folder, under
+  its own environment, with its own model (``run.rehearsal``: what every front's
+  rehearsal shares — the folder, the environment, the model API on its private socket,
+  once per process, the cancel at exit);
 - ``RehearsalEditor`` drives it in-process with the messages an editor sends —
   ``initialize`` with the real editor's capabilities (the same paths: events, approvals,
   the position encoding), ``initialized``, ``agent/run``, ``shutdown`` — as frames'
   bodies through ``lsp.dispatch``, and answers its requests as an editor would (allow,
   apply the edit to its own file);
-- nothing leaves the process but to its own socket: the rehearsal's server writes to the
-  rehearsal's editor only, opens no network socket and starts no process (the script
-  reads, edits and creates a file; it runs no command); the folder is removed when it
-  ends; one still under way when the process exits is cancelled first (``_Current``).
-
-Once per process (a daemon's runs are forked after it: ``daemon.server.preload``), never
-once a run was asked of the real server (the rehearsal would only compete with it), and
-bounded by ``REHEARSAL_SECONDS``; a failure is logged at debug level and changes nothing.
+- the rehearsal's server writes to the rehearsal's editor only, opens no network socket
+  and starts no process.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
-import contextlib
 import copy
-import gc
 import json
-import logging
-import shutil
-import tempfile
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import h11
 from lsprotocol import types
 
 from tether_protocol.methods import (
@@ -62,57 +44,15 @@ from tether_protocol.methods import (
     AGENT_SAVE_DOCUMENTS,
 )
 
-from ..providers import SDK_MODULES, rehearsal_stream
-from ..providers.sdk import REHEARSAL_SOCKET
+from ..run import rehearsal as shared
+from ..run.rehearsal import PROMPT, SCRIPT, SOURCE, environment, model_api, rehearsed
 from ..text.model import offset_at
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import path_from_uri
 from .dispatch import dispatch
 from .server import warm_run
 
-log = logging.getLogger(__name__)
-
-STOP_SECONDS = 1.0
-"""At exit, how long a rehearsal still running is given to end once cancelled."""
-
-REHEARSAL_SECONDS = 10.0
-"""The longest a rehearsal may take (an idle machine: 80-200 ms); then it is given up."""
-
-SOURCE = "def greet(name):\n    return 'hello ' + name\n"
-"""The rehearsal workspace's one file."""
-
-SCRIPT: dict[str, Any] = {
-    "turns": [
-        {
-            "text": "Let me read the file first.",
-            "toolCalls": [{"name": "read_file", "arguments": {"path": "src/app.py"}}],
-        },
-        {
-            "text": "Now the change.",
-            "toolCalls": [
-                {
-                    "name": "edit_file",
-                    "arguments": {
-                        "path": "src/app.py",
-                        "old_text": "'hello '",
-                        "new_text": "'hi '",
-                    },
-                }
-            ],
-        },
-        {
-            "text": "And a new file.",
-            "toolCalls": [
-                {
-                    "name": "write_file",
-                    "arguments": {"path": "src/greeting.py", "content": "GREETING = 'hey'\n"},
-                }
-            ],
-        },
-        {"text": "Done: it says hey now."},
-    ]
-}
-"""A run's usual shape: read, edit, create a file (each approved and applied), answer."""
+__all__ = ["SCRIPT", "SOURCE", "environment", "rehearse", "rehearsed"]
 
 DEFAULT_CAPABILITIES: dict[str, Any] = {
     "window": {"workDoneProgress": True},
@@ -123,14 +63,6 @@ DEFAULT_CAPABILITIES: dict[str, Any] = {
     "experimental": {"tether": {"events": True, "approvals": True}},
 }
 """An editor with Tether's plugin, when the real editor's capabilities are not known."""
-
-_DONE = threading.Event()
-_LOCK = threading.Lock()
-
-
-def rehearsed() -> bool:
-    """Whether this process (or the one it was forked from) has rehearsed a run."""
-    return _DONE.is_set()
 
 
 def rehearse(
@@ -144,80 +76,17 @@ def rehearse(
     end. ``capabilities``: the real editor's, from its ``initialize``; ``provider``: the
     configured one (an SDK provider is rehearsed through its SDK, any other name as the
     scripted model). Blocking: call it on a thread with no running event loop (the
-    warm-up's)."""
-    with _LOCK:
-        if _DONE.is_set():
-            return False
-        if not wanted():
-            log.debug("no rehearsal of a first run: a run was asked first")
-            return False
-        _DONE.set()
-        began = time.monotonic()
-        # What is loaded so far stays for good; what the rehearsal leaves (its server, with
-        # cycles) is collected after it, not frozen with the rest (``warm_up_thread``).
-        gc.freeze()
-        current = _Current()
-        try:
-            current.folder = Path(tempfile.mkdtemp(prefix="tether-rehearsal-"))
-            atexit.register(current.stop)
-            # ``warm_run`` before and after: cattrs empties its cache of converter functions
-            # whenever it makes one for a new kind of list or mapping (the run's messages
-            # bring some); after the run, meeting no new kind, ``warm_run`` leaves its own
-            # functions made, which a daemon's forks would otherwise make again each.
-            warm_run()
-            asyncio.run(current.rehearse(tools(), capabilities, provider))
-            warm_run()
-        except (Exception, asyncio.CancelledError) as exc:  # the first real run pays, as before
-            log.debug("the rehearsal of a first run failed: %r", exc)
-            return False
-        finally:
-            current.end()
-            atexit.unregister(current.stop)
-            gc.collect()
-        log.info("a first run rehearsed in %.0f ms", (time.monotonic() - began) * 1000)
-        return True
+    warm-up's).
 
+    ``warm_run`` before and after: cattrs empties its cache of converter functions
+    whenever it makes one for a new kind of list or mapping (the run's messages bring
+    some); after the run, meeting no new kind, ``warm_run`` leaves its own functions made,
+    which a daemon's forks would otherwise make again each."""
 
-class _Current:
-    """A rehearsal under way: its folder, event loop and task, so that one still running
-    when the process exits (``tether serve``'s input ended: the warm-up thread is a daemon
-    thread) is cancelled and its folder removed before the interpreter goes — not cut off
-    mid-write with the folder gone under it."""
+    async def body(folder: Path) -> None:
+        await _run(folder, tools(), capabilities, provider)
 
-    def __init__(self) -> None:
-        self.folder: Path | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.task: asyncio.Task[None] | None = None
-        self.ended = threading.Event()
-
-    async def rehearse(
-        self, tools: ToolRegistry, capabilities: Mapping[str, Any] | None, provider: str | None
-    ) -> None:
-        assert self.folder is not None
-        self.loop, self.task = asyncio.get_running_loop(), asyncio.current_task()
-        run = _run(self.folder, tools, capabilities, provider)
-        await asyncio.wait_for(run, REHEARSAL_SECONDS)
-
-    def end(self) -> None:
-        """After the rehearsal: its folder removed, its event loop's worker threads gone
-        (anyio's, told to stop as the loop ended; the loop's own executor is joined by
-        ``asyncio.run``), before a daemon forks."""
-        if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
-        for thread in threading.enumerate():
-            if self.loop is not None and getattr(thread, "loop", None) is self.loop:
-                thread.join(timeout=1.0)
-        self.ended.set()
-
-    def stop(self) -> None:
-        """At exit (``atexit``): cancel the rehearsal still running, wait a moment for it to
-        end, and remove its folder."""
-        if self.loop is not None and self.task is not None and not self.ended.is_set():
-            with contextlib.suppress(RuntimeError):  # its loop has just closed
-                self.loop.call_soon_threadsafe(self.task.cancel)
-            self.ended.wait(STOP_SECONDS)
-        if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
+    return shared.rehearse(body, wanted, warm_run)
 
 
 def rehearsal_capabilities(capabilities: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -231,16 +100,6 @@ def rehearsal_capabilities(capabilities: Mapping[str, Any] | None) -> dict[str, 
     return chosen
 
 
-def environment(folder: Path) -> dict[str, str]:
-    """The rehearsal server's whole environment: its config and state folders inside
-    ``folder``; no key, no ``TETHER_*`` setting of the user's."""
-    return {
-        "HOME": str(folder),
-        "XDG_CONFIG_HOME": str(folder / "config"),
-        "TETHER_STATE_DIR": str(folder / "state"),
-    }
-
-
 async def _run(
     folder: Path,
     tools: ToolRegistry,
@@ -249,96 +108,29 @@ async def _run(
 ) -> None:
     from .handlers import create_server  # the server's modules: loaded by now
 
-    root = folder / "workspace"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text(SOURCE, encoding="utf-8")
-    options: dict[str, Any] = {"provider": "scripted", "script": SCRIPT}
-    api: asyncio.Server | None = None
-    if provider in SDK_MODULES:
-        assert provider is not None
-        path = folder / "api.sock"
-        api = await RehearsalApi(provider).listen(path)
-        REHEARSAL_SOCKET.set(str(path))  # this event loop's providers connect there only
-        options = {"provider": provider, "baseUrl": BASE_URLS[provider], "model": "rehearsal"}
-    server = create_server(tools, environment(folder))
-    editor = RehearsalEditor(server.protocol, root)
-    try:
-        await editor.request(
-            types.INITIALIZE,
-            {
-                "processId": None,
-                "clientInfo": {"name": "tether-rehearsal"},
-                "rootUri": root.as_uri(),
-                "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-                "capabilities": rehearsal_capabilities(capabilities),
-                "initializationOptions": options,
-            },
-        )
-        editor.notify(types.INITIALIZED, {})
-        result = await editor.request(AGENT_RUN, {"prompt": "Make it say hey."})
-        if not isinstance(result, dict) or result.get("outcome") != "done":
-            raise RuntimeError(f"the rehearsal's run ended {result!r}")
-        await editor.request(types.SHUTDOWN, None)
-    finally:
-        await server.close()
-        if api is not None:
-            api.close()
-
-
-BASE_URLS = {"openai": "http://rehearsal.invalid/v1", "anthropic": "http://rehearsal.invalid"}
-"""What the rehearsal's SDK providers are configured with: their requests go to the
-rehearsal's socket whatever the address (``providers.sdk.REHEARSAL_SOCKET``)."""
-
-MAX_REQUEST = 1024 * 1024
-"""The largest request head the rehearsal's model API reads."""
-READ_BYTES = 65536
-SSE = ("content-type", "text/event-stream")
-
-
-class RehearsalApi:
-    """The rehearsal's model API: a Unix socket in its private folder that answers each
-    HTTP request with the script's next turn in the provider's wire format, so the SDK, its
-    HTTP client and its connection code run as for a real API — and no network socket is
-    opened. Past the script's end it repeats the last turn (an answer, no tool call)."""
-
-    def __init__(self, provider: str) -> None:
-        turns = SCRIPT["turns"]
-        self._replies = [_reply(provider, index, turn) for index, turn in enumerate(turns)]
-        self._served = 0
-
-    async def listen(self, path: Path) -> asyncio.Server:
-        return await asyncio.start_unix_server(self._answer, path=str(path))
-
-    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """Serve one connection (the SDK's client opens one per model call)."""
-        connection = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_REQUEST)
+    root = shared.workspace(folder)
+    async with model_api(folder, provider, SCRIPT) as model:
+        server = create_server(tools, environment(folder))
+        editor = RehearsalEditor(server.protocol, root)
         try:
-            while True:
-                event = connection.next_event()
-                if event is h11.NEED_DATA:
-                    connection.receive_data(await reader.read(READ_BYTES))  # b"": closed
-                elif isinstance(event, h11.EndOfMessage):  # a whole request: the next turn
-                    body = self._replies[min(self._served, len(self._replies) - 1)]
-                    self._served += 1
-                    head = h11.Response(status_code=200, headers=[SSE])  # chunked, as the APIs
-                    for part in (head, h11.Data(data=body), h11.EndOfMessage()):
-                        writer.write(connection.send(part) or b"")
-                    await writer.drain()
-                    connection.start_next_cycle()
-                elif isinstance(event, h11.ConnectionClosed) or event is h11.PAUSED:
-                    return
-        except (h11.ProtocolError, OSError):
-            pass  # a request it cannot read: the connection is closed
+            await editor.request(
+                types.INITIALIZE,
+                {
+                    "processId": None,
+                    "clientInfo": {"name": "tether-rehearsal"},
+                    "rootUri": root.as_uri(),
+                    "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+                    "capabilities": rehearsal_capabilities(capabilities),
+                    "initializationOptions": model.options(),
+                },
+            )
+            editor.notify(types.INITIALIZED, {})
+            result = await editor.request(AGENT_RUN, {"prompt": PROMPT})
+            if not isinstance(result, dict) or result.get("outcome") != "done":
+                raise RuntimeError(f"the rehearsal's run ended {result!r}")
+            await editor.request(types.SHUTDOWN, None)
         finally:
-            writer.close()
-
-
-def _reply(provider: str, index: int, turn: Mapping[str, Any]) -> bytes:
-    calls = turn.get("toolCalls") or ()
-    call = None
-    if calls:
-        call = (f"call_{index + 1}", calls[0]["name"], json.dumps(calls[0]["arguments"]))
-    return rehearsal_stream(provider, turn["text"], call)
+            await server.close()
 
 
 class RehearsalEditor:
