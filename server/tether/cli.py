@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tether_protocol import TetherSettings
 
     from .client.terminal_run import TerminalRun
@@ -110,9 +112,21 @@ def acp() -> int:
 
         return AcpServer(build_tools())
 
+    def warm(server: Any, declared: Callable[[], dict[str, Any]]) -> None:
+        # The provider's SDK primed and a first prompt rehearsed on a private server
+        # (``acp.rehearsal``), on a thread of its own: the client's first prompt, seconds
+        # later, finds their first-time work done; none once a prompt was asked.
+        from .acp.rehearsal import rehearse
+        from .providers import warm_up_thread
+
+        def then() -> None:
+            rehearse(build_tools, declared(), lambda: not server.runs.asked, server.provider)
+
+        warm_up_thread(server.provider, then)
+
     status = 0
     with contextlib.suppress(KeyboardInterrupt):
-        status = asyncio.run(Front(core).serve(sys.stdin.buffer, sys.stdout.buffer))
+        status = asyncio.run(Front(core, warm).serve(sys.stdin.buffer, sys.stdout.buffer))
     return status
 
 

@@ -69,8 +69,16 @@ def check_initialize(raw: Any) -> dict[str, Any]:
 class Front:
     """The connection's handlers until the core is loaded, then the core's."""
 
-    def __init__(self, build: Callable[[], AcpServer]) -> None:
+    def __init__(
+        self,
+        build: Callable[[], AcpServer],
+        warm: Callable[[AcpServer, Callable[[], dict[str, Any]]], None] | None = None,
+    ) -> None:
+        """``build`` makes the core (in a worker thread); ``warm``, given the core and what
+        the client declared (asked when needed: ``initialize`` may come later), starts
+        what warms a first prompt once the core is made (``cli.acp``: the rehearsal)."""
         self._build = build
+        self._warm = warm
         self._server: asyncio.Future[AcpServer] | None = None
         self.connection: Connection | None = None
         self._capabilities: dict[str, Any] = {}
@@ -95,6 +103,8 @@ class Front:
         finally:
             gc.enable()
         gc.freeze()
+        if self._warm is not None:
+            self._warm(server, lambda: self._capabilities)
         return server
 
     async def _core(self) -> AcpServer:

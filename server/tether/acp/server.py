@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tether_protocol import (
@@ -88,6 +89,10 @@ STOP_REASONS = {
     "cancelled": "cancelled",
 }
 """A run's outcome as ACP's stop reason (an ``error`` outcome is an error answer)."""
+
+
+def _nothing() -> None:
+    """A worker thread's first job."""
 
 
 def mode_rules(mode: Mode) -> list[Rule]:
@@ -275,6 +280,8 @@ class AcpServer:
         self.sessions: dict[str, AcpSession] = {}
         self.connection: Connection | None = None
         self._warmed = self.provider is not None  # the front loads its SDK with the core
+        self.workers: asyncio.Future[Any] | None = None
+        """The worker threads' start (``_start_workers``), once the first session opened."""
 
     def _state_dir_failed(self, message: str) -> None:
         log.warning("%s", message)
@@ -360,7 +367,19 @@ class AcpServer:
             self._warmed = True
             task = asyncio.ensure_future(warm_up(config.provider))
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        if self.workers is None:
+            self._start_workers()
         return session
+
+    def _start_workers(self) -> None:
+        """The worker threads every prompt uses, started with the first session rather than
+        by its first prompt: anyio's (files, the session log) and the event loop's
+        executor (a model API's address)."""
+        self.workers = asyncio.gather(
+            anyio.to_thread.run_sync(_nothing),
+            asyncio.get_running_loop().run_in_executor(None, _nothing),
+        )
+        self.workers.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     def _start_mcp(self, session: AcpSession) -> None:
         """The session's MCP hub, its servers starting in the background at once (a run
