@@ -2,8 +2,10 @@
 of the process does no first-time work — and reaches nothing of the user's meanwhile.
 
 Each check runs in a fresh interpreter (``probe``), where no run has been made yet: there
-the first real run, on a new server as an editor's would be, is watched for code generated
-(cattrs' converter functions are ``compile``d), modules imported and threads started.
+the first real run, on a new server as an editor's would be, is watched for Tether's
+functions running for the first time in the process (each one a path not yet taken), code
+generated (cattrs' converter functions are ``compile``d), modules imported and threads
+started.
 """
 
 from __future__ import annotations
@@ -34,7 +36,18 @@ from pathlib import Path
 
 mode, out, provider = sys.argv[1], sys.argv[2], sys.argv[3]
 seen = {"compiled": 0, "imported": [], "threads": [], "spawned": [], "connected": []}
+seen["first calls"] = []
 watching = [False]
+called = set()
+ours = str(Path.cwd() / "server" / "tether")
+def profile(frame, event, arg):  # every function's first call in this process
+    if event == "call" and frame.f_code not in called:
+        called.add(frame.f_code)
+        code = frame.f_code
+        if watching[0] and code.co_filename.startswith(ours):
+            seen["first calls"].append(f"{code.co_filename[len(ours):]}:{code.co_name}")
+sys.setprofile(profile)
+threading.setprofile(profile)
 def hook(event, args):
     if event in ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system"):
         seen["spawned"].append(event)
@@ -146,6 +159,7 @@ def test_after_the_rehearsal_a_first_run_generates_imports_and_starts_nothing(
     found = probe(tmp_path, "rehearse", provider)
     assert found["rehearsed"] == [True, False]  # once per process
     assert found["outcome"] == "done" and "'hi '" in found["text"]
+    assert found["first calls"] == []
     assert found["compiled"] == 0
     assert found["imported"] == []
     assert found["threads"] == []
@@ -158,6 +172,8 @@ def test_without_it_the_first_run_does_that_work(tmp_path: Path) -> None:
     found = probe(tmp_path, "none")
     assert found["outcome"] == "done"
     assert found["compiled"] > 0
+    assert len(found["first calls"]) > 100  # 346 here with anthropic, on 2026-12-05
+    assert "/lsp/handlers.py:run_agent" in found["first calls"]
 
 
 HOSTILE_USER_FILE = """
