@@ -12,6 +12,11 @@ to back (reported: a machine idle for 2 s is slower to answer anything, warm or 
 warm server's prompts after a pause are ~1.3× its back-to-back ones here — so this ratio
 has that floor). A first server runs one task before anything is measured, so that the
 fake API and this client have done their own first-time work.
+
+The same paired ratio for ``tether acp`` (an ACP client's first ``session/prompt`` 2 s
+after the spawn, over the same server's prompt 2 s after a warm one), driven by the ACP
+kit's client (``tests/acp``: permission allowed once, files read and written through the
+client's ``fs`` methods).
 """
 
 from __future__ import annotations
@@ -22,10 +27,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.acp.client import AcpAgent
+from tests.acp.recorder import RecordingClient
 from tests.providers.fakes import FakeApi, Sse, anthropic_stream, openai_stream
 from tether.lsp.rehearsal import applied_text
 from tether.workspace.folders import path_from_uri
 
+from ..agents import agent
 from ..harness import Context, allow, ms
 from ..report import Row, median
 
@@ -90,6 +98,40 @@ async def _tasks(
     return times
 
 
+async def _acp_prompts(
+    ctx: Context, fake: FakeApi, provider: str, root: Path, runs: int, paused: int = 0
+) -> list[float]:
+    """``_tasks`` for ``tether acp``: spawn it, open a session, send its first prompt 2 s
+    after the spawn, ``runs - 1`` more back to back, then ``paused`` more each 2 s after
+    the one before; each one's ``session/prompt`` → answer in ms."""
+    base_url = fake.url + "/v1" if provider == "openai" else fake.url
+    home = ctx.folder(f"acp-{provider}-home-{time.monotonic_ns()}")
+    argv, env = agent(f"tether acp ({provider})").command(base_url, home)
+    client = RecordingClient(permission="allow_once")
+    client.validate = False  # the timing is the agent's, not the schema check's
+    times: list[float] = []
+    async with AcpAgent.spawn(argv, cwd=root, env=env, client=client, request_within=60) as acp:
+        await acp.initialize()
+        session = await acp.new_session(root)
+        await asyncio.sleep(
+            max(0, acp.started_ns + FIRST_PROMPT_AFTER_NS - time.monotonic_ns()) / 1e9
+        )
+        for index in range(runs + paused):
+            if index >= runs:
+                await asyncio.sleep(FIRST_PROMPT_AFTER_NS / 1e9)
+            _queue_task(fake, provider, index)
+            began = time.monotonic_ns()
+            answer = await acp.prompt(session, "make it say hi")
+            times.append(ms(time.monotonic_ns() - began))
+            if answer.get("stopReason") != "end_turn":
+                raise RuntimeError(f"tether acp ({provider}): unexpected answer {answer}")
+            ctx.log(f"acp {provider} prompt {index}: {times[-1]:.1f} ms")
+    written = [content for path, content in client.writes if path == str(root / "src" / "app.py")]
+    if not written or f"hi {runs + paused - 1}" not in written[-1]:
+        raise RuntimeError(f"tether acp ({provider}): the write did not reach the client")
+    return times
+
+
 LIKE_FOR_LIKE = 1.2
 """Issue 29's "as fast as a warm server's", paired in one server: 2-4 ms of ~30 are left
 that no first-time work explains (docs/performance.md, "A first run rehearsed"); before
@@ -123,29 +165,50 @@ async def _provider(ctx: Context, provider: str) -> tuple[list[float], list[floa
     return times, firsts, paused
 
 
+async def _acp_provider(ctx: Context, provider: str) -> tuple[list[float], list[float]]:
+    """For each of ``ctx.sizes.first_prompts`` fresh ``tether acp`` processes its first
+    prompt (2 s after spawn) and, after ``WARMING_RUNS`` more back to back, one sent 2 s
+    after the one before; one process answers a prompt before any is measured."""
+    root = ctx.folder(f"acp-provider-{provider}")
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text(APP)
+    firsts: list[float] = []
+    paused: list[float] = []
+    with FakeApi() as fake:
+        await _acp_prompts(ctx, fake, provider, root, 1)  # the fake's and the client's first
+        for _ in range(ctx.sizes.first_prompts):
+            server = await _acp_prompts(ctx, fake, provider, root, 1 + WARMING_RUNS, 1)
+            firsts.append(server[0])
+            paused.append(server[-1])
+    return firsts, paused
+
+
+def _paired(metric: str, what: str, firsts: list[float], paused: list[float]) -> Row:
+    ratios = [first / rested for first, rested in zip(firsts, paused, strict=True)]
+    return Row(
+        NAME,
+        metric,
+        "×",
+        median(ratios),
+        None,
+        len(ratios),
+        f"≤ {LIKE_FOR_LIKE}",
+        LIKE_FOR_LIKE,
+        note=f"median of {len(ratios)} fresh {what}' first task over the same one's "
+        f"prompt 2 s after a warm one ({', '.join(f'{r:.2f}' for r in ratios)});"
+        f" medians {median(firsts):.1f} / {median(paused):.1f} ms",
+        samples=ratios,
+    )
+
+
 async def run(ctx: Context) -> list[Row]:
     rows = []
     for provider in ("anthropic", "openai"):
         times, firsts, paused = await _provider(ctx, provider)
         rows.append(Row.of(NAME, f"{provider}: prompt → result", "ms", times, limit=60.0))
-        ratios = [first / rested for first, rested in zip(firsts, paused, strict=True)]
         warm, first, rested = median(times), median(firsts), median(paused)
-        rows.append(
-            Row(
-                NAME,
-                f"{provider}: 1st prompt 2 s after spawn / warm after a 2 s pause",
-                "×",
-                median(ratios),
-                None,
-                len(ratios),
-                f"≤ {LIKE_FOR_LIKE}",
-                LIKE_FOR_LIKE,
-                note=f"median of {len(ratios)} fresh servers' first task over the same "
-                f"server's prompt 2 s after a warm one ({', '.join(f'{r:.2f}' for r in ratios)});"
-                f" medians {first:.1f} / {rested:.1f} ms",
-                samples=ratios,
-            )
-        )
+        metric = f"{provider}: 1st prompt 2 s after spawn / warm after a 2 s pause"
+        rows.append(_paired(metric, "servers", firsts, paused))
         rows.append(
             Row(
                 NAME,
@@ -158,4 +221,7 @@ async def run(ctx: Context) -> list[Row]:
                 f"prompts after a 2 s pause are {rested / warm:.2f}× that",
             )
         )
+        acp_firsts, acp_paused = await _acp_provider(ctx, provider)
+        metric = f"tether acp, {provider}: 1st prompt 2 s after spawn / warm after a 2 s pause"
+        rows.append(_paired(metric, "processes", acp_firsts, acp_paused))
     return rows
