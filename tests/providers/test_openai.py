@@ -307,3 +307,63 @@ async def test_a_finish_reason_without_done_is_a_whole_reply(fake: FakeApi) -> N
     fake.queue(Sse(openai_stream("all of it"), end_after=4))
     deltas = await drain(provider(fake))
     assert text_of(deltas) == "all of it" and len(fake.requests) == 1
+
+
+LONG_SESSION = [
+    message
+    for turn in range(20)
+    for message in (
+        UserMessage(f"read {turn}.py"),
+        AssistantMessage("Reading.", (ToolCall(f"c{turn}", "read_file", {"path": f"{turn}.py"}),)),
+        ToolResultMessage(f"c{turn}", "read_file", f"print({turn})", turn % 2 == 0),
+    )
+]
+
+
+async def test_the_body_is_the_one_the_sdks_transform_makes(fake: FakeApi) -> None:
+    """The conversation and the tools bypass the SDK's transform (``extra_body``); the body
+    the API receives is the same JSON the transform makes of them."""
+    from openai._utils._transform import async_maybe_transform
+    from openai.types.chat import completion_create_params
+
+    from tether.providers.openai import openai_messages, openai_tools
+
+    fake.queue(Sse(openai_stream("done")))
+    history = request(*LONG_SESSION, AssistantMessage("", ()), UserMessage("thanks"))
+    await drain(provider(fake), history)
+    params = {
+        "model": "gpt-5.4",
+        "messages": openai_messages(history),
+        "tools": openai_tools(history),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    made = await async_maybe_transform(
+        params, completion_create_params.CompletionCreateParamsStreaming
+    )
+    assert fake.requests[0].body == json.loads(json.dumps(made))
+
+
+async def test_the_sdks_transform_does_not_walk_the_conversation(
+    fake: FakeApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its cost grew with the session: every request walked every message (~90 % of a
+    request's CPU 25 prompts into a session). Now a long conversation costs it what a
+    short one does."""
+    from openai._utils import _transform
+
+    walked = [0]
+    real = _transform._async_transform_recursive
+
+    async def counting(*args: object, **kwargs: object) -> object:
+        walked[0] += 1
+        return await real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_transform, "_async_transform_recursive", counting)
+    steps = []
+    for history in (request(UserMessage("hi")), request(*LONG_SESSION)):
+        fake.queue(Sse(openai_stream("done")))
+        walked[0] = 0
+        await drain(provider(fake), history)
+        steps.append(walked[0])
+    assert steps[0] == steps[1] > 0, steps
