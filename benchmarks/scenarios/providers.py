@@ -132,6 +132,36 @@ async def _acp_prompts(
     return times
 
 
+SESSION_PROMPTS = 25
+"""Prompts of the long session: each one's read → write → answer adds 6 messages."""
+
+LONG_SESSION = 1.5
+"""A late prompt of a long session over an early one: what grows with the conversation is
+sending it (a copy per request is unavoidable; a walk over it by the SDK was not)."""
+
+
+async def _session(ctx: Context, fake: FakeApi, provider: str, root: Path) -> list[float]:
+    """One server, one session of ``SESSION_PROMPTS`` prompts back to back (each continues
+    the session: the model gets the whole conversation so far); each one's time in ms."""
+    base_url = fake.url + "/v1" if provider == "openai" else fake.url
+    options = {"provider": provider, "baseUrl": base_url, "model": "bench-model"}
+    times: list[float] = []
+    session: dict[str, Any] = {}
+    async with ctx.server(f"session-{provider}", root) as server:
+        server.handlers["agent/approve"] = allow
+        server.handlers["workspace/applyEdit"] = apply_on_disk
+        await server.initialize(root, options)
+        for index in range(SESSION_PROMPTS):
+            _queue_task(fake, provider, index)
+            began = time.monotonic_ns()
+            result = await server.run("make it say hi", **session)
+            times.append(ms(time.monotonic_ns() - began))
+            if result["outcome"] != "done":
+                raise RuntimeError(f"{provider}: unexpected result {result}")
+            session = {"sessionId": result["sessionId"]}
+    return times
+
+
 LIKE_FOR_LIKE = 1.2
 """Issue 29's "as fast as a warm server's", paired in one server: 2-4 ms of ~30 are left
 that no first-time work explains (docs/performance.md, "A first run rehearsed"); before
@@ -219,6 +249,26 @@ async def run(ctx: Context) -> list[Row]:
                 len(firsts),
                 note=f"reported: against the warm median {warm:.1f} ms; a warm server's "
                 f"prompts after a 2 s pause are {rested / warm:.2f}× that",
+            )
+        )
+        root = ctx.folder(f"session-{provider}")
+        (root / "src").mkdir()
+        (root / "src" / "app.py").write_text(APP)
+        with FakeApi() as fake:
+            prompts = await _session(ctx, fake, provider, root)
+        early, late = median(prompts[1:4]), median(prompts[-3:])
+        rows.append(
+            Row(
+                NAME,
+                f"{provider}: prompt {SESSION_PROMPTS} of a session / prompts 2-4",
+                "×",
+                late / early,
+                None,
+                len(prompts),
+                f"≤ {LONG_SESSION}",
+                LONG_SESSION,
+                note=f"medians of the last 3 and of prompts 2-4: {late:.1f} / {early:.1f} ms "
+                f"({SESSION_PROMPTS * 6} messages by the end)",
             )
         )
         acp_firsts, acp_paused = await _acp_provider(ctx, provider)
