@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,14 @@ def _queue_task(fake: FakeApi, provider: str, index: int) -> None:
     )
 
 
+def _workspace(ctx: Context, name: str) -> Path:
+    """A folder holding the task's one file."""
+    root = ctx.folder(name)
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text(APP)
+    return root
+
+
 def apply_on_disk(params: Any) -> dict[str, Any]:
     """``workspace/applyEdit`` for files that are not open: change the disk (as an editor
     would; the task only edits files that exist)."""
@@ -66,66 +75,76 @@ FIRST_PROMPT_AFTER_NS = 2_000_000_000
 """An editor's first prompt comes seconds after it started the server (issue 29)."""
 
 
+async def _timed(
+    ctx: Context,
+    fake: FakeApi,
+    provider: str,
+    started_ns: int,
+    counts: tuple[int, int],
+    prompt: Callable[[int], Awaitable[None]],
+) -> list[float]:
+    """From 2 s after ``started_ns`` (an editor's first prompt: the start answered at once
+    and loaded the rest, the SDK too, meanwhile), ``prompt`` the task ``runs`` times back
+    to back, then ``paused`` more times each 2 s after the one before (a user's next
+    prompt; ``counts``: runs, paused); each one's time in ms."""
+    runs, paused = counts
+    await asyncio.sleep(max(0, started_ns + FIRST_PROMPT_AFTER_NS - time.monotonic_ns()) / 1e9)
+    times: list[float] = []
+    for index in range(runs + paused):
+        if index >= runs:
+            await asyncio.sleep(FIRST_PROMPT_AFTER_NS / 1e9)
+        _queue_task(fake, provider, index)
+        began = time.monotonic_ns()
+        await prompt(index)
+        times.append(ms(time.monotonic_ns() - began))
+        ctx.log(f"{provider} prompt {index}: {times[-1]:.1f} ms")
+    return times
+
+
 async def _tasks(
     ctx: Context, fake: FakeApi, provider: str, root: Path, runs: int, paused: int = 0
 ) -> list[float]:
-    """Spawn a server, send its first prompt 2 s after the spawn (an editor's: the lean
-    start answered initialize at once and loaded the rest, the SDK too, meanwhile), then
-    ``runs - 1`` more back to back, then ``paused`` more each 2 s after the one before
-    (a user's next prompt); each one's prompt → result in ms."""
+    """Spawn a server and time its prompts (``_timed``): each ``agent/run``'s prompt →
+    result, its write approved and applied to disk."""
     base_url = fake.url + "/v1" if provider == "openai" else fake.url
     options = {"provider": provider, "baseUrl": base_url, "model": "bench-model"}
-    times: list[float] = []
     async with ctx.server(f"provider-{provider}", root) as server:
         server.handlers["agent/approve"] = allow
         server.handlers["workspace/applyEdit"] = apply_on_disk
         await server.initialize(root, options)
-        await asyncio.sleep(
-            max(0, server.started_ns + FIRST_PROMPT_AFTER_NS - time.monotonic_ns()) / 1e9
-        )
-        for index in range(runs + paused):
-            if index >= runs:
-                await asyncio.sleep(FIRST_PROMPT_AFTER_NS / 1e9)
-            _queue_task(fake, provider, index)
-            began = time.monotonic_ns()
+
+        async def prompt(index: int) -> None:
             result = await server.run("make it say hi")
-            times.append(ms(time.monotonic_ns() - began))
             if result["outcome"] != "done" or result["steps"] != 3:
                 raise RuntimeError(f"{provider}: unexpected result {result}")
-            ctx.log(f"{provider} task {index}: {times[-1]:.1f} ms")
-        if f"hi {runs + paused - 1}" not in (root / "src" / "app.py").read_text():
-            raise RuntimeError(f"{provider}: the write did not reach the disk")
+
+        times = await _timed(ctx, fake, provider, server.started_ns, (runs, paused), prompt)
+    if f"hi {runs + paused - 1}" not in (root / "src" / "app.py").read_text():
+        raise RuntimeError(f"{provider}: the write did not reach the disk")
     return times
 
 
 async def _acp_prompts(
     ctx: Context, fake: FakeApi, provider: str, root: Path, runs: int, paused: int = 0
 ) -> list[float]:
-    """``_tasks`` for ``tether acp``: spawn it, open a session, send its first prompt 2 s
-    after the spawn, ``runs - 1`` more back to back, then ``paused`` more each 2 s after
-    the one before; each one's ``session/prompt`` → answer in ms."""
+    """``_tasks`` for ``tether acp``: each ``session/prompt`` → answer, in a session of its
+    own (as each ``agent/run`` of ``_tasks``: the conversations are the same size), its
+    write allowed once and made through the client."""
     base_url = fake.url + "/v1" if provider == "openai" else fake.url
     home = ctx.folder(f"acp-{provider}-home-{time.monotonic_ns()}")
     argv, env = agent(f"tether acp ({provider})").command(base_url, home)
     client = RecordingClient(permission="allow_once")
     client.validate = False  # the timing is the agent's, not the schema check's
-    times: list[float] = []
     async with AcpAgent.spawn(argv, cwd=root, env=env, client=client, request_within=60) as acp:
         await acp.initialize()
-        session = await acp.new_session(root)
-        await asyncio.sleep(
-            max(0, acp.started_ns + FIRST_PROMPT_AFTER_NS - time.monotonic_ns()) / 1e9
-        )
-        for index in range(runs + paused):
-            if index >= runs:
-                await asyncio.sleep(FIRST_PROMPT_AFTER_NS / 1e9)
-            _queue_task(fake, provider, index)
-            began = time.monotonic_ns()
-            answer = await acp.prompt(session, "make it say hi")
-            times.append(ms(time.monotonic_ns() - began))
+        sessions = [await acp.new_session(root) for _ in range(runs + paused)]
+
+        async def prompt(index: int) -> None:
+            answer = await acp.prompt(sessions[index], "make it say hi")
             if answer.get("stopReason") != "end_turn":
                 raise RuntimeError(f"tether acp ({provider}): unexpected answer {answer}")
-            ctx.log(f"acp {provider} prompt {index}: {times[-1]:.1f} ms")
+
+        times = await _timed(ctx, fake, provider, acp.started_ns, (runs, paused), prompt)
     written = [content for path, content in client.writes if path == str(root / "src" / "app.py")]
     if not written or f"hi {runs + paused - 1}" not in written[-1]:
         raise RuntimeError(f"tether acp ({provider}): the write did not reach the client")
@@ -180,9 +199,7 @@ async def _provider(ctx: Context, provider: str) -> tuple[list[float], list[floa
     One server runs a task before any is measured: the fake API (a thread of this process)
     and this client do their own first-time work there, as a real API and a running editor
     have done theirs, so a first task measures the server's first time alone."""
-    root = ctx.folder(f"provider-{provider}")
-    (root / "src").mkdir()
-    (root / "src" / "app.py").write_text(APP)
+    root = _workspace(ctx, f"provider-{provider}")
     firsts: list[float] = []
     paused: list[float] = []
     with FakeApi() as fake:
@@ -199,9 +216,7 @@ async def _acp_provider(ctx: Context, provider: str) -> tuple[list[float], list[
     """For each of ``ctx.sizes.first_prompts`` fresh ``tether acp`` processes its first
     prompt (2 s after spawn) and, after ``WARMING_RUNS`` more back to back, one sent 2 s
     after the one before; one process answers a prompt before any is measured."""
-    root = ctx.folder(f"acp-provider-{provider}")
-    (root / "src").mkdir()
-    (root / "src" / "app.py").write_text(APP)
+    root = _workspace(ctx, f"acp-provider-{provider}")
     firsts: list[float] = []
     paused: list[float] = []
     with FakeApi() as fake:
@@ -251,9 +266,7 @@ async def run(ctx: Context) -> list[Row]:
                 f"prompts after a 2 s pause are {rested / warm:.2f}× that",
             )
         )
-        root = ctx.folder(f"session-{provider}")
-        (root / "src").mkdir()
-        (root / "src" / "app.py").write_text(APP)
+        root = _workspace(ctx, f"session-{provider}")
         with FakeApi() as fake:
             prompts = await _session(ctx, fake, provider, root)
         early, late = median(prompts[1:4]), median(prompts[-3:])

@@ -10,7 +10,6 @@ started.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -21,54 +20,21 @@ import pytest
 
 from tether.lsp.rehearsal import (
     DEFAULT_CAPABILITIES,
-    SCRIPT,
     environment,
     rehearsal_capabilities,
     rehearse,
     rehearsed,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+from . import rehearsal_probes as probes
 
 PROBE = """
-import asyncio, json, sys, tempfile, threading
-from pathlib import Path
-
-mode, out, provider = sys.argv[1], sys.argv[2], sys.argv[3]
-seen = {"compiled": 0, "imported": [], "threads": [], "spawned": [], "connected": []}
-seen["first calls"] = []
-watching = [False]
-called = set()
-ours = str(Path.cwd() / "server" / "tether")
-def profile(frame, event, arg):  # every function's first call in this process
-    if event == "call" and frame.f_code not in called:
-        called.add(frame.f_code)
-        code = frame.f_code
-        if watching[0] and code.co_filename.startswith(ours):
-            seen["first calls"].append(f"{code.co_filename[len(ours):]}:{code.co_name}")
-sys.setprofile(profile)
-threading.setprofile(profile)
-def hook(event, args):
-    if event in ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.system"):
-        seen["spawned"].append(event)
-    elif event == "socket.connect":
-        seen["connected"].append(repr(args[1]))
-    elif watching[0] and event == "compile":
-        seen["compiled"] += 1
-    elif watching[0] and event == "import":
-        seen["imported"].append(args[0])
-sys.addaudithook(hook)
-real_start = threading.Thread.start
 executor_started = []  # an asyncio.Event of the probe's loop
-def start(self):
-    if watching[0] and "process_request_thread" not in self.name:  # not the fake API's
-        seen["threads"].append(self.name)
-    if self.name == "asyncio_0" and executor_started:
+def executor(name):
+    if name == "asyncio_0" and executor_started:
         executor_started[0].set()  # started on the loop's thread
-    return real_start(self)
-threading.Thread.start = start
+on_start.append(executor)
 
-from tests.providers.fakes import FakeApi, Sse, anthropic_stream, openai_stream
 from tether.cli import build_tools
 from tether.lsp import rehearsal
 from tether.lsp.handlers import create_server
@@ -86,15 +52,6 @@ if mode != "none":  # twice: once per process
     watching[0] = False
     seen["warm_run compiled"], seen["compiled"] = seen["compiled"], 0
 
-def replies():  # the script's turns as the provider's API streams them
-    stream = openai_stream if provider == "openai" else anthropic_stream
-    for index, turn in enumerate(rehearsal.SCRIPT["turns"]):
-        calls = [
-            (f"c{index}", c["name"], [json.dumps(c["arguments"])])
-            for c in turn.get("toolCalls", [])
-        ]
-        yield Sse(stream(turn["text"], calls=calls))
-
 async def first_run(fake):
     # A new server, as an editor's: initialize, initialized, then the run is watched.
     folder = Path(tempfile.mkdtemp())
@@ -104,7 +61,7 @@ async def first_run(fake):
     keys = {"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}
     server = create_server(build_tools(), {**rehearsal.environment(folder), **keys})
     editor = rehearsal.RehearsalEditor(server.protocol, root)
-    options = {"provider": "scripted", "script": rehearsal.SCRIPT}
+    options = {"provider": "scripted", "script": SCRIPT}
     if fake is not None:
         url = fake.url + ("/v1" if provider == "openai" else "")
         options = {"provider": provider, "baseUrl": url}
@@ -125,12 +82,7 @@ async def first_run(fake):
     return result["outcome"], (root / "src" / "app.py").read_text()
 
 if mode != "isolation":
-    if provider == "scripted":
-        seen["outcome"], seen["text"] = asyncio.run(first_run(None))
-    else:
-        with FakeApi() as fake:
-            fake.queue(*replies())
-            seen["outcome"], seen["text"] = asyncio.run(first_run(fake))
+    seen["outcome"], seen["text"] = first_time(first_run)
 seen["rehearsed"] = rehearsed
 Path(out).write_text(json.dumps(seen))
 """
@@ -139,15 +91,7 @@ Path(out).write_text(json.dumps(seen))
 def probe(
     tmp_path: Path, mode: str, provider: str = "scripted", env: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    out = tmp_path / f"{mode}.json"
-    subprocess.run(
-        [sys.executable, "-c", PROBE, mode, str(out), provider],
-        env={**os.environ, **(env or {})},
-        timeout=120,
-        check=True,
-        cwd=REPO,
-    )
-    return dict(json.loads(out.read_text()))
+    return probes.probe(tmp_path, PROBE, mode, provider, env)
 
 
 @pytest.mark.parametrize("provider", ["scripted", "anthropic", "openai"])
@@ -176,50 +120,10 @@ def test_without_it_the_first_run_does_that_work(tmp_path: Path) -> None:
     assert "/lsp/handlers.py:run_agent" in found["first calls"]
 
 
-HOSTILE_USER_FILE = """
-autoApprove = true
-baseUrl = "http://198.51.100.7/v1"
-provider = "openai"
-
-[mcpServers.marker]
-command = "sh"
-args = ["-c", "touch {marker}"]
-"""
-
-
 def test_the_rehearsal_reads_no_settings_of_the_users_and_leaves_nothing(
     tmp_path: Path,
 ) -> None:
-    """Under a user whose config file starts an MCP server and points the model elsewhere,
-    with a state folder and an API key in the environment: the rehearsal still ends (its
-    own settings), spawns nothing, connects to nothing but its own socket, writes nothing
-    to the user's state folder and removes its own folder."""
-    config, state, temp = tmp_path / "config", tmp_path / "state", tmp_path / "tmp"
-    marker = tmp_path / "marker"
-    (config / "tether").mkdir(parents=True)
-    (config / "tether" / "config.toml").write_text(HOSTILE_USER_FILE.format(marker=marker))
-    temp.mkdir()
-    found = probe(
-        tmp_path,
-        "isolation",
-        "anthropic",
-        {
-            "XDG_CONFIG_HOME": str(config),
-            "HOME": str(tmp_path),
-            "TETHER_STATE_DIR": str(state),
-            "TETHER_PROVIDER": "anthropic",
-            "OPENAI_API_KEY": "sk-not-for-the-rehearsal",
-            "TMPDIR": str(temp),
-        },
-    )
-    assert found["rehearsed"] == [True, False]
-    assert found["spawned"] == [] and not marker.exists()
-    # Its SDK connected only to the rehearsal's own socket, once per model turn.
-    turns = len(SCRIPT["turns"])
-    assert [Path(eval(address)).name for address in found["connected"]] == ["api.sock"] * turns
-    assert all(eval(address).startswith(str(temp)) for address in found["connected"])
-    assert not state.exists()
-    assert list(temp.iterdir()) == []
+    probes.check_isolated(tmp_path, PROBE)
 
 
 def test_the_rehearsal_environment_holds_its_own_folders_only(tmp_path: Path) -> None:
@@ -262,8 +166,9 @@ logging.basicConfig(level="WARNING", stream=sys.stderr)  # tether serve's
 
 from tether.cli import build_tools
 from tether.lsp import rehearsal
+from tether.run import rehearsal as shared
 
-rehearsal.SCRIPT = {**rehearsal.SCRIPT, "delaySeconds": 60}  # a model that takes its time
+shared.SCRIPT = {**shared.SCRIPT, "delaySeconds": 60}  # a model that takes its time
 started = threading.Event()
 notify = rehearsal.RehearsalEditor.notify
 def noting(self, method, params):
@@ -292,7 +197,7 @@ def test_a_rehearsal_under_way_at_exit_is_cancelled_and_leaves_nothing(tmp_path:
         capture_output=True,
         text=True,
         timeout=30,
-        cwd=REPO,
+        cwd=probes.REPO,
     )
     assert done.returncode == 0, done.stderr
     assert out.read_text() == "[False]"  # rehearse() returned: cancelled, not cut off
@@ -322,7 +227,7 @@ def test_a_rehearsal_whose_editor_fails_ends_quietly(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=60,
-        cwd=REPO,
+        cwd=probes.REPO,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "False\n", "")
     assert list(tmp_path.iterdir()) == []

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..run import rehearsal as shared
-from ..run.rehearsal import PROMPT, SCRIPT, environment, model_api
+from ..run.rehearsal import PROMPT, ModelSettings, environment
 from ..tools.registry import ToolRegistry
 from .front import PROTOCOL_VERSION
 from .wire import INTERNAL_ERROR, METHOD_NOT_FOUND, Connection, Handler, NotificationHandler
@@ -57,44 +57,40 @@ def rehearse(
     end. ``capabilities``: the real client's, from its ``initialize``; ``provider``: the
     configured one (an SDK provider is rehearsed through its SDK, any other name as the
     scripted model). Blocking: call it on a thread with no running event loop."""
-
-    async def body(folder: Path) -> None:
-        await _run(folder, tools(), capabilities, provider)
-
-    return shared.rehearse(body, wanted)
+    return shared.rehearse(_run, tools, capabilities, wanted, provider)
 
 
 async def _run(
     folder: Path,
+    root: Path,
+    model: ModelSettings,
     tools: ToolRegistry,
     capabilities: Mapping[str, Any] | None,
-    provider: str | None,
 ) -> None:
     from .server import AcpServer  # the core's modules: loaded by now
 
-    root = shared.workspace(folder)
-    async with model_api(folder, provider, SCRIPT) as model:
-        server = AcpServer(tools, {**environment(folder), **model.variables()})
-        client = RehearsalClient(server.handlers(), server.notifications(), root)
-        server.connection = client
-        try:
-            await client.call(
-                "initialize",
-                {
-                    "protocolVersion": PROTOCOL_VERSION,
-                    "clientCapabilities": copy.deepcopy(dict(capabilities or DEFAULT_CAPABILITIES)),
-                    "clientInfo": {"name": "tether-rehearsal"},
-                },
-            )
-            opened = await client.call("session/new", {"cwd": str(root), "mcpServers": []})
-            prompt = [{"type": "text", "text": PROMPT}]
-            answer = await client.call(
-                "session/prompt", {"sessionId": opened["sessionId"], "prompt": prompt}
-            )
-            if not isinstance(answer, dict) or answer.get("stopReason") != "end_turn":
-                raise RuntimeError(f"the rehearsal's prompt ended {answer!r}")
-        finally:
-            await server.close()
+    server = AcpServer(tools, {**environment(folder), **model.variables()})
+    client = RehearsalClient(server.handlers(), server.notifications(), root)
+    server.connection = client
+    try:
+        declared = copy.deepcopy(dict(capabilities or DEFAULT_CAPABILITIES))
+        await client.call(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "clientCapabilities": declared,
+                "clientInfo": {"name": "tether-rehearsal"},
+            },
+        )
+        opened = await client.call("session/new", {"cwd": str(root), "mcpServers": []})
+        prompt = [{"type": "text", "text": PROMPT}]
+        answer = await client.call(
+            "session/prompt", {"sessionId": opened["sessionId"], "prompt": prompt}
+        )
+        if not isinstance(answer, dict) or answer.get("stopReason") != "end_turn":
+            raise RuntimeError(f"the rehearsal's prompt ended {answer!r}")
+    finally:
+        await server.close()
 
 
 class _Discarded(io.BytesIO):

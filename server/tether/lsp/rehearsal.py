@@ -45,7 +45,7 @@ from tether_protocol.methods import (
 )
 
 from ..run import rehearsal as shared
-from ..run.rehearsal import PROMPT, SCRIPT, SOURCE, environment, model_api, rehearsed
+from ..run.rehearsal import PROMPT, SCRIPT, SOURCE, ModelSettings, environment, rehearsed
 from ..text.model import offset_at
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import path_from_uri
@@ -82,11 +82,7 @@ def rehearse(
     whenever it makes one for a new kind of list or mapping (the run's messages bring
     some); after the run, meeting no new kind, ``warm_run`` leaves its own functions made,
     which a daemon's forks would otherwise make again each."""
-
-    async def body(folder: Path) -> None:
-        await _run(folder, tools(), capabilities, provider)
-
-    return shared.rehearse(body, wanted, warm_run)
+    return shared.rehearse(_run, tools, capabilities, wanted, provider, warm_run)
 
 
 def rehearsal_capabilities(capabilities: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -102,35 +98,34 @@ def rehearsal_capabilities(capabilities: Mapping[str, Any] | None) -> dict[str, 
 
 async def _run(
     folder: Path,
+    root: Path,
+    model: ModelSettings,
     tools: ToolRegistry,
     capabilities: Mapping[str, Any] | None,
-    provider: str | None,
 ) -> None:
     from .handlers import create_server  # the server's modules: loaded by now
 
-    root = shared.workspace(folder)
-    async with model_api(folder, provider, SCRIPT) as model:
-        server = create_server(tools, environment(folder))
-        editor = RehearsalEditor(server.protocol, root)
-        try:
-            await editor.request(
-                types.INITIALIZE,
-                {
-                    "processId": None,
-                    "clientInfo": {"name": "tether-rehearsal"},
-                    "rootUri": root.as_uri(),
-                    "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-                    "capabilities": rehearsal_capabilities(capabilities),
-                    "initializationOptions": model.options(),
-                },
-            )
-            editor.notify(types.INITIALIZED, {})
-            result = await editor.request(AGENT_RUN, {"prompt": PROMPT})
-            if not isinstance(result, dict) or result.get("outcome") != "done":
-                raise RuntimeError(f"the rehearsal's run ended {result!r}")
-            await editor.request(types.SHUTDOWN, None)
-        finally:
-            await server.close()
+    server = create_server(tools, environment(folder))
+    editor = RehearsalEditor(server.protocol, root)
+    try:
+        await editor.request(
+            types.INITIALIZE,
+            {
+                "processId": None,
+                "clientInfo": {"name": "tether-rehearsal"},
+                "rootUri": root.as_uri(),
+                "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+                "capabilities": rehearsal_capabilities(capabilities),
+                "initializationOptions": model.options(),
+            },
+        )
+        editor.notify(types.INITIALIZED, {})
+        result = await editor.request(AGENT_RUN, {"prompt": PROMPT})
+        if not isinstance(result, dict) or result.get("outcome") != "done":
+            raise RuntimeError(f"the rehearsal's run ended {result!r}")
+        await editor.request(types.SHUTDOWN, None)
+    finally:
+        await server.close()
 
 
 class RehearsalEditor:

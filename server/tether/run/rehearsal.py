@@ -5,8 +5,8 @@ cancel at exit.
 A front (``lsp.rehearsal`` for ``tether serve`` and the daemon, ``acp.rehearsal`` for
 ``tether acp``) rehearses one run on a private server of its own before the client's first
 prompt, so that prompt finds every first-time cost of a run already paid; the front gives
-``rehearse`` the body — make its server in the folder, drive it as its client would — and
-this module gives the rest:
+``rehearse`` how to drive it (``Drive``: make its server in the folder, send it what its
+client would, answer it as its client would) and this module gives the rest:
 
 - a private temporary folder (0700: a workspace holding one file, the state folder, the
   model API's socket), removed when the rehearsal ends;
@@ -47,6 +47,7 @@ import h11
 
 from ..providers import SDK_MODULES, rehearsal_stream
 from ..providers.sdk import REHEARSAL_SOCKET
+from ..tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,11 @@ rehearsal's socket whatever the address (``providers.sdk.REHEARSAL_SOCKET``)."""
 
 _DONE = threading.Event()
 _LOCK = threading.Lock()
+
+
+def script() -> dict[str, Any]:
+    """The script the scripted model plays (``SCRIPT``, read when a rehearsal starts)."""
+    return SCRIPT
 
 
 def rehearsed() -> bool:
@@ -173,19 +179,33 @@ async def model_api(
         api.close()
 
 
-Body = Callable[[Path], Awaitable[None]]
-"""A front's rehearsal: given the private folder, make its server there and drive it."""
+Drive = Callable[
+    [Path, Path, ModelSettings, ToolRegistry, Mapping[str, Any] | None], Awaitable[None]
+]
+"""A front's rehearsal: given the private folder, the workspace in it, the model, the tools
+and the real client's capabilities, make its server there and drive it as its client."""
 
 
 def rehearse(
-    body: Body,
+    drive: Drive,
+    tools: Callable[[], ToolRegistry],
+    capabilities: Mapping[str, Any] | None = None,
     wanted: Callable[[], bool] = lambda: True,
+    provider: str | None = None,
     around: Callable[[], None] = lambda: None,
 ) -> bool:
-    """Rehearse one run with ``body`` unless it was done in this process or ``wanted()``
-    says no more (a real run was asked meanwhile); True when it ran to its end. ``around``
-    runs before and after it (a front's own warm-up). Blocking: call it on a thread with
-    no running event loop (the warm-up's)."""
+    """Rehearse one run with ``drive`` unless it was done in this process or ``wanted()``
+    says no more (a real run was asked meanwhile); True when it ran to its end.
+    ``capabilities``: the real client's, from its ``initialize``; ``provider``: the
+    configured one (an SDK provider is rehearsed through its SDK, any other name as the
+    scripted model); ``around`` runs before and after it (a front's own warm-up).
+    Blocking: call it on a thread with no running event loop (the warm-up's)."""
+
+    async def body(folder: Path) -> None:
+        root = workspace(folder)
+        async with model_api(folder, provider, script()) as model:
+            await drive(folder, root, model, tools(), capabilities)
+
     with _LOCK:
         if _DONE.is_set():
             return False
@@ -213,6 +233,9 @@ def rehearse(
             gc.collect()
         log.info("a first run rehearsed in %.0f ms", (time.monotonic() - began) * 1000)
         return True
+
+
+Body = Callable[[Path], Awaitable[None]]
 
 
 class _Current:
