@@ -104,7 +104,10 @@ class Front:
             gc.enable()
         gc.freeze()
         if self._warm is not None:
-            self._warm(server, lambda: self._capabilities)
+            try:
+                self._warm(server, lambda: self._capabilities)
+            except Exception as exc:  # the first prompt pays, as without it
+                log.debug("could not warm up: %r", exc)
         return server
 
     async def _core(self) -> AcpServer:
