@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tether_protocol import (
@@ -36,7 +35,7 @@ from ..policy.store import RuleStore
 from ..prompt.frames import ATTACHED_FILE, framed
 from ..providers import warm_up
 from ..run.commands import COMMANDS, CommandRefused, run_command
-from ..run.manager import InvalidRun, RunManager
+from ..run.manager import InvalidRun, RunManager, start_worker_threads
 from ..session.store import stored_session
 from ..session.writer import SessionLogWriter, new_session_id
 from ..tools.registry import ToolRegistry
@@ -89,10 +88,6 @@ STOP_REASONS = {
     "cancelled": "cancelled",
 }
 """A run's outcome as ACP's stop reason (an ``error`` outcome is an error answer)."""
-
-
-def _nothing() -> None:
-    """A worker thread's first job."""
 
 
 def mode_rules(mode: Mode) -> list[Rule]:
@@ -373,12 +368,8 @@ class AcpServer:
 
     def _start_workers(self) -> None:
         """The worker threads every prompt uses, started with the first session rather than
-        by its first prompt: anyio's (files, the session log) and the event loop's
-        executor (a model API's address)."""
-        self.workers = asyncio.gather(
-            anyio.to_thread.run_sync(_nothing),
-            asyncio.get_running_loop().run_in_executor(None, _nothing),
-        )
+        by its first prompt (``run.manager.start_worker_threads``)."""
+        self.workers = asyncio.ensure_future(start_worker_threads())
         self.workers.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     def _start_mcp(self, session: AcpSession) -> None:

@@ -10,7 +10,6 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-import anyio
 from lsprotocol import types
 from pydantic import BaseModel
 from pygls.capabilities import get_capability
@@ -42,7 +41,7 @@ from ..config.layers import ConfigError
 from ..host import EventSink
 from ..policy.requests import RULES_PARAMS, RulesRequestError
 from ..providers import warm_up
-from ..run.manager import InvalidRun, Run
+from ..run.manager import InvalidRun, Run, start_worker_threads
 from ..sandbox.probe import sandbox_problem
 from ..session.store import stored_session, stored_sessions
 from ..session.undo import UnknownRun, undo_run
@@ -205,17 +204,12 @@ def _rules_handler(method: str) -> Callable[[TetherServer, Any], Awaitable[dict[
 
 
 # --- notifications -----------------------------------------------------------------------
-def _nothing() -> None:
-    """A worker thread's first job."""
-
-
 async def initialized(ls: TetherServer, params: types.InitializedParams) -> None:
     await warm_up(ls.config.provider)  # import a model SDK before the first run needs it
     gc.freeze()  # the SDK's modules too are there for good (see ``tether.cli.serve``)
     # The worker threads every run uses, started now rather than by the first run: anyio's
     # (files, the session log) and the event loop's executor (a model API's address).
-    await anyio.to_thread.run_sync(_nothing)
-    await asyncio.get_running_loop().run_in_executor(None, _nothing)
+    await start_worker_threads()
     # Detected at start, not on the first run.
     problem = await sandbox_problem(ls.config.sandbox)
     if problem is not None:

@@ -7,6 +7,7 @@ Transport-independent: the LSP layer and in-process tests drive it the same way.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
@@ -331,3 +332,15 @@ class RunManager:
         """Wait until every run now in flight has finished (bound it with a deadline)."""
         for run in list(self._runs.values()):
             await run.finished.wait()
+
+
+def _nothing() -> None:
+    """A worker thread's first job."""
+
+
+async def start_worker_threads() -> None:
+    """Start the worker threads every run uses — anyio's (files, the session log) and the
+    event loop's executor (a model API's address) — so that a front's first run does not
+    (``tether serve`` at ``initialized``, ``tether acp`` at its first session)."""
+    await anyio.to_thread.run_sync(_nothing)
+    await asyncio.get_running_loop().run_in_executor(None, _nothing)
