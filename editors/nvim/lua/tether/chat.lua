@@ -26,6 +26,9 @@
 --- ```
 local M = {}
 
+local render = require('tether.render')
+local style = render.styles.chat
+
 M.prefix = 'tether://chat'
 
 local YOU, TETHER = '## You', '## Tether'
@@ -38,8 +41,7 @@ local YOU, TETHER = '## You', '## Tether'
 ---@field waiting table<string, integer> callId → the line noting its approval waits
 ---@field pending table<integer, boolean> lines of calls whose approval waits (not folded)
 ---@field open_line boolean the last line is streamed text still growing
----@field streamed boolean the current step's text arrived as deltas
----@field usage? table the run's latest `usage` event
+---@field st tether.RenderState the renderer's state of the run in flight
 
 ---@type table<integer, tether.Chat> by buffer
 local chats = {}
@@ -125,8 +127,7 @@ local function create()
   vim.bo[buf].swapfile = false
   vim.api.nvim_buf_set_name(buf, count == 1 and M.prefix or (M.prefix .. '-' .. count))
   ---@type tether.Chat
-  local chat =
-    { buf = buf, calls = {}, waiting = {}, pending = {}, open_line = false, streamed = false }
+  local chat = { buf = buf, calls = {}, waiting = {}, pending = {}, open_line = false, st = {} }
   chats[buf] = chat
   set_all(chat, { '# Tether chat', '', keys_hint(), '', YOU, '' })
   vim.bo[buf].filetype = 'markdown'
@@ -209,14 +210,16 @@ local function last_line(chat)
   return vim.api.nvim_buf_get_lines(chat.buf, -2, -1, false)[1] or ''
 end
 
---- Starts a new block of text (answer, tool calls, outcome) after a blank line.
+--- Starts a new block of text (answer, tool calls, outcome) after a blank line; calls
+--- follow calls, and the outcome's lines follow the outcome, without one.
 ---@param chat tether.Chat
 ---@param lines string[]
----@param kind 'text'|'call'
+---@param kind 'text'|'call'|'outcome'
 local function block(chat, lines, kind)
   local last = last_line(chat)
-  local glued = kind == 'call' and M.is_call_line(last) or vim.startswith(last, '  ')
-  if last ~= '' and not (kind == 'call' and glued) then
+  local glued = kind == 'call' and (M.is_call_line(last) or vim.startswith(last, '  '))
+    or kind == 'outcome' and vim.startswith(last, '■ ')
+  if last ~= '' and not glued then
     table.insert(lines, 1, '')
   end
   append(chat, lines)
@@ -253,19 +256,6 @@ end
 
 local function notify(text, level)
   vim.notify('Tether: ' .. text, level or vim.log.levels.INFO)
-end
-
---- What a tool call is about, in a few words: its path, command or pattern.
----@param arguments table
----@return string
-local function target(arguments)
-  for _, key in ipairs({ 'path', 'command', 'pattern', 'query', 'url' }) do
-    if type(arguments[key]) == 'string' then
-      local value = vim.split(arguments[key], '\n', { plain = true })
-      return value[1] .. (#value > 1 and ' …' or '')
-    end
-  end
-  return next(arguments) and require('tether.transcript').json(arguments, 60) or ''
 end
 
 ---@type table<integer, table[]> client id → the server's session commands
@@ -388,8 +378,8 @@ function M.send(buf)
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
   end
-  chat.calls, chat.waiting, chat.pending = {}, {}, {}
-  chat.open_line, chat.streamed = false, false
+  chat.calls, chat.waiting, chat.pending, chat.st = {}, {}, {}, {}
+  chat.open_line = false
   vim.bo[buf].modifiable = false -- until the answer is in: nothing typed gets lost in it
   if text:sub(1, 1) == '/' and run_command(chat, text) then
     return
@@ -515,6 +505,66 @@ function M.on_approve(data)
   set_pending(chat, data.callId, true)
 end
 
+--- An approval was decided: its note replaces the one saying it waits (or is removed,
+--- for a call allowed without asking for no stated reason), else joins the call's fold.
+---@param chat tether.Chat
+---@param call_id string
+---@param text? string
+local function decided(chat, call_id, text)
+  local waiting = chat.waiting[call_id]
+  chat.waiting[call_id] = nil
+  if waiting then
+    set_pending(chat, call_id, false)
+    write(chat, function(buf)
+      vim.api.nvim_buf_set_lines(buf, waiting - 1, waiting, false, text and { text } or {})
+    end)
+    if not text then
+      for id, l in pairs(chat.calls) do
+        chat.calls[id] = l > waiting and l - 1 or l
+      end
+    end
+  elseif text then
+    into_call(chat, call_id, { text })
+  end
+end
+
+--- Places the renderer's pieces: blocks separated by blank lines, a call's approval and
+--- output in its fold (closed unless its approval waits).
+---@param chat tether.Chat
+---@param pieces table[]
+local function place(chat, pieces)
+  for _, piece in ipairs(pieces) do
+    local kind = piece.kind
+    if kind == 'lines' then
+      block(chat, piece.lines, 'text')
+    elseif kind == 'outcome' then
+      block(chat, piece.lines, 'outcome')
+    elseif kind == 'text' then
+      stream(chat, piece.text)
+    elseif kind == 'end' then
+      chat.open_line = false
+    elseif kind == 'call' then
+      block(chat, { piece.line }, 'call')
+      chat.calls[piece.id] = vim.api.nvim_buf_line_count(chat.buf)
+    elseif kind == 'note' and piece.approval then
+      decided(chat, piece.id, piece.line)
+    elseif kind == 'note' then
+      into_call(chat, piece.id, { piece.line })
+    elseif kind == 'result' then
+      local line = chat.calls[piece.id]
+      if line then
+        write(chat, function(buf)
+          vim.api.nvim_buf_set_lines(buf, line - 1, line, false, { piece.line })
+        end)
+      else
+        block(chat, { piece.line }, 'call')
+        chat.calls[piece.id] = vim.api.nvim_buf_line_count(chat.buf)
+      end
+      into_call(chat, piece.id, piece.output)
+    end
+  end
+end
+
 --- Writes one `agent/event` of one of the chat's runs.
 ---@param run tether.Run
 ---@param event table
@@ -523,69 +573,10 @@ function M.on_event(run, event)
   if not chat or not chats[chat.buf] then
     return
   end
-  local kind = event.kind
-  if kind == 'run-started' then
+  if event.kind == 'run-started' then
     chat.session_id = event.sessionId or chat.session_id
-  elseif kind == 'step' then
-    chat.streamed, chat.open_line = false, false
-  elseif kind == 'text-delta' then
-    stream(chat, event.text or '')
-    chat.streamed = true
-  elseif kind == 'assistant' then
-    if not chat.streamed and (event.text or ''):match('%S') then
-      stream(chat, vim.trim(event.text))
-    end
-    chat.open_line = false
-  elseif kind == 'tool-call' then
-    local line = vim.trim(string.format('→ %s %s', event.tool, target(event.arguments or {})))
-    block(chat, { line }, 'call')
-    chat.calls[event.callId] = vim.api.nvim_buf_line_count(chat.buf)
-  elseif kind == 'approval' then
-    local text = require('tether.transcript').approval_text(event)
-    local waiting = chat.waiting[event.callId]
-    chat.waiting[event.callId] = nil
-    if waiting then
-      set_pending(chat, event.callId, false)
-      write(chat, function(buf)
-        vim.api.nvim_buf_set_lines(buf, waiting - 1, waiting, false, text and { text } or {})
-      end)
-      if not text then
-        for id, l in pairs(chat.calls) do
-          chat.calls[id] = l > waiting and l - 1 or l
-        end
-      end
-    elseif text then
-      into_call(chat, event.callId, { text })
-    end
-  elseif kind == 'tool-result' then
-    local line = chat.calls[event.callId]
-    local mark = event.ok and '✓' or '✗'
-    if line then
-      write(chat, function(buf)
-        local old = vim.api.nvim_buf_get_lines(buf, line - 1, line, false)[1]
-        local text = mark .. old:sub(#'→' + 1)
-        vim.api.nvim_buf_set_lines(buf, line - 1, line, false, { text })
-      end)
-    else
-      block(chat, { mark .. ' ' .. event.tool }, 'call')
-      chat.calls[event.callId] = vim.api.nvim_buf_line_count(chat.buf)
-    end
-    local output = (event.error ~= vim.NIL and event.error) or event.output or ''
-    output = vim.split((output:gsub('\n$', '')), '\n', { plain = true })
-    into_call(
-      chat,
-      event.callId,
-      vim.tbl_map(function(l)
-        return '  ' .. l
-      end, output)
-    )
-  elseif kind == 'usage' then
-    chat.usage = event
-  elseif kind == 'compacted' then
-    block(chat, {
-      string.format('_context compacted: %d → %d tokens_', event.tokensBefore, event.tokensAfter),
-    }, 'text')
   end
+  place(chat, render.event(event, chat.st, style))
 end
 
 --- The chat's run ended (its `agent/run` answer): the outcome, then a fresh `## You`.
@@ -598,22 +589,7 @@ function M.finish(run)
   if run.result and run.result.sessionId then
     chat.session_id = run.result.sessionId
   end
-  local lines = {}
-  if run.error then
-    table.insert(lines, '✗ error: ' .. run.error)
-  elseif run.result then
-    local steps = run.result.steps or 0
-    table.insert(
-      lines,
-      string.format('■ %s · %d step%s', run.result.outcome, steps, steps == 1 and '' or 's')
-    )
-    if run.result.outcome == 'error' and type(run.result.error) == 'string' then
-      table.insert(lines, '✗ ' .. run.result.error)
-    end
-  end
-  if #lines > 0 then
-    block(chat, lines, 'text')
-  end
+  place(chat, render.finish(run, chat.st, style))
   M.prompt_again(chat)
 end
 

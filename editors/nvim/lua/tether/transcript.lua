@@ -1,6 +1,7 @@
 --- The transcript: a scratch buffer that streams every run. Assistant text arrives as it
 --- is generated; each tool call and its result form one fold (closed by default); the
---- outcome ends the run.
+--- outcome ends the run. How each event reads is `render.lua`'s (shared with the chat);
+--- this module places it: folds, the growing line, runs taking turns.
 ---
 --- ```
 --- ▶ fix the failing test
@@ -11,6 +12,9 @@
 --- ■ done · 2 steps · 120 in / 30 out tokens
 --- ```
 local M = {}
+
+local render = require('tether.render')
+local style = render.styles.transcript
 
 M.name = 'tether://transcript'
 
@@ -191,70 +195,6 @@ local function stream(text)
   state.open_line = true
 end
 
---- The name people read for a tool-call or tool-result event: its `label` (an MCP call's
---- "notes · echo"), else the model's name for the tool. A JSON null arrives as vim.NIL.
-function M.call_name(event)
-  if type(event.label) == 'string' and event.label ~= '' then
-    return event.label
-  end
-  return event.tool
-end
-
---- JSON with sorted keys, cut to `max` characters: the arguments of a tool call.
----@param value any
----@param max integer
----@return string
-function M.json(value, max)
-  local function encode(v)
-    if type(v) ~= 'table' then
-      return vim.json.encode(v)
-    end
-    if next(v) == nil then
-      return '{}'
-    end
-    if vim.islist(v) then
-      return '[' .. table.concat(vim.tbl_map(encode, v), ', ') .. ']'
-    end
-    local keys = vim.tbl_keys(v)
-    table.sort(keys)
-    local items = vim.tbl_map(function(k)
-      return vim.json.encode(k) .. ': ' .. encode(v[k])
-    end, keys)
-    return '{' .. table.concat(items, ', ') .. '}'
-  end
-  local text = encode(value):gsub('\n', '\\n')
-  if vim.fn.strchars(text) > max then
-    text = vim.fn.strcharpart(text, 0, max - 1) .. '…'
-  end
-  return text
-end
-
---- How an `approval` event reads (`  approval: allow`, `  approval: auto · rule \`pytest *\`
---- (project)`); nil for a call allowed without asking for no stated reason.
----@param event table
----@return string?
-function M.approval_text(event)
-  local decision = event.decision or '?'
-  local rules = type(event.rules) == 'table' and event.rules or {}
-  local why = {}
-  for _, rule in ipairs(rules) do
-    local verb = rule.decision ~= 'allow' and (tostring(rule.decision) .. ' ') or ''
-    local scope = type(rule.scope) == 'string' and rule.scope or 'session'
-    table.insert(why, string.format('%s`%s` (%s)', verb, tostring(rule.pattern), scope))
-  end
-  if #why > 0 then
-    local noun = #why == 1 and 'rule' or 'rules'
-    return string.format('  approval: %s · %s %s', decision, noun, table.concat(why, ', '))
-  end
-  if decision == 'auto' then
-    if type(event.sandbox) == 'string' then
-      return string.format('  approval: auto · ran in the sandbox (%s)', event.sandbox)
-    end
-    return nil
-  end
-  return '  approval: ' .. decision
-end
-
 ---@param run tether.Run
 local function switch_to(run)
   if state.writer ~= run.id then
@@ -266,96 +206,55 @@ local function switch_to(run)
   end
 end
 
-local function first_line(text)
-  local line = vim.split(text or '', '\n', { plain = true })[1]
-  return line ~= text and line .. ' …' or line
+---@param run tether.Run
+---@param line string the prompt's line
+local function header(run, line)
+  append(state.fresh and { line } or { '', line })
+  run.tx.started = true
 end
 
-local function outcome_line(outcome, steps, usage)
-  local line = string.format('■ %s · %d step%s', outcome, steps, steps == 1 and '' or 's')
-  if usage then
-    line = line .. string.format(' · %d in / %d out tokens', usage.inputTokens, usage.outputTokens)
-    if type(usage.costUsd) == 'number' then
-      line = line .. string.format(' · $%.4f', usage.costUsd)
+--- Places the renderer's pieces: each call and what follows it up to the next line of
+--- its own is one fold; a result turns its call's line into `✓`/`✗`.
+---@param run tether.Run
+---@param pieces table[]
+local function place(run, pieces)
+  local tx = run.tx
+  tx.at = tx.at or {} -- callId → the line of its call
+  for _, piece in ipairs(pieces) do
+    local kind = piece.kind
+    if kind == 'prompt' then
+      header(run, piece.line)
+    elseif kind == 'lines' or kind == 'outcome' then
+      append(piece.lines)
+    elseif kind == 'text' then
+      stream(piece.text)
+    elseif kind == 'end' then
+      state.open_line = false
+    elseif kind == 'call' then
+      append({ piece.line }, 'start')
+      tx.at[piece.id] = vim.api.nvim_buf_line_count(M.buffer())
+    elseif kind == 'note' and piece.line then
+      append({ piece.line }, 'inner')
+    elseif kind == 'result' then
+      local at = tx.at[piece.id]
+      if at then
+        write(function(buf)
+          vim.api.nvim_buf_set_lines(buf, at - 1, at, false, { piece.line })
+        end)
+      else
+        append({ piece.line }, 'start')
+      end
+      append(piece.output, 'inner')
     end
   end
-  return line
-end
-
-local function header(run, prompt)
-  append(state.fresh and { '▶ ' .. first_line(prompt) } or { '', '▶ ' .. first_line(prompt) })
-  run.tx.started = true
 end
 
 --- Writes one `agent/event` of a run.
 ---@param run tether.Run
 ---@param event table
 function M.on_event(run, event)
-  local tx = run.tx
   switch_to(run)
-  local kind = event.kind
-  if kind == 'run-started' then
-    header(run, event.prompt or run.prompt)
-  elseif kind == 'step' then
-    append({ string.format('── step %d ──', event.step) })
-    tx.streamed = false
-  elseif kind == 'text-delta' then
-    stream(event.text or '')
-    tx.streamed = true
-  elseif kind == 'assistant' then
-    if not tx.streamed and (event.text or '') ~= '' then
-      stream(event.text)
-    end
-    state.open_line = false
-  elseif kind == 'tool-call' then
-    tx.calls = tx.calls or {}
-    local line = string.format('→ %s %s', M.call_name(event), M.json(event.arguments or {}, 200))
-    append({ line }, 'start')
-    tx.calls[event.callId] = { line = vim.api.nvim_buf_line_count(M.buffer()), text = line }
-  elseif kind == 'approval' then
-    local text = M.approval_text(event)
-    if text then
-      append({ text }, 'inner')
-    end
-  elseif kind == 'tool-result' then
-    local call = (tx.calls or {})[event.callId]
-    local mark = event.ok and '✓' or '✗'
-    if call then
-      write(function(buf)
-        local text = mark .. call.text:sub(#'→' + 1)
-        vim.api.nvim_buf_set_lines(buf, call.line - 1, call.line, false, { text })
-      end)
-    else
-      append({ mark .. ' ' .. M.call_name(event) }, 'start')
-    end
-    local output = (event.output or ''):gsub('\n$', '')
-    output = vim.split(output, '\n', { plain = true })
-    append(
-      vim.tbl_map(function(l)
-        return '  ' .. l
-      end, output),
-      'inner'
-    )
-  elseif kind == 'usage' then
-    tx.usage = event
-  elseif kind == 'compacted' then
-    append({
-      string.format(
-        '· context compacted: %d → %d tokens',
-        event.tokensBefore,
-        event.tokensAfter
-      ),
-    })
-  elseif kind == 'injection-flagged' then
-    local markers = table.concat(event.markers or {}, ', ')
-    append(
-      { string.format('  ⚠ %s output looks like instructions: %s', event.tool, markers) },
-      'inner'
-    )
-  elseif kind == 'run-finished' then
-    append({ outcome_line(event.outcome, event.steps or 0, tx.usage) })
-    tx.finished = true
-  end
+  place(run, render.event(event, run.tx, style))
 end
 
 --- Ends a run's section after its `agent/run` answer: the error, or the outcome when no
@@ -364,17 +263,9 @@ end
 function M.finish(run)
   switch_to(run)
   if not run.tx.started then
-    header(run, run.prompt)
+    header(run, render.prompt_line(run.prompt))
   end
-  local result = run.result
-  if run.error then
-    append({ '✗ error: ' .. run.error })
-  elseif result and not run.tx.finished then
-    append({ outcome_line(result.outcome, result.steps or 0, result.usage) })
-  end
-  if result and result.outcome == 'error' and result.error then
-    append({ '  ' .. result.error })
-  end
+  place(run, render.finish(run, run.tx, style))
 end
 
 --- The transcript's lines (for tests and statuslines).

@@ -1,0 +1,226 @@
+--- How an `agent/event` reads, decided once for the transcript and the chat. `event()` turns
+--- one event into pieces — lines and where they belong — and the two views only place them
+--- in their buffers (folds, the growing line, blank lines between blocks). A style says the
+--- few ways the views differ; everything else reads the same in both.
+---
+--- The pieces, in order:
+--- - `{ kind = 'prompt', line }` the run's prompt (`▶ …`)
+--- - `{ kind = 'lines', lines }` lines of their own (`── step 2 ──`, a compaction)
+--- - `{ kind = 'text', text }` streamed text: it continues the growing line
+--- - `{ kind = 'end' }` the growing line is complete
+--- - `{ kind = 'call', id, line }` a tool call (`→ read_file …`): its line starts a fold
+--- - `{ kind = 'note', id, line?, approval? }` a line in the call's fold: its approval (no
+---   line: allowed without asking, for no stated reason) or a warning
+--- - `{ kind = 'result', id, line, output }` the call's line now (`✓`/`✗` for `→`) and its
+---   output, as the fold's lines
+--- - `{ kind = 'outcome', lines }` how the run ended
+local M = {}
+
+---@class tether.RenderStyle
+---@field prompt boolean the run's prompt as a line (the chat shows the message itself)
+---@field steps boolean a `── step N ──` line at each model call
+---@field arguments 'json'|'target' a call's arguments as JSON, or what it is about
+---@field usage boolean tokens (and cost) on the outcome line
+---@field markdown boolean notes in Markdown (a compaction in italics)
+
+---@type table<string, tether.RenderStyle>
+M.styles = {
+  transcript = { prompt = true, steps = true, arguments = 'json', usage = true, markdown = false },
+  chat = { prompt = false, steps = false, arguments = 'target', usage = false, markdown = true },
+}
+
+---@class tether.RenderState what the renderer remembers of one run for one view
+---@field streamed? boolean the current step's text arrived as deltas
+---@field usage? table the run's latest `usage` event
+---@field finished? boolean its `run-finished` event was shown
+---@field calls? table<string, string> callId → its line as shown
+
+--- The name people read for a tool-call or tool-result event: its `label` (an MCP call's
+--- "notes · echo"), else the model's name for the tool. A JSON null arrives as vim.NIL.
+---@param event table
+---@return string
+function M.call_name(event)
+  if type(event.label) == 'string' and event.label ~= '' then
+    return event.label
+  end
+  return tostring(event.tool)
+end
+
+--- JSON with sorted keys, cut to `max` characters: the arguments of a tool call.
+---@param value any
+---@param max integer
+---@return string
+function M.json(value, max)
+  local function encode(v)
+    if type(v) ~= 'table' then
+      return vim.json.encode(v)
+    end
+    if next(v) == nil then
+      return '{}'
+    end
+    if vim.islist(v) then
+      return '[' .. table.concat(vim.tbl_map(encode, v), ', ') .. ']'
+    end
+    local keys = vim.tbl_keys(v)
+    table.sort(keys)
+    local items = vim.tbl_map(function(k)
+      return vim.json.encode(k) .. ': ' .. encode(v[k])
+    end, keys)
+    return '{' .. table.concat(items, ', ') .. '}'
+  end
+  local text = encode(value):gsub('\n', '\\n')
+  if vim.fn.strchars(text) > max then
+    text = vim.fn.strcharpart(text, 0, max - 1) .. '…'
+  end
+  return text
+end
+
+--- What a tool call is about, in a few words: its path, command or pattern (else its
+--- arguments as short JSON).
+---@param arguments table
+---@return string
+function M.target(arguments)
+  for _, key in ipairs({ 'path', 'command', 'pattern', 'query', 'url' }) do
+    if type(arguments[key]) == 'string' then
+      local value = vim.split(arguments[key], '\n', { plain = true })
+      return value[1] .. (#value > 1 and ' …' or '')
+    end
+  end
+  return next(arguments) and M.json(arguments, 60) or ''
+end
+
+--- How an `approval` event reads (`  approval: allow`, `  approval: auto · rule \`pytest *\`
+--- (project)`); nil for a call allowed without asking for no stated reason.
+---@param event table
+---@return string?
+function M.approval_text(event)
+  local decision = event.decision or '?'
+  local rules = type(event.rules) == 'table' and event.rules or {}
+  local why = {}
+  for _, rule in ipairs(rules) do
+    local verb = rule.decision ~= 'allow' and (tostring(rule.decision) .. ' ') or ''
+    local scope = type(rule.scope) == 'string' and rule.scope or 'session'
+    table.insert(why, string.format('%s`%s` (%s)', verb, tostring(rule.pattern), scope))
+  end
+  if #why > 0 then
+    local noun = #why == 1 and 'rule' or 'rules'
+    return string.format('  approval: %s · %s %s', decision, noun, table.concat(why, ', '))
+  end
+  if decision == 'auto' then
+    if type(event.sandbox) == 'string' then
+      return string.format('  approval: auto · ran in the sandbox (%s)', event.sandbox)
+    end
+    return nil
+  end
+  return '  approval: ' .. decision
+end
+
+--- A run's prompt line: its first line, `…` when there is more.
+---@param prompt? string
+---@return string
+function M.prompt_line(prompt)
+  prompt = type(prompt) == 'string' and prompt or ''
+  local line = vim.split(prompt, '\n', { plain = true })[1]
+  return '▶ ' .. (line ~= prompt and line .. ' …' or line)
+end
+
+--- `■ done · 2 steps`, with the tokens (and cost) of `usage` when given.
+---@param outcome string
+---@param steps integer
+---@param usage? table
+---@return string
+function M.outcome_line(outcome, steps, usage)
+  local line = string.format('■ %s · %d step%s', outcome, steps, steps == 1 and '' or 's')
+  if type(usage) == 'table' then
+    line = line .. string.format(' · %d in / %d out tokens', usage.inputTokens, usage.outputTokens)
+    if type(usage.costUsd) == 'number' then
+      line = line .. string.format(' · $%.4f', usage.costUsd)
+    end
+  end
+  return line
+end
+
+--- One `agent/event` as pieces (see the top of this file) in `style`; `st` is the view's
+--- state of the event's run (a table the view keeps, empty at first).
+---@param event table
+---@param st tether.RenderState
+---@param style tether.RenderStyle
+---@return table[] pieces
+function M.event(event, st, style)
+  local kind = event.kind
+  if kind == 'run-started' then
+    return style.prompt and { { kind = 'prompt', line = M.prompt_line(event.prompt) } } or {}
+  elseif kind == 'step' then
+    st.streamed = false
+    if style.steps then
+      return { { kind = 'lines', lines = { string.format('── step %d ──', event.step) } } }
+    end
+    return { { kind = 'end' } }
+  elseif kind == 'text-delta' then
+    st.streamed = true
+    return { { kind = 'text', text = type(event.text) == 'string' and event.text or '' } }
+  elseif kind == 'assistant' then
+    local text = type(event.text) == 'string' and vim.trim(event.text) or ''
+    if not st.streamed and text ~= '' then
+      return { { kind = 'text', text = text }, { kind = 'end' } }
+    end
+    return { { kind = 'end' } }
+  elseif kind == 'tool-call' then
+    local arguments = type(event.arguments) == 'table' and event.arguments or {}
+    local about = style.arguments == 'json' and M.json(arguments, 200) or M.target(arguments)
+    local line = vim.trim('→ ' .. M.call_name(event) .. ' ' .. about)
+    st.calls = st.calls or {}
+    st.calls[event.callId] = line
+    return { { kind = 'call', id = event.callId, line = line } }
+  elseif kind == 'approval' then
+    return { { kind = 'note', id = event.callId, line = M.approval_text(event), approval = true } }
+  elseif kind == 'tool-result' then
+    local mark = event.ok == true and '✓' or '✗'
+    local call = (st.calls or {})[event.callId]
+    local line = call and (mark .. call:sub(#'→' + 1)) or (mark .. ' ' .. M.call_name(event))
+    local output = type(event.output) == 'string' and event.output:gsub('\n$', '') or ''
+    local lines = vim.tbl_map(function(l)
+      return '  ' .. l
+    end, vim.split(output, '\n', { plain = true }))
+    return { { kind = 'result', id = event.callId, line = line, output = lines } }
+  elseif kind == 'usage' then
+    st.usage = event
+    return {}
+  elseif kind == 'compacted' then
+    local text =
+      string.format('context compacted: %d → %d tokens', event.tokensBefore, event.tokensAfter)
+    text = style.markdown and ('_' .. text .. '_') or ('· ' .. text)
+    return { { kind = 'lines', lines = { text } } }
+  elseif kind == 'injection-flagged' then
+    local markers = table.concat(type(event.markers) == 'table' and event.markers or {}, ', ')
+    local line = string.format('  ⚠ %s output looks like instructions: %s', event.tool, markers)
+    return { { kind = 'note', id = event.callId, line = line } }
+  elseif kind == 'run-finished' then
+    st.finished = true
+    local line = M.outcome_line(event.outcome, event.steps or 0, style.usage and st.usage or nil)
+    return { { kind = 'outcome', lines = { line } } }
+  end
+  return {} -- `plan`, `retry`: not shown
+end
+
+--- How a run ended, once its `agent/run` answer is in: the error of a failed request, the
+--- outcome when no `run-finished` event was shown, and a failed run's error.
+---@param run tether.Run
+---@param st tether.RenderState
+---@param style tether.RenderStyle
+---@return table[] pieces
+function M.finish(run, st, style)
+  local result, lines = run.result, {}
+  if run.error then
+    table.insert(lines, '✗ error: ' .. run.error)
+  elseif result and not st.finished then
+    local usage = style.usage and result.usage or nil
+    table.insert(lines, M.outcome_line(result.outcome, result.steps or 0, usage))
+  end
+  if result and result.outcome == 'error' and type(result.error) == 'string' then
+    table.insert(lines, '✗ ' .. result.error)
+  end
+  return #lines > 0 and { { kind = 'outcome', lines = lines } } or {}
+end
+
+return M
