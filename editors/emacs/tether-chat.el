@@ -16,6 +16,7 @@
 (require 'diff-mode)  ; its faces for the changes shown
 (require 'subr-x)
 (require 'tether)
+(require 'tether-render)
 
 (declare-function markdown-mode "markdown-mode" ())
 
@@ -40,8 +41,8 @@
 (defvar-local tether-chat--input nil
   "Marker: where the user's input starts (the end of the prompt).")
 
-(defvar-local tether-chat--streamed nil
-  "Whether the current step's text arrived as deltas.")
+(defvar-local tether-chat--render nil
+  "How the chat shows the events of its run in flight (`tether-render').")
 
 (defvar-local tether-chat--context nil
   "The buffer `tether-chat' was called from: the runs' context.")
@@ -104,14 +105,14 @@
 
 (defun tether-chat--insert (text &rest properties)
   "Insert TEXT with PROPERTIES where the output goes, read-only."
-  (let ((inhibit-read-only t))
+  (let ((inhibit-read-only t)
+        (text (apply #'propertize text 'read-only t 'rear-nonsticky t properties)))
+    ;; Text with a face of its own is Tether's, not the model's Markdown.
+    (when (text-property-not-all 0 (length text) 'font-lock-face nil text)
+      (put-text-property 0 (length text) 'tether-chat-own t text))
     (save-excursion
       (goto-char tether-chat--output)
-      (insert (apply #'propertize text 'read-only t 'rear-nonsticky t
-                     ;; Text with a face of its own is Tether's, not the model's Markdown.
-                     (if (plist-get properties 'font-lock-face)
-                         (append '(tether-chat-own t) properties)
-                       properties)))
+      (insert text)
       (set-marker tether-chat--output (point)))))
 
 (defun tether-chat--fresh-line ()
@@ -203,7 +204,8 @@
          (context (and (buffer-live-p tether-chat--context)
                        (with-current-buffer tether-chat--context (tether--context))))
          (run-id (tether--new-run-id "chat")))
-    (setq tether-chat--run-id run-id tether-chat--streamed nil)
+    (setq tether-chat--run-id run-id
+          tether-chat--render (tether-render-create :stream t :approvals t))
     (condition-case err
         (tether--start-run
          (tether-connection)
@@ -225,35 +227,12 @@
 
 (defun tether-chat--event (event)
   "Show the run's EVENT in the chat."
-  (pcase (plist-get event :kind)
-    ("run-started" (setq tether-chat--session-id (plist-get event :sessionId)))
-    ("step" (setq tether-chat--streamed nil))
-    ("text-delta" (setq tether-chat--streamed t)
-     (tether-chat--insert (or (plist-get event :text) "")))
-    ("assistant" (unless tether-chat--streamed
-                   (let ((text (string-trim (or (plist-get event :text) ""))))
-                     (unless (string-empty-p text) (tether-chat--line text)))))
-    ("tool-call"
-     (tether-chat--line (string-trim-right
-                         (format "→ %s" (tether--call-line event)))
-                        'font-lock-face 'tether-tool-face))
-    ("approval"
-     (pcase (plist-get event :decision)
-       ("auto" (tether-chat--line "  ✓ allowed without asking" 'font-lock-face 'tether-ok-face))
-       ("denied-by-default"
-        (tether-chat--line "  ✗ denied (no answer)" 'font-lock-face 'tether-failed-face))))
-    ("tool-result"
-     (let ((ok (eq (plist-get event :ok) t)))
-       (tether-chat--line
-        (string-trim-right
-         (format "  %s %s: %s" (if ok "✓" "✗") (tether--call-name event)
-                 (tether--first-line (or (plist-get event :error) (plist-get event :output)))))
-        'font-lock-face (if ok 'tether-ok-face 'tether-failed-face))))
-    ("run-finished"
-     (let ((steps (plist-get event :steps)))
-       (tether-chat--line (format "■ %s · %s step%s\n" (plist-get event :outcome) steps
-                                  (if (eql steps 1) "" "s"))
-                          'font-lock-face 'tether-outcome-face)))))
+  (when (equal (plist-get event :kind) "run-started")
+    (setq tether-chat--session-id (plist-get event :sessionId)))
+  (dolist (item (tether-render-event tether-chat--render event))
+    (if (stringp item)
+        (tether-chat--line item)
+      (tether-chat--insert (cdr item)))))  ; streamed text
 
 (defun tether-chat--finished (result)
   "The chat's run ended with RESULT: later prompts continue its session."
@@ -262,8 +241,9 @@
   (when-let ((session (plist-get result :sessionId)))
     (setq tether-chat--session-id session))
   (when (equal (plist-get result :outcome) "error")
-    (tether-chat--line (format "✗ %s\n" (or (plist-get result :error) "the run failed"))
-                       'font-lock-face 'tether-failed-face)))
+    (tether-chat--line (format "✗ %s" (or (plist-get result :error) "the run failed"))
+                       'font-lock-face 'tether-failed-face))
+  (tether-chat--insert "\n"))  ; a blank line before the prompt
 
 (defun tether-chat-cancel ()
   "Stop the chat's run."

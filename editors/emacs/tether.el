@@ -40,6 +40,7 @@
 (require 'subr-x)
 (require 'url-util)
 (require 'tether-approval)
+(require 'tether-render)
 
 (defgroup tether nil
   "The Tether coding agent."
@@ -323,31 +324,12 @@ ON-EVENT, ON-APPROVAL and ON-FINISHED as in `tether--run'."
 
 ;;; The transcript
 
-(defface tether-prompt-face '((t :inherit bold))
-  "A run's prompt in the transcript and the chat.")
-
-(defface tether-tool-face '((t :inherit font-lock-function-name-face))
-  "A tool call line.")
-
-(defface tether-ok-face '((t :inherit success))
-  "A tool that succeeded, an allowed approval.")
-
-(defface tether-failed-face '((t :inherit error))
-  "A tool that failed, a denied or withdrawn approval.")
-
-(defface tether-outcome-face '((t :inherit font-lock-comment-face))
-  "A run's outcome line.")
-
 (defvar tether-transcript-font-lock-keywords
-  '(("^▶ .*" . 'tether-prompt-face)
-    ("^→ .*" . 'tether-tool-face)
-    ("^  \\(✓\\) \\([^:\n]*\\)" (1 'tether-ok-face) (2 'tether-tool-face))
-    ("^  \\(✗\\) \\([^:\n]*\\)" (1 'tether-failed-face) (2 'tether-tool-face))
-    ("^  \\(allow\\(?:-always\\)?\\):" 1 'tether-ok-face)
+  '(("^  \\(allow\\(?:-always\\)?\\):" 1 'tether-ok-face)
     ("^  \\(deny\\|withdrawn\\)\\b" 1 'tether-failed-face)
-    ("^■ .*" . 'tether-outcome-face)
     ("^Tether \\(done\\) ·.*" . 'tether-outcome-face))
-  "Faces of the `*tether*' transcript's lines.")
+  "Faces of the `*tether*' lines that are not events' (those bring their own):
+the answers to approvals, the outcomes echoed.")
 
 (define-derived-mode tether-transcript-mode special-mode "Tether"
   "The `*tether*' transcript: prompts, the model's text, tool calls, outcomes."
@@ -362,54 +344,16 @@ ON-EVENT, ON-APPROVAL and ON-FINISHED as in `tether--run'."
         (goto-char (point-max))
         (insert (apply #'format format-string args) "\n")))))
 
-(defun tether--first-line (text)
-  "The first non-blank line of TEXT."
-  (or (seq-find (lambda (line) (not (string-blank-p line)))
-                (split-string (or text "") "\n"))
-      ""))
-
-(defun tether--call-target (arguments)
-  "What a tool call with ARGUMENTS is about: its path, pattern or command."
-  (or (plist-get arguments :path) (plist-get arguments :pattern)
-      (plist-get arguments :command) ""))
-
-(defun tether--json-line (value &optional max)
-  "VALUE (a parsed JSON object) as JSON on one line, cut to MAX (200) characters."
-  (let ((text (condition-case nil (json-encode value) (error "{…}")))
-        (max (or max 200)))
-    (if (> (length text) max) (concat (substring text 0 (1- max)) "…") text)))
-
-(defun tether--call-name (event)
-  "The name people read for EVENT's tool.
-Its `label' (an MCP call's \"notes · echo\"), else the model's name for it."
-  (let ((label (plist-get event :label)))
-    (if (and (stringp label) (not (string-empty-p label))) label (plist-get event :tool))))
-
-(defun tether--call-line (event)
-  "EVENT's tool and what the call is about, for a transcript's `→' line.
-An MCP call is about its JSON arguments: it has no path or command."
-  (let ((target (tether--call-target (plist-get event :arguments))))
-    (format "%s %s" (tether--call-name event)
-            (if (and (string-empty-p target)
-                     (string-prefix-p "mcp__" (or (plist-get event :tool) "")))
-                (tether--json-line (plist-get event :arguments))
-              target))))
+(defvar tether--transcript (tether-render-create :prompt t)
+  "How `*tether*' shows events: with each run's prompt, each step's text whole.")
 
 (defun tether--event (connection event)
   "CONNECTION's `agent/event' EVENT as transcript lines, and to its run's handler."
-  (pcase (plist-get event :kind)
-    ("run-started" (tether--log "▶ %s" (plist-get event :prompt)))
-    ("assistant" (let ((text (string-trim (or (plist-get event :text) ""))))
-                   (unless (string-empty-p text) (tether--log "%s" text))))
-    ("tool-call" (tether--log "→ %s" (tether--call-line event)))
-    ("tool-result"
-     (tether--log "  %s %s: %s" (if (eq (plist-get event :ok) t) "✓" "✗")
-                  (tether--call-name event)
-                  (tether--first-line (or (plist-get event :error) (plist-get event :output)))))
-    ("run-finished"
-     ;; The server withdraws its questions itself; this closes any it could not.
-     (tether--close-run-approvals connection (plist-get event :runId) "the run ended")
-     (tether--log "■ %s · %s steps" (plist-get event :outcome) (plist-get event :steps))))
+  (when (equal (plist-get event :kind) "run-finished")
+    ;; The server withdraws its questions itself; this closes any it could not.
+    (tether--close-run-approvals connection (plist-get event :runId) "the run ended"))
+  (dolist (line (tether-render-event tether--transcript event))  ; lines only: no :stream
+    (tether--log "%s" line))
   (when-let ((run (gethash (plist-get event :runId) tether--runs)))
     (when (tether--run-on-event run)
       (with-demoted-errors "Tether: showing an event failed: %S"
@@ -495,8 +439,8 @@ An MCP call is about its JSON arguments: it has no path or command."
   "Show a finished run's RESULT."
   (let ((line (format "Tether %s · %s steps · %s" (plist-get result :outcome)
                       (or (plist-get result :steps) 0)
-                      (tether--first-line (or (plist-get result :error)
-                                              (plist-get result :answer))))))
+                      (tether-render-first-line (or (plist-get result :error)
+                                                    (plist-get result :answer))))))
     (tether--log "%s" line)
     (message "%s" line)))
 

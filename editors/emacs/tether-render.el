@@ -1,0 +1,131 @@
+;;; tether-render.el --- How Tether's run events read, in *tether* and *tether-chat*  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; One renderer for the transcript (`*tether*', tether.el) and the chat
+;; (`*tether-chat*', tether-chat.el): `tether-render-event' turns an `agent/event'
+;; into what a view shows — lines with their faces, or streamed text — and the views
+;; only put that in their buffers.  A renderer's options say the few ways the two
+;; differ (the prompt as a line, text as it streams, the decisions taken without
+;; asking); everything else reads the same in both.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'json)
+(require 'seq)
+(require 'subr-x)
+
+(defface tether-prompt-face '((t :inherit bold))
+  "A run's prompt in the transcript and the chat."
+  :group 'tether)
+
+(defface tether-tool-face '((t :inherit font-lock-function-name-face))
+  "A tool call line."
+  :group 'tether)
+
+(defface tether-ok-face '((t :inherit success))
+  "A tool that succeeded, an allowed approval."
+  :group 'tether)
+
+(defface tether-failed-face '((t :inherit error))
+  "A tool that failed, a denied or withdrawn approval."
+  :group 'tether)
+
+(defface tether-outcome-face '((t :inherit font-lock-comment-face))
+  "A run's outcome line."
+  :group 'tether)
+
+(cl-defstruct (tether-render (:constructor tether-render-create (&key prompt stream approvals))
+                             (:copier nil))
+  "How a view shows a run's events.
+PROMPT: the run's prompt as a line (`▶ ...').  STREAM: the text as it streams (else
+each step's whole text at its end).  APPROVALS: the decisions taken without asking
+\(the others are shown where they are taken).  STREAMED: the current step's text
+arrived as deltas."
+  prompt stream approvals streamed)
+
+(defun tether-render-first-line (text)
+  "The first non-blank line of TEXT."
+  (or (seq-find (lambda (line) (not (string-blank-p line)))
+                (split-string (or text "") "\n"))
+      ""))
+
+(defun tether-render--call-target (arguments)
+  "What a tool call with ARGUMENTS is about: its path, pattern or command."
+  (or (plist-get arguments :path) (plist-get arguments :pattern)
+      (plist-get arguments :command) ""))
+
+(defun tether-render-json-line (value &optional max)
+  "VALUE (a parsed JSON object) as JSON on one line, cut to MAX (200) characters."
+  (let ((text (condition-case nil (json-encode value) (error "{…}")))
+        (max (or max 200)))
+    (if (> (length text) max) (concat (substring text 0 (1- max)) "…") text)))
+
+(defun tether-render-call-name (event)
+  "The name people read for EVENT's tool.
+Its `label' (an MCP call's \"notes · echo\"), else the model's name for it."
+  (let ((label (plist-get event :label)))
+    (if (and (stringp label) (not (string-empty-p label))) label (plist-get event :tool))))
+
+(defun tether-render-call-line (event)
+  "EVENT's tool and what the call is about, as its `→' line says them.
+An MCP call is about its JSON arguments: it has no path or command."
+  (let ((target (tether-render--call-target (plist-get event :arguments))))
+    (string-trim-right
+     (format "%s %s" (tether-render-call-name event)
+             (if (and (string-empty-p target)
+                      (string-prefix-p "mcp__" (or (plist-get event :tool) "")))
+                 (tether-render-json-line (plist-get event :arguments))
+               target)))))
+
+(defun tether-render-outcome-line (outcome steps)
+  "`■ OUTCOME · STEPS steps' (`1 step')."
+  (format "■ %s · %s step%s" outcome steps (if (eql steps 1) "" "s")))
+
+(defun tether-render--face (text face)
+  "TEXT in FACE (as `font-lock-face', which the views' font-lock keeps)."
+  (propertize text 'font-lock-face face))
+
+(defun tether-render-event (render event)
+  "EVENT as RENDER shows it: a list of lines, each a string with its faces, or of
+\(text . STRING) items, streamed text that continues the current line."
+  (pcase (plist-get event :kind)
+    ("run-started"
+     (when (tether-render-prompt render)
+       (list (tether-render--face (format "▶ %s" (plist-get event :prompt))
+                                  'tether-prompt-face))))
+    ("step" (setf (tether-render-streamed render) nil) nil)
+    ("text-delta"
+     (when (tether-render-stream render)
+       (setf (tether-render-streamed render) t)
+       (list (cons 'text (or (plist-get event :text) "")))))
+    ("assistant"
+     (let ((text (string-trim (or (plist-get event :text) ""))))
+       (unless (or (tether-render-streamed render) (string-empty-p text))
+         (list text))))
+    ("tool-call"
+     (list (tether-render--face (concat "→ " (tether-render-call-line event))
+                                'tether-tool-face)))
+    ("approval"
+     (when (tether-render-approvals render)
+       (pcase (plist-get event :decision)
+         ("auto" (list (tether-render--face "  ✓ allowed without asking" 'tether-ok-face)))
+         ("denied-by-default"
+          (list (tether-render--face "  ✗ denied (no answer)" 'tether-failed-face))))))
+    ("tool-result"
+     (let ((ok (eq (plist-get event :ok) t))
+           (first (tether-render-first-line (or (plist-get event :error)
+                                                (plist-get event :output)))))
+       (list (string-trim-right
+              (concat "  " (tether-render--face (if ok "✓" "✗")
+                                                (if ok 'tether-ok-face 'tether-failed-face))
+                      " " (tether-render--face (tether-render-call-name event) 'tether-tool-face)
+                      ": " first)))))
+    ("run-finished"
+     (list (tether-render--face (tether-render-outcome-line (plist-get event :outcome)
+                                                            (plist-get event :steps))
+                                'tether-outcome-face)))))
+
+(provide 'tether-render)
+;;; tether-render.el ends here
