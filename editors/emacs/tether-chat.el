@@ -191,6 +191,11 @@
       (unless (string-empty-p prompt)
         (tether-chat--start prompt))))))
 
+(defun tether-chat--renderer ()
+  "How the chat shows a run's events: text as it streams, and the decisions taken
+without asking (the others close their approval's block)."
+  (tether-render-create :stream t :approvals t))
+
 (defun tether-chat--start (prompt)
   "Turn the input into transcript and run PROMPT in this chat's session."
   (let ((inhibit-read-only t))
@@ -205,7 +210,7 @@
                        (with-current-buffer tether-chat--context (tether--context))))
          (run-id (tether--new-run-id "chat")))
     (setq tether-chat--run-id run-id
-          tether-chat--render (tether-render-create :stream t :approvals t))
+          tether-chat--render (tether-chat--renderer))
     (condition-case err
         (tether--start-run
          (tether-connection)

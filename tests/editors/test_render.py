@@ -1,0 +1,367 @@
+"""The one renderer of each editor — Neovim's ``render.lua``, Emacs's ``tether-render.el`` —
+fed a run with an event of every kind (built from the protocol's own records): what each
+view's style makes of each event, and the transcript and the chat showing that run."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+from tether_protocol.events import (
+    EVENT_KINDS,
+    ApprovalEvent,
+    AssistantEvent,
+    CompactedEvent,
+    InjectionFlaggedEvent,
+    PlanEntry,
+    PlanEvent,
+    RetryEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    StepEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UsageEvent,
+)
+from tether_protocol.rules import Rule
+
+from .conftest import Nvim, env
+from .emacs_harness import STORIES, emacs_batch, story_env
+
+
+def run_events() -> list[dict[str, Any]]:
+    """One run, as the server sends it: every event kind, the common cases of each."""
+    seq = itertools.count(1)
+
+    def wire(record: type[Any], **fields: Any) -> dict[str, Any]:
+        event: dict[str, Any] = record(run_id="run-1", seq=next(seq), **fields).to_wire()
+        return event
+
+    return [
+        wire(RunStartedEvent, prompt="fix the test\nin tests/", session_id="s-1"),
+        wire(StepEvent, step=1),
+        wire(TextDeltaEvent, text="Let me "),
+        wire(TextDeltaEvent, text="look."),
+        wire(AssistantEvent, text="Let me look."),
+        wire(ToolCallEvent, call_id="c1", tool="read_file", arguments={"path": "app.py"}),
+        wire(ToolResultEvent, call_id="c1", tool="read_file", ok=True, output="1\tx = 1\n2\ty\n"),
+        wire(InjectionFlaggedEvent, call_id="c1", tool="read_file", markers=["ignore previous"]),
+        wire(StepEvent, step=2),
+        wire(AssistantEvent, text="  Running the tests.\n"),  # nothing streamed: the whole text
+        wire(ToolCallEvent, call_id="c2", tool="bash", arguments={"command": "pytest -q"}),
+        wire(
+            ApprovalEvent,
+            call_id="c2",
+            decision="auto",
+            rules=[Rule(tool="bash", pattern="pytest *", decision="allow", scope="project")],
+        ),
+        wire(
+            ToolResultEvent,
+            call_id="c2",
+            tool="bash",
+            ok=False,
+            output="exit code: 1\n1 failed",
+            error="exit code 1",
+        ),
+        wire(PlanEvent, entries=[PlanEntry(content="fix greet", status="in_progress")]),
+        wire(RetryEvent, attempt=1, delay_seconds=2.0, reason="429 Too Many Requests"),
+        wire(StepEvent, step=3),
+        wire(
+            ToolCallEvent,
+            call_id="c3",
+            tool="mcp__notes__echo",
+            arguments={"text": "hi"},
+            label="notes · echo",
+        ),
+        wire(ApprovalEvent, call_id="c3", decision="allow"),
+        wire(
+            ToolResultEvent,
+            call_id="c3",
+            tool="mcp__notes__echo",
+            ok=True,
+            output="hi",
+            label="notes · echo",
+        ),
+        wire(ToolCallEvent, call_id="c4", tool="list_files", arguments={}),
+        wire(ApprovalEvent, call_id="c4", decision="auto"),
+        wire(ToolResultEvent, call_id="c4", tool="list_files", ok=True, output="app.py"),
+        wire(ToolCallEvent, call_id="c5", tool="write_file", arguments={"path": "notes.txt"}),
+        wire(ApprovalEvent, call_id="c5", decision="denied-by-default"),
+        wire(
+            ToolResultEvent,
+            call_id="c5",
+            tool="write_file",
+            ok=False,
+            output="denied: no answer",
+            error="denied: no answer",
+        ),
+        wire(CompactedEvent, tokens_before=9000, tokens_after=1200),
+        wire(UsageEvent, input_tokens=1500, output_tokens=80, cost_usd=0.0123),
+        wire(RunFinishedEvent, outcome="done", steps=3),
+    ]
+
+
+EVENTS = run_events()
+RESULT = {"runId": "run-1", "sessionId": "s-1", "outcome": "done", "steps": 3, "answer": ""}
+
+
+def test_the_run_holds_every_event_kind_of_the_protocol() -> None:
+    assert {event["kind"] for event in EVENTS} == set(EVENT_KINDS)
+
+
+def shown(pieces: list[dict[str, Any]]) -> list[str]:
+    """A Neovim renderer's pieces, one string each: ``kind: lines`` (``id`` when a call's)."""
+    out = []
+    for piece in pieces:
+        lines = piece.get("lines") or [piece.get("line") or piece.get("text") or ""]
+        lines = lines + piece.get("output", [])
+        about = f"@{piece['id']}" if "id" in piece else ""
+        out.append(f"{piece['kind']}{about}: " + " | ".join(lines))
+    return out
+
+
+def test_neovim_one_renderer_for_the_transcript_and_the_chat(nvim: Nvim) -> None:
+    r = nvim.run("render", env=env(EVENTS=EVENTS, RESULT=RESULT))
+    by_event = [(p["kind"], shown(p["transcript"]), shown(p["chat"])) for p in r["pieces"]]
+    json_args = '{"path": "app.py"}'
+    assert by_event == [
+        ("run-started", ["prompt: ▶ fix the test …"], []),
+        ("step", ["lines: ── step 1 ──"], ["end: "]),
+        ("text-delta", ["text: Let me "], ["text: Let me "]),
+        ("text-delta", ["text: look."], ["text: look."]),
+        ("assistant", ["end: "], ["end: "]),  # streamed already
+        ("tool-call", [f"call@c1: → read_file {json_args}"], ["call@c1: → read_file app.py"]),
+        (
+            "tool-result",
+            [f"result@c1: ✓ read_file {json_args} |   1\tx = 1 |   2\ty"],
+            ["result@c1: ✓ read_file app.py |   1\tx = 1 |   2\ty"],
+        ),
+        (
+            "injection-flagged",
+            ["note@c1:   ⚠ read_file output looks like instructions: ignore previous"],
+            ["note@c1:   ⚠ read_file output looks like instructions: ignore previous"],
+        ),
+        ("step", ["lines: ── step 2 ──"], ["end: "]),
+        ("assistant", ["text: Running the tests.", "end: "], ["text: Running the tests.", "end: "]),
+        (
+            "tool-call",
+            ['call@c2: → bash {"command": "pytest -q"}'],
+            ["call@c2: → bash pytest -q"],
+        ),
+        (
+            "approval",
+            ["note@c2:   approval: auto · rule `pytest *` (project)"],
+            ["note@c2:   approval: auto · rule `pytest *` (project)"],
+        ),
+        (
+            "tool-result",  # the output, not the short error: it holds the error and more
+            ['result@c2: ✗ bash {"command": "pytest -q"} |   exit code: 1 |   1 failed'],
+            ["result@c2: ✗ bash pytest -q |   exit code: 1 |   1 failed"],
+        ),
+        ("plan", [], []),
+        ("retry", [], []),
+        ("step", ["lines: ── step 3 ──"], ["end: "]),
+        (
+            "tool-call",  # an MCP call by the name people know, in both
+            ['call@c3: → notes · echo {"text": "hi"}'],
+            ['call@c3: → notes · echo {"text": "hi"}'],
+        ),
+        ("approval", ["note@c3:   approval: allow"], ["note@c3:   approval: allow"]),
+        (
+            "tool-result",
+            ['result@c3: ✓ notes · echo {"text": "hi"} |   hi'],
+            ['result@c3: ✓ notes · echo {"text": "hi"} |   hi'],
+        ),
+        ("tool-call", ["call@c4: → list_files {}"], ["call@c4: → list_files"]),
+        ("approval", ["note@c4: "], ["note@c4: "]),  # allowed unasked, for no stated reason
+        (
+            "tool-result",
+            ["result@c4: ✓ list_files {} |   app.py"],
+            ["result@c4: ✓ list_files |   app.py"],
+        ),
+        (
+            "tool-call",
+            ['call@c5: → write_file {"path": "notes.txt"}'],
+            ["call@c5: → write_file notes.txt"],
+        ),
+        (
+            "approval",
+            ["note@c5:   approval: denied-by-default"],
+            ["note@c5:   approval: denied-by-default"],
+        ),
+        (
+            "tool-result",
+            ['result@c5: ✗ write_file {"path": "notes.txt"} |   denied: no answer'],
+            ["result@c5: ✗ write_file notes.txt |   denied: no answer"],
+        ),
+        (
+            "compacted",
+            ["lines: · context compacted: 9000 → 1200 tokens"],
+            ["lines: _context compacted: 9000 → 1200 tokens_"],
+        ),
+        ("usage", [], []),
+        (
+            "run-finished",
+            ["outcome: ■ done · 3 steps · 1500 in / 80 out tokens · $0.0123"],
+            ["outcome: ■ done · 3 steps"],
+        ),
+    ]
+    # The agent/run answer after run-finished adds nothing; a failed request says why.
+    finish = r["finish_pieces"]
+    assert finish["transcript"] == [] and finish["chat"] == []
+    assert shown(finish["failed"]) == ["outcome: ✗ error: the server exited"]
+
+    # The transcript and the chat place those pieces: folds, blank lines, the growing line.
+    assert r["transcript"] == [
+        "▶ fix the test …",
+        "── step 1 ──",
+        "Let me look.",
+        f"✓ read_file {json_args}",
+        "  1\tx = 1",
+        "  2\ty",
+        "  ⚠ read_file output looks like instructions: ignore previous",
+        "── step 2 ──",
+        "Running the tests.",
+        '✗ bash {"command": "pytest -q"}',
+        "  approval: auto · rule `pytest *` (project)",
+        "  exit code: 1",
+        "  1 failed",
+        "── step 3 ──",
+        '✓ notes · echo {"text": "hi"}',
+        "  approval: allow",
+        "  hi",
+        "✓ list_files {}",
+        "  app.py",
+        '✗ write_file {"path": "notes.txt"}',
+        "  approval: denied-by-default",
+        "  denied: no answer",
+        "· context compacted: 9000 → 1200 tokens",
+        "■ done · 3 steps · 1500 in / 80 out tokens · $0.0123",
+    ]
+    chat = r["chat"]
+    assert chat[chat.index("## You") :] == [
+        "## You",
+        "",
+        "Let me look.",
+        "",
+        "✓ read_file app.py",
+        "  1\tx = 1",
+        "  2\ty",
+        "  ⚠ read_file output looks like instructions: ignore previous",
+        "",
+        "Running the tests.",
+        "",
+        "✗ bash pytest -q",
+        "  approval: auto · rule `pytest *` (project)",
+        "  exit code: 1",
+        "  1 failed",
+        '✓ notes · echo {"text": "hi"}',
+        "  approval: allow",
+        "  hi",
+        "✓ list_files",
+        "  app.py",
+        "✗ write_file notes.txt",
+        "  approval: denied-by-default",
+        "  denied: no answer",
+        "",
+        "_context compacted: 9000 → 1200 tokens_",
+        "",
+        "■ done · 3 steps",
+        "",
+        "## You",
+        "",
+    ]
+
+
+def test_emacs_one_renderer_for_the_transcript_and_the_chat(tmp_path: Path) -> None:
+    events = tmp_path / "events.json"
+    events.write_text(json.dumps(EVENTS))
+    story = story_env(tmp_path, tmp_path, {"turns": []})
+    story.update(TETHER_EVENTS=str(events), TETHER_RUN_RESULT=json.dumps(RESULT))
+    emacs_batch(STORIES / "render-story.el", story, "")
+    r = json.loads((tmp_path / "result.json").read_text())
+    call, ok, failed = "tether-tool-face", "tether-ok-face", "tether-failed-face"
+
+    def result(mark: str, face: str, tool: str, first: str) -> list[str]:
+        return [f"  {{{face}:{mark}}} {{{call}:{tool}}}: {first}"]
+
+    echo = '{"text":"hi"}'
+    by_event = [tuple(p) for p in r["pieces"]]
+    assert by_event == [
+        ("run-started", ["{tether-prompt-face:▶ fix the test\nin tests/}"], []),
+        ("step", [], []),
+        ("text-delta", [], [["text", "Let me "]]),  # the chat streams; the transcript waits
+        ("text-delta", [], [["text", "look."]]),
+        ("assistant", ["Let me look."], []),
+        ("tool-call", [f"{{{call}:→ read_file app.py}}"], [f"{{{call}:→ read_file app.py}}"]),
+        (
+            "tool-result",
+            result("✓", ok, "read_file", "1\tx = 1"),
+            result("✓", ok, "read_file", "1\tx = 1"),
+        ),
+        ("injection-flagged", [], []),
+        ("step", [], []),
+        ("assistant", ["Running the tests."], ["Running the tests."]),
+        ("tool-call", [f"{{{call}:→ bash pytest -q}}"], [f"{{{call}:→ bash pytest -q}}"]),
+        ("approval", [], [f"{{{ok}:  ✓ allowed without asking}}"]),
+        (
+            "tool-result",  # the short error: one line says why
+            result("✗", failed, "bash", "exit code 1"),
+            result("✗", failed, "bash", "exit code 1"),
+        ),
+        ("plan", [], []),
+        ("retry", [], []),
+        ("step", [], []),
+        (
+            "tool-call",  # an MCP call by the name people know, about its arguments
+            [f"{{{call}:→ notes · echo {echo}}}"],
+            [f"{{{call}:→ notes · echo {echo}}}"],
+        ),
+        ("approval", [], []),  # the user's answer closes its approval's block
+        (
+            "tool-result",
+            result("✓", ok, "notes · echo", "hi"),
+            result("✓", ok, "notes · echo", "hi"),
+        ),
+        ("tool-call", [f"{{{call}:→ list_files}}"], [f"{{{call}:→ list_files}}"]),
+        ("approval", [], [f"{{{ok}:  ✓ allowed without asking}}"]),
+        (
+            "tool-result",
+            result("✓", ok, "list_files", "app.py"),
+            result("✓", ok, "list_files", "app.py"),
+        ),
+        (
+            "tool-call",
+            [f"{{{call}:→ write_file notes.txt}}"],
+            [f"{{{call}:→ write_file notes.txt}}"],
+        ),
+        ("approval", [], [f"{{{failed}:  ✗ denied (no answer)}}"]),
+        (
+            "tool-result",
+            result("✗", failed, "write_file", "denied: no answer"),
+            result("✗", failed, "write_file", "denied: no answer"),
+        ),
+        ("compacted", [], []),
+        ("usage", [], []),
+        (
+            "run-finished",
+            ["{tether-outcome-face:■ done · 3 steps}"],
+            ["{tether-outcome-face:■ done · 3 steps}"],
+        ),
+    ]
+
+    # The transcript and the chat put those lines in their buffers, faces and all.
+    lines = [line for _, transcript, _ in by_event for line in transcript]
+    assert r["transcript"] == "\n".join(lines) + "\n"
+    chat = r["chat"]
+    answer = chat[chat.index("}") + 1 :]  # after the chat's first lines
+    assert answer == "".join(
+        [
+            "Let me look.\n",
+            *(line + "\n" for _, _, items in by_event[5:] for line in items),
+            "\n{tether-prompt-face:tether> }",  # a blank line, then the prompt
+        ]
+    )
