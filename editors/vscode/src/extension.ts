@@ -12,7 +12,7 @@ import { SaveGuard } from "./saveGuard";
 import { Runs } from "./run";
 import { ServerNotFoundError, TetherServer } from "./server";
 import { Transcript } from "./transcript";
-import { TetherPanel } from "./panel/view";
+import { TetherPanel, displayPath } from "./panel/view";
 
 let server: TetherServer | undefined;
 
@@ -38,9 +38,7 @@ async function reportStartFailure(tether: TetherServer, error: unknown): Promise
 
 export function activate(context: vscode.ExtensionContext): void {
   const channel = vscode.window.createOutputChannel("Tether");
-  const transcript = new Transcript(channel, (uri) =>
-    vscode.workspace.asRelativePath(vscode.Uri.parse(uri), false),
-  );
+  const transcript = new Transcript(channel, displayPath);
   const files = new ProposalFiles();
   const saves = new SaveGuard(
     () => vscode.workspace.textDocuments.filter((doc) => doc.isDirty).map((doc) => doc.uri.toString()),

@@ -8,7 +8,8 @@ import * as vscode from "vscode";
 import { ContextPart, RecentFiles, currentContext, withoutParts } from "./context";
 import type { AgentRunResult, RunContext } from "./protocol";
 import { TetherProtocol, errorMessage } from "./protocolClient";
-import { Transcript, steps } from "./transcript";
+import { steps } from "./events";
+import { Transcript } from "./transcript";
 
 export interface SessionInfo {
   readonly sessionId: string;

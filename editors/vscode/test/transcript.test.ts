@@ -2,7 +2,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import type { AgentEventParams, AgentRunResult } from "../src/protocol";
-import { OutputSink, Transcript, indentOutput, oneLine, steps } from "../src/transcript";
+import { OutputSink, Transcript } from "../src/transcript";
 
 const GOLDEN = path.resolve(__dirname, "../../../../tests/golden");
 
@@ -108,15 +108,5 @@ describe("Transcript", () => {
     transcript.handle({ ...base, seq: 1, kind: "tool-call", arguments: { text: "hi" } });
     transcript.handle({ ...base, seq: 2, kind: "tool-result", ok: true, output: "hi" });
     assert.strictEqual(sink.text, '→ notes · echo {"text":"hi"}\n✓ notes · echo\n  hi\n');
-  });
-
-  it("counts steps in words: 1 step, 2 steps", () => {
-    assert.deepStrictEqual([steps(1), steps(2), steps(0)], ["1 step", "2 steps", "0 steps"]);
-  });
-
-  it("cuts long arguments and long output", () => {
-    assert.strictEqual(oneLine({ text: "x".repeat(300) }, 20), '{"text":"xxxxxxxxxx…');
-    const output = Array.from({ length: 15 }, (_, i) => `l${i}`).join("\n");
-    assert.deepStrictEqual(indentOutput(output, 3), ["  l0", "  l1", "  l2", "  … 12 more lines …"]);
   });
 });

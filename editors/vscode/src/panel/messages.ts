@@ -3,13 +3,10 @@
 // webview is not trusted to send well-formed messages: `parseFromView` checks each one.
 import type { Choice } from "../answers";
 import type { ContextPart } from "../context";
+import type { DiffStat, PlanStep, UsageView } from "../events";
 import type { ProposedRule, Rule } from "../protocol";
 
-/** Lines an edit adds and removes (the "+3 −1" pill). */
-export interface DiffStat {
-  readonly added: number;
-  readonly removed: number;
-}
+export type { DiffStat, PlanStep } from "../events";
 
 /** A tool call as a card: what it does (command or file), its state and output tail. */
 export interface ToolCard {
@@ -52,7 +49,7 @@ export interface RunView {
   readonly running: boolean;
   readonly outcome?: string;
   readonly steps?: number;
-  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number; readonly costUsd?: number };
+  readonly usage?: UsageView;
   readonly changedFiles?: readonly string[];
   readonly error?: string;
   /** What `agent/undo` did for this run. */
@@ -61,12 +58,6 @@ export interface RunView {
   readonly context?: readonly ContextChip[];
   /** The model's step list (its latest `plan` event), shown at the top of the run. */
   readonly plan?: readonly PlanStep[];
-}
-
-export interface PlanStep {
-  readonly content: string;
-  readonly status: "pending" | "in_progress" | "completed";
-  readonly priority?: "high" | "medium" | "low";
 }
 
 /** An `agent/approve` waiting for the user, answerable from the panel. */

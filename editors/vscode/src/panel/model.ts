@@ -1,6 +1,6 @@
-// The agent panel's view model, built from the server's `agent/event`s (runs started from
-// the panel or the palette alike), the results of `agent/run` and the approvals pending.
-// No `vscode` import: tested directly.
+// The agent panel's view model, built from the server's `agent/event`s as events.ts renders
+// them (runs started from the panel or the palette alike), the results of `agent/run` and
+// the approvals pending. No `vscode` import: tested directly.
 import type {
   AgentApproveParams,
   AgentEventParams,
@@ -12,83 +12,11 @@ import type {
 import { SHELL_TOOL } from "../answers";
 import { suggestedPatterns } from "../rulePicks";
 import { splitTitle } from "../titles";
-import { sandboxNote } from "../transcript";
+import { EventRenderer, type PlanStep, clip, diffStat, usageView } from "../events";
 import { renderMarkdown } from "./markdown";
-import type { ApprovalView, ContextChip, DiffStat, PlanStep, RunItem, RunView, ToolCard } from "./messages";
+import type { ApprovalView, ContextChip, RunItem, RunView, ToolCard } from "./messages";
 
 const MAX_RUNS = 30;
-const OUTPUT_TAIL_LINES = 20;
-const DETAIL_CHARS = 4000;
-
-/** The last lines of a tool's output, with a note of what was left out. */
-export function outputTail(output: string, maxLines = OUTPUT_TAIL_LINES): string {
-  const lines = output.replace(/\n$/, "").split("\n");
-  if (lines.length <= maxLines) {
-    return lines.join("\n");
-  }
-  return [`… ${lines.length - maxLines} earlier lines …`, ...lines.slice(-maxLines)].join("\n");
-}
-
-function clip(text: string, limit = DETAIL_CHARS): string {
-  return text.length > limit ? `${text.slice(0, limit)}\n… (${text.length - limit} more characters)` : text;
-}
-
-function prefixed(text: string, mark: string): string {
-  return text
-    .replace(/\n$/, "")
-    .split("\n")
-    .map((line) => `${mark} ${line}`)
-    .join("\n");
-}
-
-/** Lines added and removed by a unified diff (or `-`/`+` prefixed lines); headers not counted. */
-export function diffStat(diff: string): DiffStat {
-  let added = 0;
-  let removed = 0;
-  for (const line of diff.split("\n")) {
-    if (line.startsWith("+") && !line.startsWith("+++ ")) {
-      added += 1;
-    } else if (line.startsWith("-") && !line.startsWith("--- ")) {
-      removed += 1;
-    }
-  }
-  return { added, removed };
-}
-
-/** A tool call's card title and full detail: the command, the file and its change (with its +N −M). */
-export function describeCall(
-  tool: string,
-  args: Record<string, unknown>,
-  displayPath: (pathOrUri: string) => string,
-  label?: string | null,
-): { title: string; detail: string; stat?: DiffStat } {
-  // An MCP call's `label` ("notes · echo") names it for people; `tool` is the model's name.
-  const name = label ?? tool;
-  const str = (key: string): string | undefined =>
-    typeof args[key] === "string" ? (args[key] as string) : undefined;
-  const command = str("command");
-  if (tool === "bash" && command !== undefined) {
-    return { title: `$ ${command}`, detail: command };
-  }
-  const file = str("path") ?? str("uri");
-  if (file !== undefined) {
-    const shown = displayPath(file);
-    if (tool === "edit_file" && str("old_text") !== undefined) {
-      const change = `${prefixed(str("old_text") ?? "", "-")}\n${prefixed(str("new_text") ?? "", "+")}`;
-      return { title: `${name} ${shown}`, detail: clip(change), stat: diffStat(change) };
-    }
-    if (tool === "write_file" && str("content") !== undefined) {
-      const content = prefixed(str("content") ?? "", "+");
-      return { title: `${name} ${shown}`, detail: clip(content), stat: diffStat(content) };
-    }
-    return { title: `${name} ${shown}`, detail: clip(JSON.stringify(args, null, 2)) };
-  }
-  const oneLine = JSON.stringify(args);
-  return {
-    title: `${name} ${oneLine.length > 80 ? `${oneLine.slice(0, 79)}…` : oneLine}`,
-    detail: clip(JSON.stringify(args, null, 2)),
-  };
-}
 
 function isCommand(preview: DiffPreview | CommandPreview): preview is CommandPreview {
   return preview.kind === "command" || typeof (preview as CommandPreview).command === "string";
@@ -169,8 +97,6 @@ interface RunState extends Omit<Mutable<RunView>, "items" | "context" | "plan"> 
   items: Array<{ kind: "text"; markdown: string; html?: string } | { kind: "tool"; card: Mutable<ToolCard> }>;
   /** The text item the current step streams into, if any. */
   openText?: { kind: "text"; markdown: string; html?: string };
-  /** Whether the current step streamed text (its `assistant` event then repeats it). */
-  streamed: boolean;
 }
 
 /** Runs as the panel shows them, oldest first. */
@@ -183,20 +109,24 @@ export class PanelModel {
   /** …except those of the session picked from Sessions. */
   private shownSession: string | undefined;
 
-  constructor(private readonly displayPath: (pathOrUri: string) => string) {}
+  private readonly events: EventRenderer;
 
-  /** Applies one `agent/event`; true if anything shown changed. */
+  constructor(private readonly displayPath: (pathOrUri: string) => string) {
+    this.events = new EventRenderer(displayPath);
+  }
+
+  /** Applies one `agent/event` (as events.ts renders it); true if anything shown changed. */
   apply(event: AgentEventParams): boolean {
-    if (event.kind === "run-started") {
-      const context = this.carried.get(event.runId);
-      this.carried.delete(event.runId);
+    const view = this.events.render(event);
+    if (view.kind === "run-started") {
+      const context = this.carried.get(view.runId);
+      this.carried.delete(view.runId);
       this.runs.push({
-        runId: event.runId,
-        sessionId: event.sessionId,
-        prompt: event.prompt,
+        runId: view.runId,
+        sessionId: view.sessionId,
+        prompt: view.prompt,
         items: [],
         running: true,
-        streamed: false,
         ...(context !== undefined && context.length > 0 ? { context } : {}),
       });
       const dropped = Math.max(0, this.runs.length - MAX_RUNS);
@@ -204,62 +134,43 @@ export class PanelModel {
       this.shownFrom = Math.max(0, this.shownFrom - dropped);
       return true;
     }
-    const run = this.find(event.runId);
+    const run = this.find(view.runId);
     if (run === undefined) {
       return false; // a run from before the panel was built
     }
-    switch (event.kind) {
+    switch (view.kind) {
       case "step":
         run.openText = undefined;
-        run.streamed = false;
         return false;
       case "text-delta":
-        this.text(run).markdown += event.text;
-        run.streamed = true;
+        this.text(run).markdown += view.text;
         return true;
       case "assistant":
-        if (!run.streamed && event.text !== "") {
-          this.text(run).markdown += event.text;
+        if (view.text !== "") {
+          this.text(run).markdown += view.text;
         }
         run.openText = undefined;
-        return !run.streamed && event.text !== "";
+        return view.text !== "";
       case "tool-call": {
         run.openText = undefined;
-        const { title, detail, stat } = describeCall(
-          event.tool,
-          event.arguments,
-          this.displayPath,
-          event.label,
-        );
-        run.items.push({
-          kind: "tool",
-          card: {
-            callId: event.callId,
-            tool: event.tool,
-            title,
-            detail,
-            status: "running",
-            ...(stat !== undefined ? { stat } : {}),
-          },
-        });
+        const { callId, tool, title, detail, stat } = view;
+        const card = { callId, tool, title, detail, status: "running" as const };
+        run.items.push({ kind: "tool", card: stat !== undefined ? { ...card, stat } : card });
         return true;
       }
       case "approval": {
-        const card = this.card(run, event.callId);
+        const card = this.card(run, view.callId);
         if (card === undefined) {
           return false;
         }
-        const rule = event.rules?.[0];
-        card.decision = rule
-          ? `${event.decision} (rule: ${rule.pattern}, ${rule.scope ?? "session"})`
-          : event.decision;
-        if (event.sandbox) {
-          card.sandbox = sandboxNote(event.sandbox);
-        } else if (card.sandbox !== undefined && event.decision !== "auto") {
+        card.decision = view.decision;
+        if (view.sandbox !== undefined) {
+          card.sandbox = view.sandbox;
+        } else if (card.sandbox !== undefined && view.asked) {
           // The same call asked again: the sandbox's walls stopped it (its title said why).
           card.sandbox = `${card.sandbox}; its walls stopped it, so it was asked again`;
         }
-        if (event.decision === "deny" || event.decision === "denied-by-default") {
+        if (view.denied) {
           card.status = "denied";
         } else if (card.status === "awaiting") {
           card.status = "running";
@@ -267,30 +178,21 @@ export class PanelModel {
         return true;
       }
       case "tool-result": {
-        const card = this.card(run, event.callId);
+        const card = this.card(run, view.callId);
         if (card === undefined) {
           return false;
         }
         if (card.status !== "denied") {
-          card.status = event.ok ? "ok" : "failed";
+          card.status = view.ok ? "ok" : "failed";
         }
-        card.output = outputTail(event.error ? `${event.output}\n${event.error}` : event.output);
+        card.output = view.output;
         return true;
       }
       case "plan":
-        // Each plan replaces the one before, whole.
-        run.plan = event.entries.map((entry) => ({
-          content: entry.content,
-          status: entry.status ?? "pending",
-          ...(entry.priority ? { priority: entry.priority } : {}),
-        }));
+        run.plan = [...view.plan];
         return true;
       case "usage":
-        run.usage = {
-          inputTokens: event.inputTokens,
-          outputTokens: event.outputTokens,
-          ...(typeof event.costUsd === "number" ? { costUsd: event.costUsd } : {}),
-        };
+        run.usage = view.usage;
         return true;
       case "run-finished":
         for (const item of run.items) {
@@ -299,8 +201,8 @@ export class PanelModel {
           }
         }
         run.running = false;
-        run.outcome = event.outcome;
-        run.steps = event.steps;
+        run.outcome = view.outcome;
+        run.steps = view.steps;
         run.openText = undefined;
         return true;
       default:
@@ -325,11 +227,7 @@ export class PanelModel {
     run.running = false;
     run.outcome = result.outcome;
     run.steps = result.steps;
-    run.usage = {
-      inputTokens: result.usage.inputTokens ?? 0,
-      outputTokens: result.usage.outputTokens ?? 0,
-      ...(typeof result.usage.costUsd === "number" ? { costUsd: result.usage.costUsd } : {}),
-    };
+    run.usage = usageView(result.usage);
     run.changedFiles = (result.changedFiles ?? []).map((uri) => this.displayPath(uri));
     if (result.error) {
       run.error = result.error;
@@ -416,7 +314,7 @@ export class PanelModel {
   }
 
   private addRun(runId: string, prompt: string): RunState {
-    const run: RunState = { runId, sessionId: "", prompt, items: [], running: true, streamed: false };
+    const run: RunState = { runId, sessionId: "", prompt, items: [], running: true };
     this.runs.push(run);
     return run;
   }

@@ -14,8 +14,11 @@ import { EditorApprovals, SharedApprovals } from "./sharedApprovals";
 export const PANEL_VIEW_ID = "tether.panel";
 export const OPEN_PANEL_COMMAND = "tether.openPanel";
 
-/** A URI or absolute path relative to the workspace; a relative path (the model's) as it is. */
-function displayPath(pathOrUri: string): string {
+/**
+ * A URI or absolute path relative to the workspace; a relative path (the model's) as it is.
+ * The panel and the transcript name files with it.
+ */
+export function displayPath(pathOrUri: string): string {
   if (/^[a-z][\w+.-]*:/i.test(pathOrUri)) {
     return vscode.workspace.asRelativePath(vscode.Uri.parse(pathOrUri), false);
   }

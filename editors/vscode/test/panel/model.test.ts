@@ -1,7 +1,7 @@
 import * as assert from "assert";
 import type { AgentEventParams } from "../../src/protocol";
 import { MCP_CALL } from "../mcpCall";
-import { PanelModel, approvalView, describeCall, diffStat, outputTail } from "../../src/panel/model";
+import { PanelModel, approvalView } from "../../src/panel/model";
 import { splitTitle } from "../../src/titles";
 
 const RUN = "r-1";
@@ -194,38 +194,10 @@ describe("panel: events → view model", () => {
     assert.strictEqual(model.apply({ runId: "other", seq: 3, kind: "text-delta", text: "x" }), false);
     assert.deepStrictEqual(model.views(), []);
   });
-
-  it("describes calls by their command or file, and keeps the tail of long output", () => {
-    assert.deepStrictEqual(describeCall("bash", { command: "ls -la" }, relative), {
-      title: "$ ls -la",
-      detail: "ls -la",
-    });
-    assert.strictEqual(
-      describeCall("read_file", { path: "file:///work/x.py" }, relative).title,
-      "read_file x.py",
-    );
-    const long = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join("\n");
-    const tail = outputTail(long, 5).split("\n");
-    assert.deepStrictEqual(tail, [
-      "… 25 earlier lines …",
-      "line 26",
-      "line 27",
-      "line 28",
-      "line 29",
-      "line 30",
-    ]);
-  });
 });
 
 describe("panel: approval cards", () => {
   const shown = (p: string): string => p.replace("file:///w/", "");
-
-  it("counts an edit's lines added and removed, headers left out", () => {
-    assert.deepStrictEqual(diffStat("--- a/x\n+++ b/x\n@@ -1,2 +1,3 @@\n a\n-b\n+B\n+C\n"), {
-      added: 2,
-      removed: 1,
-    });
-  });
 
   it("shows an edit with its +N −M, and a command the sandbox stopped as a headline and a muted reason", () => {
     const edit = approvalView(

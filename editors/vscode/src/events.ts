@@ -1,0 +1,300 @@
+// The one renderer of the server's `agent/event`s. Each event kind becomes, here and only
+// here, a small record: the lines the transcript writes (transcript.ts) and the fields the
+// agent panel's cards show (panel/model.ts). Those two only place the records: the output
+// channel's lines, the panel's cards and their states. No `vscode` import: tested directly.
+import type { AgentEventParams, Outcome } from "./protocol";
+
+/** Lines an edit adds and removes (the "+3 −1" pill). */
+export interface DiffStat {
+  readonly added: number;
+  readonly removed: number;
+}
+
+/** One entry of the model's step list. */
+export interface PlanStep {
+  readonly content: string;
+  readonly status: "pending" | "in_progress" | "completed";
+  readonly priority?: "high" | "medium" | "low";
+}
+
+/** A run's token counts and cost so far. */
+export interface UsageView {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly costUsd?: number;
+}
+
+/** What the transcript writes for the event, one line each (none: it shows nothing of it). */
+type Lines = readonly string[];
+
+/** An `agent/event` as the editor shows it; `kind` is the event's. */
+export type EventView =
+  | {
+      readonly kind: "run-started";
+      readonly runId: string;
+      readonly sessionId: string;
+      readonly prompt: string;
+      readonly lines: Lines;
+    }
+  | { readonly kind: "step"; readonly runId: string; readonly step: number; readonly lines: Lines }
+  /** Streamed text, appended as it comes (no line of its own). */
+  | { readonly kind: "text-delta"; readonly runId: string; readonly text: string }
+  /** A message ended; `text` is what its deltas did not show: all of it, or "" when it streamed. */
+  | { readonly kind: "assistant"; readonly runId: string; readonly text: string }
+  | {
+      readonly kind: "tool-call";
+      readonly runId: string;
+      readonly callId: string;
+      /** The model's name for the tool (an MCP call's `label` names it for people in `title`). */
+      readonly tool: string;
+      /** `$ command`, the tool and the file, or the tool and its arguments on one line. */
+      readonly title: string;
+      /** The call in full: the command, the proposed change of a file, the arguments. */
+      readonly detail: string;
+      /** An edit's lines added and removed (its `detail` is then `-`/`+` lines). */
+      readonly stat?: DiffStat;
+      readonly lines: Lines;
+    }
+  | {
+      readonly kind: "approval";
+      readonly runId: string;
+      readonly callId: string;
+      /** The decision and the rule that made it: `auto (rule: pytest *, project)`. */
+      readonly decision: string;
+      /** Denied by the user or by default: the call does not run. */
+      readonly denied: boolean;
+      /** The user was asked (not decided by a rule or the sandbox). */
+      readonly asked: boolean;
+      /** "ran in the sandbox (bwrap)": the call ran unasked in a sandbox. */
+      readonly sandbox?: string;
+      readonly lines: Lines;
+    }
+  | {
+      readonly kind: "tool-result";
+      readonly runId: string;
+      readonly callId: string;
+      readonly ok: boolean;
+      /** The last lines of the output (and the error), for a card. */
+      readonly output: string;
+      readonly lines: Lines;
+    }
+  | { readonly kind: "usage"; readonly runId: string; readonly usage: UsageView; readonly lines: Lines }
+  /** Each plan replaces the one before, whole. */
+  | {
+      readonly kind: "plan";
+      readonly runId: string;
+      readonly plan: readonly PlanStep[];
+      readonly lines: Lines;
+    }
+  | {
+      readonly kind: "run-finished";
+      readonly runId: string;
+      readonly outcome: Outcome;
+      readonly steps: number;
+      readonly lines: Lines;
+    }
+  /** `compacted`, `injection-flagged`, `retry`, and any kind newer than this extension. */
+  | { readonly kind: "unshown"; readonly runId: string; readonly lines: Lines };
+
+const MAX_ARGUMENTS_CHARS = 200;
+const MAX_OUTPUT_LINES = 12;
+const OUTPUT_TAIL_LINES = 20;
+const DETAIL_CHARS = 4000;
+
+/** A value as JSON on one line, cut to `limit` characters. */
+export function oneLine(value: unknown, limit = MAX_ARGUMENTS_CHARS): string {
+  const text = JSON.stringify(value) ?? "";
+  return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
+}
+
+/** Tool output indented under its header, cut to its first lines with a note. */
+export function indentOutput(output: string, maxLines = MAX_OUTPUT_LINES): string[] {
+  const lines = output.replace(/\n$/, "").split("\n");
+  const shown = lines.slice(0, maxLines).map((line) => `  ${line}`);
+  if (lines.length > maxLines) {
+    shown.push(`  … ${lines.length - maxLines} more lines …`);
+  }
+  return shown;
+}
+
+/** The last lines of a tool's output, with a note of what was left out. */
+export function outputTail(output: string, maxLines = OUTPUT_TAIL_LINES): string {
+  const lines = output.replace(/\n$/, "").split("\n");
+  if (lines.length <= maxLines) {
+    return lines.join("\n");
+  }
+  return [`… ${lines.length - maxLines} earlier lines …`, ...lines.slice(-maxLines)].join("\n");
+}
+
+/** Text cut to `limit` characters, with a note of how many more there were. */
+export function clip(text: string, limit = DETAIL_CHARS): string {
+  return text.length > limit ? `${text.slice(0, limit)}\n… (${text.length - limit} more characters)` : text;
+}
+
+/** "1 step", "3 steps". */
+export function steps(count: number): string {
+  return `${count} step${count === 1 ? "" : "s"}`;
+}
+
+type Usage = { inputTokens?: number; outputTokens?: number; costUsd?: number | null };
+
+/** A `usage` event's or a run result's counts (0 when not given) and cost (when known). */
+export function usageView(usage: Usage): UsageView {
+  const { inputTokens, outputTokens, costUsd } = usage;
+  return {
+    inputTokens: inputTokens ?? 0,
+    outputTokens: outputTokens ?? 0,
+    ...(typeof costUsd === "number" ? { costUsd } : {}),
+  };
+}
+
+/** "1200 in / 140 out tokens", and " · $0.0012" when the cost is known. */
+export function tokens(usage: Usage): string {
+  const counts = `${usage.inputTokens ?? 0} in / ${usage.outputTokens ?? 0} out tokens`;
+  return typeof usage.costUsd === "number" ? `${counts} · $${usage.costUsd.toFixed(4)}` : counts;
+}
+
+/** How a call that ran unasked in a sandbox reads on its panel card and in the transcript. */
+export function sandboxNote(backend: string): string {
+  return `ran in the sandbox (${backend})`;
+}
+
+function prefixed(text: string, mark: string): string {
+  return text
+    .replace(/\n$/, "")
+    .split("\n")
+    .map((line) => `${mark} ${line}`)
+    .join("\n");
+}
+
+/** Lines added and removed by a unified diff (or `-`/`+` prefixed lines); headers not counted. */
+export function diffStat(diff: string): DiffStat {
+  let added = 0;
+  let removed = 0;
+  for (const line of diff.split("\n")) {
+    if (line.startsWith("+") && !line.startsWith("+++ ")) {
+      added += 1;
+    } else if (line.startsWith("-") && !line.startsWith("--- ")) {
+      removed += 1;
+    }
+  }
+  return { added, removed };
+}
+
+/** A tool call's title and full detail: the command, the file and its change (with its +N −M). */
+export function describeCall(
+  tool: string,
+  args: Record<string, unknown>,
+  displayPath: (pathOrUri: string) => string,
+  label?: string | null,
+): { title: string; detail: string; stat?: DiffStat } {
+  // An MCP call's `label` ("notes · echo") names it for people; `tool` is the model's name.
+  const name = label ?? tool;
+  const str = (key: string): string | undefined =>
+    typeof args[key] === "string" ? (args[key] as string) : undefined;
+  const command = str("command");
+  if (tool === "bash" && command !== undefined) {
+    return { title: `$ ${command}`, detail: command };
+  }
+  const file = str("path") ?? str("uri");
+  if (file !== undefined) {
+    const shown = displayPath(file);
+    if (tool === "edit_file" && str("old_text") !== undefined) {
+      const change = `${prefixed(str("old_text") ?? "", "-")}\n${prefixed(str("new_text") ?? "", "+")}`;
+      return { title: `${name} ${shown}`, detail: clip(change), stat: diffStat(change) };
+    }
+    if (tool === "write_file" && str("content") !== undefined) {
+      const content = prefixed(str("content") ?? "", "+");
+      return { title: `${name} ${shown}`, detail: clip(content), stat: diffStat(content) };
+    }
+    return { title: `${name} ${shown}`, detail: clip(JSON.stringify(args, null, 2)) };
+  }
+  return {
+    title: `${name} ${oneLine(args, 80)}`,
+    detail: clip(JSON.stringify(args, null, 2)),
+  };
+}
+
+/**
+ * Turns each event into its `EventView`. It keeps one thing per run: whether the current
+ * step streamed its text, since the step's `assistant` event then repeats it.
+ */
+export class EventRenderer {
+  private readonly streamed = new Set<string>();
+
+  /** @param displayPath how a file the model names is shown (relative to the workspace) */
+  constructor(private readonly displayPath: (pathOrUri: string) => string) {}
+
+  render(event: AgentEventParams): EventView {
+    const runId = event.runId;
+    switch (event.kind) {
+      case "run-started": {
+        const { sessionId, prompt } = event;
+        const lines = [`▶ ${prompt}`, `  run ${runId} · session ${sessionId}`];
+        return { kind: "run-started", runId, sessionId, prompt, lines };
+      }
+      case "step":
+        this.streamed.delete(runId);
+        return { kind: "step", runId, step: event.step, lines: [`── step ${event.step} ──`] };
+      case "text-delta":
+        this.streamed.add(runId);
+        return { kind: "text-delta", runId, text: event.text };
+      case "assistant":
+        return { kind: "assistant", runId, text: this.streamed.has(runId) ? "" : event.text };
+      case "tool-call": {
+        const call = describeCall(event.tool, event.arguments, this.displayPath, event.label);
+        const line = `→ ${event.label ?? event.tool} ${oneLine(event.arguments)}`;
+        return { kind: "tool-call", runId, callId: event.callId, tool: event.tool, ...call, lines: [line] };
+      }
+      case "approval": {
+        const rule = event.rules?.[0];
+        const sandbox = event.sandbox ? sandboxNote(event.sandbox) : undefined;
+        const asked = event.decision !== "auto";
+        return {
+          kind: "approval",
+          runId,
+          callId: event.callId,
+          decision: rule
+            ? `${event.decision} (rule: ${rule.pattern}, ${rule.scope ?? "session"})`
+            : event.decision,
+          denied: event.decision === "deny" || event.decision === "denied-by-default",
+          asked,
+          ...(sandbox !== undefined ? { sandbox } : {}),
+          lines: sandbox !== undefined ? [`  ${sandbox}`] : asked ? [`  approval: ${event.decision}`] : [],
+        };
+      }
+      case "tool-result": {
+        const { callId, ok, output, error } = event;
+        return {
+          kind: "tool-result",
+          runId,
+          callId,
+          ok,
+          output: outputTail(error ? `${output}\n${error}` : output),
+          lines: [`${ok ? "✓" : "✗"} ${event.label ?? event.tool}`, ...indentOutput(output)],
+        };
+      }
+      case "usage": // the transcript's summary of the run carries the totals
+        return { kind: "usage", runId, usage: usageView(event), lines: [] };
+      case "plan": {
+        const plan = event.entries.map((entry) => ({
+          content: entry.content,
+          status: entry.status ?? "pending",
+          ...(entry.priority ? { priority: entry.priority } : {}),
+        }));
+        return { kind: "plan", runId, plan, lines: [] };
+      }
+      case "run-finished":
+        this.streamed.delete(runId);
+        return {
+          kind: "run-finished",
+          runId,
+          outcome: event.outcome,
+          steps: event.steps,
+          lines: [`■ ${event.outcome} after ${steps(event.steps)}`],
+        };
+      default:
+        return { kind: "unshown", runId, lines: [] };
+    }
+  }
+}
