@@ -106,23 +106,6 @@
     return node;
   }
 
-  function usageLine(run) {
-    const parts = [];
-    if (run.outcome) {
-      parts.push(`${run.outcome}`);
-    }
-    if (run.steps !== undefined) {
-      parts.push(`${run.steps} step${run.steps === 1 ? "" : "s"}`);
-    }
-    if (run.usage) {
-      parts.push(`${run.usage.inputTokens} in / ${run.usage.outputTokens} out tokens`);
-      if (typeof run.usage.costUsd === "number") {
-        parts.push(`$${run.usage.costUsd.toFixed(4)}`);
-      }
-    }
-    return parts.join(" · ");
-  }
-
   function drawRun(container, run) {
     const node = keyed(container, "article.run", run.runId, () =>
       el("article", { class: "run" }, [
@@ -166,7 +149,7 @@
       }
     });
     prune(items, "div.answer, details.tool", keys);
-    setText(node.querySelector(".outcome"), run.running ? "running…" : usageLine(run));
+    setText(node.querySelector(".outcome"), run.running ? "running…" : run.summary);
     node.querySelector(".outcome").dataset.outcome = run.outcome || "";
     setText(
       node.querySelector(".changed"),

@@ -50,6 +50,8 @@ export interface RunView {
   readonly outcome?: string;
   readonly steps?: number;
   readonly usage?: UsageView;
+  /** Outcome, steps, tokens and cost as far as known: `done · 2 steps · 1200 in / 140 out tokens · $0.0012`. */
+  readonly summary: string;
   readonly changedFiles?: readonly string[];
   readonly error?: string;
   /** What `agent/undo` did for this run. */

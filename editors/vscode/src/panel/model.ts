@@ -12,7 +12,7 @@ import type {
 import { SHELL_TOOL } from "../answers";
 import { suggestedPatterns } from "../rulePicks";
 import { splitTitle } from "../titles";
-import { EventRenderer, type PlanStep, clip, diffStat, usageView } from "../events";
+import { EventRenderer, type PlanStep, clip, diffStat, steps, tokens, usageView } from "../events";
 import { renderMarkdown } from "./markdown";
 import type { ApprovalView, ContextChip, RunItem, RunView, ToolCard } from "./messages";
 
@@ -91,7 +91,7 @@ export function contextChips(
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly (infer U)[] ? U[] : T[K] };
 
-interface RunState extends Omit<Mutable<RunView>, "items" | "context" | "plan"> {
+interface RunState extends Omit<Mutable<RunView>, "items" | "context" | "plan" | "summary"> {
   context?: ContextChip[];
   plan?: PlanStep[];
   items: Array<{ kind: "text"; markdown: string; html?: string } | { kind: "tool"; card: Mutable<ToolCard> }>;
@@ -302,6 +302,13 @@ export class PanelModel {
         item.html ??= renderMarkdown(item.markdown);
         return { kind: "text", html: item.html };
       }),
+      summary: [
+        run.outcome,
+        run.steps !== undefined ? steps(run.steps) : undefined,
+        run.usage && tokens(run.usage),
+      ]
+        .filter((part) => part)
+        .join(" · "),
       ...(run.outcome !== undefined ? { outcome: run.outcome } : {}),
       ...(run.steps !== undefined ? { steps: run.steps } : {}),
       ...(run.usage !== undefined ? { usage: run.usage } : {}),

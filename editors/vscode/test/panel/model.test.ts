@@ -122,12 +122,19 @@ describe("panel: events → view model", () => {
       { kind: "text", html: "<p>Done.</p>" },
     ]);
     assert.deepStrictEqual(
-      { running: run.running, outcome: run.outcome, steps: run.steps, usage: run.usage },
+      {
+        running: run.running,
+        outcome: run.outcome,
+        steps: run.steps,
+        usage: run.usage,
+        summary: run.summary,
+      },
       {
         running: false,
         outcome: "done",
         steps: 2,
         usage: { inputTokens: 10, outputTokens: 4, costUsd: 0.0012 },
+        summary: "done · 2 steps · 10 in / 4 out tokens · $0.0012",
       },
     );
   });
@@ -160,6 +167,7 @@ describe("panel: events → view model", () => {
     const [run] = model.views();
     assert.strictEqual((run.items[0] as { card: { status: string } }).card.status, "denied");
     assert.deepStrictEqual(run.changedFiles, ["a.py"]);
+    assert.strictEqual(run.summary, "done · 1 step · 3 in / 1 out tokens"); // the result's, no cost known
     assert.deepStrictEqual(model.lastFinished()?.runId, RUN);
     model.undone(RUN, "reverted a.py");
     assert.strictEqual(model.views()[0].undone, "reverted a.py");
