@@ -63,7 +63,7 @@ export type EventView =
       readonly decision: string;
       /** Denied by the user or by default: the call does not run. */
       readonly denied: boolean;
-      /** The user was asked (not decided by a rule or the sandbox). */
+      /** Not `auto` (a rule or the sandbox): the user decided, or the default did for them. */
       readonly asked: boolean;
       /** "ran in the sandbox (bwrap)": the call ran unasked in a sandbox. */
       readonly sandbox?: string;
@@ -155,7 +155,7 @@ export function tokens(usage: Usage): string {
 }
 
 /** How a call that ran unasked in a sandbox reads on its panel card and in the transcript. */
-export function sandboxNote(backend: string): string {
+function sandboxNote(backend: string): string {
   return `ran in the sandbox (${backend})`;
 }
 
