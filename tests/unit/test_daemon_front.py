@@ -6,7 +6,9 @@ lock held) → wait for it and hand the run over. Real sockets and locks; no dae
 from __future__ import annotations
 
 import fcntl
+import shutil
 import socket
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,10 +20,16 @@ from tether.daemon import front, wire
 
 
 @pytest.fixture
-def environ(tmp_path: Path) -> Iterator[dict[str, str]]:
-    runtime = tmp_path / "rt"
+def environ() -> Iterator[dict[str, str]]:
+    # A short folder of its own, not tmp_path: a socket path is at most 100 bytes here, and
+    # pytest-xdist's tmp_path (.../popen-gw1/test_.../) leaves too few for the socket's name.
+    base = Path(tempfile.mkdtemp(prefix="tf-", dir="/tmp"))
+    runtime = base / "rt"
     runtime.mkdir(mode=0o700)
-    yield {"XDG_RUNTIME_DIR": str(runtime), "HOME": str(tmp_path)}
+    try:
+        yield {"XDG_RUNTIME_DIR": str(runtime), "HOME": str(base)}
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def socket_of(environ: dict[str, str]) -> Path:
