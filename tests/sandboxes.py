@@ -7,26 +7,22 @@ the test with the reason, so a machine that lost one shows it.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tether.sandbox import Backend, Sandbox, availability
 
+from .apt import apt_install
+
 BACKENDS: list[Backend] = ["bwrap", "landlock"]
-INSTALL = ["apt-get", "install", "-y", "--no-install-recommends", "bubblewrap"]
 
 
 def require_backend(backend: Backend) -> None:
     """Make ``backend`` usable (installing bubblewrap if need be) or fail saying why."""
     if backend == "bwrap" and shutil.which("bwrap") is None:
-        if shutil.which("apt-get") and os.geteuid() == 0:
-            env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-            subprocess.run(["apt-get", "update"], env=env, capture_output=True, timeout=300)
-            subprocess.run(INSTALL, env=env, capture_output=True, timeout=300)
+        apt_install(["bubblewrap"], lambda: shutil.which("bwrap") is None)
         availability.cache_clear()
     found = availability()
     if not found.usable(backend):

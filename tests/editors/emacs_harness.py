@@ -23,26 +23,21 @@ from typing import Any
 
 import pytest
 
+from ..apt import apt_install
+
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "editors" / "emacs"
 STORIES = Path(__file__).parent / "emacs"
 PROXY = Path(__file__).parent / "lsp_proxy.py"
-INSTALL = [
-    *("apt-get", "install", "-y", "--no-install-recommends"),
-    *("emacs-nox", "elpa-eglot", "elpa-markdown-mode", "tmux"),
-]
+PACKAGES = ["emacs-nox", "elpa-eglot", "elpa-markdown-mode", "tmux"]
 ELPA = Path("/usr/share/emacs/site-lisp/elpa")
 
 
 def require_emacs() -> str:
     """The ``emacs`` binary, installed with apt when missing and possible."""
+    if emacs_missing():  # one worker installs at a time (tests/apt.py)
+        apt_install(PACKAGES, emacs_missing)
     found = shutil.which("emacs")
-    missing = found is None or not eglot_dirs() or not markdown_dirs() or not shutil.which("tmux")
-    if missing and shutil.which("apt-get") and os.geteuid() == 0:
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update"], env=env, capture_output=True, timeout=300)
-        subprocess.run(INSTALL, env=env, capture_output=True, timeout=300)
-        found = shutil.which("emacs")
     if found is None or not eglot_dirs():
         pytest.fail(
             "Emacs or Eglot is missing and could not be installed here: install Debian's "
@@ -52,6 +47,16 @@ def require_emacs() -> str:
             pytrace=False,
         )
     return found
+
+
+def emacs_missing() -> bool:
+    """Emacs, Eglot, markdown-mode or tmux is not installed."""
+    return (
+        shutil.which("emacs") is None
+        or not eglot_dirs()
+        or not markdown_dirs()
+        or not shutil.which("tmux")
+    )
 
 
 def eglot_dirs() -> list[Path]:
