@@ -1,8 +1,8 @@
-"""Cancelling a model call closes its stream at once (a cancelled run must stop within 1 s)."""
+"""Cancelling a model call closes its stream (a cancelled run must stop within 1 s): the
+connection is hung up on while the model is still sending. No clock is read: a loaded
+machine makes each step slower, not the outcome different."""
 
 from __future__ import annotations
-
-import time
 
 import anyio
 import pytest
@@ -15,7 +15,9 @@ from ..waiting import wait_until
 from .conftest import FAST_RETRIES, request
 from .fakes import FakeApi, Sse, anthropic_stream, openai_stream
 
-WORDS = [f"word{i} " for i in range(200)]
+WORDS = [f"word{i} " for i in range(400)]
+"""20 s of stream at 0.05 s a word: longer than any wait below (a stream left open would end
+normally, with no hang-up, only after that)."""
 
 
 def slow_provider(fake: FakeApi, name: str) -> Provider:
@@ -29,18 +31,19 @@ def slow_provider(fake: FakeApi, name: str) -> Provider:
 @pytest.mark.parametrize("name", ["openai", "anthropic"])
 async def test_cancelling_closes_the_stream(fake: FakeApi, name: str) -> None:
     provider = slow_provider(fake, name)
+    stream = provider.stream(request())  # held: only the cancellation may close it
     seen: list[str] = []
-    with anyio.move_on_after(0.5) as scope:
-        async for delta in provider.stream(request()):
+    with anyio.CancelScope() as scope:
+        async for delta in stream:
             if isinstance(delta, TextDelta):
                 seen.append(delta.text)
-    cancelled_at = time.monotonic()
+                scope.cancel()  # mid-stream, the next read is cut (how agent/cancel lands)
     assert scope.cancelled_caught
     assert 1 <= len(seen) < len(WORDS)
-    # the fake notices the closed connection on its next write (every 0.05 s); 1 s would do
-    # on an idle machine, 5 s keeps a loaded CI green while a stream left open still fails
+    # The fake notices the closed connection on its next write (every 0.05 s). A stream the
+    # cancellation left open is never hung up on: the fake goes on sending (WORDS lasts
+    # longer than the wait), so this fails however loaded the machine.
     await wait_until(lambda: fake.hang_ups, "the fake API to see the connection closed")
-    assert fake.hang_ups[0] - cancelled_at < 5
     assert len(fake.requests) == 1  # cancellation is not a failure to retry
 
 
@@ -49,6 +52,4 @@ async def test_closing_the_stream_early_closes_the_connection(fake: FakeApi, nam
     stream = slow_provider(fake, name).stream(request())
     assert isinstance(await anext(stream), TextDelta)
     await stream.aclose()  # type: ignore[attr-defined]
-    closed_at = time.monotonic()
     await wait_until(lambda: fake.hang_ups, "the fake API to see the connection closed")
-    assert fake.hang_ups[0] - closed_at < 5  # generous, as above
