@@ -31,7 +31,7 @@ from typing import Any
 from tests.acp.client import AcpAgent
 from tests.acp.recorder import RecordingClient
 from tests.providers.fakes import FakeApi, Sse, anthropic_stream, openai_stream
-from tether.lsp.rehearsal import applied_text
+from tether.text.model import offset_at
 from tether.workspace.folders import path_from_uri
 
 from ..agents import agent
@@ -58,6 +58,18 @@ def _workspace(ctx: Context, name: str) -> Path:
     (root / "src").mkdir()
     (root / "src" / "app.py").write_text(APP)
     return root
+
+
+def applied_text(text: str, edits: list[dict[str, Any]]) -> str:
+    """``text`` with an editor's LSP ``TextEdit``s applied (ranges in ``text``, UTF-16)."""
+    spans = []
+    for edit in edits:
+        start, end = edit["range"]["start"], edit["range"]["end"]
+        begin = offset_at(text, start["line"], start["character"])
+        spans.append((begin, offset_at(text, end["line"], end["character"]), edit["newText"]))
+    for begin, finish, new in sorted(spans, reverse=True):
+        text = text[:begin] + new + text[finish:]
+    return text
 
 
 def apply_on_disk(params: Any) -> dict[str, Any]:

@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from tether_protocol import TetherSettings
 
     from .client.terminal_run import TerminalRun
@@ -31,6 +29,19 @@ def build_tools() -> Any:
     from .tools.static import StaticToolRegistry
 
     return StaticToolRegistry([*READ_TOOLS, Diagnostics(), Plan(), EditFile(), WriteFile(), Bash()])
+
+
+def preload_daemon() -> None:
+    """What the daemon loads before it listens, so that every run it forks finds it loaded:
+    the terminal client and chat, the server, and the tools with their schemas."""
+    from .client import chat, chat_input, rich_render, rules_cli, settings, terminal_run
+    from .daemon import command
+    from .lsp import handlers, lean, transport
+    from .lsp import server as lsp_server
+
+    del chat, chat_input, rich_render, rules_cli, settings, terminal_run, command
+    del handlers, lean, transport, lsp_server
+    build_tools()  # the tools' schemas, made once here for every fork (tools.base)
 
 
 def serve(log_level: str = "warning") -> int:
@@ -52,8 +63,7 @@ def serve(log_level: str = "warning") -> int:
     logging.basicConfig(level=log_level.upper(), stream=sys.stderr)
     from .config.layers import ConfigError
     from .lsp.handlers import create_server
-    from .lsp.rehearsal import editor_capabilities, rehearse
-    from .lsp.server import ClientErrorFilter, TetherProtocol, warm_run
+    from .lsp.server import ClientErrorFilter, TetherProtocol
     from .lsp.transport import serve as serve_stdio
     from .providers import warm_up_thread
 
@@ -69,19 +79,11 @@ def serve(log_level: str = "warning") -> int:
     # Everything imported so far lives as long as the server: keep it out of the cyclic
     # collector's way, whose full passes over it stalled a streamed reply for ~30 ms.
     gc.freeze()
-    # The configured provider's SDK, primed, what else a first run loads, and a first run
-    # rehearsed on a private server (``lsp.rehearsal``), on a thread of its own while the
-    # first messages are handled (it turns the collector back on when it is done): an
-    # editor's first prompt, seconds later, finds them done.
-    provider = handover.settings.provider if handover.settings else server.config.provider
-    capabilities = editor_capabilities(handover.first[0] if handover.answered else None)
-    runs = server.runs
-
-    def warm() -> None:
-        warm_run()
-        rehearse(build_tools, capabilities, lambda: not runs.asked, provider)
-
-    warm_up_thread(provider, warm)
+    # The configured provider's SDK primed (one canned request) on a thread of its own while
+    # the first messages are handled (it turns the collector back on when it is done): an
+    # editor's first prompt, seconds later, finds it done. A provider the editor's settings
+    # name is primed at ``initialized``.
+    warm_up_thread(server.config.provider)
     status = 0
     with contextlib.suppress(KeyboardInterrupt):
         status = asyncio.run(
@@ -112,21 +114,9 @@ def acp() -> int:
 
         return AcpServer(build_tools())
 
-    def warm(server: Any, declared: Callable[[], dict[str, Any]]) -> None:
-        # The provider's SDK primed and a first prompt rehearsed on a private server
-        # (``acp.rehearsal``), on a thread of its own: the client's first prompt, seconds
-        # later, finds their first-time work done; none once a prompt was asked.
-        from .acp.rehearsal import rehearse
-        from .providers import warm_up_thread
-
-        def then() -> None:
-            rehearse(build_tools, declared(), lambda: not server.runs.asked, server.provider)
-
-        warm_up_thread(server.provider, then)
-
     status = 0
     with contextlib.suppress(KeyboardInterrupt):
-        status = asyncio.run(Front(core, warm).serve(sys.stdin.buffer, sys.stdout.buffer))
+        status = asyncio.run(Front(core).serve(sys.stdin.buffer, sys.stdout.buffer))
     return status
 
 
@@ -637,9 +627,7 @@ def command(args: argparse.Namespace) -> int:
     if args.command == "daemon":
         from .daemon.command import daemon_command
 
-        if args.action == "serve":
-            build_tools()  # the tools' schemas, made once here for every fork (tools.base)
-        return daemon_command(args, daemon_main, serve)
+        return daemon_command(args, daemon_main, serve, preload_daemon)
     if args.command == "rules":
         from .client.rules_cli import rules_command
 

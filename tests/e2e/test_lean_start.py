@@ -123,6 +123,7 @@ def test_nothing_heavy_is_imported_before_initialize_is_answered_and_a_prompt_wo
             server.close()
 
 
+@pytest.mark.parametrize("lean", ["on", "off"])
 @pytest.mark.parametrize(
     ("options", "expected"),
     [
@@ -131,18 +132,33 @@ def test_nothing_heavy_is_imported_before_initialize_is_answered_and_a_prompt_wo
         ({"nope": 1}, "initializationOptions.nope"),
     ],
 )
-def test_settings_the_quick_check_is_not_sure_of_are_refused_as_before(
-    tmp_path: Path, options: dict[str, Any], expected: str
+def test_a_setting_that_cannot_be_used_is_shown_and_refuses_runs_until_it_is_fixed(
+    tmp_path: Path, options: dict[str, Any], expected: str, lean: str
 ) -> None:
-    server = RawServer(tmp_path)
+    env = {} if lean == "on" else {"TETHER_LEAN_START": "0"}
+    server = RawServer(tmp_path, env)
     try:
         params = {**initialize_params(tmp_path, {}), "initializationOptions": options}
         server.request(1, "initialize", params)
-        answer = server.answer(1, timeout=30)
-        assert answer["error"]["code"] == -32602
-        assert expected in answer["error"]["message"]
-        # A refused initialize may be sent again, and is answered (by the full server).
-        server.request(2, "initialize", initialize_params(tmp_path, {}))
-        assert "result" in server.answer(2, timeout=30)
+        assert "result" in server.answer(1, timeout=30)  # the fixed answer, whoever gives it
+        server.notify("initialized", {})
+        server.request(2, "agent/run", {"prompt": "hi", "runId": "r1"})
+        refused = server.answer(2, timeout=30)
+        assert refused["error"]["code"] == -32602
+        assert expected in refused["error"]["message"]
+        # Shown when the settings were read, before the run was asked.
+        shown = [
+            m["params"]
+            for m in server.pending
+            if m.get("method") == "window/showMessage" and expected in m["params"]["message"]
+        ]
+        assert [m["type"] for m in shown] == [1]
+        # Fixed by the editor's settings: the next run runs.
+        fixed = {"provider": "scripted", "script": {"turns": [{"text": "fine"}]}}
+        server.notify("workspace/didChangeConfiguration", {"settings": {"tether": fixed}})
+        server.request(3, "agent/run", {"prompt": "hi", "runId": "r2"})
+        answer = server.answer(3, timeout=60)
+        assert answer["result"]["outcome"] == "done", answer
+        assert answer["result"]["answer"] == "fine"
     finally:
         server.close()

@@ -162,7 +162,10 @@ def test_invalid_initialization_options_name_the_field(tmp_path: Path, bad: dict
             "initialize",
             {"processId": None, "rootUri": None, "capabilities": {}, "initializationOptions": bad},
         )
-        error = read_response(proc.stdout, 1)["error"]
+        # The fixed answer (``lsp.lean``); the setting refuses the runs, naming the field.
+        assert "result" in read_response(proc.stdout, 1)
+        request(proc, 2, "agent/run", {"prompt": "hi"})
+        error = read_response(proc.stdout, 2)["error"]
         assert error["code"] == -32602
         assert next(iter(bad)) in error["message"]
     finally:

@@ -69,17 +69,15 @@ ALLOWED = allowed()
 THIRD_PARTY_OWNERS = {
     "pygls": ("lsp",),
     "lsprotocol": ("lsp",),
-    "cattrs": ("lsp.server",),  # the one converter, warmed for a daemon
     "openai": ("providers.openai",),
     "anthropic": ("providers.anthropic",),
     # the SDKs' HTTP client; retry.py asks it for the TLS context only when an SDK is made,
-    # sdk.py for the transports of a rehearsal (``providers.prime``, ``lsp.rehearsal``) only
+    # sdk.py for the in-process transport of the prime's canned request (``providers.prime``)
     "httpx": ("providers.openai", "providers.anthropic", "providers.retry"),
     "httpx2": ("providers.openai", "providers.anthropic", "providers.retry", "providers.sdk"),
     # the MCP SDK, imported only inside the functions that start or call a server
     "mcp": ("mcp",),
     "mcp_types": ("mcp",),
-    "h11": ("run.rehearsal",),  # the rehearsals' model API, on its private socket
     "rich": ("client.rich_render", "client.streamed_text"),
     "prompt_toolkit": ("client.chat_input",),
 }

@@ -1,5 +1,6 @@
 """The full server's side of the lean start: the ``initialize`` it answered is handled again
-with the answer dropped, and a refusal the quick check did not foresee is told, not lost."""
+with the answer dropped, a refusal its shape check did not foresee is told, not lost, and a
+setting that cannot be used refuses the runs, not ``initialize``."""
 
 from __future__ import annotations
 
@@ -57,11 +58,11 @@ def test_a_refusal_after_the_lean_answer_is_shown_and_later_requests_wait_for_in
 ) -> None:
     protocol, captured = served(tmp_path)
     protocol.lean_answered = 1
-    bad = {"capabilities": {}, "initializationOptions": {"maxSteps": "5"}}
+    bad = {"capabilities": {"general": {"positionEncodings": 5}}}
     dispatch(protocol, body(1, "initialize", bad))
     assert [m for m in captured.messages if m.get("id") == 1] == []
     [shown] = [m for m in captured.messages if m.get("method") == "window/showMessage"]
-    assert shown["params"]["type"] == 1 and "maxSteps" in shown["params"]["message"]
+    assert shown["params"]["type"] == 1 and "initialize" in shown["params"]["message"]
     dispatch(protocol, body(2, "agent/sessions", {}))
     refused = next(m for m in captured.messages if m.get("id") == 2)
     assert "send initialize first" in refused["error"]["message"]

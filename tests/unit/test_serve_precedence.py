@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
-import pytest
 from lsprotocol import types
 
 from tether.cli import build_tools
-from tether.config.layers import ConfigError
 from tether.lsp.handlers import create_server
 
 
@@ -74,9 +73,16 @@ def test_an_untrusted_project_cannot_choose_the_provider_or_approvals(tmp_path: 
     assert server.config.provider == "openai" and server.config.auto_approve == ("bash",)
 
 
-def test_a_bad_project_file_fails_initialize_naming_the_file(tmp_path: Path) -> None:
+def test_a_bad_project_file_refuses_the_runs_naming_the_file_until_it_is_fixed(
+    tmp_path: Path,
+) -> None:
     env = environment(tmp_path, "")
     root = project(tmp_path, "maxSteps = 0\n")
     server = create_server(build_tools(), env)
-    with pytest.raises(ConfigError, match=r"\.tether/config\.toml.*max_?[sS]teps"):
-        server.configure_from_initialize(initialize(root))
+    server.configure_from_initialize(initialize(root))  # initialize is not refused
+    problem = server.usable_settings()
+    assert problem is not None
+    assert re.search(r"\.tether/config\.toml.*max_?[sS]teps", problem), problem
+    (root / ".tether" / "config.toml").write_text("maxSteps = 7\n")
+    assert server.usable_settings() is None  # read again by the next run
+    assert server.config.max_steps == 7

@@ -1,7 +1,7 @@
 """``tether acp``'s start: ``initialize`` is answered at once, while the core (runs, tools,
 providers, ~1 s of imports) is loaded in a worker thread; every other method waits for it.
 
-The model SDK of the configured provider is imported next, still in that thread, so the
+The model SDK of the configured provider is primed next, on a thread of its own, so the
 first prompt does not pay for it either. Only ``wire`` and the package's version are
 imported before the first answer.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib
 import logging
 from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol
@@ -38,7 +37,6 @@ class AcpServer(Protocol):
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
-SDK_MODULES = {"openai": "tether.providers.openai", "anthropic": "tether.providers.anthropic"}
 METHODS = ("authenticate", "session/new", "session/load", "session/set_mode", "session/prompt")
 
 
@@ -69,16 +67,9 @@ def check_initialize(raw: Any) -> dict[str, Any]:
 class Front:
     """The connection's handlers until the core is loaded, then the core's."""
 
-    def __init__(
-        self,
-        build: Callable[[], AcpServer],
-        warm: Callable[[AcpServer, Callable[[], dict[str, Any]]], None] | None = None,
-    ) -> None:
-        """``build`` makes the core (in a worker thread); ``warm``, given the core and what
-        the client declared (asked when needed: ``initialize`` may come later), starts
-        what warms a first prompt once the core is made (``cli.acp``: the rehearsal)."""
+    def __init__(self, build: Callable[[], AcpServer]) -> None:
+        """``build`` makes the core (in a worker thread)."""
         self._build = build
-        self._warm = warm
         self._server: asyncio.Future[AcpServer] | None = None
         self.connection: Connection | None = None
         self._capabilities: dict[str, Any] = {}
@@ -94,20 +85,14 @@ class Front:
         gc.disable()
         try:
             server = self._build()
-            sdk = SDK_MODULES.get(server.provider or "")
-            if sdk is not None:  # the configured provider's SDK, before the first prompt
-                try:
-                    importlib.import_module(sdk)
-                except ImportError as exc:
-                    log.warning("could not load %s: %s", sdk, exc)
         finally:
             gc.enable()
         gc.freeze()
-        if self._warm is not None:
-            try:
-                self._warm(server, lambda: self._capabilities)
-            except Exception as exc:  # the first prompt pays, as without it
-                log.debug("could not warm up: %r", exc)
+        from ..providers import warm_up_thread
+
+        # The configured provider's SDK primed (one canned request) on a thread of its
+        # own: the client's first prompt, seconds later, finds it done.
+        warm_up_thread(server.provider)
         return server
 
     async def _core(self) -> AcpServer:

@@ -12,6 +12,7 @@ from typing import Any
 from tether_protocol import TetherSettings
 
 from ..config.assemble import Assembly, Layer, assemble
+from ..config.files import DAEMON_VARIABLE, daemon_choice
 from ..config.layers import (
     DEFAULT_APPROVAL_TIMEOUT_SECONDS,
     DEFAULT_DIAGNOSTICS_MAX_WAIT_MS,
@@ -23,7 +24,6 @@ from ..config.layers import (
     parse_settings,
 )
 from ..config.project import shown_key
-from ..config.quick import DAEMON_VARIABLE, daemon_choice
 from ..prompt.instructions import MAX_INSTRUCTIONS_BYTES, home_folder, instruction_paths
 
 SECRETS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")

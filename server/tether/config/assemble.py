@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tether_protocol import TetherSettings
 
+from .files import PROJECT_CONFIG, user_config_path
 from .layers import (
     PROJECT_MCP,
     Config,
@@ -26,7 +27,6 @@ from .layers import (
     variables_settings,
 )
 from .project import dropped_warning, mcp_warning, read_mcp_file, read_project_file
-from .quick import PROJECT_CONFIG, user_config_path
 
 ENVIRONMENT_SOURCE = "environment"
 

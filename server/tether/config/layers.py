@@ -23,7 +23,7 @@ from tether_protocol import McpServerSettings, Script, TetherSettings
 from tether_protocol.config import ModelPrice
 
 from ..sandbox.detect import SandboxChoice
-from .quick import (
+from .files import (
     DAEMON_KEY,
     ENVIRONMENT,
     INTEGER_SETTINGS,

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from tether_protocol import TetherSettings
 
+from .files import DAEMON_KEY, MAX_TOML_BYTES, PROJECT_CONFIG, TRUST_KEY
 from .layers import (
     DEFAULT_MAX_STEPS,
     DEFAULT_TIMEOUT_SECONDS,
@@ -30,7 +31,6 @@ from .layers import (
     parse_settings,
     read_toml,
 )
-from .quick import DAEMON_KEY, MAX_TOML_BYTES, PROJECT_CONFIG, TRUST_KEY
 
 PROJECT_FIELDS: Mapping[str, str] = {
     "diagnostics_settle_ms": "how long the editor's problems take to settle after an edit "

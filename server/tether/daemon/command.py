@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from . import wire
@@ -60,9 +61,9 @@ def daemon_command(
     args: argparse.Namespace,
     run_main: object,
     serve_main: object,
+    preload: Callable[[], None],
 ) -> int:
-    """Run ``tether daemon ACTION``."""
-    from collections.abc import Callable
+    """Run ``tether daemon ACTION``; ``preload`` loads what a run needs (``serve``)."""
     from typing import cast
 
     from .front import control, open_daemon, starting
@@ -81,6 +82,7 @@ def daemon_command(
                 {**environ, "TETHER_PROVIDER": args.preload or environ.get("TETHER_PROVIDER", "")},
                 cast("Callable[[list[str]], int]", run_main),
                 cast("Callable[[str], int]", serve_main),
+                preload,
                 args.lock_fd,
             )
         if args.action == "start":

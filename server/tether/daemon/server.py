@@ -372,54 +372,8 @@ def watch(conn: socket.socket) -> None:
             os.kill(os.getpid(), named)
 
 
-def preload(environ: Mapping[str, str]) -> None:
-    """Load what a run needs, so a fork finds it loaded: the client, the chat, the server,
-    the LSP converter's functions (``lsp.server.warm_converter``) and the SDK of the
-    provider this environment names, primed (another provider's is primed after its first
-    run is forked), then a first run rehearsed. No run waits for this
-    (``daemon.front.Cold``: the run that found no daemon went in-process) but one that
-    arrives while the daemon starts."""
-    import importlib
-
-    from ..client.connection import client_capabilities
-
-    # By name, as the rest: the daemon's layer sits under the server's (docs/architecture.md).
-    run_modules = importlib.import_module("tether.lsp.server").RUN_MODULES
-    for name in (
-        "tether.client.terminal_run",
-        "tether.client.settings",
-        "tether.client.rich_render",
-        "tether.lsp.handlers",
-        "tether.lsp.server",
-        "tether.lsp.transport",
-        "tether.lsp.lean",
-        "tether.tools.shell",
-        "tether.tools.static",
-        "tether.tools.files",
-        "tether.tools.edits",
-        "tether.tools.search",
-        "tether.tools.plan",
-        "tether.tools.diagnostics",
-        *run_modules,
-        "tether.client.rules_cli",  # the command line's parser names every command
-        "tether.daemon.command",
-        "tether.client.chat",
-        "tether.client.chat_input",
-    ):
-        importlib.import_module(name)
-    importlib.import_module("tether.lsp.server").warm_converter()
-    preload_sdk(environ.get("TETHER_PROVIDER", ""))
-    # A first run rehearsed on a private server with the terminal client's capabilities
-    # (``lsp.rehearsal``): every run forked after it finds its first-time work done.
-    importlib.import_module("tether.lsp.rehearsal").rehearse(
-        importlib.import_module("tether.cli").build_tools,
-        client_capabilities(approvals=True),
-        provider=environ.get("TETHER_PROVIDER", ""),
-    )
-
-
 def preload_sdk(provider: str) -> None:
-    """Prime ``provider``'s SDK (``providers.prime``: imported, one request rehearsed in
+    """Prime ``provider``'s SDK (``providers.prime``: imported, one canned request made in
     the process; nothing for an unknown name or the scripted one; once per provider)."""
     from ..providers import prime
 
@@ -432,14 +386,19 @@ def serve_daemon(
     environ: Mapping[str, str],
     run_main: RunMain,
     serve_main: ServeMain,
+    preload: Callable[[], None],
     lock_fd: int | None = None,
 ) -> int:
-    """``tether daemon serve``: preload, listen at ``path``, retire older daemons, serve.
+    """``tether daemon serve``: load what a run needs (``preload``, the command line's, and
+    the SDK of the provider ``environ`` names, primed), listen at ``path``, retire older
+    daemons, serve. No run waits for the loading (``daemon.front.Cold``: the run that found
+    no daemon went in-process) but one that arrives while the daemon starts.
     ``lock_fd``: the folder's start lock, held until then (fronts that find it held wait
     for this daemon instead of starting another; if it exits first, they find it free)."""
     try:
         idle = wire.idle_seconds(environ)
-        preload(environ)
+        preload()
+        preload_sdk(environ.get("TETHER_PROVIDER", ""))
         daemon = Daemon(path, idle, run_main, serve_main)
         daemon.bind()
     except (DaemonError, OSError) as exc:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..config.quick import daemon_choice
+from ..config.files import daemon_choice
 
 MAX_FRAME_BYTES = 1 << 20
 """The largest frame either side accepts (a run request carries the whole environment)."""
@@ -38,7 +38,7 @@ class DaemonError(Exception):
 
 def wanted(environ: Mapping[str, str]) -> bool:
     """Whether ``tether run`` and ``tether chat`` go through the daemon
-    (``config.quick.daemon_choice``: on unless the user's environment or own config file
+    (``config.files.daemon_choice``: on unless the user's environment or own config file
     turns it off)."""
     return daemon_choice(environ)[0]
 

@@ -171,9 +171,13 @@ def _reject(protocol: JsonRPCProtocol, raw: dict[str, Any], exc: Exception) -> N
             text = f"Invalid Request: {clip(detail)}"
         else:
             text = f"invalid params for {method}: {clip(detail)}"
-        protocol._send_data(error_response(msg_id, exc.code, text))
+        code = exc.code
+    else:
+        code, text = -32600, f"Invalid Request: {clip(str(exc))}"
+    if msg_id == getattr(protocol, "lean_answered", None):  # answered already: shown instead
+        protocol._send_response(msg_id, error=JsonRpcException(text, code).to_response_error())
         return
-    protocol._send_data(error_response(msg_id, -32600, f"Invalid Request: {clip(str(exc))}"))
+    protocol._send_data(error_response(msg_id, code, text))
 
 
 def _fail_pending(protocol: JsonRPCProtocol, msg_id: Any, reason: str) -> None:

@@ -97,6 +97,8 @@ async def start_progress(ls: TetherServer, run: Run) -> None:
 async def run_agent(ls: TetherServer, raw: Any) -> dict[str, Any]:
     """``agent/run``: validate, run to the outcome, and return the result."""
     params = validate_params(RunParams, raw, "agent/run")
+    if (problem := ls.usable_settings()) is not None:  # shown at initialize, and again here
+        raise JsonRpcInvalidParams(f"agent/run: {problem}")
     if params.model is None and ls.chosen_model is not None:  # picked with /model
         params = params.model_copy(update={"model": ls.chosen_model})
     # A client without events has no plugin to show them: it gets the transcript as log

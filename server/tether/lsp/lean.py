@@ -1,37 +1,28 @@
 """The lean start: ``initialize`` answered before the heavy imports.
 
 An editor starts ``tether serve`` and waits for the answer to ``initialize``; pygls,
-lsprotocol, pydantic and the protocol models take most of a second to import, and a model
-SDK as much again. The answer itself is fixed (the capabilities do not depend on anything
-but the position encoding the client prefers), so this module, which imports nothing but
-the framing and the quick settings check, reads the first message, answers it when it can
-be sure the full server would answer the same, and hands the message on: the full server
-then handles it as usual (the settings assembled, the workspace opened, the client's
-declaration read) with its answer dropped, since the client has it already
-(``TetherProtocol._send_response``). Everything after ``initialize`` waits in the pipe
-while the rest is imported.
-
-"Sure" is conservative: a well-formed ``initialize`` whose settings (each layer of
-``config.assemble``: the user's file, the project's, the ``TETHER_*`` variables,
-``initializationOptions``) pass ``config.quick``. Anything else — a first message that is
-not ``initialize``, an unusual shape, a setting the quick check is not sure of — is handed
-on unanswered and the full server answers it exactly as before (a refused setting is still
-a ``-32602`` naming the field). ``tests/e2e/test_lean_start.py`` checks that both answers
-are the same bytes for the editors' real ``initialize`` messages.
+lsprotocol, pydantic and the protocol models take most of a second to import. The answer
+does not depend on the settings (the capabilities are fixed; only the position encoding
+follows the client's list), so this module, which imports nothing but the framing, reads
+the first message and, when it is a well-formed ``initialize``, answers it from one fixed
+template and hands the message on: the full server then handles it as usual (the settings
+assembled, the workspace opened, the client's declaration read) with its answer dropped,
+since the client has it already (``TetherProtocol._send_response``). A setting that cannot
+be used is shown to the user and refuses the runs, whoever answered (``lsp.server``).
+Anything unusual — a first message that is not ``initialize``, a shape pygls may refuse —
+is handed on unanswered, and the full server answers it. Everything after ``initialize``
+waits in the pipe while the rest is imported.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, BinaryIO
 
 import tether
 
-from ..config.quick import QuickSettings, folder_of, quick_settings
 from ..framing import DEFAULT_MAX_MESSAGE_BYTES, FrameReader, Oversized, UnframeableStream, frame
 
 PROTOCOL_VERSION = 2
@@ -53,6 +44,9 @@ COMMANDS = ("tether.run", "tether.cancel")
 ENCODINGS = ("utf-8", "utf-16", "utf-32")
 """The position encodings pygls supports, in the order it checks a client's list."""
 MAX_NESTING = 128
+CAP_VARIABLE = "TETHER_MAX_MESSAGE_BYTES"
+"""The message cap until the full server applies every layer (``maxMessageBytes``)."""
+MIN_CAP, MAX_CAP = 64 * 1024, 1024 * 1024 * 1024
 LEAN_OFF = "TETHER_LEAN_START"
 """``0`` turns the lean start off (the full server answers ``initialize``)."""
 
@@ -73,8 +67,6 @@ class Handover:
     """The ``initialize`` already answered (its full answer is dropped), if any."""
     answer: bytes | None = None
     """The body sent for it."""
-    settings: QuickSettings | None = None
-    """What the quick check found (the provider to warm up)."""
     limit: Callable[[], int] = lambda: DEFAULT_MAX_MESSAGE_BYTES
     """The message cap the reader applies (the full server's setting once it exists)."""
 
@@ -84,16 +76,15 @@ class Handover:
 
 
 def start(stdin: BinaryIO, stdout: BinaryIO, environ: Mapping[str, str]) -> Handover:
-    """Read the first message and answer it when it is an ``initialize`` the full server
-    would answer the same way; the reader and what was read go to the full server."""
-    early = quick_settings(environ, None, None)
-    cap = DEFAULT_MAX_MESSAGE_BYTES
-    if early is not None:  # the cap before initialize: the user's file < the variables
-        cap = int(early.before.get("max_message_bytes") or cap)
+    """Read the first message and answer it when it is a well-formed ``initialize``; the
+    reader and what was read go to the full server."""
     handover = Handover(FrameReader(stdin.fileno(), lambda: handover.limit()))
-    handover.limit = lambda: cap
-    if early is None or environ.get(LEAN_OFF) == "0":
-        return handover  # the full server reads everything (and reports a bad variable)
+    raw = environ.get(CAP_VARIABLE, "")  # the full server checks it; the user's file waits
+    if raw.isascii() and raw.isdigit() and MIN_CAP <= int(raw) <= MAX_CAP:
+        cap = int(raw)
+        handover.limit = lambda: cap
+    if environ.get(LEAN_OFF) == "0":
+        return handover  # the full server reads everything
     try:
         item: Item = handover.reader.read_frame()
     except UnframeableStream as exc:
@@ -103,23 +94,21 @@ def start(stdin: BinaryIO, stdout: BinaryIO, environ: Mapping[str, str]) -> Hand
     handover.first.append(item)
     if not isinstance(item, bytearray):
         return handover
-    answer = lean_answer(item, environ)
+    answer = lean_answer(item)
     if answer is None:
         return handover
-    msg_id, body, settings = answer
+    msg_id, body = answer
     try:
         stdout.write(frame(body))
         stdout.flush()
     except (OSError, ValueError):
         pass  # the client is gone: end of input follows
-    handover.answered_id, handover.answer, handover.settings = msg_id, body, settings
+    handover.answered_id, handover.answer = msg_id, body
     return handover
 
 
-def lean_answer(
-    body: bytes | bytearray, environ: Mapping[str, str]
-) -> tuple[int | str, bytes, QuickSettings] | None:
-    """The answer to ``body`` when it is an ``initialize`` that is certainly accepted."""
+def lean_answer(body: bytes | bytearray) -> tuple[int | str, bytes] | None:
+    """The answer to ``body`` when it is an ``initialize`` pygls certainly accepts."""
     if b"\\ud" in body or b"\\uD" in body or b"\xed" in body:
         return None  # maybe a lone surrogate: the full server's checks decide
     try:
@@ -142,14 +131,7 @@ def lean_answer(
     sync = _document_sync(params["capabilities"]) if encoding is not None else None
     if encoding is None or sync is None:
         return None
-    root = _config_root(params)
-    if root is None:
-        return None
-    folder = root if isinstance(root, Path) else None
-    settings = quick_settings(environ, folder, params.get("initializationOptions"))
-    if settings is None:
-        return None
-    return msg_id, initialize_answer(msg_id, encoding, sync), settings
+    return msg_id, initialize_answer(msg_id, encoding, sync)
 
 
 def _document_sync(capabilities: dict[str, Any]) -> dict[str, Any] | None:
@@ -259,19 +241,3 @@ def _plain_params(params: dict[str, Any]) -> str | None:
     if not isinstance(encodings, list) or not all(isinstance(e, str) for e in encodings):
         return None
     return next((e for e in encodings if e in ENCODINGS), None)  # none known: not sure
-
-
-def _config_root(params: dict[str, Any]) -> Path | bool | None:
-    """The folder whose project file counts (``lsp.server._first_folder``): False for
-    none, None when not sure."""
-    folders = params.get("workspaceFolders") or []
-    uri = folders[0]["uri"] if folders else params.get("rootUri")
-    if not uri:
-        return False
-    folder = folder_of(uri)
-    if not isinstance(folder, Path):
-        return folder
-    try:
-        return Path(os.path.realpath(folder))
-    except (OSError, ValueError):
-        return None

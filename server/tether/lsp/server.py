@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import os
 from collections.abc import Callable, Coroutine, Generator, Mapping
@@ -17,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import attrs
-import cattrs
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pydantic import ValidationError
@@ -29,16 +27,15 @@ from pygls.exceptions import (
     JsonRpcServerNotInitialized,
 )
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import (
-    JsonRPCNotification,
-    JsonRPCRequestMessage,
-    JsonRPCResponseMessage,
-    LanguageServerProtocol,
-    lsp_method,
-)
+from pygls.protocol import LanguageServerProtocol, lsp_method
 
 import tether
-from tether_protocol import PROTOCOL_VERSION, ClientTetherCapabilities, ServerTetherCapabilities
+from tether_protocol import (
+    PROTOCOL_VERSION,
+    ClientTetherCapabilities,
+    ServerTetherCapabilities,
+    TetherSettings,
+)
 from tether_protocol.methods import CLIENT_TO_SERVER
 
 from ..config.assemble import Layer, assemble
@@ -148,7 +145,7 @@ class TetherProtocol(LanguageServerProtocol):
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         if self.lean_answered is not None and msg_id == self.lean_answered:
             self.lean_answered = None
-            if error is not None:  # the quick check let through what the full one refused
+            if error is not None:  # pygls refused what the lean start's shape check let by
                 message = f"Tether: initialize: {clip(str(error.message), 1000)}"
                 log.error("%s (answered already by the lean start)", message)
                 self._server.window_show_message(
@@ -208,10 +205,7 @@ class TetherProtocol(LanguageServerProtocol):
         self, params: types.InitializeParams
     ) -> Generator[Any, Any, types.InitializeResult]:
         server = self._server
-        try:
-            server.configure_from_initialize(params)
-        except ConfigError as exc:
-            raise JsonRpcInvalidParams(clip(str(exc), 1000)) from exc
+        server.configure_from_initialize(params)
         result: types.InitializeResult = yield from super().lsp_initialize(params)
         self._initialize_received = True  # a refused initialize may be sent again
         # Open documents live in line lists: pygls' store rebuilds the text per keystroke.
@@ -234,120 +228,6 @@ def _first_folder(params: types.InitializeParams) -> Path | None:
     return None if root is None else root.resolve()
 
 
-@lru_cache(maxsize=1)
-def process_converter() -> cattrs.Converter:
-    """The process's one converter of LSP types (lsprotocol's). Making the first one resolves
-    every LSP type's forward references (~0.1 s), and cattrs makes each type's (un)structure
-    function the first time the converter meets the type and keeps it: one converter serves
-    every server of the process, and a daemon makes it once for every run it forks
-    (``daemon.server.preload``)."""
-    return get_converter()
-
-
-RUN_METHODS = (
-    types.INITIALIZE,
-    types.INITIALIZED,
-    types.SHUTDOWN,
-    types.EXIT,
-    types.PROGRESS,
-    types.WINDOW_WORK_DONE_PROGRESS_CREATE,
-    types.WINDOW_LOG_MESSAGE,
-    types.WINDOW_SHOW_MESSAGE,
-    types.WINDOW_SHOW_MESSAGE_REQUEST,
-    types.CANCEL_REQUEST,
-    types.WORKSPACE_DID_CHANGE_CONFIGURATION,
-)
-"""The LSP messages of every ``tether run`` and chat (the rest are Tether's own)."""
-RUN_PARTS = (
-    types.InitializeParams,
-    types.ClientCapabilities,
-    types.WindowClientCapabilities,
-    types.ClientInfo,
-    types.WorkspaceFolder,
-    types.InitializeResult,
-    types.ServerCapabilities,
-    types.ServerInfo,
-    JsonRPCRequestMessage,
-    JsonRPCResponseMessage,
-    JsonRPCNotification,
-)
-"""Types those messages hold that the converter meets on their own (pygls converts the
-envelope, then each part by its class), so each gets its function of its own."""
-
-
-def warm_converter() -> None:
-    """Make ``process_converter``'s functions for ``RUN_METHODS``' messages now (~0.14 s),
-    so a run forked from a daemon finds them made; a type cattrs cannot make a function for
-    ahead of a message is left to its first message, as without this."""
-    converter = process_converter()
-    kinds = [k for m in RUN_METHODS for k in types.METHOD_TO_TYPES[m] if k is not None]
-    for kind in [*kinds, *RUN_PARTS]:
-        for make in (converter.get_structure_hook, converter.get_unstructure_hook):
-            with contextlib.suppress(cattrs.errors.StructureHandlerNotFoundError):
-                make(kind)
-
-
-RUN_MODULES = (
-    "anyio._backends._asyncio",
-    "anyio._core._fileio",
-    "anyio.streams.stapled",
-    "anyio.streams.memory",
-    "encodings.utf_8_sig",
-    "pygls.progress",
-    "tether.text.proposed",
-)
-"""What a server's first run imports on first use: anyio's event-loop backend, file and
-stream modules, the readers' encodings, progress, previews (a model connection's own are
-``providers.sdk.CONNECTION_MODULES``)."""
-
-_SAMPLE_MESSAGES: tuple[tuple[object, type], ...] = (
-    (
-        types.ApplyWorkspaceEditParams(
-            edit=types.WorkspaceEdit(
-                document_changes=[
-                    types.TextDocumentEdit(
-                        text_document=types.OptionalVersionedTextDocumentIdentifier(
-                            uri="file:///sample", version=1
-                        ),
-                        edits=[
-                            types.TextEdit(
-                                range=types.Range(types.Position(0, 0), types.Position(0, 1)),
-                                new_text="sample",
-                            )
-                        ],
-                    )
-                ]
-            )
-        ),
-        types.ApplyWorkspaceEditParams,
-    ),
-    (types.WorkDoneProgressCreateParams(token="sample"), types.WorkDoneProgressCreateParams),
-    (
-        types.ProgressParams(token="sample", value=types.WorkDoneProgressReport(message="s")),
-        types.ProgressParams,
-    ),
-)
-"""What a run sends an editor through the converter, one of each."""
-
-
-def warm_run() -> None:
-    """Load what the first run of a new server would otherwise load while the user waits:
-    ``RUN_MODULES``, the converter's functions (``warm_converter``) and those of the
-    messages a run sends an editor (an edit, progress). ``tether serve`` does it on its
-    warm-up thread.
-
-    Those messages are converted, twice in turn, not only their functions made: cattrs,
-    making some functions, empties the converter's cache of the ones made before (as the
-    end of ``warm_converter`` does); after two rounds they stay made (``test_warm_run``)."""
-    for name in RUN_MODULES:
-        importlib.import_module(name)
-    warm_converter()
-    converter = process_converter()
-    for _ in range(2):
-        for message, kind in _SAMPLE_MESSAGES:
-            converter.unstructure(message, kind)
-
-
 class TetherServer(LanguageServer):
     """A pygls server that owns the runs, the configuration and the session log."""
 
@@ -360,7 +240,7 @@ class TetherServer(LanguageServer):
             "tether",
             tether.__version__,
             protocol_cls=TetherProtocol,
-            converter_factory=process_converter,
+            converter_factory=get_converter,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.environ = dict(os.environ if environ is None else environ)
@@ -370,6 +250,11 @@ class TetherServer(LanguageServer):
         # join at initialize.
         self.settings = assemble(None, self.environ)
         self.config: Config = self.settings.config
+        self._root: Path | None = None
+        self._options: object = None
+        self._client_settings: TetherSettings | None = None
+        self.settings_error: str | None = None
+        """Why the settings cannot be used (shown to the user; every run is refused)."""
         self.buffers = LspBuffers(self)
         self.editor = LspEditor(self, self.buffers, lambda: self.config.state_dir / "previews")
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -425,32 +310,67 @@ class TetherServer(LanguageServer):
                 log.warning(
                     "ignoring a malformed experimental.tether declaration: %s", clip(repr(declared))
                 )
-        init = parse_settings(params.initialization_options, "initializationOptions")
         # The files are read once, here (a few hundred bytes, before anything is served).
-        root = _first_folder(params)
-        self.settings = assemble(root, self.environ, Layer("initializationOptions", init))
+        self._root = _first_folder(params)
+        self._options = params.initialization_options
+        self._assemble()
+
+    def _assemble(self) -> None:
+        """Every layer assembled again (the files, ``initializationOptions``, the last
+        ``settings.tether``). A layer that cannot be used does not refuse ``initialize``
+        (its answer is fixed, and may be sent already: ``lsp.lean``): it is shown to the
+        user, and every run is refused with the same words until the settings are fixed (a
+        refused run assembles them again first: a fixed file counts at once); meanwhile
+        the server keeps its settings as they were."""
+        try:
+            layers = []
+            try:
+                init = parse_settings(self._options, "initializationOptions")
+                layers.append(Layer("initializationOptions", init))
+            except ConfigError:
+                if self._client_settings is None:
+                    raise  # else the editor's newer settings stand in for its first ones
+            if self._client_settings is not None:
+                layers.append(Layer("settings.tether", self._client_settings))
+            settings = assemble(self._root, self.environ, *layers)
+            settings.config  # noqa: B018 - a value that cannot be resolved raises here
+        except ConfigError as exc:
+            told, self.settings_error = self.settings_error, clip(str(exc), 1000)
+            if self.settings_error != told:  # once: a refused run's answer says it again
+                log.error("the settings cannot be used: %s", self.settings_error)
+                self._tell(types.MessageType.Error, f"Tether: {self.settings_error}")
+            return
+        self.settings_error = None
+        self.settings = settings
         self._warn_dropped()
         self._reconfigure()
+
+    def usable_settings(self) -> str | None:
+        """Why the settings cannot be used, after assembling them again (None: they can)."""
+        if self.settings_error is not None:
+            self._assemble()
+        return self.settings_error
+
+    def _tell(self, kind: types.MessageType, message: str) -> None:
+        """A message to the user, after the answer being written (allowed during
+        ``initialize``, LSP 3.17); logged when there is no client to tell."""
+        if self._loop is None:  # a test calling this directly
+            log.warning("%s", message)
+            return
+        show = types.ShowMessageParams(type=kind, message=message)
+        self._loop.call_soon(self.window_show_message, show)
 
     def _warn_dropped(self) -> None:
         """The project file's keys that were not applied, and the servers of an untrusted
         ``.mcp.json``: one warning per file."""
         for message in self.settings.warnings():  # one per project file
-            if self._loop is None:  # no client to tell (a test calling this directly)
-                log.warning("%s", message)
-                continue
-            # showMessage is allowed during initialize (LSP 3.17); it is the one copy.
-            show = types.ShowMessageParams(
-                type=types.MessageType.Warning, message=f"Tether: {message}"
-            )
-            self._loop.call_soon(self.window_show_message, show)
+            self._tell(types.MessageType.Warning, f"Tether: {message}")
 
     def apply_client_settings(self, settings: object) -> None:
         """``workspace/didChangeConfiguration``: ``settings.tether`` for later runs."""
         if isinstance(settings, dict) and "tether" in settings:
-            changed = parse_settings(settings["tether"], "settings.tether")
-            self.settings = self.settings.with_layer(Layer("settings.tether", changed))
-            self._reconfigure()
+            self._client_settings = parse_settings(settings["tether"], "settings.tether")
+            self._assemble()
 
     def _reconfigure(self) -> None:
         config = self.settings.config

@@ -26,8 +26,8 @@ from pydantic import ValidationError
 
 from tether_protocol import Rule
 
+from ..config.files import TRUST_KEY
 from ..config.layers import ConfigError, parse_toml, read_toml
-from ..config.quick import TRUST_KEY
 from ..writes.disk import Changed, Refused, own_folder, remove_confined, update_confined
 from .builtin import BUILTIN_RULES
 from .match import check_pattern

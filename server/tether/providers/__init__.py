@@ -12,7 +12,7 @@ import gc
 import importlib
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import anyio.to_thread
@@ -92,16 +92,8 @@ SDK_MODULES = {"openai": ".openai", "anthropic": ".anthropic"}
 """The providers whose module imports an SDK."""
 
 
-def rehearsal_stream(name: str, text: str, call: tuple[str, str, str] | None) -> bytes:
-    """A reply of SDK provider ``name`` in its API's wire format: ``text``, then the tool
-    call ``call`` (id, name, JSON arguments) or none (``lsp.rehearsal``'s model API)."""
-    module = importlib.import_module(SDK_MODULES[name], __name__)
-    stream: bytes = module.rehearsal_stream(text, call)
-    return stream
-
-
 def prime(name: str | None) -> None:
-    """Import the SDK provider ``name`` and rehearse one request on it (``prime`` of its
+    """Import the SDK provider ``name`` and make one canned request on it (``prime`` of its
     module: what the SDK's first client loads and builds), once per process and provider;
     nothing for another name. For the warm-up of a server and the daemon, which forks
     runs that then find it done. Thread-safe; blocking (call it off the event loop)."""
@@ -119,10 +111,10 @@ _PRIMED: set[str] = set()
 _PRIMING = threading.Lock()
 
 
-def warm_up_thread(name: str | None, then: Callable[[], None]) -> threading.Thread:
-    """Prime the SDK provider ``name`` (``prime``; nothing for another name), then call
-    ``then`` (what else a first run would load), on a thread of its own started now, as
-    soon as ``tether serve`` has its own modules: the first run then finds them done.
+def warm_up_thread(name: str | None) -> threading.Thread:
+    """Prime the SDK provider ``name`` (``prime``; nothing for another name) on a thread of
+    its own started now, as soon as a server has its own modules: the first run then finds
+    it done.
 
     The cyclic collector stays off until the thread ends (see ``warm_up``); then what it
     loaded is frozen out of the collector's way and the collector is turned on again. A
@@ -133,8 +125,6 @@ def warm_up_thread(name: str | None, then: Callable[[], None]) -> threading.Thre
         try:
             with contextlib.suppress(Exception):
                 prime(name)
-            with contextlib.suppress(Exception):
-                then()
         finally:
             gc.freeze()
             gc.enable()

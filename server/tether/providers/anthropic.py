@@ -41,7 +41,7 @@ from .retry import (
     retry_after_seconds,
     underlying_error,
 )
-from .sdk import REHEARSED_CALL, RehearsedCall, SdkProvider, rehearse
+from .sdk import CANNED_CALL, CannedCall, SdkProvider, prime_with
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 """Used when no model is configured: the current Sonnet."""
@@ -308,10 +308,10 @@ def _add_thinking(block: ContentBlockParam | None, delta: object) -> None:
         block["signature"] += delta.signature
 
 
-def rehearsal_stream(text: str = "r", call: RehearsedCall | None = REHEARSED_CALL) -> bytes:
+def canned_stream(text: str = "r", call: CannedCall | None = CANNED_CALL) -> bytes:
     """A Messages event stream in the API's wire format: a text block of ``text``, then the
-    tool call ``call`` (id, name, JSON arguments) or none, the stop. For rehearsals
-    (``sdk.rehearse``, ``lsp.rehearsal``)."""
+    tool call ``call`` (id, name, JSON arguments) or none, the stop. For the prime
+    (``sdk.prime_with``)."""
     usage = {"input_tokens": 1, "output_tokens": 1}
     message = {"id": "r", "type": "message", "role": "assistant", "model": "r", "content": []}
     events: list[tuple[str, dict[str, Any]]] = [
@@ -341,7 +341,7 @@ def rehearsal_stream(text: str = "r", call: RehearsedCall | None = REHEARSED_CAL
 
 def prime() -> None:
     """Do what the SDK does only on a client's first use — its lazy imports, the request
-    transformation, the stream events' validators, the TLS context — with one rehearsed
-    request answered in-process (``sdk.rehearse``): for the warm-up of ``tether serve`` and
+    transformation, the stream events' validators, the TLS context — with one canned
+    request answered in-process (``sdk.prime_with``): for the warm-up of ``tether serve`` and
     the daemon, so that the first real run finds it done."""
-    rehearse(AnthropicProvider(model="rehearsal", api_key="unused"), rehearsal_stream())
+    prime_with(AnthropicProvider(model="primed", api_key="unused"), canned_stream())

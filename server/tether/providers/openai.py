@@ -44,7 +44,7 @@ from .retry import (
     retry_after_seconds,
     underlying_error,
 )
-from .sdk import REHEARSED_CALL, RehearsedCall, SdkProvider, rehearse
+from .sdk import CANNED_CALL, CannedCall, SdkProvider, prime_with
 
 DEFAULT_MODEL = "gpt-5.4"
 """Used when no model is configured: current, and it calls tools through Chat Completions."""
@@ -292,10 +292,10 @@ def _read_chunk(
     return texts
 
 
-def rehearsal_stream(text: str = "r", call: RehearsedCall | None = REHEARSED_CALL) -> bytes:
+def canned_stream(text: str = "r", call: CannedCall | None = CANNED_CALL) -> bytes:
     """A chat completion stream in the API's wire format: ``text``, then the tool call
-    ``call`` (id, name, JSON arguments) or none, the finish, the usage. For rehearsals
-    (``sdk.rehearse``, ``lsp.rehearsal``)."""
+    ``call`` (id, name, JSON arguments) or none, the finish, the usage. For the prime
+    (``sdk.prime_with``)."""
     deltas: list[tuple[dict[str, object], str | None]] = [
         ({"role": "assistant", "content": text}, None)
     ]
@@ -319,8 +319,8 @@ def rehearsal_stream(text: str = "r", call: RehearsedCall | None = REHEARSED_CAL
 
 def prime() -> None:
     """Do what the SDK does only on a client's first use — its lazy imports, the request
-    transformation, the stream chunks' models, the TLS context — with one rehearsed
-    request answered in-process (``sdk.rehearse``): for the warm-up of ``tether serve`` and
+    transformation, the stream chunks' models, the TLS context — with one canned
+    request answered in-process (``sdk.prime_with``): for the warm-up of ``tether serve`` and
     the daemon, so that the first real run finds it done."""
-    provider = OpenAIProvider(model="rehearsal", api_key="unused", base_url="http://127.0.0.1:9/v1")
-    rehearse(provider, rehearsal_stream())
+    provider = OpenAIProvider(model="primed", api_key="unused", base_url="http://127.0.0.1:9/v1")
+    prime_with(provider, canned_stream())

@@ -12,7 +12,6 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, aclosing
-from contextvars import ContextVar
 from typing import Any, ClassVar, Generic, TypeVar
 
 from .base import (
@@ -41,31 +40,26 @@ CONNECTION_MODULES = (
     "anyio.streams.memory",
     "anyio.streams.stapled",
 )
-"""What an SDK's first real connection imports (``rehearse``'s requests make none)."""
+"""What an SDK's first real connection imports (``prime_with``'s request makes none)."""
 
 ClientT = TypeVar("ClientT")
 HttpT = TypeVar("HttpT")
 
-REHEARSAL = ModelRequest(
-    system="rehearsal",
+CANNED_REQUEST = ModelRequest(
+    system="primed",
     messages=(
-        UserMessage("rehearsal"),
-        AssistantMessage("rehearsal", (ToolCall("r0", "read_file", {"path": "r"}),)),
-        ToolResultMessage("r0", "read_file", "rehearsal", is_error=False),
+        UserMessage("primed"),
+        AssistantMessage("primed", (ToolCall("r0", "read_file", {"path": "r"}),)),
+        ToolResultMessage("r0", "read_file", "primed", is_error=False),
     ),
-    tools=(ToolSpec("read_file", "rehearsal", {"type": "object", "properties": {"path": {}}}),),
+    tools=(ToolSpec("read_file", "primed", {"type": "object", "properties": {"path": {}}}),),
 )
 """A conversation with every kind of message and a tool: the shapes of a real run's
 requests, whose transformation the SDKs work out (and cache) on first use."""
 
-RehearsedCall = tuple[str, str, str]
-"""A tool call of a rehearsed reply: its id, the tool's name, its arguments as JSON."""
-REHEARSED_CALL: RehearsedCall = ("r1", "r", "{}")
-
-REHEARSAL_SOCKET: ContextVar[str | None] = ContextVar("tether_rehearsal_socket", default=None)
-"""Set only in a run rehearsal's own event loop (``lsp.rehearsal``): the Unix socket, in its
-private folder, that answers every request of the providers made there. Unset (every real
-run): the SDK's default connection."""
+CannedCall = tuple[str, str, str]
+"""A tool call of a canned reply: its id, the tool's name, its arguments as JSON."""
+CANNED_CALL: CannedCall = ("r1", "r", "{}")
 
 
 class SdkProvider(ABC, Generic[ClientT]):
@@ -96,22 +90,17 @@ class SdkProvider(ABC, Generic[ClientT]):
         )
         self._limit = limit or OutputLimit(*self.default_limit)
         self._retry = retry or RetryPolicy()
-        self._rehearsal: bytes | None = None
-        """Set by ``rehearse``: every request is answered in-process with this stream."""
+        self._canned: bytes | None = None
+        """Set by ``prime_with``: every request is answered in-process with this stream."""
 
     def _http(self, factory: Callable[..., HttpT]) -> HttpT:
-        """The SDK's default HTTP client (``factory``) on the shared TLS context; in a
-        rehearsal, one whose requests never leave the process (answered in-process by
-        ``rehearse``, or by a run rehearsal's socket: ``REHEARSAL_SOCKET``)."""
-        socket = REHEARSAL_SOCKET.get()
-        if self._rehearsal is None and socket is None:
+        """The SDK's default HTTP client (``factory``) on the shared TLS context; when
+        primed, one whose requests never leave the process (``prime_with``)."""
+        if self._canned is None:
             return factory(verify=shared_ssl_context())
         import httpx2  # the SDKs' HTTP client
 
-        if self._rehearsal is None:
-            uds = httpx2.AsyncHTTPTransport(uds=socket)
-            return factory(verify=shared_ssl_context(), transport=uds)
-        body = self._rehearsal
+        body = self._canned
         headers = {"content-type": "text/event-stream"}
         transport = httpx2.MockTransport(
             lambda _: httpx2.Response(200, headers=headers, content=body)
@@ -148,21 +137,21 @@ class SdkProvider(ABC, Generic[ClientT]):
                     yield delta
 
 
-def rehearse(provider: SdkProvider[Any], stream: bytes) -> None:
-    """Stream one reply of ``provider`` to ``REHEARSAL``, answered in-process with
+def prime_with(provider: SdkProvider[Any], stream: bytes) -> None:
+    """Stream one reply of ``provider`` to ``CANNED_REQUEST``, answered in-process with
     ``stream`` (the provider's wire format, ending in a tool call), on an event loop of
     its own: what a first real call would load and build — the SDK's lazily imported
     modules, its request transformation and stream event validators, the TLS context —
     is then done. No request leaves the process. For the warm-up and the daemon
     (``providers.prime``); the caller has no running event loop in this thread."""
-    provider._rehearsal = stream
-    # The rehearsal's requests skip the socket: what the first real connection imports
+    provider._canned = stream
+    # The canned request skips the socket: what the first real connection imports
     # (anyio's event-loop backend and its socket streams, under the SDK's HTTP client).
     for name in CONNECTION_MODULES:
         importlib.import_module(name)
 
     async def drain() -> None:
-        async for _ in provider.stream(REHEARSAL):
+        async for _ in provider.stream(CANNED_REQUEST):
             pass
 
     asyncio.run(drain())

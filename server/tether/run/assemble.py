@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from tether_protocol import RunParams
 
+from ..config.files import user_config_path
 from ..config.layers import Config
-from ..config.quick import user_config_path
 from ..diagnostics.watch import ProblemWatcher
 from ..events import RunEvents
 from ..host import Editor, EventSink, ReportsDiagnostics

@@ -86,8 +86,6 @@ class RunManager:
         self._run_index = RunIndex(log_writer.state_dir)
         self._created: set[str] = set()
         """Run ids this server created (in flight or done; maybe not yet in a log)."""
-        self.asked = False
-        """A run was asked of this manager (its first: a rehearsal would only compete)."""
 
     async def _sessions_with_run(self, run_id: str) -> list[str]:
         """The stored sessions that started a run ``run_id`` (newest first)."""
@@ -99,7 +97,6 @@ class RunManager:
 
     def _reserve(self, params: RunParams) -> Run:
         """Take the run's ids at once (no await): a second request for them is refused."""
-        self.asked = True
         run_id = params.run_id or "r-" + uuid.uuid4().hex[:16]
         if run_id in self._runs:
             raise InvalidRun(f"runId: a run with id {run_id!r} is already in flight")
