@@ -10,6 +10,7 @@ from tether.errors import ProviderError
 from tether.prompt.system import CONTINUE_PROMPT
 from tether.providers.base import (
     AssistantMessage,
+    RetryNotice,
     TextDelta,
     ToolCall,
     ToolResultMessage,
@@ -113,9 +114,11 @@ async def test_429_waits_as_long_as_retry_after_says(fake: FakeApi) -> None:
     fake.queue(limited, Sse(openai_stream("fine")))
     deltas = await drain(provider(fake))
     assert text_of(deltas) == "fine"
+    # The delay chosen is Retry-After's (the policy's own backoff is 10-20 ms), and it was
+    # waited; how much longer a loaded machine took is not the provider's doing.
+    assert [d.delay_seconds for d in deltas if isinstance(d, RetryNotice)] == [0.3]
     first, second = fake.requests
-    # The policy's own backoff is 10-20 ms, so only Retry-After explains the wait.
-    assert 0.3 <= second.at - first.at < 2.0
+    assert second.at - first.at >= 0.3
 
 
 async def test_500_then_success_is_silent(fake: FakeApi) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 
 import anyio
@@ -38,14 +37,14 @@ async def test_cancel_kills_rg_and_its_children(tmp_path: Path) -> None:
     (root / "a.txt").write_text("needle\n")
     rg, pids = slow_rg(tmp_path)
     ctx = ToolDeps(workspace=Workspace([root], MemoryBuffers([])), run_id="run-1")
-    started = time.monotonic()
     with anyio.CancelScope() as scope:
         async with anyio.create_task_group() as tg:
             tg.start_soon(Search(rg_path=rg).run, SearchArgs(pattern="needle"), ctx)
             await wait_until(pids.exists, "the stand-in rg to start")
             scope.cancel()  # what agent/cancel or timeoutSeconds does to the tool's task
+    # Back from the cancel (a search that waited for the stand-in's 300 s would hit the test's
+    # own timeout; a bound on how long it took would fail on a loaded machine).
     assert scope.cancelled_caught
-    assert time.monotonic() - started < 10  # not the 300 s the stand-in would take
     shell, child = (int(p) for p in pids.read_text().split())
     try:
         await wait_until(
