@@ -35,6 +35,7 @@ from ..policy.store import RuleStore
 from ..prompt.frames import ATTACHED_FILE, framed
 from ..providers import warm_up
 from ..run.commands import COMMANDS, CommandRefused, run_command
+from ..run.front import background, close_front, serve_run, start_mcp
 from ..run.manager import InvalidRun, RunManager, start_worker_threads
 from ..session.store import stored_session
 from ..session.writer import SessionLogWriter, new_session_id
@@ -206,7 +207,6 @@ class AcpSession:
     """The model ``/model NAME`` picked for the session's next prompts."""
     mcp: McpHub | None = None
     """The session's MCP servers (the client's, the project's and the user's); None: none."""
-    mcp_task: asyncio.Task[None] | None = None
 
     def workspace(self) -> Workspace:
         return Workspace([self.root], self.buffers, "utf-32")
@@ -300,16 +300,8 @@ class AcpServer:
 
     async def close(self) -> None:
         """End of input: stop every run (their tools and children end with them)."""
-        self.runs.cancel_all()
-        # The sessions' MCP servers stop meanwhile (their process groups killed): a call in
-        # flight ends with its run either way.
-        hubs = [s.mcp.close() for s in self.sessions.values() if s.mcp is not None]
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(
-                asyncio.gather(self.runs.wait_all(), *hubs, return_exceptions=True),
-                timeout=STOP_SECONDS,
-            )
-        self.log_writer.close()
+        hubs = [s.mcp for s in self.sessions.values() if s.mcp is not None]
+        await close_front(self.runs, hubs, self.log_writer, STOP_SECONDS, STOP_SECONDS)
 
     # --- the methods -------------------------------------------------------------------
     async def initialize(self, raw: Any) -> dict[str, Any]:
@@ -356,43 +348,19 @@ class AcpServer:
             lambda: session.mode,
         )
         self.sessions[session_id] = session
-        if config.mcp_servers:
-            self._start_mcp(session)
+        if config.mcp_servers:  # a server that cannot start is logged: stderr, once
+            session.mcp = start_mcp(self.environ, config.mcp_servers, root)
         if not self._warmed or config.provider != self.provider:  # the project's provider
             self._warmed = True
-            task = asyncio.ensure_future(warm_up(config.provider))
-            task.add_done_callback(lambda t: t.cancelled() or t.exception())
-        if self.workers is None:
-            self._start_workers()
+            background(warm_up(config.provider))
+        if self.workers is None:  # every prompt's threads, started by the first session
+            self.workers = background(start_worker_threads())
         return session
-
-    def _start_workers(self) -> None:
-        """The worker threads every prompt uses, started with the first session rather than
-        by its first prompt (``run.manager.start_worker_threads``)."""
-        self.workers = asyncio.ensure_future(start_worker_threads())
-        self.workers.add_done_callback(lambda t: t.cancelled() or t.exception())
-
-    def _start_mcp(self, session: AcpSession) -> None:
-        """The session's MCP hub, its servers starting in the background at once (a run
-        waits briefly for the ones still starting, as under ``tether serve``)."""
-        from ..mcp.hub import McpHub  # imported only when a session has servers
-
-        hub = McpHub(self.environ)  # it logs a server that cannot start: stderr, once
-        session.mcp = hub
-        session.mcp_task = asyncio.ensure_future(hub.serve())
-
-        async def configure() -> None:
-            await hub.configure(session.config.mcp_servers, session.root)
-            hub.start()
-
-        started = asyncio.ensure_future(configure())
-        started.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     def _stop_mcp(self, session: AcpSession) -> None:
         hub, session.mcp = session.mcp, None
         if hub is not None:
-            stopping = asyncio.ensure_future(hub.close())
-            stopping.add_done_callback(lambda t: t.cancelled() or t.exception())
+            background(hub.close())
 
     def _modes(self, session: AcpSession) -> dict[str, Any]:
         return {"currentModeId": session.mode, "availableModes": [dict(m) for m in MODES]}
@@ -593,15 +561,7 @@ class AcpServer:
             session.translator.context_size = run.loop.window.tokens
         if session.cancel_asked:
             self.runs.cancel(run.run_id)
-        task = asyncio.ensure_future(self.runs.execute(run))
-        try:
-            result = await asyncio.shield(task)
-        except asyncio.CancelledError:  # $/cancel_request or the end: still answer
-            current = asyncio.current_task()
-            self.runs.cancel(run.run_id)
-            result = await task
-            if current is not None:
-                current.uncancel()
+        result = await serve_run(self.runs, run)  # $/cancel_request or the end: answered
         session.stored = True
         return self._answer(result)
 

@@ -41,6 +41,7 @@ from ..config.layers import ConfigError
 from ..host import EventSink
 from ..policy.requests import RULES_PARAMS, RulesRequestError
 from ..providers import warm_up
+from ..run.front import serve_run
 from ..run.manager import InvalidRun, Run, start_worker_threads
 from ..sandbox.probe import sandbox_problem
 from ..session.store import stored_session, stored_sessions
@@ -110,20 +111,7 @@ async def run_agent(ls: TetherServer, raw: Any) -> dict[str, Any]:
     except InvalidRun as exc:
         raise JsonRpcInvalidParams(f"agent/run: {clip(str(exc))}") from exc
 
-    async def before_start(run: Run) -> None:
-        await start_progress(ls, run)
-
-    # From here the run is the manager's: ``execute`` releases it whatever happens.
-    task = asyncio.ensure_future(ls.runs.execute(run, before_start))
-    try:
-        result = await asyncio.shield(task)
-    except asyncio.CancelledError:
-        # $/cancelRequest or shutdown: stop the run but still answer with what it has.
-        current = asyncio.current_task()
-        ls.runs.cancel(run.run_id)
-        result = await task
-        if current is not None:
-            current.uncancel()
+    result = await serve_run(ls.runs, run, start_progress(ls, run))
     if not events:
         ls.window_show_message(outcome_message(result))
     return result.to_wire()

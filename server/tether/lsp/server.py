@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Coroutine, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from concurrent.futures import Future
 from functools import lru_cache
 from pathlib import Path
@@ -43,6 +43,7 @@ from ..config.layers import Config, ConfigError, parse_settings
 from ..policy.requests import RulesService
 from ..policy.store import RuleStore
 from ..providers import AVAILABLE_PROVIDERS
+from ..run.front import close_front, start_mcp
 from ..run.manager import RunManager
 from ..session.writer import SessionLogWriter
 from ..text.echo import clip
@@ -266,8 +267,7 @@ class TetherServer(LanguageServer):
         self._told_approvals_unsupported = False
         self.mcp: McpHub | None = None
         """The MCP servers, once the settings configure one."""
-        self._mcp_task: asyncio.Task[None] | None = None
-        self._background_tasks: set[asyncio.Task[None]] = set()
+        self._mcp_asked = False
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls' report of a failed notification handler (``window/showMessage``), cut
@@ -374,7 +374,7 @@ class TetherServer(LanguageServer):
 
     def _reconfigure(self) -> None:
         config = self.settings.config
-        if config.mcp_servers and self.mcp is None and self._loop is not None:
+        if config.mcp_servers and not self._mcp_asked and self._loop is not None:
             self._start_mcp(config)
         if config.state_dir != self.config.state_dir:
             self.log_writer.retire()  # runs in flight finish writing there; new ones go here
@@ -417,26 +417,19 @@ class TetherServer(LanguageServer):
             )
 
     def _start_mcp(self, config: Config) -> None:
-        """The MCP servers' hub, running from the session's start (the servers start in the
-        background, so the first run finds them ready); only imported when configured."""
-        from ..mcp.hub import McpHub
-
+        """The MCP servers, running from the session's start (they start in the background,
+        so the first run finds them ready), once the workspace is as the runs will see it
+        (after ``initialize``)."""
         assert self._loop is not None
-        hub = McpHub(self.environ, self._mcp_warning)
-        self.mcp = self.runs.mcp = hub
-        self._mcp_task = self._loop.create_task(hub.serve())
+        self._mcp_asked = True
 
-        async def start() -> None:  # after initialize: the workspace as the runs will see it
-            await hub.configure(config.mcp_servers, self.workspace_model().root)
-            hub.start()
+        def start() -> None:
+            hub = start_mcp(
+                self.environ, config.mcp_servers, self.workspace_model().root, self._mcp_warning
+            )
+            self.mcp = self.runs.mcp = hub
 
-        self._loop.call_soon(lambda: self._background(start()))
-
-    def _background(self, work: Coroutine[Any, Any, None]) -> None:
-        assert self._loop is not None
-        task = self._loop.create_task(work)
-        self._background_tasks.add(task)
-        task.add_done_callback(self._background_tasks.discard)
+        self._loop.call_soon(start)
 
     def _mcp_warning(self, message: str) -> None:
         """An MCP server could not start: one warning to the user."""
@@ -445,12 +438,7 @@ class TetherServer(LanguageServer):
         )
 
     async def close(self) -> None:
-        """Stop every run (their tools and children end with them), then the MCP servers
-        (their process groups killed), and flush the log."""
-        self.runs.cancel_all()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.runs.wait_all(), timeout=1.5)
-        if self.mcp is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.mcp.close(), timeout=6)
-        self.log_writer.close()
+        """Stop every run (their tools and children end with them) and the MCP servers
+        (their process groups killed), and flush the log (``run.front.close_front``)."""
+        hubs = [self.mcp] if self.mcp is not None else []
+        await close_front(self.runs, hubs, self.log_writer, 1.5, 6.0)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -243,21 +243,24 @@ class RunManager:
             self._release(run)
             await anyio.to_thread.run_sync(self.log_writer.flush)
 
-    async def execute(
-        self, run: Run, before_start: Callable[[Run], Awaitable[None]] | None = None
-    ) -> RunResult:
+    async def execute(self, run: Run, setup: Awaitable[None] | None = None) -> RunResult:
         """Run a created run to its outcome and release it; the result also when cancelled.
 
-        ``before_start`` is the transport's own setup (progress): a cancel during it ends
-        the run ``cancelled`` without calling the model.
+        ``setup`` is the front's own preparation (progress): a cancel during it ends the
+        run ``cancelled`` without calling the model.
         """
         loop = run.loop
         if loop is None or run.phase != "created":
+            if isinstance(setup, Coroutine):
+                setup.close()
             raise RuntimeError(f"run {run.run_id!r} is not a created run")
         try:
-            if before_start is not None and not run.cancelled:
-                with run.setup:
-                    await before_start(run)
+            if setup is not None:
+                if run.cancelled and isinstance(setup, Coroutine):
+                    setup.close()  # not needed: never started
+                else:
+                    with run.setup:
+                        await setup
             if run.cancelled:  # before it started: say so in the events, skip the model
                 loop.cancel()
                 loop.events.run_started(run.prompt, run.session_id)
