@@ -20,6 +20,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 from .conftest import Editor
 
 Answer = Literal["published", "never", "late", "error", "method-not-found", "malformed"]
+LATE_SECONDS = 100
+"""When a ``late`` answer comes: a run that waited for it would outlast any test's bound."""
 
 
 def check(text: str) -> list[dict[str, Any]]:
@@ -107,8 +109,8 @@ class LanguageServer:
         try:
             if self.answer == "never":
                 await asyncio.get_running_loop().create_future()
-            if self.answer == "late":  # answers after 10 s: far past any cap
-                await asyncio.wait_for(asyncio.get_running_loop().create_future(), 10)
+            if self.answer == "late":  # far past any cap, and past RUN_WITHIN of the tests
+                await asyncio.wait_for(asyncio.get_running_loop().create_future(), LATE_SECONDS)
         except asyncio.CancelledError:
             self.withdrawn += 1
             raise

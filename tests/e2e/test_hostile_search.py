@@ -11,7 +11,6 @@ ends ``cancelled`` on ``agent/cancel`` and ``timeout`` on ``timeoutSeconds``.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -31,8 +30,10 @@ HOSTILE_REGEX = r"^(\w+\s?)*$"
 # Fourteen stars against a 200-character name: C(200, 14) ways to place them.
 HOSTILE_GLOB = "*a" * 14 + "*!"
 LONG_NAME = "a" * 200
-# How long another request may take to be answered while the run goes on: generous.
-ANSWER_WITHIN = 5
+# How long another request may take to be answered while the run goes on. A frozen server
+# (a backtracking matcher: hours for these patterns) never answers, so the bound only ends
+# the wait; it is wide because a loaded 2-core machine is slow, not because Tether may be.
+ANSWER_WITHIN = 60
 
 
 EditorFactory = Callable[[dict[str, str]], Awaitable[Editor]]
@@ -95,6 +96,8 @@ CASES = {
     ),
 }
 ENGINES = {"rg": {}, "python": {"TETHER_SEARCH_ENGINE": "python"}}
+KEEPS_GOING = {"name": "bash", "arguments": {"command": "sleep 300"}}
+"""A call that lasts until the run is cancelled (the editor allows it)."""
 
 
 async def answered_soon(editor: Editor, method: str, params: dict[str, Any]) -> Any:
@@ -110,13 +113,14 @@ async def test_hostile_pattern_answers_and_cancel_ends_the_run(
 ) -> None:
     call, expected = CASES[case]
     editor = await start_editor(ENGINES[engine])
-    # The second turn's delay keeps the run going after the tool call, to be cancelled.
+    # The second turn's command keeps the run going after the tool call until it is
+    # cancelled, however long the answers below take.
     await editor.open_session(
         hostile_workspace(tmp_path),
-        script=script({"toolCalls": [call]}, {"text": "slow"}, delaySeconds=1),
+        script=script({"toolCalls": [call]}, {"toolCalls": [KEEPS_GOING]}),
     )
     run = asyncio.ensure_future(editor.run(prompt="look", runId="r1"))
-    result = await editor.wait_for_event("tool-result")  # within 5 s, or the tool froze
+    result = await editor.wait_for_event("tool-result")  # within 10 s, or the tool froze
     assert isinstance(result, ToolResultEvent) and result.ok, result
     assert result.output.split("\n") == expected
 
@@ -143,10 +147,8 @@ async def test_hostile_pattern_cannot_outlive_the_timeout(
     await editor.open_session(
         hostile_workspace(tmp_path), script=script({"toolCalls": [call]}, *later, delaySeconds=0.5)
     )
-    started = time.monotonic()
     run = editor.run(prompt="look", runId="r1", limits={"timeoutSeconds": 2})
-    outcome = await asyncio.wait_for(run, 2 + ANSWER_WITHIN)
+    outcome = await asyncio.wait_for(run, 2 + ANSWER_WITHIN)  # frozen: never
     assert outcome["outcome"] == "timeout"
-    assert time.monotonic() - started < 2 + ANSWER_WITHIN
     first = next(e for e in editor.events_of("r1") if isinstance(e, ToolResultEvent))
     assert first.tool == call["name"] and first.ok
