@@ -14,10 +14,11 @@ from .conftest import repo_env
 from .recorder import RecordingClient
 
 TETHER_ACP = [sys.executable, "-m", "tether", "acp"]
-EOF_WITHIN = 6.0
-"""ACP's 2 s from stdin EOF to every process gone, with the 3× margin the lifecycle tests
-give a loaded 2-core CI machine (`tests/e2e/test_lifecycle.py`); the real time is what the
-peers benchmark measures (docs/performance.md)."""
+EOF_WITHIN = 30.0
+"""How long the exit check waits for every process to be gone after stdin's EOF. ACP asks
+2 s, which the peers benchmark measures (docs/performance.md); here the bound only ends the
+wait for an agent that lingers (it never exits), wide enough that no load fails one that
+exits."""
 
 
 def tether_env(state: Path, script: dict[str, Any], **extra: str) -> dict[str, str]:
