@@ -189,9 +189,13 @@ class BufferDrift:
 class Editor(Protocol):
     """What writes need from the outside world: approval, applying edits, saving."""
 
-    async def ask_approval(self, request: ApproveParams) -> ApproveResult | None:
+    async def ask_approval(
+        self, request: ApproveParams, change: FileEdit | None = None
+    ) -> ApproveResult | None:
         """Ask the user (the ``agent/approve`` message, whatever the editor shows); None when
-        no usable answer came (that means deny)."""
+        no usable answer came (that means deny). ``change`` is the proposed file change as a
+        whole (an edit tool's), for an editor that shows whole files: no front reads the
+        file again to show it."""
         ...
 
     async def apply_edit(self, edit: FileEdit, label: str) -> EditOutcome:

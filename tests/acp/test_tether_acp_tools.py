@@ -68,6 +68,25 @@ async def test_a_full_client_is_read_asked_and_written_through(root: Path, tmp_p
         assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
 
 
+async def test_an_approved_edit_reads_the_file_for_the_change_and_the_write_only(
+    root: Path, tmp_path: Path
+) -> None:
+    """The question carries the change as the tool computed it: showing the whole-file diff
+    reads nothing; the file is read to compute the edit and once more before writing (the
+    user may have typed meanwhile)."""
+    app = str(root / "app.py")
+    client = RecordingClient(capabilities=EDITOR, buffers={app: 'print("x")  # unsaved\n'})
+    answer = turns({"tool_calls": [EDIT]}, {"text": "Done."})
+    async with tether_acp(root, tmp_path, answer, client) as agent:
+        session = await agent.new_session(root)
+        assert (await agent.prompt(session, "make it say hi"))["stopReason"] == "end_turn"
+        [asked] = client.permissions
+        assert asked.tool_call["content"][0]["newText"] == 'print("hi")  # unsaved\n'
+        assert client.writes == [(app, 'print("hi")  # unsaved\n')]
+        assert client.reads.count(app) == 2
+        client.assert_clean()
+
+
 async def test_a_client_declaring_nothing_gets_the_disk_and_tethers_writer(
     root: Path, tmp_path: Path
 ) -> None:

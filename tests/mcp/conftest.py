@@ -61,7 +61,9 @@ class Asker:
         self.answer = answer
         self.asked: list[ApproveParams] = []
 
-    async def ask_approval(self, request: ApproveParams) -> ApproveResult | None:
+    async def ask_approval(
+        self, request: ApproveParams, change: object = None
+    ) -> ApproveResult | None:
         self.asked.append(request)
         return ApproveResult.model_validate({"decision": self.answer})
 

@@ -181,7 +181,9 @@ class Answering:
     def __init__(self, answer: ApproveResult) -> None:
         self.answer = answer
 
-    async def ask_approval(self, request: ApproveParams) -> ApproveResult | None:
+    async def ask_approval(
+        self, request: ApproveParams, change: object = None
+    ) -> ApproveResult | None:
         return self.answer
 
 

@@ -33,7 +33,9 @@ class Asker:
         self.answer = answer or ApproveResult(decision="deny")
         self.asked: list[ApproveParams] = []
 
-    async def ask_approval(self, request: ApproveParams) -> ApproveResult | None:
+    async def ask_approval(
+        self, request: ApproveParams, change: object = None
+    ) -> ApproveResult | None:
         self.asked.append(request)
         return self.answer
 

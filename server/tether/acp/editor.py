@@ -16,12 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from tether_protocol import ApproveParams, ApproveResult, CommandPreview, DiffPreview, ProposedRule
+from tether_protocol import ApproveParams, ApproveResult, CommandPreview, ProposedRule
 
-from ..errors import ToolError
 from ..host import Buffer, EditOutcome, FileEdit, TerminalOutcome
-from ..text.model import offset_at
-from ..workspace.folders import Workspace, path_from_uri, uri_for
+from ..workspace.folders import Workspace, uri_for
 from ..writes.disk import apply_on_disk, delete_on_disk
 from .updates import TOOL_KINDS, DiffShown, Translator, tool_call_id
 from .wire import Connection, RpcError
@@ -99,19 +97,6 @@ class AcpBuffers:
         return Buffer(path, uri_for(path), content, None)
 
 
-def splice(base: str, preview: DiffPreview) -> str | None:
-    """The whole new text of a previewed change of ``base``: its window put in place; None
-    when ``base`` is not the text the preview was computed on."""
-    window = preview.proposed
-    if window is None:
-        return None
-    start = offset_at(base, window.range.start.line, window.range.start.character, "utf-32")
-    end = offset_at(base, window.range.end.line, window.range.end.character, "utf-32")
-    if base[start:end] != window.base_text:
-        return None
-    return base[:start] + window.text + base[end:]
-
-
 class AcpEditor:
     """Approvals, writes and commands of one ACP session, as far as the client declared."""
 
@@ -134,7 +119,9 @@ class AcpEditor:
         self._mode = mode
 
     # --- approvals ---------------------------------------------------------------------
-    async def ask_approval(self, request: ApproveParams) -> ApproveResult | None:
+    async def ask_approval(
+        self, request: ApproveParams, change: FileEdit | None = None
+    ) -> ApproveResult | None:
         if self._mode() == "read-only":
             return ApproveResult(decision="deny", feedback=READ_ONLY_REFUSAL)
         call = tool_call_id(request.run_id, request.call_id)
@@ -146,12 +133,12 @@ class AcpEditor:
             "rawInput": request.arguments,
         }
         preview = request.preview
-        if isinstance(preview, DiffPreview):
-            shown = await self._diff(preview)
-            if shown is not None:
-                self._translator.diffs[call] = shown
-                tool_call["content"] = [shown.to_wire()]
-                tool_call["locations"] = [{"path": str(shown.path)}]
+        if change is not None:  # the whole change, as the tool computed it: nothing re-read
+            old = None if change.create else change.base_text
+            shown = DiffShown(change.path, old, change.new_text)
+            self._translator.diffs[call] = shown
+            tool_call["content"] = [shown.to_wire()]
+            tool_call["locations"] = [{"path": str(shown.path)}]
         elif isinstance(preview, CommandPreview):
             tool_call["kind"] = "execute"
             tool_call["title"] = request.title
@@ -175,23 +162,6 @@ class AcpEditor:
             log.warning("session/request_permission answered with an error (denied): %s", exc)
             return None
         return _answer(raw, patterns)
-
-    async def _diff(self, preview: DiffPreview) -> DiffShown | None:
-        """The whole old and new text of a previewed change, for the editor's review."""
-        path = path_from_uri(preview.uri)
-        window = preview.proposed
-        if path is None or window is None:
-            return None
-        try:
-            base: str | None = (await self._workspace().read_text(path)).text
-        except ToolError:
-            base = None  # a new file
-        if base is None:
-            return DiffShown(path, None, window.text)
-        new_text = splice(base, preview)
-        if new_text is None:  # changed since: show the window alone
-            return DiffShown(path, window.base_text, window.text)
-        return DiffShown(path, base, new_text)
 
     # --- edits -------------------------------------------------------------------------
     async def apply_edit(self, edit: FileEdit, label: str) -> EditOutcome:

@@ -119,7 +119,9 @@ class LspEditor:
             raise
 
     # --- approvals ---------------------------------------------------------------------
-    async def ask_approval(self, request: ApproveParams) -> ApproveResult | None:
+    async def ask_approval(
+        self, request: ApproveParams, change: FileEdit | None = None
+    ) -> ApproveResult | None:
         if self._link.client_tether.approvals:
             return await self._ask_with_approve(request)
         return await self._ask_with_message(request)

@@ -43,7 +43,7 @@ from tether_protocol import (
 )
 
 from ..events import RunEvents
-from ..host import Editor
+from ..host import Editor, FileEdit
 from ..sandbox import Sandbox
 from ..workspace.sensitive import reason_for_preview
 from .match import Judgement, is_mcp_tool, judge, mcp_name_covers
@@ -187,8 +187,10 @@ class ApprovalGate:
         preview: Preview | None,
         roots: Sequence[Path],
         read_only: bool = False,
+        change: FileEdit | None = None,
     ) -> Verdict:
-        """Decide one call; asks the user through the editor when the policy says so.
+        """Decide one call; asks the user through the editor when the policy says so
+        (``change``: the proposed file change as a whole, handed to the editor with it).
 
         ``roots`` are the workspace folders, to place a changed file for the sensitive floor.
         ``read_only``: the call's tool says it changes nothing and the user chose to believe
@@ -220,7 +222,7 @@ class ApprovalGate:
             shown = title if floor is None else f"{title} — {floor}"
             offered = await self._offer(tool, preview, roots) if floor is None else ()
             request = self._request(call_id, tool, shown, arguments, preview, offered)
-            verdict = await self._ask(request, roots, remember=floor is None)
+            verdict = await self._ask(request, roots, remember=floor is None, change=change)
         if verdict.allowed and verdict.sandbox is None:
             verdict = replace(verdict, sandbox=self._walls(tool, preview, roots))
         backend = verdict.sandbox.backend if verdict.sandbox is not None else None
@@ -313,6 +315,7 @@ class ApprovalGate:
         *,
         remember: bool,
         only_offered: bool = False,
+        change: FileEdit | None = None,
     ) -> Verdict:
         """Ask the editor; ``remember``: store what allow-always picked; ``only_offered``: a
         picked rule is stored only if the question offered it."""
@@ -320,7 +323,7 @@ class ApprovalGate:
             # Cancelling the ask withdraws the question from the client (LspEditor sends
             # $/cancelRequest), so the editor closes it instead of keeping a stale Allow.
             with anyio.move_on_after(self.answer_timeout) as waited:
-                answer = await self.editor.ask_approval(request)
+                answer = await self.editor.ask_approval(request, change)
             if waited.cancelled_caught:
                 seconds = f"{self.answer_timeout:g}"
                 log.info(

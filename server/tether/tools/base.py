@@ -98,6 +98,8 @@ class Proposal:
     preview: Preview
     payload: Any = None
     """Tool-specific: what ``perform`` needs (e.g. the computed ``FileEdit``)."""
+    change: FileEdit | None = None
+    """The file change as a whole (the edit tools'), for an editor that shows whole files."""
     sandbox: Sandbox | None = None
     """Perform it inside this sandbox (with the sandbox on, every command)."""
     builtin: bool = False

@@ -230,7 +230,8 @@ class EditFile(Tool[EditFileArgs]):
         ws = deps.workspace
         edit, count = await self._edit(args, ws)
         shown = ws.display(edit.path)
-        return Proposal(f"Edit {shown}", _preview(ws, edit, _diff(edit, shown)), (edit, count))
+        preview = _preview(ws, edit, _diff(edit, shown))
+        return Proposal(f"Edit {shown}", preview, (edit, count), change=edit)
 
     def revise(
         self, args: EditFileArgs, proposal: Proposal, edited_text: str
@@ -315,7 +316,7 @@ class WriteFile(Tool[WriteFileArgs]):
         shown = deps.workspace.display(edit.path)
         diff = _diff(edit, shown)
         verb = "Create" if edit.create else "Overwrite"
-        return Proposal(f"{verb} {shown}", _preview(deps.workspace, edit, diff), edit)
+        return Proposal(f"{verb} {shown}", _preview(deps.workspace, edit, diff), edit, change=edit)
 
     def revise(
         self, args: WriteFileArgs, proposal: Proposal, edited_text: str

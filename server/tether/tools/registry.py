@@ -140,6 +140,7 @@ class ToolRegistry:
             preview=proposal.preview,
             roots=deps.workspace.roots,
             read_only=proposal.read_only,
+            change=proposal.change,
         )
         if not verdict.allowed:
             if verdict.decision == "deny":

@@ -350,7 +350,9 @@ class DiskEditor:
     def __init__(self, ask: AskApproval | None = None) -> None:
         self._ask = ask
 
-    async def ask_approval(self, request: ApproveParams) -> ApproveResult | None:
+    async def ask_approval(
+        self, request: ApproveParams, change: FileEdit | None = None
+    ) -> ApproveResult | None:
         return None if self._ask is None else await self._ask(request)
 
     async def apply_edit(self, edit: FileEdit, label: str) -> EditOutcome:
