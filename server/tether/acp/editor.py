@@ -21,7 +21,7 @@ from tether_protocol import ApproveParams, ApproveResult, CommandPreview, Propos
 from ..host import Buffer, EditOutcome, FileEdit, TerminalOutcome
 from ..workspace.folders import Workspace, uri_for
 from ..writes.disk import apply_on_disk, delete_on_disk
-from .updates import TOOL_KINDS, DiffShown, Translator, tool_call_id
+from .updates import DiffShown, Translator, tool_call_id
 from .wire import Connection, RpcError
 
 log = logging.getLogger(__name__)
@@ -128,7 +128,7 @@ class AcpEditor:
         tool_call: dict[str, Any] = {
             "toolCallId": call,
             "title": request.title,
-            "kind": TOOL_KINDS.get(request.tool, "other"),
+            "kind": self._translator.presented(request.tool, request.arguments)[0],
             "status": "pending",
             "rawInput": request.arguments,
         }

@@ -335,7 +335,7 @@ class AcpServer:
             self._stop_mcp(old)
         assert self.connection is not None
         buffers = AcpBuffers(self.connection, session_id, self.capabilities.read)
-        translator = Translator(None)
+        translator = Translator(None, self.tools)
         session = AcpSession(session_id, root, config, buffers, translator)
         translator.workspace = session.workspace()
         session.editor = AcpEditor(
@@ -389,7 +389,7 @@ class AcpServer:
             except ValidationError:
                 continue  # an event of a newer or older Tether: not shown
         assert self.connection is not None
-        for update in replayed(events, Translator(session.workspace())):
+        for update in replayed(events, Translator(session.workspace(), self.tools)):
             self._send(session.session_id, update)
         return {"modes": self._modes(session)}
 

@@ -28,19 +28,8 @@ from tether_protocol import (
 )
 
 from ..errors import ToolError
+from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace
-
-TOOL_KINDS = {
-    "read_file": "read",
-    "list_files": "search",
-    "search": "search",
-    "diagnostics": "read",
-    "edit_file": "edit",
-    "write_file": "edit",
-    "bash": "execute",
-    "plan": "think",
-}
-"""ACP's tool kind of each Tether tool (``other`` for the rest: MCP tools, later ones)."""
 
 RESULT_CHARS = 64 * 1024
 """Characters of a tool's output shown in its ``tool_call_update`` (the model sees all)."""
@@ -57,34 +46,6 @@ def tool_call_id(run_id: str, call_id: str) -> str:
 
 def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
-
-
-def _short(text: str, limit: int = 80) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def tool_title(tool: str, arguments: dict[str, Any], workspace: Workspace | None) -> str:
-    """What the editor shows for a call: the file or the command, not the tool's name."""
-    path = arguments.get("path")
-    shown = path if isinstance(path, str) and path else "."
-    if tool == "read_file":
-        return f"Read {shown}"
-    if tool == "list_files":
-        return f"List {shown}"
-    if tool == "search":
-        return f"Search {_short(str(arguments.get('pattern', '')), 60)!r} in {shown}"
-    if tool == "diagnostics":
-        return f"Problems in {shown}" if isinstance(path, str) and path else "Problems"
-    if tool == "edit_file":
-        return f"Edit {shown}"
-    if tool == "write_file":
-        return f"Write {shown}"
-    if tool == "bash":
-        return f"Run {_short(str(arguments.get('command', '')), 200)}"
-    if tool == "plan":
-        return "Plan"
-    return tool
 
 
 def locations(arguments: dict[str, Any], workspace: Workspace | None) -> list[dict[str, Any]]:
@@ -126,6 +87,9 @@ class Translator:
     """Turns a session's events into ACP updates; keeps what a call's later updates need."""
 
     workspace: Workspace | None
+    tools: ToolRegistry | None = None
+    """The built-in tools: each says its calls' kind and title (another tool's: ``other``
+    and its label or name)."""
     context_size: int = 0
     """The model's context window in tokens (``usage_update.size``)."""
     diffs: dict[str, DiffShown] = field(default_factory=dict)
@@ -137,6 +101,12 @@ class Translator:
     _message_id: str | None = None
     _last_input: int = 0
     _last_output: int = 0
+
+    def presented(self, tool: str, arguments: dict[str, Any]) -> tuple[str, str]:
+        """A call's ACP kind and title, as its tool says them."""
+        if self.tools is None:
+            return "other", tool
+        return self.tools.presented(tool, arguments)
 
     def updates(self, event: RunEvent, *, replay: bool = False) -> Iterator[dict[str, Any]]:
         if isinstance(event, TextDeltaEvent):
@@ -185,11 +155,12 @@ class Translator:
         self.calls[call] = event.tool
         self.current_call = call
         self._message_id = None
+        kind, title = self.presented(event.tool, event.arguments)
         return {
             "sessionUpdate": "tool_call",
             "toolCallId": call,
-            "title": event.label or tool_title(event.tool, event.arguments, self.workspace),
-            "kind": TOOL_KINDS.get(event.tool, "other"),
+            "title": event.label or title,
+            "kind": kind,
             "status": "pending",
             "locations": locations(event.arguments, self.workspace),
             "rawInput": event.arguments,

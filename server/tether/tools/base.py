@@ -114,6 +114,19 @@ A = TypeVar("A", bound=ToolArgs)
 
 
 @functools.cache
+def one_line(text: object, limit: int = 80) -> str:
+    """``text`` on one line of at most ``limit`` characters (cut with an ellipsis)."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def path_of(arguments: dict[str, Any]) -> str:
+    """The ``path`` argument of a call as shown, ``.`` when there is none."""
+    path = arguments.get("path")
+    return path if isinstance(path, str) and path else "."
+
+
+@functools.cache
 def _schema_of(model: type[ToolArgs]) -> dict[str, Any]:
     """``model``'s JSON Schema without titles, made once per process: pydantic builds it
     anew on every call (~3 ms a tool), and every run asks for every tool's."""
@@ -136,6 +149,14 @@ class Tool(Generic[A]):
     with them); False: a changed call is not done."""
     label: ClassVar[str | None] = None
     """The tool's name for people when ``name`` is none (an MCP tool's ``notes · echo``)."""
+    kind: ClassVar[str] = "other"
+    """What a call does, for a front that shows it by kind: ``read``, ``search``, ``edit``,
+    ``execute``, ``think`` or ``other`` (ACP's tool kinds)."""
+
+    def title(self, arguments: dict[str, Any]) -> str:
+        """What a front shows for a call: what it is about (the file, the command), not
+        the tool's name."""
+        return self.label or self.name
 
     def parameters_schema(self) -> dict[str, Any]:
         """The JSON Schema of the arguments, as model APIs take it (a copy: callers may

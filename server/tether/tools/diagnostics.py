@@ -8,7 +8,7 @@ cannot tell (it did not declare ``experimental.tether.diagnostics``, like the he
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import anyio.to_thread
 from pydantic import Field
@@ -43,6 +43,12 @@ class Diagnostics(Tool[DiagnosticsArgs]):
     """Lists the editor's problems (errors first, then warnings, then the rest)."""
 
     name: ClassVar[str] = "diagnostics"
+    kind: ClassVar[str] = "read"
+
+    def title(self, arguments: dict[str, Any]) -> str:
+        path = arguments.get("path")
+        return f"Problems in {path}" if isinstance(path, str) and path else "Problems"
+
     description: ClassVar[str] = (
         "List the problems (errors, warnings, hints) the user's editor and its language "
         "servers report, for one file or the whole workspace, as path:line: severity "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import anyio.to_thread
 from pydantic import Field
@@ -38,7 +38,7 @@ from ..text.span import count_lines
 from ..workspace.folders import TextSnapshot, Workspace
 from ..writes.disk import has_bom
 from ..writes.locks import path_lock
-from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult
+from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult, path_of
 
 
 class EditFileArgs(ToolArgs):
@@ -206,6 +206,11 @@ class EditFile(Tool[EditFileArgs]):
     """Replaces text in a file, as the user sees it."""
 
     name: ClassVar[str] = "edit_file"
+    kind: ClassVar[str] = "edit"
+
+    def title(self, arguments: dict[str, Any]) -> str:
+        return f"Edit {path_of(arguments)}"
+
     description: ClassVar[str] = (
         "Change a file by replacing old_text with new_text. old_text must match the "
         "current file exactly (read it first) and occur once unless replace_all is set. "
@@ -287,6 +292,11 @@ class WriteFile(Tool[WriteFileArgs]):
     """Creates a file or replaces its whole content."""
 
     name: ClassVar[str] = "write_file"
+    kind: ClassVar[str] = "edit"
+
+    def title(self, arguments: dict[str, Any]) -> str:
+        return f"Write {path_of(arguments)}"
+
     description: ClassVar[str] = (
         "Create a file, or overwrite one with new content. Prefer edit_file for changes to "
         "an existing file. The user sees a diff and may deny or change it."

@@ -11,7 +11,7 @@ from pydantic import Field
 from ..errors import ToolError
 from ..text.model import line_count, line_slice
 from ..workspace.folders import Workspace
-from .base import Tool, ToolArgs, ToolDeps, ToolResult
+from .base import Tool, ToolArgs, ToolDeps, ToolResult, path_of
 from .search import PathGlob, Search
 from .search_engine import run_stoppable
 
@@ -44,6 +44,11 @@ class ReadFile(Tool[ReadFileArgs]):
     """Shows a file with numbered lines; an open editor buffer wins over the disk."""
 
     name: ClassVar[str] = "read_file"
+    kind: ClassVar[str] = "read"
+
+    def title(self, arguments: dict[str, Any]) -> str:
+        return f"Read {path_of(arguments)}"
+
     description: ClassVar[str] = (
         "Read a text file in the workspace. Lines come numbered like `cat -n`; when the user "
         "has the file open in the editor you see their current, possibly unsaved, text. "
@@ -106,6 +111,11 @@ class ListFiles(Tool[ListFilesArgs]):
     """Lists files under a folder, recursively, honouring ``.gitignore``."""
 
     name: ClassVar[str] = "list_files"
+    kind: ClassVar[str] = "search"
+
+    def title(self, arguments: dict[str, Any]) -> str:
+        return f"List {path_of(arguments)}"
+
     description: ClassVar[str] = (
         "List the files under a folder of the workspace, recursively, as paths relative to "
         "the workspace root. Files ignored by .gitignore are left out. "

@@ -8,7 +8,7 @@ in one line, so the list costs it almost nothing to keep up to date.
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
@@ -45,6 +45,11 @@ class Plan(Tool[PlanArgs]):
     """Sets the plan the user sees."""
 
     name: ClassVar[str] = "plan"
+    kind: ClassVar[str] = "think"
+
+    def title(self, arguments: dict[str, Any]) -> str:
+        return "Plan"
+
     description: ClassVar[str] = (
         "Show the user your plan for a task of several steps, as a checklist. Send the whole "
         "list each time (it replaces the previous one): mark the step you are on in_progress "

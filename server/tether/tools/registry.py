@@ -85,6 +85,12 @@ class ToolRegistry:
         tool = self.get(name)
         return None if tool is None else tool.label
 
+    def presented(self, name: str, arguments: dict[str, Any]) -> tuple[str, str]:
+        """A call's kind and title as a front shows them (the tool's own; ``other`` and
+        the name for a tool not here)."""
+        tool = self.get(name)
+        return ("other", name) if tool is None else (tool.kind, tool.title(arguments))
+
     def specs(self) -> Sequence[ToolSpec]:
         """The tools as the model sees them."""
         return [

@@ -34,7 +34,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import anyio
 import anyio.to_thread
@@ -45,7 +45,7 @@ from ..host import Buffer
 from ..text.linear_regex import LinearRegexError
 from ..workspace.folders import Workspace, decode_text
 from ..workspace.ignore import compile_glob, wildmatch_regex
-from .base import Tool, ToolArgs, ToolDeps, ToolResult
+from .base import Tool, ToolArgs, ToolDeps, ToolResult, one_line, path_of
 from .search_engine import LineMatcher, rg_pattern, run_killable, run_stoppable
 
 __all__ = ["ENGINE_ENV", "MAX_MATCHES", "RG_FLAGS", "PathGlob", "Search", "SearchArgs", "find_rg"]
@@ -170,6 +170,12 @@ class Search(Tool[SearchArgs]):
     """Searches file contents; ripgrep when available, else a Python walk (same results)."""
 
     name: ClassVar[str] = "search"
+    kind: ClassVar[str] = "search"
+
+    def title(self, arguments: dict[str, Any]) -> str:
+        pattern = one_line(arguments.get("pattern", ""), 60)
+        return f"Search {pattern!r} in {path_of(arguments)}"
+
     description: ClassVar[str] = (
         "Search the contents of the workspace's files for a regular expression (RE2 "
         "syntax as in ripgrep, matched line by line). Prints `path:line: text`, sorted by "

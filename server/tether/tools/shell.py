@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import anyio
 import anyio.abc
@@ -44,7 +44,7 @@ from ..host import RunsCommands
 from ..sandbox import Prepared, Sandbox, blocked_reason, unsandboxed
 from ..sandbox.runner import KILL_GRACE_SECONDS as SANDBOX_KILL_GRACE_SECONDS
 from ..writes.coherence import after_command, before_command, unsaved_note
-from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult
+from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult, one_line
 from .git_guard import git_environment, refusal, refused_settings
 
 __all__ = [
@@ -483,6 +483,11 @@ class Bash(Tool[BashArgs]):
     """Runs a shell command in the workspace root, after the user allows it."""
 
     name: ClassVar[str] = "bash"
+    kind: ClassVar[str] = "execute"
+
+    def title(self, arguments: dict[str, Any]) -> str:
+        return f"Run {one_line(arguments.get('command', ''), 200)}"
+
     description: ClassVar[str] = (
         "Run a shell command with bash in the workspace root and get its exit code and "
         "output (stdout and stderr merged). It runs non-interactively: no input (stdin is "
