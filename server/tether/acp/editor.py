@@ -19,7 +19,7 @@ from typing import Any, Literal
 from tether_protocol import ApproveParams, ApproveResult, CommandPreview, ProposedRule
 
 from ..host import Buffer, EditOutcome, FileEdit, TerminalOutcome
-from ..workspace.folders import Workspace, uri_for
+from ..workspace.folders import uri_for
 from ..writes.disk import apply_on_disk, delete_on_disk
 from .updates import DiffShown, Translator, tool_call_id
 from .wire import Connection, RpcError
@@ -107,7 +107,6 @@ class AcpEditor:
         capabilities: ClientCapabilities,
         buffers: AcpBuffers,
         translator: Translator,
-        workspace: Callable[[], Workspace],
         mode: Callable[[], Mode],
     ) -> None:
         self._connection = connection
@@ -115,7 +114,6 @@ class AcpEditor:
         self.capabilities = capabilities
         self._buffers = buffers
         self._translator = translator
-        self._workspace = workspace
         self._mode = mode
 
     # --- approvals ---------------------------------------------------------------------

@@ -344,7 +344,6 @@ class AcpServer:
             self.capabilities,
             buffers,
             translator,
-            session.workspace,
             lambda: session.mode,
         )
         self.sessions[session_id] = session

@@ -12,7 +12,7 @@ terminal cannot disagree about a value (where the session logs are, say).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether_protocol import TetherSettings
@@ -69,16 +69,6 @@ class Assembly:
     def config(self) -> Config:
         """The merged settings with every default filled in."""
         return resolve(self.settings, self.environ)
-
-    def with_layer(self, layer: Layer) -> Assembly:
-        """The same files under ``layer`` on top; a layer of the same source is replaced in
-        its place (each settings change replaces the last)."""
-        sources = [kept.source for kept in self.above]
-        if layer.source in sources:
-            above = tuple(layer if kept.source == layer.source else kept for kept in self.above)
-        else:
-            above = (*self.above, layer)
-        return replace(self, above=above)
 
     def warning(self) -> str | None:
         """The one warning naming the project file's keys that were not applied."""
