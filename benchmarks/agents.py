@@ -127,7 +127,7 @@ def _tether(provider: str) -> Callable[[str, Path], tuple[list[str], dict[str, s
 
 @cache
 def tether_has_acp() -> bool:
-    """``tether acp`` exists in this checkout (the ACP front, issue 25)."""
+    """``tether acp`` exists in this checkout (the ACP front)."""
     done = subprocess.run(
         [sys.executable, "-m", "tether", "acp", "--help"],
         capture_output=True,

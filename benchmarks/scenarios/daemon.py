@@ -1,4 +1,4 @@
-"""``tether run`` spawn → answer three ways, side by side (issue 29, item 2): in-process (its
+"""``tether run`` spawn → answer three ways, side by side: in-process (its
 own ``tether serve``, as without the daemon), with the daemon on but none running yet (the
 run goes in-process and leaves a daemon starting for the next: ``daemon.front.Cold``) and
 through a warm daemon (already running: waited for, unmeasured, after the run before).
@@ -7,13 +7,14 @@ The same read → write → answer task against the same local fake OpenAI and A
 (real SDKs) as ``first_answer``; each daemon gets a runtime folder of its own and is stopped
 at the end.
 
-In the same run, issue 29's yardstick: ``codex app-server`` (Rust), a fresh process per run
+In the same run, the yardstick: ``codex app-server`` (Rust), a fresh process per run
 driven over its own JSON-RPC (``benchmarks/codex_app_server.py``) on the peers' task and fake
 model, spawn → ``initialize`` answered and spawn → ``turn/completed``; then the ratio of each
-provider's warm daemon to it (issue 29: ≤ 1.0), and of the first run with no daemon yet to
-in-process (no slower than without the daemon: ≤ 1.0). Every system runs once unmeasured first, then
-round after round one run of each, so a load on the machine weighs on all alike. Skipped with
-a note when ``@openai/codex`` is not installed in the peers' folder.
+provider's warm daemon to it (≤ 1.0), and of the first run with no daemon yet to
+in-process (no slower than without the daemon: ≤ ``SAME_PATH_NOISE``). Every system runs
+once unmeasured first, then round after round one run of each, so a load on the machine
+weighs on all alike. Skipped with a note when ``@openai/codex`` is not installed in the
+peers' folder.
 
 codex app-server runs three ways, each a fresh process per run (``VARIANTS``): with a fresh
 ``CODEX_HOME`` each run and its ``workspace-write`` sandbox, and with one ``CODEX_HOME``
@@ -52,7 +53,7 @@ VARIANTS: tuple[tuple[str, bool, str], ...] = (
 
 SAME_PATH_NOISE = 1.05
 """The ratio of two medians of 5 runs of the same path stays within this (measured
-0.97-1.02 once neither run is favoured by the order: docs/performance.md)."""
+0.97-1.02 once neither run is favoured by the order)."""
 
 
 async def _daemon(action: str, env: dict[str, str]) -> str:
@@ -134,7 +135,7 @@ async def run(ctx: Context) -> list[Row]:
     for provider in providers:
         for how, values in times[provider].items():
             rows.append(Row.of(NAME, f"{provider}: spawn → answer, {how}", "ms", values))
-        # Issue 29: the first run (no daemon yet) no slower than today's (in-process) one.
+        # The first run (no daemon yet) no slower than one without the daemon (in-process).
         # It takes the in-process path itself (``daemon.front.Cold``): the two medians differ
         # by the noise of 5 runs only, so "no slower" is read within that noise.
         cold = median(times[provider]["no daemon yet"]) / median(times[provider]["in-process"])
