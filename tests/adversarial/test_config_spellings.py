@@ -26,11 +26,11 @@ from hypothesis import strategies as st
 from lsprotocol import types
 from pydantic import ValidationError
 
-from tether.cli import build_tools
 from tether.config.assemble import assemble
 from tether.config.layers import Config, merge, resolve
 from tether.config.project import shown_key
 from tether.lsp.handlers import create_server
+from tether.tools import build_tools
 from tether_protocol import TetherSettings
 
 from . import toml_text

@@ -4,9 +4,9 @@ sources, which import pydantic) are the sources' values."""
 
 from __future__ import annotations
 
-from tether.cli import build_tools
 from tether.lsp import lean
 from tether.providers import AVAILABLE_PROVIDERS
+from tether.tools import build_tools
 from tether_protocol import methods
 
 

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tether.cli import build_tools
 from tether.lsp.dispatch import dispatch
 from tether.lsp.handlers import create_server
 from tether.lsp.server import TetherProtocol
+from tether.tools import build_tools
 
 
 class Captured:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from tether.cli import build_tools
 from tether.lsp.handlers import create_server
+from tether.tools import build_tools
 
 
 def environment(tmp_path: Path, user: str, **variables: str) -> dict[str, str]:

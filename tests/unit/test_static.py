@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tether.cli import build_tools
+from tether.tools import build_tools
 from tether.tools.registry import ToolRegistry
 from tether.tools.static import StaticToolRegistry
 

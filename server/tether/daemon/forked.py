@@ -1,6 +1,6 @@
 """A ``tether serve`` forked from a daemon's run process instead of a new interpreter.
 
-Forked before the run's event loop starts (``cli.run``), in the run's folder, in a process
+Forked before the run's event loop starts (``cli.run.run``), in the run's folder, in a process
 session of its own as ``client.spawn`` starts one; stdin/stdout are one end of a socket
 pair, stderr another (held back as ``spawn_server(hold_stderr=True)`` holds it).
 """
@@ -20,7 +20,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process, SocketStream
 
 ServeMain = Callable[[str], int]
-"""``tether serve`` at a log level, in this process (``cli.serve``)."""
+"""``tether serve`` at a log level, in this process (``cli.serve.serve``, handed in)."""
 
 
 class ForkedServer(Process):

@@ -48,9 +48,9 @@ OPS = frozenset({"run", "status", "stop"})
 RUN_KEYS = frozenset({"op", "argv", "cwd", "env", "streams"})
 
 ServeMain = Callable[[str], int]
-"""``tether serve`` at a log level, in this process (``cli.serve``)."""
+"""``tether serve`` at a log level, in this process (``cli.serve.serve``, handed in)."""
 RunMain = Callable[[list[str]], int]
-"""``tether`` with these arguments, in this process (``cli.daemon_main``)."""
+"""``tether`` with these arguments, in this process (``cli.daemon_main``, handed in)."""
 
 
 def peer_uid(conn: socket.socket) -> int:

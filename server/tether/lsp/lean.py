@@ -37,7 +37,7 @@ TOOL_NAMES = (
     "write_file",
     "bash",
 )
-"""``cli.build_tools().names``."""
+"""``tools.build_tools().names``."""
 PROVIDERS = ("scripted", "openai", "anthropic")
 """``providers.AVAILABLE_PROVIDERS``."""
 COMMANDS = ("tether.run", "tether.cancel")
