@@ -22,11 +22,7 @@ from ..events import RunEvents
 from ..host import Editor, EventSink, ReportsDiagnostics
 from ..policy.gate import ApprovalGate, ApprovalPolicy
 from ..policy.store import RuleStore
-from ..prompt.editor_state import editor_state_section
-from ..prompt.instructions import home_folder
-from ..prompt.instructions import load as load_instructions
-from ..prompt.mentions import expand_mentions
-from ..prompt.system import system_prompt
+from ..prompt import model_input
 from ..providers import make_provider
 from ..providers.base import Message
 from ..sandbox.probe import sandbox_for
@@ -111,11 +107,7 @@ async def assemble_run(
     )
     limits = params.limits
     tools = await _with_mcp(tools, mcp, config, workspace)
-    instructions = await load_instructions(workspace.root, workspace.buffers, home_folder())
-    editor_state = await editor_state_section(
-        workspace, params.context, workspace.position_encoding
-    )
-    message = await expand_mentions(params.prompt, workspace)
+    read = await model_input(workspace, tools.names, params.prompt, params.context)
     events = RunEvents(run_id, [*sinks, SessionSink(log_writer, session_id)])
     memory.policy.configure(config.auto_approve, rules)
     sandbox = await sandbox_for(
@@ -144,10 +136,10 @@ async def assemble_run(
             max_tokens=limits.max_tokens if limits else None,
             max_cost_usd=limits.max_cost_usd if limits else None,
         ),
-        system=system_prompt(workspace, tools.names, editor_state, instructions),
+        system=read.system,
         history=memory.history,
         recorder=SessionRecorder(log_writer, session_id, run_id),
         context_budget=config.context_budget_tokens,
         window=memory.windows.window(session_id, provider),
     )
-    return AssembledRun(loop, message)
+    return AssembledRun(loop, read.message)
