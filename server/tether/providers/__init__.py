@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import importlib
 import os
 import threading
 from collections.abc import Mapping
@@ -88,7 +87,7 @@ def make_provider(
     )
 
 
-SDK_MODULES = {"openai": ".openai", "anthropic": ".anthropic"}
+SDK_PROVIDERS = ("openai", "anthropic")
 """The providers whose module imports an SDK."""
 
 
@@ -97,14 +96,17 @@ def prime(name: str | None) -> None:
     module: what the SDK's first client loads and builds), once per process and provider;
     nothing for another name. For the warm-up of a server and the daemon, which forks
     runs that then find it done. Thread-safe; blocking (call it off the event loop)."""
-    module = SDK_MODULES.get(name or "")
-    if module is None:
+    if name not in SDK_PROVIDERS:
         return
     with _PRIMING:
-        if module in _PRIMED:
+        if name in _PRIMED:
             return
-        _PRIMED.add(module)
-    importlib.import_module(module, __name__).prime()
+        _PRIMED.add(name)
+    if name == "openai":
+        from .openai import prime as prime_sdk
+    else:
+        from .anthropic import prime as prime_sdk
+    prime_sdk()
 
 
 _PRIMED: set[str] = set()
@@ -142,8 +144,7 @@ async def warm_up(name: str | None) -> None:
     Importing ``anthropic`` takes about a second; done inside ``make_provider`` it would
     stall the event loop (and every editor request) once. Safe to call for any name.
     """
-    module = SDK_MODULES.get(name or "")
-    if module is None or module in _PRIMED:
+    if name not in SDK_PROVIDERS or name in _PRIMED:
         return
     # The SDK's thousand pydantic models are there for good: cyclic collections while they
     # are built find nothing and cost ~15% of the import (the caller freezes them after).

@@ -8,7 +8,6 @@ request (``_attempt``) and says which of its SDK's errors are worth a retry (``_
 from __future__ import annotations
 
 import asyncio
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, aclosing
@@ -32,15 +31,6 @@ from .retry import (
     shared_ssl_context,
     stream_reply,
 )
-
-CONNECTION_MODULES = (
-    "anyio._backends._asyncio",
-    "anyio._core._sockets",
-    "anyio._core._synchronization",
-    "anyio.streams.memory",
-    "anyio.streams.stapled",
-)
-"""What an SDK's first real connection imports (``prime_with``'s request makes none)."""
 
 ClientT = TypeVar("ClientT")
 HttpT = TypeVar("HttpT")
@@ -147,8 +137,11 @@ def prime_with(provider: SdkProvider[Any], stream: bytes) -> None:
     provider._canned = stream
     # The canned request skips the socket: what the first real connection imports
     # (anyio's event-loop backend and its socket streams, under the SDK's HTTP client).
-    for name in CONNECTION_MODULES:
-        importlib.import_module(name)
+    from anyio._backends import _asyncio
+    from anyio._core import _sockets, _synchronization
+    from anyio.streams import memory, stapled
+
+    del _asyncio, _sockets, _synchronization, memory, stapled
 
     async def drain() -> None:
         async for _ in provider.stream(CANNED_REQUEST):
