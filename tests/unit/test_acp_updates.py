@@ -12,6 +12,7 @@ from tests.acp.validation import SchemaChecker
 from tether.acp.updates import Translator, replayed
 from tether.acp.wire import Connection
 from tether.host import NoBuffers
+from tether.tools import build_tools
 from tether.workspace.folders import Workspace
 from tether_protocol import parse_event
 
@@ -32,7 +33,7 @@ def _checked(updates: list[dict[str, Any]]) -> None:
 
 
 def test_a_plan_event_is_a_whole_plan_update(tmp_path: Path) -> None:
-    translator = Translator(Workspace([tmp_path], NoBuffers()))
+    translator = Translator(Workspace([tmp_path], NoBuffers()), build_tools())
     entries = [
         {"content": "read the code", "status": "completed", "priority": "high"},
         {"content": "fix the bug", "status": "in_progress"},
@@ -49,7 +50,7 @@ def test_a_plan_event_is_a_whole_plan_update(tmp_path: Path) -> None:
 
 
 def test_usage_is_the_last_calls_context_in_integers_with_the_cost(tmp_path: Path) -> None:
-    translator = Translator(Workspace([tmp_path], NoBuffers()), context_size=200_000)
+    translator = Translator(Workspace([tmp_path], NoBuffers()), build_tools(), context_size=200_000)
     first = list(translator.updates(_event("usage", 1, inputTokens=100, outputTokens=20)))
     second = list(
         translator.updates(_event("usage", 2, inputTokens=250, outputTokens=30, costUsd=0.01))
@@ -79,7 +80,7 @@ def test_a_replay_has_the_prompt_the_answers_and_each_calls_final_status(
         _event("tool-result", 6, callId="c1", tool="read_file", ok=True, output="1\tx"),
         _event("usage", 7, inputTokens=1, outputTokens=1),
     ]
-    updates = replayed(events, Translator(Workspace([tmp_path], NoBuffers())))
+    updates = replayed(events, Translator(Workspace([tmp_path], NoBuffers()), build_tools()))
     assert [u["sessionUpdate"] for u in updates] == [
         "user_message_chunk",
         "agent_message_chunk",
