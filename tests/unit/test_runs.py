@@ -168,11 +168,11 @@ async def test_a_cancel_during_the_transports_setup_ends_the_run(
     run = await server.create(prompt="second", sessionId=session_id, runId="r2")
     asked = asyncio.Event()
 
-    async def progress_never_answered(run: Run) -> None:
+    async def progress_never_answered() -> None:
         asked.set()
         await asyncio.Event().wait()  # the client has not answered progress creation
 
-    executing = asyncio.ensure_future(server.manager.execute(run, progress_never_answered))
+    executing = asyncio.ensure_future(server.manager.execute(run, progress_never_answered()))
     async with asyncio.timeout(5):
         await asked.wait()
     assert server.manager.cancel("r2")
@@ -213,11 +213,11 @@ async def test_every_way_out_releases_the_ids(servers: list[Server], tmp_path: P
         await server.create(prompt="x", runId="r1", sessionId="s-unknown")
     run = await server.create(prompt="x", runId="r1", sessionId=session_id)
 
-    async def progress_fails(run: Run) -> None:
+    async def progress_fails() -> None:
         raise RuntimeError("transport broke")
 
     with pytest.raises(RuntimeError):
-        await server.manager.execute(run, progress_fails)
+        await server.manager.execute(run, progress_fails())
     assert run.phase == "finished" and run.finished.is_set()
     assert not server.manager.cancel("r1")
     assert await server.run(prompt="again", sessionId=session_id) == session_id
