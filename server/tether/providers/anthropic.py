@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Unpack, cast
 
 import anthropic
 import httpx2  # the SDK's HTTP client (a declared dependency): its mid-stream errors
@@ -27,21 +27,18 @@ from .base import (
     UsageDelta,
     UserMessage,
 )
-from .models import ModelTable
 from .retry import (
     Failure,
-    OutputLimit,
     PartStream,
     PendingCall,
     ReplyEnd,
-    RetryPolicy,
     StreamInterrupted,
     describe_api_error,
     is_too_long,
     retry_after_seconds,
     underlying_error,
 )
-from .sdk import CANNED_CALL, CannedCall, SdkProvider, prime_with
+from .sdk import CANNED_CALL, CannedCall, SdkProvider, SdkSettings, prime_with
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 """Used when no model is configured: the current Sonnet."""
@@ -150,26 +147,8 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
     name = "anthropic"
     default_limit = OUTPUT_LIMIT
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str,
-        base_url: str | None = None,
-        models: ModelTable | None = None,
-        context_window: int | None = None,
-        limit: OutputLimit | None = None,
-        retry: RetryPolicy | None = None,
-    ) -> None:
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            base_url=base_url,
-            models=models,
-            context_window=context_window,
-            limit=limit,
-            retry=retry,
-        )
+    def __init__(self, **settings: Unpack[SdkSettings]) -> None:
+        super().__init__(**settings)
         self._thinking: dict[str, list[ContentBlockParam]] = {}
 
     def _client(self) -> AsyncAnthropic:

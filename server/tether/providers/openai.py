@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Unpack
 
 import openai
 from openai import AsyncOpenAI, omit
@@ -30,21 +30,18 @@ from .base import (
     UserMessage,
     estimate_tokens,
 )
-from .models import ModelTable
 from .retry import (
     Failure,
-    OutputLimit,
     PartStream,
     PendingCall,
     ReplyEnd,
-    RetryPolicy,
     StreamInterrupted,
     describe_api_error,
     is_too_long,
     retry_after_seconds,
     underlying_error,
 )
-from .sdk import CANNED_CALL, CannedCall, SdkProvider, prime_with
+from .sdk import CANNED_CALL, CannedCall, SdkProvider, SdkSettings, prime_with
 
 DEFAULT_MODEL = "gpt-5.4"
 """Used when no model is configured: current, and it calls tools through Chat Completions."""
@@ -141,24 +138,10 @@ class OpenAIProvider(SdkProvider[AsyncOpenAI]):
     def __init__(
         self,
         *,
-        model: str,
-        api_key: str,
-        base_url: str | None = None,
-        models: ModelTable | None = None,
-        context_window: int | None = None,
-        limit: OutputLimit | None = None,
         limit_parameter: LimitParameter = "max_completion_tokens",
-        retry: RetryPolicy | None = None,
+        **settings: Unpack[SdkSettings],
     ) -> None:
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            base_url=base_url,
-            models=models,
-            context_window=context_window,
-            limit=limit,
-            retry=retry,
-        )
+        super().__init__(**settings)
         self._limit_parameter = limit_parameter
 
     def _client(self) -> AsyncOpenAI:

@@ -11,7 +11,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, aclosing
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, NotRequired, TypedDict, TypeVar, Unpack
 
 from .base import (
     AssistantMessage,
@@ -52,6 +52,18 @@ CannedCall = tuple[str, str, str]
 CANNED_CALL: CannedCall = ("r1", "r", "{}")
 
 
+class SdkSettings(TypedDict):
+    """What every SDK provider is made with (``providers.make_provider``)."""
+
+    model: str
+    api_key: str
+    base_url: NotRequired[str | None]
+    models: NotRequired[ModelTable | None]
+    context_window: NotRequired[int | None]
+    limit: NotRequired[OutputLimit | None]
+    retry: NotRequired[RetryPolicy | None]
+
+
 class SdkProvider(ABC, Generic[ClientT]):
     """A model behind an SDK's streaming API; ``ClientT`` is the SDK's async client."""
 
@@ -59,27 +71,18 @@ class SdkProvider(ABC, Generic[ClientT]):
     default_limit: ClassVar[tuple[int | None, int | None]] = (None, None)
     """The output limit of a request and after a cut-off reply, unless one is given."""
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str,
-        base_url: str | None = None,
-        models: ModelTable | None = None,
-        context_window: int | None = None,
-        limit: OutputLimit | None = None,
-        retry: RetryPolicy | None = None,
-    ) -> None:
-        self.model = model
-        self._api_key = api_key
-        self._base_url = base_url
-        self._models = models or ModelTable()
+    def __init__(self, **settings: Unpack[SdkSettings]) -> None:
+        model = self.model = settings["model"]
+        self._api_key = settings["api_key"]
+        base_url = self._base_url = settings.get("base_url")
+        self._models = settings.get("models") or ModelTable()
+        context_window = settings.get("context_window")
         # ``context_window`` (contextWindowTokens) is for models the table does not know.
         self.context_window = self._models.window(
             model, configured=context_window, local=base_url is not None
         )
-        self._limit = limit or OutputLimit(*self.default_limit)
-        self._retry = retry or RetryPolicy()
+        self._limit = settings.get("limit") or OutputLimit(*self.default_limit)
+        self._retry = settings.get("retry") or RetryPolicy()
         self._canned: bytes | None = None
         """Set by ``prime_with``: every request is answered in-process with this stream."""
 
