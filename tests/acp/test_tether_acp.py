@@ -190,7 +190,7 @@ async def test_settings_that_cannot_be_used_are_a_clear_error_answer(
     async with tether_acp(root, tmp_path, ANSWER, client, **broken) as agent:  # initialized
         with pytest.raises(RequestError) as refused:
             await agent.new_session(root)
-        assert refused.value.code == -32603
+        assert refused.value.code == -32602
         assert "TETHER_MAX_MESSAGE_BYTES" in str(refused.value)
         client.assert_clean()
         assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean

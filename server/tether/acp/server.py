@@ -20,17 +20,19 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+import tether
 from tether_protocol import (
     CommandParams,
     McpServerSettings,
     Rule,
     RunParams,
     RunResult,
+    TetherSettings,
     parse_event,
 )
 
 from ..config.assemble import assemble
-from ..config.layers import Config, ConfigError
+from ..config.layers import Config, ConfigError, resolve
 from ..policy.store import RuleStore
 from ..prompt.frames import ATTACHED_FILE, framed
 from ..providers import warm_up
@@ -45,7 +47,6 @@ from ..workspace.folders import Workspace, path_from_uri
 if TYPE_CHECKING:
     from ..mcp.hub import McpHub
 from .editor import AcpBuffers, AcpEditor, ClientCapabilities, Mode
-from .front import check_initialize, initialize_result
 from .updates import AcpSink, Translator, replayed
 from .wire import INTERNAL_ERROR, INVALID_PARAMS, Connection, RpcError
 
@@ -89,6 +90,33 @@ STOP_REASONS = {
     "cancelled": "cancelled",
 }
 """A run's outcome as ACP's stop reason (an ``error`` outcome is an error answer)."""
+
+
+PROTOCOL_VERSION = 1
+
+
+def initialize_result() -> dict[str, Any]:
+    """The answer to ``initialize``: version 1, what Tether offers, no auth methods."""
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "agentCapabilities": {
+            "loadSession": True,
+            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            "mcpCapabilities": {"http": True, "sse": False},
+        },
+        "agentInfo": {"name": "tether", "title": "Tether", "version": tether.__version__},
+        "authMethods": [],
+    }
+
+
+def check_initialize(raw: Any) -> dict[str, Any]:
+    """The client's capabilities from ``initialize`` params, or ``-32602``."""
+    params = raw if isinstance(raw, dict) else None
+    version = params.get("protocolVersion") if params is not None else None
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise RpcError(INVALID_PARAMS, "initialize: protocolVersion: an integer")
+    capabilities = params.get("clientCapabilities") if params is not None else None
+    return capabilities if isinstance(capabilities, dict) else {}
 
 
 def mode_rules(mode: Mode) -> list[Rule]:
@@ -266,7 +294,10 @@ class AcpServer:
     def __init__(self, tools: ToolRegistry, environ: Mapping[str, str] | None = None) -> None:
         self.environ = dict(os.environ if environ is None else environ)
         self.tools = tools
-        base = assemble(None, self.environ).config  # ConfigError: a bad variable or file
+        try:
+            base = assemble(None, self.environ).config
+        except ConfigError:  # a bad variable or file: every session/new names it (-32602)
+            base = resolve(TetherSettings(), self.environ)
         self.provider = base.provider
         """The provider the config file and ``TETHER_*`` name (its SDK loaded early)."""
         self.log_writer = SessionLogWriter(base.state_dir, self._state_dir_failed)
@@ -274,7 +305,7 @@ class AcpServer:
         self.capabilities = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
         self.connection: Connection | None = None
-        self._warmed = self.provider is not None  # the front loads its SDK with the core
+        self._warmed = self.provider is not None  # primed as the process starts
         self.workers: asyncio.Future[Any] | None = None
         """The worker threads' start (``_start_workers``), once the first session opened."""
 

@@ -7,7 +7,7 @@ import contextlib
 import gc
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .flags import Commands
@@ -83,19 +83,17 @@ def serve(log_level: str = "warning") -> int:
 def acp() -> int:
     """Serve one ACP client (Zed, JetBrains, codecompanion, avante, …) over stdio until
     its input ends; stdout carries the protocol only, logs go to stderr."""
-    # Only the wire is imported before the first answer: ``initialize`` is answered while
-    # the core loads in a worker thread (``acp/front.py``).
     import asyncio
 
-    from ..acp.front import Front
+    gc.disable()  # what is imported lives as long as the server (see ``serve``)
+    from ..acp.server import AcpServer
+    from ..providers import warm_up_thread
+    from ..tools import build_tools
 
-    def core() -> Any:
-        from ..acp.server import AcpServer
-        from ..tools import build_tools
-
-        return AcpServer(build_tools())
-
+    server = AcpServer(build_tools())
+    gc.freeze()
+    warm_up_thread(server.provider)  # the SDK primed while the client opens a session
     status = 0
     with contextlib.suppress(KeyboardInterrupt):
-        status = asyncio.run(Front(core).serve(sys.stdin.buffer, sys.stdout.buffer))
+        asyncio.run(server.serve(sys.stdin.buffer, sys.stdout.buffer))
     return status
