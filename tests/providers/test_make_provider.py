@@ -109,9 +109,8 @@ def test_the_sdks_are_imported_only_when_a_provider_is_made_or_warmed_up() -> No
         "cfg = resolve(TetherSettings(), {'XDG_STATE_HOME': '/x'})\n"
         "make_provider('openai', cfg, Path('.'), environ={'OPENAI_API_KEY': 'k'})\n"
         "middle = sorted(m for m in ('openai', 'anthropic') if m in sys.modules)\n"
-        "import anyio\n"
-        "from tether.providers import warm_up\n"
-        "anyio.run(warm_up, 'anthropic')\n"
+        "from tether.providers import warm_up_thread\n"
+        "warm_up_thread('anthropic').join(60)\n"
         "after = sorted(m for m in ('openai', 'anthropic') if m in sys.modules)\n"
         "print(json.dumps([before, middle, after]))"
     )

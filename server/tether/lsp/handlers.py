@@ -5,7 +5,6 @@ back as an answer."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
@@ -40,7 +39,7 @@ from tether_protocol import (
 from ..config.layers import ConfigError
 from ..host import EventSink
 from ..policy.requests import RULES_PARAMS, RulesRequestError
-from ..providers import warm_up
+from ..providers import warm_up_thread
 from ..run.front import serve_run
 from ..run.manager import InvalidRun, Run, start_worker_threads
 from ..sandbox.probe import sandbox_problem
@@ -195,8 +194,7 @@ def _rules_handler(method: str) -> Callable[[TetherServer, Any], Awaitable[dict[
 
 # --- notifications -----------------------------------------------------------------------
 async def initialized(ls: TetherServer, params: types.InitializedParams) -> None:
-    await warm_up(ls.config.provider)  # import a model SDK before the first run needs it
-    gc.freeze()  # the SDK's modules too are there for good (see ``tether.cli.serve``)
+    warm_up_thread(ls.config.provider)  # a provider the editor's settings name, primed
     # The worker threads every run uses, started now rather than by the first run: anyio's
     # (files, the session log) and the event loop's executor (a model API's address).
     await start_worker_threads()

@@ -14,8 +14,6 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-import anyio.to_thread
-
 from ..config.layers import Config, ConfigError
 from .base import Provider
 from .scripted import ScriptedProvider, load_script
@@ -114,13 +112,14 @@ _PRIMING = threading.Lock()
 
 
 def warm_up_thread(name: str | None) -> threading.Thread:
-    """Prime the SDK provider ``name`` (``prime``; nothing for another name) on a thread of
-    its own started now, as soon as a server has its own modules: the first run then finds
-    it done.
+    """Prime the SDK provider ``name`` (``prime``; nothing for another name or one already
+    primed) on a thread of its own started now: the first run then finds it done, and the
+    event loop never waits for the SDK's import (about a second for ``anthropic``).
 
-    The cyclic collector stays off until the thread ends (see ``warm_up``); then what it
-    loaded is frozen out of the collector's way and the collector is turned on again. A
-    failure is left to the first run to report, as without the warm-up.
+    The SDK's thousand pydantic models are there for good: the cyclic collector stays off
+    until the thread ends (its collections would find nothing and cost ~15% of the
+    import); then what it loaded is frozen out of the collector's way and the collector is
+    turned on again. A failure is left to the first run to report, as without the warm-up.
     """
 
     def load() -> None:
@@ -135,24 +134,6 @@ def warm_up_thread(name: str | None) -> threading.Thread:
     thread = threading.Thread(target=load, name="tether-warm-up", daemon=True)
     thread.start()
     return thread
-
-
-async def warm_up(name: str | None) -> None:
-    """Prime the SDK provider ``name`` in a worker thread, ahead of its first run (a
-    provider the start's warm-up did not know: the project's, a changed setting).
-
-    Importing ``anthropic`` takes about a second; done inside ``make_provider`` it would
-    stall the event loop (and every editor request) once. Safe to call for any name.
-    """
-    if name not in SDK_PROVIDERS or name in _PRIMED:
-        return
-    # The SDK's thousand pydantic models are there for good: cyclic collections while they
-    # are built find nothing and cost ~15% of the import (the caller freezes them after).
-    gc.disable()
-    try:
-        await anyio.to_thread.run_sync(prime, name)
-    finally:
-        gc.enable()
 
 
 def _api_key(name: str, base_url: str | None, environ: Mapping[str, str]) -> str:
