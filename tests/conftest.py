@@ -13,8 +13,10 @@ pytest-xdist the workers inherit the mark, and only the controller checks, once 
 worker is done (a worker that finished early must not stop another's daemon mid-test).
 
 Markers (registered in pyproject.toml): every test under ``tests/editors/`` is ``editors``
-(a real Neovim or Emacs); ``slow`` marks the few tests that take minutes of CPU, so
-``./dev test -m "not editors and not slow"`` is the fast set.
+(a real Neovim or Emacs); ``slow`` is every test under ``tests/e2e/`` (a real server or CLI
+process each: three quarters of the suite's CPU) and the few others marked by hand (the
+benchmark smoke run, two long property runs). ``./dev test -m "not editors and not slow"``
+is the fast set: a minute and a half on two cores.
 """
 
 from __future__ import annotations
@@ -33,20 +35,34 @@ os.environ["TETHER_DAEMON"] = "0"
 SUITE_MARK = "TESTS_SUITE_MARK"
 os.environ.setdefault(SUITE_MARK, uuid.uuid4().hex)
 
+# pytest-xdist's workers start with COLUMNS=80 and LINES=24 in their environment: a CLI a
+# test starts on a 100-column pseudo-terminal inherited them and wrapped its cards at 80.
+# The controller (which imports this first) notes which of the two it had; a worker drops
+# the others.
+TERMINAL_SIZE = ("COLUMNS", "LINES")
+SIZE_SET = "TESTS_TERMINAL_SIZE_SET"
+if "PYTEST_XDIST_WORKER" in os.environ:
+    for name in set(TERMINAL_SIZE) - set(os.environ.get(SIZE_SET, "").split(",")):
+        os.environ.pop(name, None)
+else:
+    os.environ[SIZE_SET] = ",".join(name for name in TERMINAL_SIZE if name in os.environ)
+
 
 def daemons_of_this_suite() -> list[int]:
     """Live ``tether daemon serve`` processes started under this suite (its mark)."""
     return [pid for pid, _ in live_daemons(f"{SUITE_MARK}={os.environ[SUITE_MARK]}".encode())]
 
 
-EDITORS = Path(__file__).parent / "editors"
+TESTS = Path(__file__).parent
+MARKED_FOLDERS = {TESTS / "editors": pytest.mark.editors, TESTS / "e2e": pytest.mark.slow}
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.is_relative_to(EDITORS):
-            item.add_marker(pytest.mark.editors)
+        for folder, mark in MARKED_FOLDERS.items():
+            if item.path.is_relative_to(folder):
+                item.add_marker(mark)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

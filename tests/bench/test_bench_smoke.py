@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 # The quick run starts ~20 fresh servers (and any installed ACP peer): about 20 s on an idle
 # machine, but minutes on a 2-core one shared with other test runs.
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_quick_run_reports_every_scenario(tmp_path: Path) -> None:
     out = tmp_path / "results.json"

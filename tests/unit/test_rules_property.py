@@ -295,6 +295,7 @@ def test_rules_made_from_the_parts_themselves_agree_with_the_oracle(line: Line) 
     check(line, rules)
 
 
+@pytest.mark.slow  # a random search for the failure, then its shrinking: 7 to 90 s
 def test_the_property_catches_a_redirection_let_through(monkeypatch: pytest.MonkeyPatch) -> None:
     """The mutation the issue names: the parser forgets redirections; the property fails."""
     monkeypatch.setattr(shellparse, "_redirection", lambda node, text, out: None)

@@ -251,6 +251,7 @@ async def test_read_file_numbers_lines_as_the_editor_does(tmp_path: Path) -> Non
 PIECES_CR = ["a", "é", "🌍", "\n", "\r\n", "\r", "bc"]
 
 
+@pytest.mark.slow  # a 66,000-line text per example: 30 s of CPU, 100 s under load
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(st.sampled_from(PIECES_CR), max_size=12),
