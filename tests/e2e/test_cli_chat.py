@@ -64,6 +64,14 @@ def _at_prompt(ui: PtyScreen) -> bool:
     return bool(lines) and lines[-1].strip() == PROMPT_MARK.strip()
 
 
+async def leave(ui: PtyScreen) -> None:
+    """Ctrl-D once the prompt is back. Typed while the turn still ends (the terminal in line
+    mode), it is an end of file the prompt never reads, and the chat waits on: a loaded
+    machine made that gap long enough to type into."""
+    await ui.wait_until(lambda: _at_prompt(ui), "the prompt")
+    ui.press("ctrl-d")
+
+
 async def test_two_turns_in_one_session_then_ctrl_d(tmp_path: Path) -> None:
     from tests.providers.fakes import FakeApi, Sse, openai_stream
 
@@ -140,7 +148,7 @@ async def test_unknown_command_help_and_new_session(tmp_path: Path) -> None:
         await ui.wait_for("a new session starts with the next message")
         await ask(ui, "second")
         await ui.wait_until(lambda: ui.text().count("done · 1 step") == 2, "the second turn")
-        ui.press("ctrl-d")
+        await leave(ui)
         assert await ui.wait_for_exit() == 0, ui.text()
     listed = subprocess.run(
         [*TETHER, "sessions"], env=env, capture_output=True, text=True, timeout=60
@@ -166,7 +174,7 @@ async def test_an_approval_then_undo_puts_the_file_back(tmp_path: Path) -> None:
         assert (tmp_path / "notes.txt").read_text() == "old\n"
         await ask(ui, "/diff")
         await ui.wait_for(r"this session has changed no file \(or its changes were undone\)")
-        ui.press("ctrl-d")
+        await leave(ui)
         assert await ui.wait_for_exit() == 0, ui.text()
     assert_nothing_left(env)
 
@@ -176,7 +184,7 @@ async def test_resume_a_listed_session(tmp_path: Path) -> None:
     async with chat(env, tmp_path) as ui:
         await ask(ui, "remember this")
         await ui.wait_for("done · 1 step")
-        ui.press("ctrl-d")
+        await leave(ui)
         assert await ui.wait_for_exit() == 0, ui.text()
     first = json.loads((tmp_path / "state" / "terminal-folders.json").read_text())
     [session] = first
@@ -187,7 +195,7 @@ async def test_resume_a_listed_session(tmp_path: Path) -> None:
         await ui.wait_for(f"resumed session {session}")
         await ask(ui, "go on")
         await ui.wait_for("done · 1 step")
-        ui.press("ctrl-d")
+        await leave(ui)
         assert await ui.wait_for_exit() == 0, ui.text()
     assert json.loads((tmp_path / "state" / "terminal-folders.json").read_text()) == first
     assert_nothing_left(env)
@@ -219,7 +227,7 @@ async def test_tab_completes_commands_and_paths_and_alt_enter_adds_a_line(
             ui.type("and say so")
             ui.press("enter")
             await ui.wait_for("done · 1 step")
-            ui.press("ctrl-d")
+            await leave(ui)
             assert await ui.wait_for_exit() == 0, ui.text()
         [request] = fake.requests
     said = str(request.body["messages"][-1]["content"])
@@ -231,14 +239,14 @@ async def test_continue_resumes_the_latest_session_here(tmp_path: Path) -> None:
     async with chat(env, tmp_path) as ui:
         await ask(ui, "first")
         await ui.wait_for("done · 1 step")
-        ui.press("ctrl-d")
+        await leave(ui)
         assert await ui.wait_for_exit() == 0, ui.text()
     [session] = json.loads((tmp_path / "state" / "terminal-folders.json").read_text())
     async with chat(env, tmp_path, "--continue", columns=200) as ui:
         await ui.wait_for(f"· session {session} ·")
         await ask(ui, "second")
         await ui.wait_for("done · 1 step")
-        ui.press("ctrl-d")
+        await leave(ui)
         assert await ui.wait_for_exit() == 0, ui.text()
     listed = subprocess.run(
         [*TETHER, "sessions"], env=env, capture_output=True, text=True, timeout=60
