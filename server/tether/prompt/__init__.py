@@ -4,9 +4,7 @@ state, @mentions, and untrusted text framed as data.
 A run's assembly (``run/assemble.py``) asks this package for one thing, ``model_input``:
 the system prompt (the workspace, the tools, the editor's state, the project's AGENTS.md)
 and the user's message (the prompt with its ``@file`` mentions attached). The modules that
-make them are imported when it is called, so that importing one module of the package (the
-loop's ``untrusted``, the terminal's ``instructions``) loads neither the rest nor the
-protocol's models.
+make them are imported with the package (with the server, not by its first run).
 """
 
 from __future__ import annotations
@@ -14,6 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from .editor_state import editor_state_section
+from .instructions import home_folder, load
+from .mentions import expand_mentions
+from .system import system_prompt
 
 if TYPE_CHECKING:
     from tether_protocol import RunContext
@@ -36,11 +39,6 @@ async def model_input(
 ) -> ModelInput:
     """The system prompt and the user's message of a run with ``tools`` in ``workspace``;
     ``context`` is the editor as the run starts (``agent/run`` ``context``)."""
-    from .editor_state import editor_state_section
-    from .instructions import home_folder, load
-    from .mentions import expand_mentions
-    from .system import system_prompt
-
     instructions = await load(workspace.root, workspace.buffers, home_folder())
     editor_state = await editor_state_section(workspace, context, workspace.position_encoding)
     message = await expand_mentions(prompt, workspace)

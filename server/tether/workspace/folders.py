@@ -8,6 +8,7 @@ editor's open buffer over the disk, so the model sees what the user sees. Walks 
 
 from __future__ import annotations
 
+import encodings.utf_8_sig  # noqa: F401 - every read's codec, loaded with the server, not by its first read
 import os
 import stat
 import threading
