@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tether.config.assemble import assemble
-from tether.config.layers import ConfigError, user_file
 from tether.config.files import DAEMON_OFF, DAEMON_ON, daemon_choice
+from tether.config.layers import ConfigError, user_file
 
 WORDS = st.sampled_from(sorted(DAEMON_ON | DAEMON_OFF))
 CASED = st.tuples(
