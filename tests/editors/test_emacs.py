@@ -78,12 +78,12 @@ def test_tether_cancel_stops_the_run(tmp_path: Path) -> None:
     (root / "src").mkdir(parents=True)
     (root / "src" / "app.py").write_text("x = 1\n")
     subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=30)
-    turns = {"turns": [{"text": "slow"}], "delaySeconds": 30}
+    # A model that would take 10 minutes: a cancel that waited for it never ends the test.
+    turns = {"turns": [{"text": "slow"}], "delaySeconds": 600}
     emacs_batch(CANCEL_STORY, story_env(tmp_path, root, turns), "")
     report = json.loads((tmp_path / "result.json").read_text())
     assert report["outcome"] == "cancelled", report
     assert "■ cancelled" in report["transcript"]
-    assert report["seconds"] < 10  # the model would have taken 30 s
 
 
 def test_the_package_byte_compiles_without_warnings(tmp_path: Path) -> None:
