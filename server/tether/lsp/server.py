@@ -310,7 +310,7 @@ class TetherServer(LanguageServer):
                 log.warning(
                     "ignoring a malformed experimental.tether declaration: %s", clip(repr(declared))
                 )
-        # The files are read once, here (a few hundred bytes, before anything is served).
+        # The files are read here and at each settings change (a few hundred bytes).
         self._root = _first_folder(params)
         self._options = params.initialization_options
         self._assemble()
