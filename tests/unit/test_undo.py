@@ -20,7 +20,6 @@ from tether.run.manager import InvalidRun, RunManager
 from tether.session.index import session_log_path
 from tether.session.records import read_session
 from tether.session.store import RunIndex
-from tether.session.undo import undo_run
 from tether.session.writer import SessionLogWriter, SessionRecorder
 from tether.tools.base import ToolDeps
 from tether.tools.edits import EditFile, WriteFile
@@ -85,7 +84,7 @@ async def test_undo_refuses_a_log_pointing_outside_the_workspace(
             edit_record(inside, "before\n", "after\n"),
         ],
     )
-    result = await undo_run(manager.log_writer, "r-forged", ws, DiskEditor())
+    result = await manager.undo("r-forged", ws, DiskEditor())
     assert victim.read_text() == "planted\n"
     assert sorted(result.refused) == sorted([victim.as_uri(), through_link.as_uri()])
     assert result.reverted == [inside.as_uri()] and inside.read_text() == "before\n"
@@ -104,7 +103,7 @@ async def test_undo_of_an_edit_that_may_not_have_landed(
         for i, p in enumerate((landed, missing, never))
     ]
     write_log(state, "s-killed", "r-killed", intents)  # killed before any outcome was logged
-    result = await undo_run(manager.log_writer, "r-killed", ws, DiskEditor())
+    result = await manager.undo("r-killed", ws, DiskEditor())
     assert result.reverted == [landed.as_uri()] and landed.read_text() == "before\n"
     assert result.not_found == [missing.as_uri()]
     assert missing.read_text() == "something else\n" and never.read_text() == "before\n"
@@ -118,9 +117,9 @@ async def test_undo_says_when_there_is_nothing_to_undo(
     refused = {**edit_record(root / "x.txt", "a", "b"), "record": "edit-intent", "editId": "e1"}
     outcome = {"record": "edit-outcome", "editId": "e1", "applied": False}
     write_log(state, "s-quiet", "r-quiet", [refused, outcome])
-    result = await undo_run(manager.log_writer, "r-quiet", ws, DiskEditor())
+    result = await manager.undo("r-quiet", ws, DiskEditor())
     assert result.reverted == [] and result.note is not None and "no recorded edits" in result.note
-    again = await undo_run(manager.log_writer, "r-quiet", ws, DiskEditor())
+    again = await manager.undo("r-quiet", ws, DiskEditor())
     assert again.note is not None and "already undone" in again.note
 
 

@@ -44,7 +44,7 @@ from ..run.front import serve_run
 from ..run.manager import InvalidRun, Run, start_worker_threads
 from ..sandbox.probe import sandbox_problem
 from ..session.store import stored_session, stored_sessions
-from ..session.undo import UnknownRun, undo_run
+from ..session.undo import UnknownRun
 from ..text.echo import clip
 from ..text.params import ParamsError, validated
 from ..tools.registry import ToolRegistry
@@ -150,7 +150,7 @@ async def undo(ls: TetherServer, raw: Any) -> dict[str, Any]:
         message = f"runId: run {run_id!r} is still in flight; cancel it first"
         raise JsonRpcInvalidParams(f"agent/undo: {clip(message)}")
     try:
-        result = await undo_run(ls.log_writer, run_id, ls.workspace_model(), ls.editor)
+        result = await ls.runs.undo(run_id, ls.workspace_model(), ls.editor)
     except UnknownRun as exc:
         raise JsonRpcInvalidParams(f"agent/undo: {clip(str(exc))}") from exc
     return result.to_wire()

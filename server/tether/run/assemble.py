@@ -43,6 +43,8 @@ class SessionMemory:
 
     history: list[Message]
     policy: ApprovalPolicy = field(default_factory=ApprovalPolicy)
+    notes: list[str] = field(default_factory=list)
+    """What the model is told before the session's next prompt (an undo since its last)."""
     windows: SessionWindows = field(default_factory=SessionWindows)
     """Context windows a model's refusal lowered (forgotten with the session)."""
 

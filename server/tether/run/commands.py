@@ -22,7 +22,7 @@ from ..config.layers import Config
 from ..errors import ProviderError
 from ..host import Editor
 from ..session.store import stored_session
-from ..session.undo import UnknownRun, hunks_note, undo_run
+from ..session.undo import UnknownRun, undo_lines
 from ..session.writer import SessionLogWriter
 from ..workspace.folders import Workspace
 from .manager import InvalidRun, RunManager
@@ -74,18 +74,11 @@ async def _undo(host: CommandHost, params: CommandParams) -> CommandResult:
     if host.runs.in_flight(run_id):
         raise _refused(f"run {run_id!r} is still in flight; cancel it first")
     try:
-        result = await undo_run(host.log_writer, run_id, host.workspace_model(), host.editor)
+        result = await host.runs.undo(run_id, host.workspace_model(), host.editor)
     except UnknownRun as exc:
         raise _refused(str(exc)) from exc
     lines = [f"undid run {run_id}"]
-    lines += [f"  put back: {_shown(host, uri)}" for uri in result.reverted]
-    lines += [
-        f"  partly put back: {_shown(host, p.uri)} ({hunks_note(p.reverted_hunks, p.kept_hunks)})"
-        for p in result.partial
-    ]
-    lines += [f"  left alone (changed since): {_shown(host, uri)}" for uri in result.conflicts]
-    lines += [f"  left alone (not found): {_shown(host, uri)}" for uri in result.not_found]
-    lines += [f"  refused (outside the folder): {_shown(host, uri)}" for uri in result.refused]
+    lines += [f"  {line}" for line in undo_lines(result, lambda uri: _shown(host, uri))]
     if result.note:
         lines.append(f"  {result.note}")
     files = list(result.reverted) + [p.uri for p in result.partial]

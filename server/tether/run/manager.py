@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING, Literal
 
 import anyio
 
-from tether_protocol import RunParams, RunResult, Usage
+from tether_protocol import RunParams, RunResult, UndoResult, Usage
 
 from ..config.layers import Config, ConfigError
 from ..host import Editor, EventSink
 from ..policy.gate import ApprovalPolicy
 from ..policy.store import RuleStore
+from ..providers.base import UserMessage
 from ..session.store import RunIndex, load
+from ..session.undo import undo_run
 from ..session.writer import SessionLogWriter, new_session_id
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace
@@ -150,7 +152,7 @@ class RunManager:
                 data = await anyio.to_thread.run_sync(load, state_dir, session_id)
                 if data is None:
                     raise InvalidRun(f"sessionId: unknown session {session_id!r}")
-                memory = SessionMemory(data.history)
+                memory = SessionMemory(data.history, notes=list(data.notes))
             self._sessions[session_id] = memory
         self._sessions.move_to_end(session_id)
         return memory
@@ -173,7 +175,7 @@ class RunManager:
         run = self._reserve(params)
         try:
             return await self._set_up(
-                run, params, config, workspace, sinks, editor, mcp or self.mcp
+                run, params, config, workspace, sinks, editor, mcp or self.mcp, notes=True
             )
         except BaseException:
             self._release(run)
@@ -188,7 +190,11 @@ class RunManager:
         sinks: Sequence[EventSink],
         editor: Editor,
         mcp: McpHub | None,
+        *,
+        notes: bool = False,
     ) -> Run:
+        """``notes``: the session's undo notes join its conversation before this prompt
+        (a run's; ``/compact`` leaves them for the next prompt, as a reload of the log does)."""
         run_id, session_id = run.run_id, run.session_id
         if params.run_id is not None and await self._sessions_with_run(run_id):
             # undo finds a run by its id: one id, one run, ever
@@ -197,6 +203,9 @@ class RunManager:
                 "choose a new id"
             )
         memory = await self._session(session_id, new=params.session_id is None)
+        if notes and memory.notes:
+            memory.history += [UserMessage(note) for note in memory.notes]
+            memory.notes.clear()
         try:
             assembled = await assemble_run(
                 params,
@@ -217,6 +226,15 @@ class RunManager:
         run.loop, run.message = assembled.loop, assembled.message
         self._created.add(run_id)
         return run
+
+    async def undo(self, run_id: str, workspace: Workspace, editor: Editor) -> UndoResult:
+        """Undo a finished run's edits (``agent/undo``, ``/undo``); the session's model is
+        told before its next prompt. ``UnknownRun`` when no stored session has it."""
+        undone = await undo_run(self.log_writer, run_id, workspace, editor)
+        memory = None if undone.session_id is None else self._sessions.get(undone.session_id)
+        if memory is not None and undone.note:
+            memory.notes.append(undone.note)
+        return undone.result
 
     async def compact(
         self,

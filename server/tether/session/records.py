@@ -427,6 +427,8 @@ class UndoneRecord(_Record):
 
     record: Literal["undone"] = "undone"
     run_id: str
+    note: str | None = None
+    """What the session's model is told, before its next prompt (older logs: none)."""
 
 
 class RunErrorRecord(_Record):
@@ -462,6 +464,9 @@ class SessionData:
     run_messages: dict[str, list[Message]] = field(default_factory=dict)
     """Each run's own messages, in order (as logged, before any compaction)."""
     undone: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+    """Undo notes logged since the conversation's last prompt: the next run's model reads
+    them before its prompt (``RunManager``), so none lands between a call and its result."""
     errors: dict[str, str] = field(default_factory=dict)
     """Each failed run's error text, by run id."""
     skipped_lines: int = 0
@@ -546,7 +551,11 @@ def _apply(data: SessionData, item: dict[str, Any]) -> None:
         data.events.append(item)
     elif kind == "message":
         record = MessageRecord.model_validate(item)
-        data.history.append(record.message.message())
+        message = record.message.message()
+        if isinstance(message, UserMessage):  # a prompt: the notes before it come first
+            data.history += [UserMessage(note) for note in data.notes]
+            data.notes.clear()
+        data.history.append(message)
         data.run_messages.setdefault(record.run_id, []).append(record.message.message())
     elif kind == "history":
         data.history = [m.message() for m in HistoryRecord.model_validate(item).messages]
@@ -566,7 +575,10 @@ def _apply(data: SessionData, item: dict[str, Any]) -> None:
         elif intended is not None:  # not applied: nothing to undo
             data.edits = [e for e in data.edits if e is not intended]
     elif kind == "undone":
-        data.undone.add(UndoneRecord.model_validate(item).run_id)
+        undone = UndoneRecord.model_validate(item)
+        data.undone.add(undone.run_id)
+        if undone.note:
+            data.notes.append(undone.note)
     elif kind == "run-error":
         failed = RunErrorRecord.model_validate(item)
         data.errors[failed.run_id] = failed.error

@@ -12,6 +12,7 @@ the whole texts): the file must hash to the edit's result, then the window is pu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +24,7 @@ from tether_protocol import PartialUndo, UndoResult
 from ..errors import ToolError
 from ..host import Editor, EditOutcome, FileEdit
 from ..text.edit import minimal_changes
-from ..workspace.folders import Workspace
+from ..workspace.folders import Workspace, path_from_uri
 from ..writes.disk import has_bom
 from ..writes.locks import path_lock
 from .hunks import revert_untouched
@@ -203,11 +204,48 @@ async def undo_edits(edits: list[EditRecord], ws: Workspace, editor: Editor) -> 
     return result
 
 
-async def undo_run(
-    writer: SessionLogWriter, run_id: str, ws: Workspace, editor: Editor
-) -> UndoResult:
+@dataclass(frozen=True, slots=True)
+class Undone:
+    """What ``undo_run`` did: the session the run was in, the result per file and the note
+    the session's model reads before its next prompt (None when nothing was undone)."""
+
+    session_id: str | None
+    result: UndoResult
+    note: str | None = None
+
+
+def undo_lines(result: UndoResult, shown: Callable[[str], str]) -> list[str]:
+    """What undo did with each file, a line each (``shown``: a URI as the reader knows it)."""
+    lines = [f"put back: {shown(uri)}" for uri in result.reverted]
+    lines += [
+        f"partly put back: {shown(p.uri)} ({hunks_note(p.reverted_hunks, p.kept_hunks)})"
+        for p in result.partial
+    ]
+    lines += [f"left alone (changed since): {shown(uri)}" for uri in result.conflicts]
+    lines += [f"left alone (not found): {shown(uri)}" for uri in result.not_found]
+    lines += [f"refused (outside the folder): {shown(uri)}" for uri in result.refused]
+    return lines
+
+
+def model_note(run_id: str, result: UndoResult, ws: Workspace) -> str:
+    """The conversation's record of an undo, in Tether's voice (not the user's words)."""
+
+    def shown(uri: str) -> str:
+        path = path_from_uri(uri)
+        return uri if path is None else ws.display(path)
+
+    lines = "\n".join(f"- {line}" for line in undo_lines(result, shown))
+    return (
+        f"[Tether: the user undid the edits of an earlier run ({run_id}). What you wrote "
+        "then is no longer in these files; read a file again before relying on its content.]"
+        f"\n{lines}"
+    )
+
+
+async def undo_run(writer: SessionLogWriter, run_id: str, ws: Workspace, editor: Editor) -> Undone:
     """Revert a finished run's applied edits, found in the log (also after a restart), and
-    log that it was undone; ``UnknownRun`` when no stored session has it."""
+    log that it was undone, with the note its session's model reads next; ``UnknownRun``
+    when no stored session has it."""
     await anyio.to_thread.run_sync(writer.flush)
     state_dir = writer.state_dir
     session_id = await anyio.to_thread.run_sync(find_run, state_dir, run_id)
@@ -217,7 +255,8 @@ async def undo_run(
     if data is None or session_id is None:
         raise UnknownRun(f"runId: unknown run {run_id!r}")
     if run_id in data.undone:
-        return UndoResult(note=f"run {run_id!r} was already undone")
+        return Undone(session_id, UndoResult(note=f"run {run_id!r} was already undone"))
     result = await undo_edits([e for e in data.edits if e.run_id == run_id], ws, editor)
-    writer.append(session_id, UndoneRecord(run_id=run_id))
-    return result
+    note = model_note(run_id, result, ws)
+    writer.append(session_id, UndoneRecord(run_id=run_id, note=note))
+    return Undone(session_id, result, note)
