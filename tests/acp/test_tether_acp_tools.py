@@ -303,6 +303,24 @@ async def test_the_clients_mcp_servers_run_for_the_session_and_are_asked(
         assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean  # its server ended too
 
 
+async def test_an_mcp_servers_env_as_an_object_is_taken(root: Path, tmp_path: Path) -> None:
+    # codecompanion.nvim sends the servers it inherits from its own config with ``env`` (and
+    # ``headers``) as an object of strings, not ACP's list of name/value pairs.
+    echo = call("mcp__notes__echo", text="from codecompanion")
+    calls_file = tmp_path / "calls.txt"
+    server = {**tiny_mcp(calls_file), "env": {"TINY_MCP_CALLS": str(calls_file)}}
+    client = RecordingClient(capabilities=NOTHING, permission="allow_once")
+    async with tether_acp(
+        root, tmp_path, turns({"tool_calls": [echo]}, {"text": "ok"}), client
+    ) as agent:
+        params = {"cwd": str(root), "mcpServers": [server]}
+        created = await agent.request("session/new", params, checked=False)  # off-schema
+        session = created["sessionId"]
+        assert (await agent.prompt(session, "echo it"))["stopReason"] == "end_turn"
+        assert calls_file.read_text() == "from codecompanion\n"
+        client.assert_clean()
+
+
 async def test_an_unusable_mcp_server_is_an_invalid_params_error(
     root: Path, tmp_path: Path
 ) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 import tether
 from tether_protocol import (
@@ -67,8 +67,9 @@ MODES: tuple[dict[str, str], ...] = (
     {
         "id": "read-only",
         "name": "Read only",
-        "description": "Read and search only: every edit and command that would be asked "
-        "is refused, and no command runs in the sandbox",
+        "description": "Read and search only: no edit, no command but the built-in read-only "
+        "ones, no MCP tool its server does not mark read-only — whatever your rules and "
+        "autoApprove say",
     },
 )
 STOP_SECONDS = 1.2
@@ -79,7 +80,6 @@ ACP_COMMANDS = ("undo", "model", "compact", "cost")
 thread is a new ``session/new``)."""
 MODE_IDS: tuple[Mode, ...] = ("ask", "accept-edits", "read-only")
 EDIT_TOOLS = ("edit_file", "write_file")
-WRITING_TOOLS = (*EDIT_TOOLS, "bash")
 
 STOP_REASONS = {
     "done": "end_turn",
@@ -120,11 +120,11 @@ def check_initialize(raw: Any) -> dict[str, Any]:
 
 
 def mode_rules(mode: Mode) -> list[Rule]:
-    """The session rules a mode stands for (on top of the user's and the project's)."""
+    """The session rules a mode stands for (on top of the user's and the project's).
+    ``read-only`` is no rule: the approval gate refuses every call that may change anything
+    (``policy/capability.py``), before any rule is read."""
     if mode == "accept-edits":
         return [Rule(tool=t, pattern="**", decision="allow") for t in EDIT_TOOLS]
-    if mode == "read-only":
-        return [Rule(tool=t, pattern="**", decision="deny") for t in EDIT_TOOLS]
     return []
 
 
@@ -148,6 +148,15 @@ class McpServer(_Params):
     env: list[_NameValue] = Field(default_factory=list)
     url: str | None = None
     headers: list[_NameValue] = Field(default_factory=list)
+
+    @field_validator("env", "headers", mode="before")
+    @classmethod
+    def _pairs(cls, value: Any) -> Any:
+        """ACP sends ``[{name, value}]``; some clients (codecompanion's servers inherited
+        from its config) send an object of strings: taken as the same pairs."""
+        if isinstance(value, dict):
+            return [{"name": name, "value": item} for name, item in value.items()]
+        return value
 
     def settings(self) -> McpServerSettings:
         """As Tether's ``mcpServers`` entry; ``ValueError`` when it cannot be one."""
@@ -567,10 +576,8 @@ class AcpServer:
 
     async def _run(self, session: AcpSession, text: str) -> dict[str, Any]:
         config = session.config
-        if session.mode == "read-only":  # nothing that would be asked runs anywhere
-            allowed = tuple(t for t in config.auto_approve if t not in WRITING_TOOLS)
-            config = replace(config, auto_approve=allowed, sandbox="off")
         memory = await self.runs.session_memory(session.session_id, new=not session.stored)
+        memory.policy.read_only = session.mode == "read-only"
         rules = memory.policy.session_rules
         for rule in session.applied_rules:
             with contextlib.suppress(ValueError):
