@@ -42,6 +42,11 @@
 (require 'tether-approval)
 (require 'tether-render)
 
+;; The chat loads when first used: `(require 'tether)' is enough for `M-x tether-chat'
+;; and a key bound to it, as for a package's autoloads.
+(autoload 'tether-chat "tether-chat"
+  "Open the Tether chat of this project; with prefix argument NEW, a new session." t)
+
 (defgroup tether nil
   "The Tether coding agent."
   :group 'tools)

@@ -30,6 +30,9 @@ PACKAGE = REPO / "editors" / "emacs"
 STORIES = Path(__file__).parent / "emacs"
 PROXY = Path(__file__).parent / "lsp_proxy.py"
 PACKAGES = ["emacs-nox", "elpa-eglot", "elpa-markdown-mode", "tmux"]
+NO_NATIVE_COMPILATION = ["--eval", "(setq native-comp-deferred-compilation nil)"]
+"""Before a story: no native compilation of the libraries it loads into the test's
+throw-away home (background compilers competing with the test for the CPU)."""
 ELPA = Path("/usr/share/emacs/site-lisp/elpa")
 
 
@@ -72,7 +75,7 @@ def markdown_dirs() -> list[Path]:
 def emacs_batch(story: Path, env: dict[str, str], typed: str) -> None:
     """Run ``story`` in ``emacs --batch`` with ``typed`` as what the user types."""
     done = subprocess.run(
-        [require_emacs(), "--batch", "-Q", "-l", str(story)],
+        [require_emacs(), "--batch", "-Q", *NO_NATIVE_COMPILATION, "-l", str(story)],
         input=typed,
         env=env,
         capture_output=True,
@@ -86,7 +89,7 @@ def emacs_on_a_terminal(story: Path, env: dict[str, str]) -> None:
     """Run ``story`` in an interactive ``emacs -nw`` on a pseudo-terminal (nothing typed)."""
     main, side = os.openpty()
     with subprocess.Popen(
-        [require_emacs(), "-nw", "-Q", "-l", str(story)],
+        [require_emacs(), "-nw", "-Q", *NO_NATIVE_COMPILATION, "-l", str(story)],
         stdin=side,
         stdout=side,
         stderr=side,

@@ -9,6 +9,7 @@ Emacs has set up its terminal are lost, so a story says when it is ready (``wind
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -19,7 +20,7 @@ import pytest
 
 from tests.waiting import wait_until_sync
 
-from .emacs_harness import require_emacs
+from .emacs_harness import NO_NATIVE_COMPILATION, require_emacs
 
 WIDTH, HEIGHT = 100, 40
 
@@ -34,9 +35,19 @@ def require_tmux() -> str:
 
 
 class EmacsInTmux:
-    """``emacs -nw -Q -l story`` in a detached tmux session of WIDTH × HEIGHT."""
+    """``emacs -nw -Q -l story`` in a detached tmux session of WIDTH × HEIGHT; with
+    ``command``, that command line instead (e.g. ``emacs -nw FILE``: the user's own init
+    file), started in ``cwd``."""
 
-    def __init__(self, folder: Path, story: Path, env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        story: Path | None,
+        env: dict[str, str],
+        *,
+        command: str | None = None,
+        cwd: Path | None = None,
+    ) -> None:
         # Its own configuration: none of the user's, and a terminal type Emacs sets up
         # without querying it (keys typed during xterm's queries can be lost).
         config = folder / "tmux.conf"
@@ -45,7 +56,8 @@ class EmacsInTmux:
         emacs = require_emacs()
         self._run(
             "new-session", "-d", "-x", str(WIDTH), "-y", str(HEIGHT), "-s", "user",
-            f"{emacs} -nw -Q -l {story}",
+            *(["-c", str(cwd)] if cwd else []),
+            command or shlex.join([emacs, "-nw", "-Q", *NO_NATIVE_COMPILATION, "-l", str(story)]),
             env=env,
         )  # fmt: skip
 
