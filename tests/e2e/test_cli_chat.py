@@ -11,6 +11,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.acp.terminal_ui import PtyScreen
 
 from .cli import TETHER
@@ -72,15 +74,20 @@ async def leave(ui: PtyScreen) -> None:
     ui.press("ctrl-d")
 
 
-async def test_two_turns_in_one_session_then_ctrl_d(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [("chat",), ()], ids=["tether chat", "tether alone"])
+async def test_two_turns_in_one_session_then_ctrl_d(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
     from tests.providers.fakes import FakeApi, Sse, openai_stream
 
-    env = environment(tmp_path, TETHER_PROVIDER="openai")
+    env = environment(tmp_path)
+    env.pop("TETHER_PROVIDER", None)
     env.pop("OPENAI_API_KEY", None)
     with FakeApi() as fake:
         fake.queue(Sse(openai_stream("first ", "answer")), Sse(openai_stream("second answer")))
-        argv = ("--base-url", fake.url + "/v1", "--model", "m")
-        async with chat(env, tmp_path, "chat", *argv) as ui:
+        # The first-run message says "pass --provider": `tether --provider …` takes it too.
+        argv = ("--provider", "openai", "--base-url", fake.url + "/v1", "--model", "m")
+        async with chat(env, tmp_path, *command, *argv) as ui:
             await ask(ui, "hello")
             await ui.wait_for("first answer")
             await ui.wait_for(r"done · 1 step · 100 in / 20 out tokens · ")

@@ -32,24 +32,23 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "undo": sessions.undo,
     "config": config.show_config,
 }
+COMMANDS = frozenset({"serve", "acp", "daemon", "rules"})
+"""The commands ``main`` or ``command`` runs itself, besides ``HANDLERS``."""
 """The terminal commands' handlers; ``serve`` and ``acp`` are run by ``main`` itself (before
 and after logging is set up), ``daemon`` and ``rules`` by ``command``."""
 
 
 def parser() -> argparse.ArgumentParser:
     """The ``tether`` command line: its own flags, then every command's parser."""
-    top = argparse.ArgumentParser(prog="tether", description="An editor-integrated coding agent.")
+    top = argparse.ArgumentParser(
+        prog="tether",
+        description="An editor-integrated coding agent. Without a command, a chat: `tether "
+        "--provider openai` is `tether chat --provider openai`.",
+    )
     top.add_argument("--version", action="version", version=f"tether {__version__}")
     top.add_argument(
         "--log-level", help="log level, to stderr (WARNING; a terminal command's server: ERROR)"
     )
-    top.add_argument(
-        "--continue",
-        dest="chat_continue",
-        action="store_true",
-        help="chat: continue the latest session in this folder",
-    )
-    top.add_argument("--session", dest="chat_session", metavar="ID", help="chat: session ID")
     top.add_argument(
         "--debug", action="store_true", help="show Python tracebacks of unexpected errors"
     )
@@ -82,12 +81,44 @@ def daemon_main(argv: list[str]) -> int:
     return main(argv)
 
 
+TOP_FLAGS = frozenset({"-h", "--help", "--version", "--debug"})
+TOP_VALUE_FLAGS = frozenset({"--log-level"})
+
+
+def chat_by_default(argv: list[str]) -> tuple[list[str], bool]:
+    """``argv`` with ``chat`` put after the top-level flags when it names no command
+    (``tether --provider openai`` is a chat with that provider); True when it was put."""
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        if word in HANDLERS or word in COMMANDS:
+            return argv, False
+        name = word.split("=", 1)[0]
+        if name in TOP_FLAGS:
+            index += 1
+        elif name in TOP_VALUE_FLAGS:
+            index += 1 if "=" in word else 2
+        else:
+            break
+    if any(word in TOP_FLAGS - {"--debug"} for word in argv[:index]):
+        return argv, False  # `tether --help`, `tether --version`: the top level answers
+    return [*argv[:index], "chat", *argv[index:]], True
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``tether`` command."""
     command_line = parser()
+    argv, implicit = chat_by_default(sys.argv[1:] if argv is None else argv)
     args = command_line.parse_args(argv)
-    # A chat is `chat`, or `tether` alone on a terminal (its own check follows below).
-    chat_here = args.command == "chat" or (args.command is None and sys.stdin.isatty())
+    if implicit and not sys.stdin.isatty():
+        command_line.print_usage(sys.stderr)
+        print(
+            "tether: no command: on a terminal `tether` alone opens a chat; "
+            "scripts use `tether run PROMPT`",
+            file=sys.stderr,
+        )
+        return 2
+    chat_here = args.command == "chat"
     if _IN_DAEMON and args.command != "run" and not chat_here:
         print("tether: the daemon runs only `tether run` and `tether chat`", file=sys.stderr)
         return 2
@@ -102,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         if wanted(os.environ):
             from ..daemon.front import forward
 
-            handed = forward(sys.argv[1:] if argv is None else argv, os.environ)
+            handed = forward(argv, os.environ)
             if isinstance(handed, int):
                 return handed
             cold = handed  # None: the daemon cannot be used (forward said why)
@@ -120,18 +151,6 @@ def main(argv: list[str] | None = None) -> int:
         from ..client.spawn import SERVER_LOG_LEVEL
 
         SERVER_LOG_LEVEL["level"] = args.log_level
-    if args.command is None:  # `tether` alone: a chat on a terminal, else usage
-        if not sys.stdin.isatty():
-            command_line.print_usage(sys.stderr)
-            print(
-                "tether: no command: on a terminal `tether` alone opens a chat; "
-                "scripts use `tether run PROMPT`",
-                file=sys.stderr,
-            )
-            return 2
-        args = command_line.parse_args([*(argv if argv is not None else sys.argv[1:]), "chat"])
-        args.continue_ = args.continue_ or args.chat_continue
-        args.session = args.session or args.chat_session
     try:
         status = command(args)
         if cold is not None:  # this run went in-process: the next finds a daemon
