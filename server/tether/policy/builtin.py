@@ -9,8 +9,12 @@ They allow commands that only read, and only inside the workspace:
   ``read_file``'s confinement: resolved from the workspace root, links and ``..`` followed,
   it must land in a workspace folder (``cat link`` where ``link`` points at ``~/.ssh/id_rsa``
   is asked); a word the shell computes (``$X``, ``~``, ``*.py``) is asked;
+- no path is a place of secrets, whatever the workspace root (``workspace/personal.py``:
+  ``~/.ssh``, ``~/.gnupg``, credentials files, shell histories, ``/proc/*/environ``, devices):
+  with a root of ``/`` or the home folder, ``cat ~/.ssh/id_rsa`` is still asked;
 - a recursive walk (``grep -r``, ``rg``, ``ls -R``) starts inside and does not follow the
-  links it meets (``grep -R``, ``rg -L`` and ``ls -L`` are not allowed);
+  links it meets (``grep -R``, ``rg -L`` and ``ls -L`` are not allowed); a ``grep`` or ``rg``
+  whose folder holds a place of secrets (``grep -r x .`` in the home folder) is asked;
 - built-in git runs only for a repository of the workspace: a ``.git`` found above every
   workspace folder (a folder inside another repository, a ``$HOME`` kept in git) is asked;
 - none of it holds after a command that changes the shell (``cd``, ``export``, …) earlier in
@@ -27,6 +31,8 @@ from tether_protocol import Rule
 
 from ..errors import ToolError
 from ..workspace.folders import confined_path
+from ..workspace.personal import holds_secrets, secret_reason
+from ..workspace.places import UserPlaces, user_places
 from .builtin_options import READ_ONLY, ReadOptions
 from .shellparse import WILD, SimpleCommand, Word
 
@@ -45,6 +51,8 @@ SHELL_STATE = frozenset(
 """bash builtins that change what a later command of the line reads or runs: the folder,
 variables (``printf -v PATH``), options, aliases, the command lookup."""
 NUMBER = re.compile(r"-\d+")
+WALKS = frozenset({"grep *", "rg *"})
+"""Built-ins that read the files of a folder they are given (or the current one)."""
 
 
 def allowed_read(pattern: str, command: SimpleCommand, roots: Sequence[Path]) -> bool:
@@ -57,9 +65,15 @@ def allowed_read(pattern: str, command: SimpleCommand, roots: Sequence[Path]) ->
     paths = read_paths(command.argv[fixed:], spec)
     if paths is None:
         return False
-    if command.argv[0] == "git" and not _repository_inside(roots):
-        return False
-    return all(_inside(path, roots) for path in paths)
+    if command.argv[0] == "git":
+        if not _repository_inside(roots):
+            return False
+        # ``git show HEAD:.ssh/id_rsa`` reads that path of the repository
+        paths = [*paths, *(p.partition(":")[2] for p in paths if ":" in p)]
+    if pattern in WALKS and not paths:
+        paths = ["."]
+    places = user_places()
+    return all(_readable(path, roots, places, walks=pattern in WALKS) for path in paths)
 
 
 def read_paths(words: Sequence[Word], spec: ReadOptions) -> list[str] | None:
@@ -140,12 +154,16 @@ def _next(name: str, words: Sequence[Word], i: int) -> tuple[str, str, int] | No
     return name, value, 1
 
 
-def _inside(path: str, roots: Sequence[Path]) -> bool:
+def _readable(path: str, roots: Sequence[Path], places: UserPlaces, *, walks: bool) -> bool:
+    """``path`` lands in a workspace folder and is no place of secrets (``walks``: nor
+    holds one, for a command that reads what a folder holds)."""
     try:
-        confined_path(roots, path)
+        resolved = confined_path(roots, path)
     except ToolError:
         return False
-    return True
+    if secret_reason(resolved, places) is not None:
+        return False
+    return not (walks and holds_secrets(resolved, places))
 
 
 def _repository_inside(roots: Sequence[Path]) -> bool:

@@ -5,6 +5,10 @@ hook on the next commit, a `.envrc` on the next `cd`, editor settings when the f
 opened, a CI workflow on the next push), or it holds secrets. ``autoApprove`` and an
 earlier "allow always" never cover them: the user is asked, and told why.
 
+Whatever the workspace root, the user's own files (``personal.py``: shell start-up files,
+``~/.config``, keys, credentials, Tether's own settings) are sensitive too, judged by their
+resolved absolute path.
+
 Paths are matched on their resolved workspace-relative form (``Workspace.resolve`` has
 already followed symlinks and ``..``), case-insensitively, with what case-insensitive or
 Unicode-normalising file systems ignore taken out first: ``.GIT``, ``.git.`` (Windows),
@@ -14,7 +18,7 @@ The list and the reasons for it are in docs/security.md.
 
 from __future__ import annotations
 
-import unicodedata
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +27,18 @@ from typing import Literal
 from tether_protocol import DiffPreview, Preview
 
 from .folders import path_from_uri
+from .personal import write_reason
+from .places import UserPlaces, broad_root, normalized, user_places
+
+__all__ = [
+    "OUTSIDE",
+    "RULES",
+    "Rule",
+    "normalized",
+    "reason_for_path",
+    "reason_for_preview",
+    "reason_for_relative",
+]
 
 Kind = Literal["dir", "path", "name", "prefix", "suffix"]
 
@@ -118,19 +134,6 @@ RULES: tuple[Rule, ...] = (
 
 OUTSIDE = "a file outside the workspace folders"
 
-_IGNORED = frozenset("\u200b\u200c\u200d\u200e\u200f\u2060\ufeff\u00ad\u034f")
-"""Characters some file systems (HFS+) ignore in names: ``.g\u200cit`` is ``.git`` there."""
-
-
-def normalized(component: str, *, streams: bool = False) -> str:
-    """A path component as a case-insensitive, Unicode-folding file system sees it; with
-    ``streams``, as NTFS does, which reads ``.git::$INDEX_ALLOCATION`` as ``.git``."""
-    text = unicodedata.normalize("NFC", component).casefold()
-    text = "".join(c for c in text if c not in _IGNORED)
-    if streams:
-        text = text.split(":", 1)[0]
-    return text.rstrip(" .") or text  # Windows drops trailing dots and spaces
-
 
 def _matches(rule: Rule, parts: Sequence[str]) -> bool:
     name = parts[-1]
@@ -161,22 +164,43 @@ def reason_for_relative(relative: str) -> str | None:
     return None
 
 
-def reason_for_path(path: Path, roots: Sequence[Path]) -> str | None:
-    """Why the resolved absolute ``path`` is sensitive (relative to its workspace root).
+def reason_for_path(
+    path: Path, roots: Sequence[Path], places: UserPlaces | None = None
+) -> str | None:
+    """Why the resolved absolute ``path`` is sensitive: by its place on the machine (the
+    user's own files, ``personal.py``: whatever the workspace root), else by its place in
+    its workspace folder. ``places``: the user's (by default, as this process's environment
+    says).
 
-    A path in no root is sensitive: the floor fails closed.
+    A path in no root is sensitive: the floor fails closed. A ``..`` left in ``path`` is
+    read both ways (as written and removed), and either reading that is sensitive counts.
     """
-    root = next((r for r in roots if path.is_relative_to(r)), None)
-    if root is None:
+    spellings = list(dict.fromkeys([path, Path(os.path.normpath(path))]))
+    placed = [next((r for r in roots if p.is_relative_to(r)), None) for p in spellings]
+    if None in placed:
         return OUTSIDE
-    return reason_for_relative(path.relative_to(root).as_posix())
+    places = user_places() if places is None else places
+    for spelled, root in zip(spellings, placed, strict=True):
+        assert root is not None
+        broad = broad_root(root, places) is not None
+        reason = write_reason(spelled, places, broad=broad)
+        if reason is not None:
+            return reason
+    for spelled, root in zip(spellings, placed, strict=True):
+        assert root is not None
+        reason = reason_for_relative(spelled.relative_to(root).as_posix())
+        if reason is not None:
+            return reason
+    return None
 
 
-def reason_for_preview(preview: Preview | None, roots: Sequence[Path]) -> str | None:
+def reason_for_preview(
+    preview: Preview | None, roots: Sequence[Path], places: UserPlaces | None = None
+) -> str | None:
     """Why the change a preview shows touches a sensitive path; None for commands."""
     if not isinstance(preview, DiffPreview):
         return None
     path = path_from_uri(preview.uri)
     if path is None:
         return OUTSIDE
-    return reason_for_path(path, roots)
+    return reason_for_path(path, roots, places)
