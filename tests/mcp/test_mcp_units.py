@@ -122,10 +122,10 @@ def test_results_as_the_model_reads_them() -> None:
     assert len(as_tool_result("s", "t", types.CallToolResult(content=[huge])).output) < 31_000
 
 
-def test_the_shown_name_keeps_the_servers_own_spelling_and_drops_control_characters() -> None:
+def test_the_shown_name_keeps_the_servers_own_spelling_and_escapes_control_characters() -> None:
     from tether.mcp.names import MAX_SHOWN, shown_name, tool_name
 
     assert shown_name("my.notes", "look up") == "my.notes · look up"
     assert tool_name("my.notes", "look up") == "mcp__my_notes__look_up"
-    assert shown_name("a\x1b[31m", "b\nc") == "a [31m · b c"
+    assert shown_name("a\x1b[31m", "b\nc") == "a\\x1b[31m · b\\nc"
     assert len(shown_name("s" * 500, "t")) == MAX_SHOWN

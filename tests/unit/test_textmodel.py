@@ -224,15 +224,16 @@ def test_every_user_goes_through_the_model(text: str, encoding: str) -> None:
 
 
 def test_the_terminal_shows_lines_as_the_editor_cuts_them() -> None:
+    # a form feed and a line separator stay inside their line, shown escaped (text.display)
     assert colour_diff("-a\x0cb\n+a\u2028b\n", True) == (
-        "\x1b[31m-a\x0cb\x1b[0m\n\x1b[32m+a\u2028b\x1b[0m\n"
+        "\x1b[31m-a\\x0cb\x1b[0m\n\x1b[32m+a\\u2028b\x1b[0m\n"
     )
     out = io.StringIO()
     output = "     1\ta\x0cb\n     2\tc"
     TerminalRenderer(out, color=False).render(
         ToolResultEvent(run_id="r", seq=1, call_id="c", tool="read_file", ok=True, output=output)
     )
-    assert out.getvalue() == "✓ read_file:      1\ta\x0cb\n       2\tc\n"
+    assert out.getvalue() == "✓ read_file:      1\ta\\x0cb\n       2\tc\n"
 
 
 async def test_read_file_numbers_lines_as_the_editor_does(tmp_path: Path) -> None:

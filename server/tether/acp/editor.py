@@ -19,6 +19,7 @@ from typing import Any, Literal
 from tether_protocol import ApproveParams, ApproveResult, CommandPreview, ProposedRule
 
 from ..host import Buffer, EditOutcome, FileEdit, TerminalOutcome
+from ..text.display import shown, shown_value
 from ..workspace.folders import uri_for
 from ..writes.disk import apply_on_disk, delete_on_disk
 from .updates import DiffShown, Translator, tool_call_id
@@ -123,34 +124,31 @@ class AcpEditor:
         if self._mode() == "read-only":
             return ApproveResult(decision="deny", feedback=READ_ONLY_REFUSAL)
         call = tool_call_id(request.run_id, request.call_id)
+        # What the question shows of the call is text from outside (``text.display``).
         tool_call: dict[str, Any] = {
             "toolCallId": call,
-            "title": request.title,
+            "title": shown(request.title),
             "kind": self._translator.presented(request.tool, request.arguments)[0],
             "status": "pending",
-            "rawInput": request.arguments,
+            "rawInput": shown_value(request.arguments),
         }
         preview = request.preview
         if change is not None:  # the whole change, as the tool computed it: nothing re-read
             old = None if change.create else change.base_text
-            shown = DiffShown(change.path, old, change.new_text)
-            self._translator.diffs[call] = shown
-            tool_call["content"] = [shown.to_wire()]
-            tool_call["locations"] = [{"path": str(shown.path)}]
+            diff = DiffShown(change.path, old, change.new_text)
+            self._translator.diffs[call] = diff
+            tool_call["content"] = [diff.to_wire()]
+            tool_call["locations"] = [{"path": str(diff.path)}]
         elif isinstance(preview, CommandPreview):
             tool_call["kind"] = "execute"
-            tool_call["title"] = request.title
-            tool_call["rawInput"] = {
-                **request.arguments,
-                "command": preview.command,
-                "cwd": preview.cwd,
-            }
-            text = f"$ {preview.command}\n(in {preview.cwd})"
+            command, cwd = shown(preview.command, lines=True), shown(preview.cwd)
+            tool_call["rawInput"] = {**tool_call["rawInput"], "command": command, "cwd": cwd}
+            text = f"$ {command}\n(in {cwd})"
             tool_call["content"] = [{"type": "content", "content": {"type": "text", "text": text}}]
         patterns = request.suggested_patterns or []
         options = [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}]
         if patterns:  # absent for a sensitive path: always asked
-            name = f"Always allow {patterns[0]} (this session)"
+            name = f"Always allow {shown(patterns[0])} (this session)"
             options.append({"optionId": "allow-always", "name": name, "kind": "allow_always"})
         options.append({"optionId": "reject", "name": "Reject", "kind": "reject_once"})
         params = {"sessionId": self._session_id, "toolCall": tool_call, "options": options}

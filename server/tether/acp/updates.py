@@ -3,7 +3,9 @@
 One mapping for both directions of time: ``AcpSink`` sends a running prompt's events as
 they happen, and ``replayed`` turns a stored session's events into the same updates for
 ``session/load``. The updates are plain dicts in the wire's camelCase (checked against
-the official schema by the tests).
+the official schema by the tests). What they show a person of text Tether did not write — the
+model's text, a call's title and input, a tool's output, a plan — is shown as such
+(``text.display``): no control or bidi character of theirs reaches the editor raw.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from tether_protocol import (
 )
 
 from ..errors import ToolError
+from ..text.display import shown, shown_value
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace
 
@@ -45,7 +48,7 @@ def tool_call_id(run_id: str, call_id: str) -> str:
 
 
 def _text(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
+    return {"type": "text", "text": shown(text, lines=True)}
 
 
 def locations(arguments: dict[str, Any], workspace: Workspace | None) -> list[dict[str, Any]]:
@@ -140,7 +143,7 @@ class Translator:
             yield {
                 "sessionUpdate": "plan",
                 "entries": [
-                    {"content": e.content, "priority": e.priority, "status": e.status}
+                    {"content": shown(e.content), "priority": e.priority, "status": e.status}
                     for e in event.entries
                 ],
             }
@@ -159,11 +162,11 @@ class Translator:
         return {
             "sessionUpdate": "tool_call",
             "toolCallId": call,
-            "title": event.label or title,
+            "title": shown(event.label or title),
             "kind": kind,
             "status": "pending",
             "locations": locations(event.arguments, self.workspace),
-            "rawInput": event.arguments,
+            "rawInput": shown_value(event.arguments),
         }
 
     def _tool_result(self, event: ToolResultEvent) -> dict[str, Any]:
@@ -179,9 +182,9 @@ class Translator:
             content.append(diff.to_wire())
         if output:
             content.append({"type": "content", "content": _text(output)})
-        raw: dict[str, Any] = {"ok": event.ok, "output": output}
+        raw: dict[str, Any] = {"ok": event.ok, "output": shown(output, lines=True)}
         if event.error:
-            raw["error"] = event.error
+            raw["error"] = shown(event.error, lines=True)
         return {
             "sessionUpdate": "tool_call_update",
             "toolCallId": call,

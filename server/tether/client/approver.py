@@ -17,6 +17,7 @@ import anyio.to_thread
 
 from tether_protocol import ApproveParams, CommandPreview
 
+from ..text.display import shown
 from ..text.model import split_lines
 from .render import styled_terminal
 from .terminal import END_OF_INPUT, TextOut, open_terminal, read_key, read_line
@@ -79,10 +80,10 @@ def command_prompt(pattern: str | None, tool: str = "bash") -> str:
     """The question for a command: always this exact command, or by the offered rule. An
     MCP server's tool (shown as a command) is a call: its rule ``*`` is every call of it."""
     if tool.startswith("mcp__"):
-        wide = f"every `{tool}` call" if pattern == "*" else f"`{pattern}`"
+        wide = f"every `{shown(tool)}` call" if pattern == "*" else f"`{shown(pattern or '')}`"
         offer = f"  [p] always {wide} in this project" if pattern else ""
         return f"[y] allow  [A] always this exact call{offer}  {ASKED}"
-    offer = f"  [p] always `{pattern}` in this project" if pattern else ""
+    offer = f"  [p] always `{shown(pattern)}` in this project" if pattern else ""
     return f"[y] allow  [A] always this exact command{offer}  [e] edit  {ASKED}"
 
 
@@ -91,12 +92,14 @@ def edit_prompt(offer: Offer) -> str:
     rule in this project; the bare one when the server offered none."""
     if offer.exact is None:
         return PROMPT
-    wide = f"  [p] always `{offer.wide}` in this project" if offer.wide else ""
-    return f"[y] allow  [A] always `{offer.exact}`{wide}  [e] edit  {ASKED}"
+    wide = f"  [p] always `{shown(offer.wide)}` in this project" if offer.wide else ""
+    return f"[y] allow  [A] always `{shown(offer.exact)}`{wide}  [e] edit  {ASKED}"
 
 
 def colour_diff(diff: str, color: bool) -> str:
-    """A unified diff with additions green and removals red."""
+    """A unified diff with additions green and removals red; its file names and lines come
+    from outside, shown as such (``text.display``)."""
+    diff = shown(diff, lines=True)
     if not color:
         return diff
     out = []
@@ -149,14 +152,18 @@ class TerminalApprover:
             self._asking.cancel()
 
     def show(self, params: ApproveParams) -> None:
-        """Print what the call would do."""
-        self.out.write(f"\n{params.title}\n")
+        """Print what the call would do, as text from outside is shown (``text.display``:
+        a title or a name that hides an escape sequence cannot rewrite the question)."""
+        self.out.write(f"\n{shown(params.title)}\n")
         preview = params.preview
         if isinstance(preview, CommandPreview):
             shell = "$ " if editable(params.tool) else ""  # an MCP call is no command
-            self.out.write(f"  {shell}{preview.command}\n  (in {preview.cwd})\n")
+            # each line of a long command indented under the first: none can pass for a line
+            # of Tether's own (the question, a title)
+            command = shown(preview.command, lines=True).replace("\n", "\n  " + " " * len(shell))
+            self.out.write(f"  {shell}{command}\n  (in {shown(preview.cwd)})\n")
         elif self.diff_printer is not None:
-            self.diff_printer(preview.diff, preview.uri)
+            self.diff_printer(shown(preview.diff, lines=True), preview.uri)
         else:
             self.out.write(colour_diff(preview.diff, self.color))
         self.out.flush()
@@ -230,7 +237,8 @@ class TerminalApprover:
                 }
             if answer == "p" and offer.wide is not None and not edits:
                 self.out.write(
-                    f"  → always allowed in this project: {params.tool} `{offer.wide}`\n"
+                    f"  → always allowed in this project: {shown(params.tool)} "
+                    f"`{shown(offer.wide)}`\n"
                 )
                 self.out.flush()
                 rule = {"pattern": offer.wide, "scope": "project"}
@@ -272,7 +280,7 @@ class TerminalApprover:
             if not after or after == before:
                 self.out.write("  (unchanged)\n")
                 return None
-            self.out.write(f"  edited:\n  $ {after}\n")
+            self.out.write(f"  edited:\n  $ {shown(after, lines=True)}\n")
             return {"arguments": {**params.arguments, "command": after}}
         if after == before:
             self.out.write("  (unchanged)\n")

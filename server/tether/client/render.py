@@ -27,6 +27,7 @@ from tether_protocol import (
 )
 
 from ..text.counts import plural as plural  # replay.py says its counts with it
+from ..text.display import shown
 from ..text.model import split_lines
 from .terminal import TextOut
 
@@ -107,6 +108,7 @@ class TerminalRenderer:
 
     def render(self, event: RunEvent) -> None:
         """Show one event."""
+        event = shown_event(event)
         self._clear_spinner()
         if isinstance(event, StepEvent):
             self._thinking_since = time.monotonic()
@@ -170,6 +172,7 @@ class TerminalRenderer:
     def summary(self, result: dict[str, Any]) -> None:
         """The final answer and outcome of a run. A run that ended without an answer
         (cancelled, failed) after text had streamed keeps that text as its last word."""
+        result = shown_result(result)
         self._clear_spinner()
         self._thinking_since = None
         answer = result.get("answer")
@@ -180,6 +183,7 @@ class TerminalRenderer:
 
     def finish_turn(self, result: dict[str, Any], seconds: float) -> None:
         """A chat turn's end: the answer unless it streamed, then the one-line footer."""
+        result = shown_result(result)
         self._clear_spinner()
         self._thinking_since = None
         answer = result.get("answer")
@@ -196,6 +200,47 @@ class TerminalRenderer:
 
     def _outcome(self, detail: str, done: bool) -> None:
         self._line(self._style(detail, "2" if done else "31"))
+
+
+def shown_event(event: RunEvent) -> RunEvent:
+    """``event`` with the strings it carries from outside (the model's text, tools' names,
+    labels and outputs, rules, a plan, a retry's reason) as the terminal may show them
+    (``text.display``): no escape sequence, carriage return or bidi control of theirs acts.
+    A call's arguments are shown as JSON, escaped as one line (``_arguments``)."""
+    update: dict[str, Any]
+    if isinstance(event, TextDeltaEvent | AssistantEvent):
+        update = {"text": shown(event.text, lines=True)}
+    elif isinstance(event, RunStartedEvent):
+        update = {"prompt": shown(event.prompt, lines=True)}
+    elif isinstance(event, ToolCallEvent):
+        update = {
+            "tool": shown(event.tool),
+            "label": None if event.label is None else shown(event.label),
+        }
+    elif isinstance(event, ToolResultEvent):
+        update = {
+            "tool": shown(event.tool),
+            "label": None if event.label is None else shown(event.label),
+            "output": shown(event.output, lines=True),
+            "error": None if event.error is None else shown(event.error, lines=True),
+        }
+    elif isinstance(event, ApprovalEvent) and event.rules:
+        rules = [r.model_copy(update={"pattern": shown(r.pattern)}) for r in event.rules]
+        update = {"rules": rules}
+    elif isinstance(event, PlanEvent):
+        entries = [e.model_copy(update={"content": shown(e.content)}) for e in event.entries]
+        update = {"entries": entries}
+    elif isinstance(event, RetryEvent):
+        update = {"reason": shown(event.reason)}
+    else:
+        return event
+    return event.model_copy(update=update)
+
+
+def shown_result(result: dict[str, Any]) -> dict[str, Any]:
+    """A run's result with its answer and error as the terminal may show them."""
+    said = {k: shown(result[k], lines=True) for k in ("answer", "error") if result.get(k)}
+    return {**result, **said} if said else result
 
 
 PLAN_MARKS = {"completed": ("✓", "2"), "in_progress": ("▸", "1;33"), "pending": ("○", "0")}
@@ -284,5 +329,5 @@ def outcome_line(result: dict[str, Any]) -> str:
 
 
 def _arguments(arguments: dict[str, Any]) -> str:
-    text = json.dumps(arguments, ensure_ascii=False)
+    text = shown(json.dumps(arguments, ensure_ascii=False))
     return text if len(text) <= 120 else text[:117] + "…"

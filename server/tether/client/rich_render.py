@@ -28,6 +28,7 @@ from tether_protocol import (
     UsageEvent,
 )
 
+from ..text import display
 from ..text.model import split_lines
 from ..workspace.folders import path_from_uri
 from .render import (
@@ -38,7 +39,9 @@ from .render import (
     ok,
     outcome_line,
     retry_text,
+    shown_event,
     shown_output,
+    shown_result,
 )
 from .streamed_text import TAB, StreamedText, TerminalSize, stdout_size
 from .terminal import TextOut
@@ -60,7 +63,9 @@ def console_for(out: TextOut) -> Console:
 
 
 def highlighted_diff(diff: str, uri: str) -> Text:
-    """A unified diff with its added and removed lines highlighted in the file's language."""
+    """A unified diff with its added and removed lines highlighted in the file's language
+    (its file names and lines shown as text from outside is: ``text.display``)."""
+    diff = display.shown(diff, lines=True)
     path = path_from_uri(uri)
     lexer = Syntax.guess_lexer(str(path)) if path is not None else "text"
     code = Syntax("", lexer, theme=CODE_THEME)
@@ -102,6 +107,7 @@ class RichRenderer(TerminalRenderer):
 
     def render(self, event: RunEvent) -> None:
         """Show one event; a message's streamed text is replaced once it has ended."""
+        event = shown_event(event)
         if isinstance(event, TextDeltaEvent):
             if self._streamed is None:
                 self._streamed = StreamedText(not self._mid_line, self._size())
@@ -145,6 +151,7 @@ class RichRenderer(TerminalRenderer):
 
     def summary(self, result: dict[str, Any]) -> None:
         """The outcome, and the answer unless it is already on the screen."""
+        result = shown_result(result)
         self._clear_spinner()
         self._thinking_since = None
         self._settle(answer=True)
@@ -155,6 +162,7 @@ class RichRenderer(TerminalRenderer):
 
     def finish_turn(self, result: dict[str, Any], seconds: float) -> None:
         """A chat turn's end: the streamed answer rendered in its place, then the footer."""
+        result = shown_result(result)
         self._clear_spinner()
         self._thinking_since = None
         self._settle(answer=False)

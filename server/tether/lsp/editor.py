@@ -24,6 +24,7 @@ from tether_protocol import (
     AGENT_SAVE_DOCUMENTS_METHOD,
     ApproveParams,
     ApproveResult,
+    CommandPreview,
     Diagnostic,
     DiagnosticsResult,
     FileDiagnostics,
@@ -31,6 +32,7 @@ from tether_protocol import (
 )
 
 from ..host import BufferDrift, EditOutcome, FileEdit
+from ..text.display import shown
 from ..text.edit import range_at
 from ..writes.disk import Refused, apply_on_disk, delete_on_disk, make_parents
 from .documents import encoding_name
@@ -48,6 +50,26 @@ lsprotocol types, and an answer that does not fit (``{}``, ``"yes"``) is then dr
 leaving the request unanswered forever; ``{"applied": "false"}`` would read as applied."""
 
 CANNOT_CREATE = "written to disk by Tether; your editor cannot create files"
+
+
+def displayed(request: ApproveParams) -> ApproveParams:
+    """``request`` as the editor shows it: its title, command, folder, diff and offered rules
+    are text from outside (``text.display``: no control or bidi character of theirs reaches
+    the editor raw). The arguments stay as the call has them: an answer may carry them back."""
+    preview = request.preview
+    if isinstance(preview, CommandPreview):
+        command, cwd = shown(preview.command, lines=True), shown(preview.cwd)
+        preview = preview.model_copy(update={"command": command, "cwd": cwd})
+    else:
+        preview = preview.model_copy(update={"diff": shown(preview.diff, lines=True)})
+    patterns = request.suggested_patterns
+    return request.model_copy(
+        update={
+            "title": shown(request.title),
+            "preview": preview,
+            "suggested_patterns": None if patterns is None else [shown(p) for p in patterns],
+        }
+    )
 
 
 def applied_answer(raw: object) -> tuple[bool, str | None]:
@@ -122,6 +144,7 @@ class LspEditor:
     async def ask_approval(
         self, request: ApproveParams, change: FileEdit | None = None
     ) -> ApproveResult | None:
+        request = displayed(request)  # the gate keeps the call as it is
         if self._link.client_tether.approvals:
             return await self._ask_with_approve(request)
         return await self._ask_with_message(request)

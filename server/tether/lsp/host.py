@@ -18,6 +18,7 @@ from tether_protocol import (
 
 from ..events import event_json
 from ..host import Buffer, BufferDrift, FileEdit
+from ..text.display import shown
 from ..workspace.folders import path_from_uri
 from .documents import LineDocument
 from .link import ClientLink
@@ -236,12 +237,13 @@ class NotifySink:
 
 
 def progress_message(event: StepEvent | ToolCallEvent, step: int) -> str:
-    """``step 2`` or ``step 2 · read_file src/app.py``."""
+    """``step 2`` or ``step 2 · read_file src/app.py`` (one line, shown as text from outside
+    is: ``text.display``)."""
     if isinstance(event, StepEvent):
         return f"step {event.step}"
     args = event.arguments
     target = args.get("path") or args.get("pattern") or args.get("command") or ""
-    return f"step {step} · {event.label or event.tool} {target}".rstrip()
+    return shown(f"step {step} · {event.label or event.tool} {target}".rstrip())
 
 
 class ProgressSink:

@@ -23,6 +23,7 @@ from tether_protocol import (
     ToolResultEvent,
 )
 
+from ..text.display import shown
 from .link import ClientLink
 
 HOW_TO_PASS_A_PROMPT = (
@@ -99,7 +100,7 @@ def outcome_message(result: RunResult) -> types.ShowMessageParams:
     said = first_line(result.error or "") if result.outcome == "error" else ""
     said = said or first_line(result.answer)
     if said:
-        parts.append(clip(said, SUMMARY_CHARS))
+        parts.append(shown(clip(said, SUMMARY_CHARS)))
     kind = OUTCOME_TYPES.get(result.outcome, types.MessageType.Warning)
     return types.ShowMessageParams(type=kind, message=" · ".join(parts))
 
@@ -163,6 +164,7 @@ class TranscriptSink:
         self._link.send_notification(
             types.WINDOW_LOG_MESSAGE,
             types.LogMessageParams(
-                type=types.MessageType.Info, message=f"[tether] {clip(line, LOG_LINE_CHARS)}"
+                type=types.MessageType.Info,
+                message=f"[tether] {shown(clip(line, LOG_LINE_CHARS), lines=True)}",
             ),
         )

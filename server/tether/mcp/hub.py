@@ -14,7 +14,8 @@ from anyio.abc import TaskGroup
 
 from tether_protocol import McpServerSettings
 
-from .names import unique_names
+from ..text.display import shown
+from .names import server_prefix, unique_names
 from .server import McpServer
 from .tools import McpTool, mcp_tool
 
@@ -124,9 +125,10 @@ class McpHub:
             failed = server.tools is None and server.failure and not server.stopping
             if failed and id(server) not in self._warned:
                 self._warned.add(id(server))
-                log.warning("%s", server.failure)
+                said = shown(server.failure or "")  # names and the server's own last words
+                log.warning("%s", said)
                 if self.warn is not None:
-                    self.warn(f"{server.failure}; its tools are not available")
+                    self.warn(f"{said}; its tools are not available")
 
     def tools(self) -> list[McpTool]:
         """The tools of every server that has listed them, as the model sees them."""
@@ -148,9 +150,10 @@ class McpHub:
         return made
 
     def pending(self, name: str) -> McpServer | None:
-        """The server still starting whose tool ``name`` may be (``mcp__<server>__…``)."""
+        """The server still starting whose tool ``name`` may be (``mcp__<server>__…``, the
+        server's name as model-facing names spell it)."""
         for server in self.servers.values():
             starting = server.tools is None and server.failure is None
-            if starting and name.startswith(f"mcp__{server.name}__"):
+            if starting and name.startswith(server_prefix(server.name)):
                 return server
         return None

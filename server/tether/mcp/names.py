@@ -7,9 +7,10 @@ import hashlib
 import re
 from collections.abc import Iterable
 
+from ..text.display import shown
+
 MAX_NAME = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 MAX_SHOWN = 120
 
 
@@ -22,10 +23,16 @@ def tool_name(server: str, tool: str) -> str:
     return f"{name[: MAX_NAME - 9]}_{_digest(server, tool)}"
 
 
+def server_prefix(server: str) -> str:
+    """How every model-facing name of ``server``'s tools begins (``mcp__<server>__`` as
+    ``tool_name`` spells it, up to where a cut name's hash would start)."""
+    return _UNSAFE.sub("_", f"mcp__{server}__")[: MAX_NAME - 9]
+
+
 def shown_name(server: str, tool: str) -> str:
     """The tool as people read it in a transcript or a card: ``notes · echo`` (the server's
-    and the tool's own names, unsanitised; control characters as spaces)."""
-    return _CONTROL.sub(" ", f"{server} · {tool}")[:MAX_SHOWN]
+    and the tool's own names, as the display shows text from outside: ``text.display``)."""
+    return shown(f"{server} · {tool}"[:MAX_SHOWN])
 
 
 def _digest(server: str, tool: str) -> str:
