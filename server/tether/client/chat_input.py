@@ -16,6 +16,8 @@ from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
+from ..writes.private import private_folder, touch_private
+
 HISTORY_FOLDER = "chat-history"
 MAX_COMPLETIONS = 200
 
@@ -95,8 +97,8 @@ class ChatInput:
         color: bool,
     ) -> None:
         path = history_file(state_dir, root)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+        try:  # what was typed is the user's alone: made 0600 (FileHistory only appends)
+            touch_private(private_folder(path.parent) / path.name)
             history: FileHistory | None = FileHistory(str(path))
         except OSError:  # no writable state folder: a chat without memory
             history = None

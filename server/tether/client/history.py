@@ -49,7 +49,7 @@ def remember(state_dir: Path, session_id: str, folder: Path) -> None:
 
     with contextlib.suppress(OSError, Refused, Changed):
         root = own_folder(state_dir)
-        update_confined(root, root / FOLDERS_FILE, noted)
+        update_confined(root, root / FOLDERS_FILE, noted, private=True)
 
 
 @dataclass(frozen=True, slots=True)

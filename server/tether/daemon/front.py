@@ -66,12 +66,17 @@ def daemon_command(path: Path, provider: str = "", lock_fd: int | None = None) -
 def start_lock(folder: Path) -> IO[str]:
     """The folder's start lock, opened: whoever holds it (``fcntl.flock``) is starting a
     daemon, and the daemon it starts holds it until it listens."""
-    return open(folder / "start.lock", "a")
+    return open(_private(folder / "start.lock"), "a")
+
+
+def _private(path: Path) -> int:
+    """``path`` opened to append; made the user's alone (0600) when it is created."""
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
 
 def spawn(path: Path, environ: Mapping[str, str], provider: str, lock: IO[str]) -> Popen[bytes]:
     """A daemon for ``path``, in a session of its own, handed ``lock`` (held by the caller)."""
-    log = open(path.parent / "daemon.log", "ab")  # noqa: SIM115 - handed to the child
+    log = open(_private(path.parent / "daemon.log"), "ab")  # noqa: SIM115 - handed to the child
     with log:
         return subprocess.Popen(
             daemon_command(path, provider, lock.fileno()),

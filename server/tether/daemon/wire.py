@@ -6,6 +6,7 @@ nothing heavier. A frame is a 4-byte big-endian length and that many bytes of a 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -75,8 +76,10 @@ def socket_dir(environ: Mapping[str, str]) -> Path:
         )
         folder = Path(base) / "tether" / "daemon"
     try:
-        folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        folder.mkdir(mode=0o700, exist_ok=True)
+        for level in [*reversed(folder.parents), folder]:  # each level made is 0700
+            if not os.path.lexists(level):
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(level, 0o700)
         info = os.lstat(folder)
     except OSError as exc:
         raise DaemonError(f"{folder}: cannot be made: {exc.strerror or exc}") from None

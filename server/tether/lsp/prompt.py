@@ -203,6 +203,6 @@ def _write(path: Path, text: str) -> None:
     """A new preview file in the state folder's ``previews`` (the confined writer's)."""
     folder = own_folder(path.parent)
     try:
-        replace_confined(folder, folder / path.name, text.encode("utf-8"), None)
+        replace_confined(folder, folder / path.name, text.encode("utf-8"), None, private=True)
     except (Refused, Changed) as exc:
         raise OSError(str(exc)) from exc

@@ -126,12 +126,15 @@ def _text(lines: list[str]) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def _rewrite(root: Path, path: Path, change: Callable[[bytes | None], bytes | None]) -> bool:
+def _rewrite(
+    root: Path, path: Path, change: Callable[[bytes | None], bytes | None], private: bool = False
+) -> bool:
     """``path`` rewritten as ``change`` says, through the confined writer: reached from
     ``root`` without following a link (a ``.tether`` that links elsewhere is refused),
-    replaced at once, and only if no one else wrote it since it was read."""
+    replaced at once, and only if no one else wrote it since it was read. ``private``: the
+    user's own file (made 0600), not a project's."""
     try:
-        return update_confined(root, path, change)
+        return update_confined(root, path, change, private=private)
     except Refused as exc:
         raise RulesFileError(f"{path} was not written: {exc}") from None
     except Changed:
@@ -247,7 +250,7 @@ class RuleStore:
             user = self._user_from(_table(data, self.user_file))
             return _text(self._user_lines(user)) if change(user) else None
 
-        return _rewrite(folder, folder / target.name, changed)
+        return _rewrite(folder, folder / target.name, changed, private=True)
 
     @staticmethod
     def _update_project(root: Path, change: Callable[[list[Rule]], list[Rule] | None]) -> bool:

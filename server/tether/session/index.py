@@ -21,6 +21,8 @@ from pydantic.alias_generators import to_camel
 
 from tether_protocol import Outcome
 
+from ..writes.private import write_new_private
+
 TITLE_CHARS = 80
 TAIL_BYTES = 64
 """The last bytes of the log an index covers, kept to notice a log rewritten in place."""
@@ -125,10 +127,11 @@ def read_index(log: Path) -> SessionIndex | None:
 
 
 def write_index(log: Path, index: SessionIndex) -> None:
-    """Replace the index of ``log`` atomically (a reader never sees half of one)."""
+    """Replace the index of ``log`` atomically (a reader never sees half of one); a new
+    index file is the user's alone (0600), as the log is."""
     target = index_path(log)
     temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
-    temporary.write_text(index.model_dump_json(by_alias=True, exclude_none=True))
+    write_new_private(temporary, index.model_dump_json(by_alias=True, exclude_none=True).encode())
     os.replace(temporary, target)
 
 

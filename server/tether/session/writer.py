@@ -31,6 +31,7 @@ from tether_protocol import RunEvent
 from ..events import event_json
 from ..host import FileEdit
 from ..providers.base import Message
+from ..writes.private import append_private, make_folders, narrow
 from .index import SessionIndex, catch_up, read_index, session_log_path, write_index
 from .records import (
     EditIntentRecord,
@@ -127,9 +128,11 @@ class SessionLogWriter:
     """Appends events to per-session JSONL files from a background thread, and keeps each
     session's index (``index.py``) next to its log.
 
-    A state dir that cannot be written (read-only, full, not a folder) never stops a run:
-    the first failure is logged as one line and passed to ``on_error`` (the server shows
-    it to the user); later ones are only counted, not a traceback per event.
+    What it makes is the user's alone: folders 0700, logs and indexes 0600, from creation
+    (``writes/private.py``); a state dir of theirs that lets others in is narrowed when the
+    writer starts. A state dir that cannot be written (read-only, full, not a folder) never
+    stops a run: the first failure is logged as one line and passed to ``on_error`` (the
+    server shows it to the user); later ones are only counted, not a traceback per event.
 
     Runs hold the writer they started with (``hold``) until their ``run-finished`` event is
     written: a writer ``retire``d (the state dir changed) closes only after the last one.
@@ -197,6 +200,7 @@ class SessionLogWriter:
         self._thread.join(timeout)
 
     def _work(self) -> None:
+        narrow(self.state_dir)  # one the user made wider than theirs alone: narrowed, said once
         stopping = False
         while not stopping:
             items = [self._queue.get()]
@@ -332,8 +336,8 @@ class SessionLogWriter:
                     oldest.close()  # flushes what it holds
                 except OSError as exc:
                     self._failed("close", exc)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle = self._files[path] = path.open("a+b")
+            make_folders(path.parent)  # the user's alone (0700), as the log (0600)
+            handle = self._files[path] = append_private(path)
             handle.seek(0, 2)
             if handle.tell() > 0:  # a crash may have torn the last line: start a fresh one
                 handle.seek(-1, 2)

@@ -2,7 +2,9 @@
 
 Every file Tether writes goes through here: edits without an editor to apply them
 (``apply_on_disk``, the terminal's included), rules files and state (``replace_confined``,
-``update_confined``); only the append-only session logs are written elsewhere.
+``update_confined``); only the append-only session logs are written elsewhere. Tether's
+own files (``private=True``, in an ``own_folder``) are made 0600 in folders made 0700
+(``private.py``).
 
 The disk writer walks from the workspace root's directory descriptor one component at a
 time with ``O_NOFOLLOW``, so a folder swapped for a symlink after the approval is refused
@@ -31,6 +33,7 @@ import anyio.to_thread
 from tether_protocol import ApproveParams, ApproveResult
 
 from ..host import EditOutcome, FileEdit
+from .private import FILE_MODE, FOLDER_MODE, private_folder
 
 BOM = b"\xef\xbb\xbf"
 NEW_FILE_MODE = 0o666
@@ -100,9 +103,11 @@ def _open_dir(name: str, parent: int, shown: str) -> int:
 
 
 @contextmanager
-def _parent_dir(root: Path, path: Path, create: bool) -> Iterator[tuple[int, str]]:
+def _parent_dir(
+    root: Path, path: Path, create: bool, folder_mode: int = 0o777
+) -> Iterator[tuple[int, str]]:
     """The descriptor of ``path``'s folder, reached from ``root`` without following links,
-    and the file's name in it; missing folders are made when ``create``."""
+    and the file's name in it; missing folders are made (``folder_mode``) when ``create``."""
     parts = _parts(root, path)
     fd = os.open(root, _DIR_FLAGS)
     try:
@@ -114,7 +119,7 @@ def _parent_dir(root: Path, path: Path, create: bool) -> Iterator[tuple[int, str
                 if not create:
                     raise
                 with suppress(FileExistsError):  # made meanwhile: opened and checked below
-                    os.mkdir(name, 0o777, dir_fd=fd)
+                    os.mkdir(name, folder_mode, dir_fd=fd)
                 child = _open_dir(name, fd, shown)
             os.close(fd)
             fd = child
@@ -169,17 +174,22 @@ def _link_anonymous(fd: int, name: str, folder: int) -> None:
 
 
 def _replace_checked(
-    folder: int, name: str, data: bytes, mode: int | None, base: bytes | None
+    folder: int,
+    name: str,
+    data: bytes,
+    mode: int | None,
+    base: bytes | None,
+    new_mode: int = NEW_FILE_MODE,
 ) -> None:
-    """Put ``data`` at ``name``: a new file (``base`` None) or over ``base``; ``_Moved``
-    when the file no longer is what the edit was computed on."""
-    anonymous = _anonymous(folder, mode if mode is not None else NEW_FILE_MODE)
+    """Put ``data`` at ``name``: a new file (``base`` None, made with ``new_mode``) or over
+    ``base``; ``_Moved`` when the file no longer is what the edit was computed on."""
+    anonymous = _anonymous(folder, mode if mode is not None else new_mode)
     temp: str | None = None
     try:
         if anonymous is None:
             temp = _temp_name(name)
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            fd = os.open(temp, flags, mode if mode is not None else NEW_FILE_MODE, dir_fd=folder)
+            fd = os.open(temp, flags, mode if mode is not None else new_mode, dir_fd=folder)
         else:
             fd = anonymous
         try:
@@ -228,36 +238,47 @@ def read_confined(root: Path, path: Path) -> bytes | None:
     return None if current is None else current[0]
 
 
-def replace_confined(root: Path, path: Path, data: bytes, base: bytes | None) -> None:
+def replace_confined(
+    root: Path, path: Path, data: bytes, base: bytes | None, *, private: bool = False
+) -> None:
     """Put ``data`` at ``path``, reached from ``root`` without following a link (missing
     folders are made the same way), atomically. ``base`` is what the caller read: None
     for no file. The file is compared with it before and again right before the rename:
     ``Changed`` when it differs, and nothing is written. ``Refused`` for a link or a path
-    outside ``root``. An existing file keeps its mode; a new one gets ``0o666 & ~umask``.
+    outside ``root``. An existing file keeps its mode; a new one gets ``0o666 & ~umask``,
+    or 0600 (and missing folders 0700) when ``private``: one of Tether's own files.
     """
+    folder_mode, new_mode = (FOLDER_MODE, FILE_MODE) if private else (0o777, NEW_FILE_MODE)
     try:
-        with _parent_dir(root, path, create=True) as (folder, leaf):
+        with _parent_dir(root, path, True, folder_mode) as (folder, leaf):
             current = _read_current(leaf, folder)
             if (current[0] if current is not None else None) != base:
                 raise Changed(f"{path.name} changed meanwhile")
-            _replace_checked(folder, leaf, data, current[1] if current else None, base)
+            mode = current[1] if current else None
+            _replace_checked(folder, leaf, data, mode, base, new_mode)
     except (_Moved, FileExistsError):
         raise Changed(f"{path.name} changed while it was being written") from None
 
 
 def update_confined(
-    root: Path, path: Path, change: Callable[[bytes | None], bytes | None], attempts: int = 3
+    root: Path,
+    path: Path,
+    change: Callable[[bytes | None], bytes | None],
+    attempts: int = 3,
+    *,
+    private: bool = False,
 ) -> bool:
     """Rewrite ``path`` (from ``root``, no link followed) as ``change(what it holds)``, or
     leave it when that is None; read and changed again when another writer came in
-    between. True when written; ``Changed`` after ``attempts`` tries."""
+    between. True when written; ``Changed`` after ``attempts`` tries. ``private``: one of
+    Tether's own files (see ``replace_confined``)."""
     for attempt in range(1, attempts + 1):
         base = read_confined(root, path)
         new = change(base)
         if new is None:
             return False
         try:
-            replace_confined(root, path, new, base)
+            replace_confined(root, path, new, base, private=private)
         except Changed:
             if attempt == attempts:
                 raise
@@ -274,10 +295,10 @@ def make_parents(root: Path, path: Path) -> None:
 
 
 def own_folder(folder: Path) -> Path:
-    """One of the user's own folders (config, state), made if missing and resolved: links
-    the user made to it are followed once, here; below it nothing is followed."""
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder.resolve()
+    """One of Tether's own folders (config, state), made if missing and resolved: links
+    the user made to it are followed once, here; below it nothing is followed. It is the
+    user's alone (``private.private_folder``): write in it with ``private=True``."""
+    return private_folder(folder).resolve()
 
 
 def _apply_on_disk(edit: FileEdit) -> EditOutcome:
