@@ -8,7 +8,9 @@
 ;; one-line entries, and approvals appear inline: their keys (a, A, d) and buttons
 ;; work only on the approval itself, so typing at the prompt is never taken for an
 ;; answer.  Follow-ups continue the same session.  C-u M-x tether-chat starts a
-;; new one.
+;; new one.  A message `/name [argument]' naming a session command (/undo, /new,
+;; /model, /compact, /cost, /resume, /rules...) runs it: `/' at an empty prompt
+;; lists them and TAB completes one (tether-chat-commands.el).
 
 ;;; Code:
 
@@ -16,6 +18,7 @@
 (require 'diff-mode)  ; its faces for the changes shown
 (require 'subr-x)
 (require 'tether)
+(require 'tether-chat-commands)
 (require 'tether-render)
 
 (declare-function markdown-mode "markdown-mode" ())
@@ -34,6 +37,9 @@
 
 (defvar-local tether-chat--run-id nil
   "The chat's run in flight, or nil.")
+
+(defvar-local tether-chat--command nil
+  "The name of the session command in flight, or nil.")
 
 (defvar-local tether-chat--output nil
   "Marker: where the run's output goes (the start of the prompt).")
@@ -61,6 +67,8 @@
     (define-key map (kbd "RET") #'tether-chat-send)
     (define-key map (kbd "C-c C-c") #'tether-chat-cancel)
     (define-key map (kbd "C-c C-a") #'tether-chat-goto-approval)
+    (define-key map (kbd "TAB") #'completion-at-point)
+    (define-key map "/" #'tether-chat-slash)
     map)
   "Keys of `*tether-chat*'.")
 
@@ -90,7 +98,8 @@
                                  (0 (get-text-property (match-beginning 0) 'font-lock-face) t)))
                           'append)
   (setq-local tether-chat--output (make-marker))
-  (setq-local tether-chat--input (make-marker)))
+  (setq-local tether-chat--input (make-marker))
+  (add-hook 'completion-at-point-functions #'tether-chat--complete-command nil t))
 
 ;;; Writing
 
@@ -157,8 +166,9 @@
     (erase-buffer)
     (insert (propertize
              (substitute-command-keys
-              "Tether chat — RET sends, \\[tether-chat-cancel] stops the run, \
-\\[tether-chat-goto-approval] goes to a waiting approval.\n\n")
+              "Tether chat — RET sends, / lists the session commands, \
+\\[tether-chat-cancel] stops the run,\n\\[tether-chat-goto-approval] goes to a waiting \
+approval.\n\n")
              'read-only t 'rear-nonsticky t 'font-lock-face 'tether-outcome-face))
     (tether-chat--insert-prompt)))
 
@@ -183,28 +193,35 @@
   (cond
    ((button-at (point)) (push-button))
    ((< (point) tether-chat--input) (goto-char (point-max)))
-   (tether-chat--run-id
+   ((or tether-chat--run-id tether-chat--command)
     (message "%s" (substitute-command-keys
                    "Tether is still answering: \\[tether-chat-cancel] stops it")))
    (t
     (let ((prompt (string-trim (buffer-substring-no-properties tether-chat--input (point-max)))))
       (unless (string-empty-p prompt)
-        (tether-chat--start prompt))))))
+        (if-let ((command (and (string-prefix-p "/" prompt)
+                               (tether-chat-commands-parse prompt (tether-connection)))))
+            (apply #'tether-chat--run-command command)
+          (tether-chat--start prompt)))))))
 
 (defun tether-chat--renderer ()
   "How the chat shows a run's events: text as it streams, and the decisions taken
 without asking (the others close their approval's block)."
   (tether-render-create :stream t :approvals t))
 
-(defun tether-chat--start (prompt)
-  "Turn the input into transcript and run PROMPT in this chat's session."
+(defun tether-chat--commit-input ()
+  "Turn the input into transcript, with a fresh prompt below it."
   (let ((inhibit-read-only t))
     (goto-char (point-max))
     (insert "\n")
     (add-text-properties tether-chat--output (point-max)
                          '(read-only t rear-nonsticky t font-lock-face tether-prompt-face
                                      tether-chat-own t))
-    (tether-chat--insert-prompt))
+    (tether-chat--insert-prompt)))
+
+(defun tether-chat--start (prompt)
+  "Turn the input into transcript and run PROMPT in this chat's session."
+  (tether-chat--commit-input)
   (let* ((chat (current-buffer))
          (context (and (buffer-live-p tether-chat--context)
                        (with-current-buffer tether-chat--context (tether--context))))
@@ -251,12 +268,76 @@ without asking (the others close their approval's block)."
   (tether-chat--insert "\n"))  ; a blank line before the prompt
 
 (defun tether-chat-cancel ()
-  "Stop the chat's run."
+  "Stop the chat's run (or stop waiting for its session command)."
   (interactive)
-  (if (not tether-chat--run-id)
-      (message "Tether: no run to stop")
+  (cond
+   (tether-chat--command
+    (tether-chat--line (format "✗ /%s: no longer waited for" tether-chat--command)
+                       'font-lock-face 'tether-failed-face)
+    (setq tether-chat--command nil)
+    (tether-chat--insert "\n"))
+   ((not tether-chat--run-id)
+    (message "Tether: no run to stop"))
+   (t
     (jsonrpc-async-request (tether-connection) 'agent/cancel
-                           (list :runId tether-chat--run-id) :success-fn #'ignore)))
+                           (list :runId tether-chat--run-id) :success-fn #'ignore))))
+
+;;; Session commands
+
+(defun tether-chat--complete-command ()
+  "`completion-at-point-functions': a session command as the message's first word."
+  (when (and (markerp tether-chat--input) (marker-position tether-chat--input))
+    (tether-chat-commands-completion tether-chat--input (tether-connection))))
+
+(defun tether-chat-slash ()
+  "Insert `/'; at an empty prompt, list the session commands to complete."
+  (interactive)
+  (let ((first (and (= (point) (point-max)) (tether-chat--user-idle-p))))
+    (call-interactively #'self-insert-command)
+    (when first
+      (completion-at-point))))
+
+(defun tether-chat--run-command (name argument serverp)
+  "Run the session command NAME with ARGUMENT (a string or nil); show what it says.
+SERVERP: the server's command (`agent/command'), else the chat's own."
+  (tether-chat--commit-input)
+  (setq tether-chat--command name)
+  (let* ((chat (current-buffer))
+         (connection (tether-connection))
+         (done (lambda (lines &optional session new-session)
+                 (tether-chat--in chat #'tether-chat--command-done name lines session
+                                  new-session))))
+    (cond
+     (serverp
+      (tether--sync-all connection)  ; /undo checks the buffers' text the server knows
+      (jsonrpc-async-request
+       connection 'agent/command
+       (append (list :name name)
+               (and tether-chat--session-id (list :sessionId tether-chat--session-id))
+               (and argument (list :argument argument)))
+       :timeout nil
+       :success-fn (lambda (result)
+                     (funcall done (split-string (or (plist-get result :message) "") "\n")
+                              nil (eq (plist-get result :newSession) t)))
+       :error-fn (lambda (error)
+                   (funcall done (list (format "✗ /%s: %s" name (plist-get error :message)))))))
+     ((equal name "resume")
+      (tether-chat-commands-resume connection argument tether-chat--session-id done))
+     ((equal name "rules")
+      (tether-chat-commands-rules connection argument tether-chat--session-id done)))))
+
+(defun tether-chat--command-done (name lines session new-session)
+  "The session command NAME said LINES.
+Go on with SESSION, or with a new session if NEW-SESSION."
+  (when (equal tether-chat--command name)
+    (setq tether-chat--command nil)
+    (cond (new-session (setq tether-chat--session-id nil))
+          (session (setq tether-chat--session-id session)))
+    (dolist (line lines)
+      (tether-chat--line line 'font-lock-face (if (string-prefix-p "✗" line)
+                                                  'tether-failed-face
+                                                'tether-outcome-face)))
+    (tether-chat--insert "\n")))
 
 ;;; Approvals
 
