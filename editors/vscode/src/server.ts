@@ -11,7 +11,13 @@ import type { AgentEventParams } from "./protocol";
 import { TetherProtocol } from "./protocolClient";
 import { saveOpenDocuments } from "./save";
 import { SaveGuard } from "./saveGuard";
-import { resolveServerPath, serverEnvironment, serverNotFoundMessage, tetherSettings } from "./settings";
+import {
+  resolveServerPath,
+  serverEnvironment,
+  serverNotFoundMessage,
+  settingsChange,
+  tetherSettings,
+} from "./settings";
 import { Transcript } from "./transcript";
 
 export class ServerNotFoundError extends Error {}
@@ -19,6 +25,12 @@ export class ServerNotFoundError extends Error {}
 function settingsFromConfiguration(): ReturnType<typeof tetherSettings> {
   const configuration = vscode.workspace.getConfiguration("tether");
   return tetherSettings((key) => configuration.get(key));
+}
+
+/** As a change: the unset ones `null` (a setting removed since the start stops applying). */
+function changeFromConfiguration(): ReturnType<typeof settingsChange> {
+  const configuration = vscode.workspace.getConfiguration("tether");
+  return settingsChange((key) => configuration.get(key));
 }
 
 function workspacePaths(): string[] {
@@ -60,7 +72,7 @@ export class TetherServer implements vscode.Disposable {
   /** Sends the current `tether.*` settings for later runs. */
   async configure(): Promise<void> {
     if (this.protocol !== undefined && this.running) {
-      await this.protocol.configure(settingsFromConfiguration());
+      await this.protocol.configure(changeFromConfiguration());
     }
   }
 

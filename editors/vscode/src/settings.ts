@@ -93,6 +93,16 @@ export function tetherSettings(read: SettingReader): Settings {
   return settings;
 }
 
+/**
+ * The settings as a change (`workspace/didChangeConfiguration`): those set, and `null` for
+ * every other server setting, so that one the user removed stops applying — the server
+ * keeps `initializationOptions` beneath this layer, except the keys it names.
+ */
+export function settingsChange(read: SettingReader): Settings {
+  const unset = Object.fromEntries(SERVER_SETTINGS.map((key) => [key, null])) as Settings;
+  return { ...unset, ...tetherSettings(read) };
+}
+
 /** The server's environment: the editor's, plus API keys stored in SecretStorage. */
 export function serverEnvironment(
   base: NodeJS.ProcessEnv,

@@ -1,7 +1,14 @@
 import * as assert from "assert";
 import * as os from "os";
 import * as path from "path";
-import { resolveServerPath, serverEnvironment, serverNotFoundMessage, tetherSettings } from "../src/settings";
+import {
+  SERVER_SETTINGS,
+  resolveServerPath,
+  serverEnvironment,
+  serverNotFoundMessage,
+  settingsChange,
+  tetherSettings,
+} from "../src/settings";
 
 function reader(values: Record<string, unknown>): (key: string) => unknown {
   return (key) => values[key];
@@ -41,6 +48,15 @@ describe("settings → initializationOptions", () => {
     );
     assert.deepStrictEqual(settings, {});
     assert.deepStrictEqual(tetherSettings(reader({ maxSteps: 0 })), {});
+  });
+
+  it("a change names every server setting: null for those unset, so a removed one stops applying", () => {
+    const change = settingsChange(reader({ provider: "scripted", script: "", model: undefined }));
+    assert.deepStrictEqual(Object.keys(change).sort(), [...SERVER_SETTINGS].sort());
+    assert.strictEqual(change.provider, "scripted");
+    for (const key of SERVER_SETTINGS.filter((k) => k !== "provider")) {
+      assert.strictEqual(change[key], null, key);
+    }
   });
 
   it("passes the sandbox choice and the diagnostics waits; leaves them out when unset or out of range", () => {

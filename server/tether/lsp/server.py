@@ -317,15 +317,19 @@ class TetherServer(LanguageServer):
 
     def _assemble(self) -> None:
         """Every layer assembled again (the files, ``initializationOptions``, the last
-        ``settings.tether``). A layer that cannot be used does not refuse ``initialize``
-        (its answer is fixed, and may be sent already: ``lsp.lean``): it is shown to the
-        user, and every run is refused with the same words until the settings are fixed (a
-        refused run assembles them again first: a fixed file counts at once); meanwhile
-        the server keeps its settings as they were."""
+        ``settings.tether``; a key the latter names, ``null`` included, is no longer taken
+        from the former: an editor unsets what it sent at start). A layer that cannot be used
+        does not refuse ``initialize`` (its answer is fixed, and may be sent already:
+        ``lsp.lean``): it is shown to the user, and every run is refused with the same words
+        until the settings are fixed (a refused run assembles them again first: a fixed file
+        counts at once); meanwhile the server keeps its settings as they were."""
         try:
             layers = []
             try:
                 init = parse_settings(self._options, "initializationOptions")
+                if self._client_settings is not None:
+                    named = self._client_settings.model_fields_set
+                    init = init.model_copy(update=dict.fromkeys(named))
                 layers.append(Layer("initializationOptions", init))
             except ConfigError:
                 if self._client_settings is None:

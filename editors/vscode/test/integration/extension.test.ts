@@ -149,6 +149,25 @@ describe("integration: the extension with the real LanguageClient and server (VS
     );
   });
 
+  it("a setting removed applies on the next run, without a restart", async () => {
+    // The server started with tether.script set (initializationOptions); the user removes it.
+    delete vscode.settings.script;
+    vscode.configurationChanges.fire({
+      affectsConfiguration: (section) => "tether.script".startsWith(section),
+    });
+    vscode.answers.showInputBox = async () => "multiply again";
+    vscode.calls.length = 0;
+    const result = (await command("tether.runPrompt")()) as AgentRunResult | undefined;
+    assert.strictEqual(result, undefined, "the run used the removed script");
+    const shown = vscode.calls.filter(([name]) => name === "showErrorMessage").map(([, args]) => args[0]);
+    assert.strictEqual(shown.length, 1, JSON.stringify(shown));
+    assert.match(String(shown[0]), /script/);
+    vscode.settings.script = "subtract.json";
+    vscode.configurationChanges.fire({
+      affectsConfiguration: (section) => "tether.script".startsWith(section),
+    });
+  });
+
   it("Continue Session offers the sessions of this window", async () => {
     let offered: unknown;
     vscode.answers.showQuickPick = async (items) => {

@@ -354,6 +354,19 @@ describe("integration: the protocol layer against the real tether serve", functi
     assert.deepStrictEqual(eventsOf("r5").at(-1)?.kind, "run-finished");
   });
 
+  it("a setting the editor removed (null in settings.tether) no longer applies", async () => {
+    // initialize named a script; the editor's settings now say it has none.
+    await protocol.configure({ provider: "scripted", script: null });
+    await assert.rejects(
+      withTimeout(protocol.run({ prompt: "edit", runId: "r6" }), 10000, "run r6"),
+      /script: the scripted provider needs a script/,
+    );
+    assert.deepStrictEqual(eventsOf("r6"), [], "a refused run sends no event");
+    await protocol.configure({ provider: "scripted", script: { turns: [{ text: "back" }] } });
+    const result = await withTimeout(protocol.run({ prompt: "again", runId: "r7" }), 10000, "run r7");
+    assert.strictEqual(result.answer, "back");
+  });
+
   it("shuts down and exits with code 0", async () => {
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     await withTimeout(connection.sendRequest("shutdown"), 5000, "shutdown");
