@@ -14,7 +14,7 @@ import pytest
 from tests.providers.fakes import FakeApi, Sse, openai_stream
 
 from ..waiting import wait_until_sync
-from .conftest import Nvim, app_project, decisions, env
+from .conftest import Nvim, app_project, decisions, env, script
 from .screens import keep_screen
 from .test_emacs_chat import messages_of
 
@@ -252,10 +252,30 @@ def test_a_message_that_cannot_be_sent_stays_to_be_sent_again(nvim: Nvim) -> Non
 def test_the_servers_session_commands_complete_and_run_in_the_chat(nvim: Nvim) -> None:
     r = nvim.run("chat_commands")
     assert r["omnifunc"] == "v:lua.require'tether.chat'.complete"
-    assert [item["word"] for item in r["items"]] == ["/undo", "/new", "/model", "/compact", "/cost"]
+    server = ["/undo", "/new", "/model", "/compact", "/cost"]
+    assert [item["word"] for item in r["items"]] == [*server, "/resume", "/rules"]
     lines = r["after_undo"]
     you = len(lines) - 1 - lines[::-1].index("/undo")  # completed from "/un"
     assert lines[you - 2 : you + 1] == ["## You", "", "/undo"]
     assert "nothing to undo: no run yet" in lines[you + 1 :]
     assert lines[-2:] == ["## You", ""] and r["modifiable"] is True  # ready for the next
     assert "no run yet: nothing spent" in r["after_cost"]
+
+
+def test_the_chats_resume_and_rules_commands_list_continue_and_revoke(nvim: Nvim) -> None:
+    rules = nvim.tmp_path / "xdg" / "config" / "tether" / "rules.toml"
+    rules.parent.mkdir(parents=True)
+    rules.write_text('[[rules]]\ntool = "bash"\npattern = "echo *"\ndecision = "allow"\n')
+    r = nvim.run("chat_own_commands", script({"text": "Hello there."}), timeout=90)
+    assert r["items"][-2:] == ["/resume", "/rules"]
+    # /resume: the session of the first message, numbered, marked as the chat's own.
+    [row] = [line for line in r["listed"] if line.startswith("* 1  ")]
+    assert row.endswith("1 run · done  hello"), row
+    # No command reached the model: two runs, the second in the first one's session.
+    first, again = r["runs"]
+    assert [first["prompt"], again["prompt"]] == ["hello", "again"]
+    assert "sessionId" not in first and again["sessionId"]
+    lines = r["lines"]
+    assert f"resumed session {again['sessionId']}: hello" in lines
+    assert r["rule_number"] is not None and "removed allow bash `echo *`" in lines
+    assert "echo *" not in rules.read_text()

@@ -114,7 +114,8 @@ local function set_all(chat, lines)
 end
 
 local function keys_hint()
-  return '<CR> sends (Normal mode) · <C-s> sends (Insert mode) · :TetherChat! a new session'
+  return '<CR> sends (Normal mode) · <C-s> sends (Insert mode) · /<C-x><C-o> the session '
+    .. 'commands · :TetherChat! a new session'
 end
 
 --- A new chat buffer, with its keys.
@@ -282,6 +283,24 @@ local function session_commands(client)
   return listed[client.id]
 end
 
+--- What the chat offers: the server's session commands, then the chat's own
+--- (`tether.chat_commands`: `/resume`, `/rules`) that the server does not list.
+---@param client vim.lsp.Client
+---@return table[] commands `{ name, description, argument? }`
+local function offered(client)
+  local all, names = {}, {}
+  for _, command in ipairs(session_commands(client)) do
+    table.insert(all, command)
+    names[command.name] = true
+  end
+  for _, own in ipairs(require('tether.chat_commands').list) do
+    if not names[own.name] then
+      table.insert(all, own)
+    end
+  end
+  return all
+end
+
 --- The chat's server, started if it is not yet (nil and why when it cannot be).
 ---@param buf integer the chat
 ---@return vim.lsp.Client? client
@@ -302,7 +321,7 @@ function M.complete(findstart, base)
   end
   local client = server_of(vim.api.nvim_get_current_buf())
   local items = {}
-  for _, command in ipairs(client and session_commands(client) or {}) do
+  for _, command in ipairs(client and offered(client) or {}) do
     local word = '/' .. command.name
     if vim.startswith(word, base) then
       local shown = command.argument and (word .. ' ' .. command.argument) or word
@@ -312,13 +331,14 @@ function M.complete(findstart, base)
   return items
 end
 
---- A message `/name [argument]` naming one of the server's session commands: runs it
---- (`agent/command`) in the chat's session and writes what it said under `## Tether`.
+--- A message `/name [argument]` naming a session command: runs it in the chat's session —
+--- the server's through `agent/command`, the chat's own (`tether.chat_commands`) here —
+--- and writes what it said under `## Tether`.
 ---@param chat tether.Chat
 ---@param text string
 ---@return boolean handled
 local function run_command(chat, text)
-  local name, argument = text:match('^/(%w+)%s*(.-)%s*$')
+  local name, argument = text:match('^/([%w_-]+)%s*(.-)%s*$')
   local client = name and server_of(chat.buf)
   if not client then
     return false
@@ -327,26 +347,38 @@ local function run_command(chat, text)
   for _, command in ipairs(session_commands(client)) do
     known = known or command.name == name
   end
+  local own = require('tether.chat_commands')
+  if not known and not own.has(name) then
+    return false -- not a command: the model reads it
+  end
+  ---@param lines string[]
+  ---@param session_id? string|false the session to go on with; false: a new one
+  local function done(lines, session_id)
+    vim.schedule(function()
+      if not vim.api.nvim_buf_is_valid(chat.buf) then
+        return
+      end
+      vim.bo[chat.buf].modifiable = true
+      block(chat, lines, 'text')
+      if session_id == false then
+        chat.session_id = nil -- the next message starts a new session
+      elseif session_id then
+        chat.session_id = session_id
+      end
+      M.prompt_again(chat)
+    end)
+  end
   if not known then
-    return false -- not the server's: the model reads it
+    own.run(client, chat, name, argument, done)
+    return true
   end
   local params = { name = name, sessionId = chat.session_id }
   if argument ~= '' then
     params.argument = argument
   end
   require('tether.client').request(client, 'agent/command', params, function(err, result)
-    vim.schedule(function()
-      if not vim.api.nvim_buf_is_valid(chat.buf) then
-        return
-      end
-      vim.bo[chat.buf].modifiable = true
-      local said = err and ('/' .. name .. ': ' .. (err.message or 'failed')) or result.message
-      block(chat, vim.split(said, '\n', { plain = true }), 'text')
-      if result and result.newSession then
-        chat.session_id = nil -- the next message starts a new session
-      end
-      M.prompt_again(chat)
-    end)
+    local said = err and ('/' .. name .. ': ' .. (err.message or 'failed')) or result.message
+    done(vim.split(said, '\n', { plain = true }), (result and result.newSession) and false or nil)
   end)
   return true
 end
