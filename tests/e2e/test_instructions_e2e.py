@@ -32,6 +32,7 @@ async def test_an_editor_run_tells_the_model_the_project_instructions(
 def test_a_cli_run_tells_the_model_the_project_instructions(tmp_path: Path, fake: FakeApi) -> None:
     home, root = tmp_path / "home", tmp_path / "home" / "code" / "p"
     root.mkdir(parents=True)
+    (home / ".git").mkdir()  # the repository's root: read from there down
     (home / "AGENTS.md").write_text("House style: short names.\n")
     (root / "AGENTS.md").write_text(RULES)
     env = cli_env(tmp_path, home=home, OPENAI_API_KEY="sk-test", TETHER_BASE_URL=fake.url + "/v1")

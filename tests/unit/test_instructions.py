@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import os
+import pwd
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from tether.host import Buffer, NoBuffers
-from tether.prompt.instructions import MAX_INSTRUCTIONS_BYTES, cap, instruction_paths, load
+from tether.prompt.instructions import (
+    MAX_INSTRUCTIONS_BYTES,
+    cap,
+    distrust,
+    find_instructions,
+    instruction_paths,
+    load,
+)
 from tether.prompt.system import system_prompt
 from tether.workspace.folders import Workspace
 
@@ -27,23 +39,82 @@ class OneBuffer:
         return None
 
 
-def test_files_are_found_from_the_home_folder_down_to_the_workspace(tmp_path: Path) -> None:
+def test_files_are_found_from_the_repository_root_down_to_the_workspace(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    ws = repo / "code" / "app"
+    ws.mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (tmp_path / "AGENTS.md").write_text("above the repository\n")
+    (repo / "AGENTS.md").write_text("repo\n")
+    (repo / "code" / "AGENTS.md").mkdir()  # a folder of that name is not a file
+    (ws / "AGENTS.md").write_text("app\n")
+    assert instruction_paths(ws, None) == [repo / "AGENTS.md", ws / "AGENTS.md"]
+
+
+def test_the_walk_never_goes_above_the_home_folder(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()  # a repository around the home folder
     home = tmp_path / "home"
-    ws = home / "code" / "app"
+    ws = home / "app"
     ws.mkdir(parents=True)
     (tmp_path / "AGENTS.md").write_text("above home\n")
     (home / "AGENTS.md").write_text("home\n")
-    (ws / "AGENTS.md").write_text("app\n")
-    assert instruction_paths(ws, home) == [home / "AGENTS.md", ws / "AGENTS.md"]
+    assert instruction_paths(ws, home) == [home / "AGENTS.md"]
 
 
-def test_outside_home_the_walk_goes_to_the_filesystem_root(tmp_path: Path) -> None:
+def test_outside_a_repository_only_the_workspace_folder_counts(tmp_path: Path) -> None:
     ws = tmp_path / "a" / "b"
     ws.mkdir(parents=True)
-    (tmp_path / "AGENTS.md").write_text("top\n")
-    (tmp_path / "a" / "AGENTS.md").mkdir()  # a folder of that name is not a file
-    found = instruction_paths(ws, tmp_path / "elsewhere")
-    assert found[-1] == tmp_path / "AGENTS.md"
+    (tmp_path / "a" / "AGENTS.md").write_text("parent\n")
+    assert instruction_paths(ws, None) == []
+    (ws / "AGENTS.md").write_text("own\n")
+    assert instruction_paths(ws, None) == [ws / "AGENTS.md"]
+
+
+def status(path: Path, **changed: int) -> os.stat_result:
+    """``path``'s status with some fields changed (another owner, group or mode)."""
+    fields = list(os.stat(path))
+    names = {"mode": stat.ST_MODE, "uid": stat.ST_UID, "gid": stat.ST_GID}
+    for name, value in changed.items():
+        fields[names[name]] = value
+    return os.stat_result(fields)
+
+
+def test_a_file_of_another_user_or_writable_by_others_is_distrusted(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_text("rules\n")
+    os.chmod(tmp_path, 0o755)
+    assert distrust(path, os.stat(path)) is None
+    nobody = pwd.getpwnam("nobody").pw_uid
+    said = distrust(path, status(path, uid=nobody))
+    assert said is not None and said.startswith(f"owned by uid {nobody}")
+    assert distrust(path, status(path, uid=0)) is None  # root's is trusted
+    for mode in (0o100666, 0o100664):
+        group = 65534  # nogroup: never the user's own private group
+        said = distrust(path, status(path, mode=mode, gid=group))
+        assert said is not None and said.startswith("others may write to it"), mode
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o1777, 0o757])
+def test_a_file_in_a_folder_others_may_write_to_is_skipped(tmp_path: Path, mode: int) -> None:
+    (tmp_path / "AGENTS.md").write_text("rules\n")
+    tmp_path.chmod(mode)
+    found = find_instructions(tmp_path, None)
+    assert found.paths == []
+    [skipped] = found.skipped
+    assert skipped.path == tmp_path / "AGENTS.md"
+    assert skipped.reason == f"others may write to its folder {tmp_path} (mode {mode:o})"
+
+
+def test_a_link_to_a_file_in_a_folder_others_may_write_to_is_skipped(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o1777)
+    (shared / "rules.md").write_text("planted\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "AGENTS.md").symlink_to(shared / "rules.md")
+    found = find_instructions(ws, None)
+    assert found.paths == [] and "others may write to its folder" in found.skipped[0].reason
 
 
 def test_the_closest_file_gets_the_budget_and_the_rest_is_cut(tmp_path: Path) -> None:

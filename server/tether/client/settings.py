@@ -24,7 +24,7 @@ from ..config.layers import (
     parse_settings,
 )
 from ..config.project import shown_key
-from ..prompt.instructions import MAX_INSTRUCTIONS_BYTES, home_folder, instruction_paths
+from ..prompt.instructions import MAX_INSTRUCTIONS_BYTES, Found, find_instructions, home_folder
 
 SECRETS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 FLAGS = "flags"
@@ -86,8 +86,8 @@ def describe(settings: Assembly, environ: Mapping[str, str] | None = None) -> st
     lines.append(f"{'daemon':22} {shown:40} {'environment' if said == DAEMON_VARIABLE else said}")
     lines.append("")
     root = settings.project_root
-    found = [] if root is None else instruction_paths(root, home_folder(env))
-    instructions = [(path, _file_size(path)) for path in found]
+    found = Found() if root is None else find_instructions(root, home_folder(env), warn=False)
+    instructions = [(path, _file_size(path)) for path in found.paths]
     if instructions:
         total = sum(size for _, size in instructions)
         over = total > MAX_INSTRUCTIONS_BYTES
@@ -95,7 +95,8 @@ def describe(settings: Assembly, environ: Mapping[str, str] | None = None) -> st
         lines.append(f"project instructions ({total} bytes{cut}):")
         lines.extend(f"  {path}  {size} bytes" for path, size in instructions)
     else:
-        lines.append("project instructions: no AGENTS.md here or in the folders above")
+        lines.append("project instructions: no AGENTS.md here or above, up to the repository")
+    lines.extend(f"  skipped {item.path}: {item.reason}" for item in found.skipped)
     lines.append("")
     lines.extend(_mcp_lines(settings))
     if settings.dropped:
