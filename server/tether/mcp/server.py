@@ -56,6 +56,8 @@ class RemoteTool:
     description: str
     input_schema: dict[str, Any]
     read_only_hint: bool
+    destructive_hint: bool = False
+    """Annotated ``destructiveHint: true`` (outweighs ``readOnlyHint``)."""
 
 
 class McpServer:
@@ -248,9 +250,10 @@ class McpServer:
             if (enabled is not None and tool.name not in enabled) or tool.name in disabled:
                 continue
             hint = bool(tool.annotations and tool.annotations.read_only_hint)
+            destructive = bool(tool.annotations and tool.annotations.destructive_hint is True)
             schema = dict(tool.input_schema or {})
             schema.setdefault("type", "object")
-            kept.append(RemoteTool(tool.name, tool.description or "", schema, hint))
+            kept.append(RemoteTool(tool.name, tool.description or "", schema, hint, destructive))
         return tuple(kept)
 
     def ended(self) -> str:

@@ -1,6 +1,11 @@
 """An MCP server's tool as a Tether tool: asked through the approval gate like every tool
 that acts (the server is another program: a call may do anything), performed as one
-``tools/call``."""
+``tools/call``.
+
+Each carries its server's configured name and its own listed name (``mcp_name``), which the
+rules match, and what its server says it does (``effect``): nothing beyond reading when
+annotated ``readOnlyHint: true`` and not ``destructiveHint: true``, else it may change
+anything (MCP's defaults)."""
 
 from __future__ import annotations
 
@@ -59,7 +64,7 @@ class McpTool(Tool[McpArgs]):
                 cwd=f"MCP server '{server.name}' ({server.where()})",
             ),
             payload=arguments,
-            read_only=self.remote.read_only_hint and server.trusts_read_only_hints,
+            read_only=self.effect == "none" and server.trusts_read_only_hints,
         )
 
     async def perform(self, args: McpArgs, proposal: Proposal, deps: ToolDeps) -> ToolResult:
@@ -67,12 +72,29 @@ class McpTool(Tool[McpArgs]):
         return as_tool_result(self.server.name, self.remote.name, result)
 
 
+def effect_of(server: str, remote: RemoteTool) -> dict[str, str]:
+    """What the tool may do as its server annotates it (``Tool.effect``, ``effect_note``)."""
+    quoted = f"the MCP server {server!r}"
+    if remote.destructive_hint:
+        return {"effect": "changes", "effect_note": f"{quoted} marks it destructive"}
+    if remote.read_only_hint:
+        return {"effect": "none"}
+    note = f"{quoted} does not mark it read-only (readOnlyHint)"
+    return {"effect": "changes", "effect_note": note}
+
+
 def mcp_tool(name: str, server: McpServer, remote: RemoteTool, tasks: TaskGroup) -> McpTool:
     """The tool ``remote`` of ``server`` under the model-facing ``name``."""
     description = remote.description or f"The tool {remote.name} of the MCP server {server.name}."
     description = f"(MCP server '{server.name}') {description}"
     shown = shown_name(server.name, remote.name)
-    attributes = {"name": name, "description": description[:4000], "label": shown}
+    attributes = {
+        "name": name,
+        "description": description[:4000],
+        "label": shown,
+        "mcp_name": (server.name, remote.name),
+        **effect_of(server.name, remote),
+    }
     cls = type("McpTool", (McpTool,), attributes)
     tool: McpTool = cls(server, remote, tasks)
     return tool

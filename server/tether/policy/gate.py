@@ -13,6 +13,14 @@ the project or the built-in read-only commands) lets it pass. A change to a sens
 An "allow always" answer stores the rule the user picked, once checked to cover the call;
 without one it covers that exact command (or, for edits, the tool) for the session.
 
+A read-only session (``ApprovalPolicy.read_only``) is decided first, by what the call may do
+(``capability.py``): a call that may change anything is refused before any rule,
+``autoApprove`` or "allow always" is consulted, and an allowed command runs as the built-in
+read-only rules run theirs (git's program-running settings off).
+
+An MCP tool is matched by its server's configured name and its own (``mcp``), never by the
+model-facing name, which different servers can share once sanitised.
+
 With a sandbox (``sandbox`` setting, ``tether.sandbox``), a ``bash`` command that would
 have been asked runs unasked inside it instead — only one the rules could read, so that
 no ``deny`` went unchecked — and every other allowed command runs inside it too (a rule,
@@ -23,6 +31,7 @@ whether it may run outside.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -46,7 +55,8 @@ from ..events import RunEvents
 from ..host import Editor, FileEdit
 from ..sandbox import Sandbox
 from ..workspace.sensitive import reason_for_preview
-from .match import Judgement, is_mcp_tool, judge, mcp_name_covers
+from .capability import READ_ONLY_ADVICE, Effect, read_only_refusal
+from .match import MCP_ANY, Judgement, judge, mcp_identity, mcp_name_covers, mcp_rule_tool
 from .propose import exact_command_pattern, suggest_patterns
 from .store import RuleStore
 
@@ -58,8 +68,9 @@ class ApprovalPolicy:
     """What is allowed without asking: configured tools and this session's always-allows.
 
     ``always`` holds tools whose changes were allowed always; ``always_commands`` holds
-    ``(tool, command)`` pairs: an "allow always" on a command covers that exact string.
-    Neither covers a sensitive path: the gate asks for those before consulting the policy.
+    ``(tool, command)`` pairs: an "allow always" on a command covers that exact string (an
+    MCP tool is held by its server's and its own names, ``mcp``). Neither covers a
+    sensitive path: the gate asks for those before consulting the policy.
     """
 
     auto_approve: frozenset[str] = frozenset()
@@ -68,6 +79,9 @@ class ApprovalPolicy:
     session_rules: list[Rule] = field(default_factory=list)
     store: RuleStore | None = None
     """The user's and the projects' rules (None: session rules only)."""
+    read_only: bool = False
+    """The session is read-only: no call that may change anything runs (``capability.py``),
+    whatever the rules, ``autoApprove`` and this session's allows say."""
 
     def configure(self, auto_approve: Iterable[str], store: RuleStore | None = None) -> None:
         """Use the configured ``autoApprove`` list and rules (for the next decisions)."""
@@ -90,27 +104,48 @@ class ApprovalPolicy:
             return
         await anyio.to_thread.run_sync(self.store.add, rule, roots)
 
-    def covers(self, tool: str, preview: Preview | None) -> bool:
-        """The call may happen without asking (the sensitive floor aside)."""
-        if tool in self.auto_approve:
+    def covers(
+        self, tool: str, preview: Preview | None, mcp: tuple[str, str] | None = None
+    ) -> bool:
+        """The call may happen without asking (the sensitive floor aside). ``mcp``: the call
+        is the tool ``mcp[1]`` of the server configured as ``mcp[0]``, named by its names
+        alone (never by ``tool``, the model-facing name)."""
+        mcp = mcp_identity(tool, mcp)
+        if mcp is not None:
+            if any(mcp_name_covers(n, *mcp) for n in self.auto_approve):
+                return True
+        elif tool in self.auto_approve:
             return True
-        if is_mcp_tool(tool) and any(mcp_name_covers(n, tool) for n in self.auto_approve):
-            return True
+        key = _key(tool, mcp)
         if isinstance(preview, CommandPreview):
-            return (tool, preview.command) in self.always_commands
-        return tool in self.always
+            return (key, preview.command) in self.always_commands
+        return key in self.always
 
-    def remember(self, tool: str, preview: Preview, *, changed: bool = False) -> None:
+    def remember(
+        self,
+        tool: str,
+        preview: Preview,
+        *,
+        changed: bool = False,
+        mcp: tuple[str, str] | None = None,
+    ) -> None:
         """Record an "allow always": the exact command for commands, else the tool.
 
         A command the user changed before allowing is not remembered: the one shown is
         not the one that ran, and remembering either would allow what was not agreed.
         """
+        key = _key(tool, mcp_identity(tool, mcp))
         if isinstance(preview, CommandPreview):
             if not changed:
-                self.always_commands.add((tool, preview.command))
+                self.always_commands.add((key, preview.command))
         else:
-            self.always.add(tool)
+            self.always.add(key)
+
+
+def _key(tool: str, mcp: tuple[str, str] | None) -> str:
+    """What a session's "allow always" holds a tool by: its name, an MCP tool by its
+    server's and its own names (as JSON: no two pairs give one key, no tool name either)."""
+    return tool if mcp is None else json.dumps(["mcp", *mcp])
 
 
 SANDBOXED_TOOLS = frozenset({"bash"})
@@ -151,6 +186,8 @@ class Verdict:
     """The built-in read-only rules alone allowed it (its git runs no configured program)."""
     denied_by: str | None = None
     """The rule that denied it, in words (``a project rule (bash: rm *)``)."""
+    refused: str | None = None
+    """Why it may not run at all here, in words (``the session is read-only, and …``)."""
 
     @property
     def allowed(self) -> bool:
@@ -188,6 +225,9 @@ class ApprovalGate:
         roots: Sequence[Path],
         read_only: bool = False,
         change: FileEdit | None = None,
+        effect: Effect = "changes",
+        effect_note: str | None = None,
+        mcp: tuple[str, str] | None = None,
     ) -> Verdict:
         """Decide one call; asks the user through the editor when the policy says so
         (``change``: the proposed file change as a whole, handed to the editor with it).
@@ -196,9 +236,20 @@ class ApprovalGate:
         ``read_only``: the call's tool says it changes nothing and the user chose to believe
         it (an MCP server's ``readOnlyHint`` under ``trustReadOnlyHints``): it passes like an
         ``autoApprove`` tool, after every ``deny`` and ``ask`` rule.
+        ``effect``: what the call may do beyond reading (``capability.py``; ``effect_note``,
+        the tool's words for it); in a read-only session, a call that may change anything
+        is refused here, before anything else is consulted.
+        ``mcp``: the call is the tool ``mcp[1]`` of the MCP server configured as ``mcp[0]``.
         """
+        if self.policy.read_only:
+            refusal = await anyio.to_thread.run_sync(
+                read_only_refusal, tool, effect, preview, roots, effect_note
+            )
+            if refusal is not None:
+                self.events.approval(call_id, "denied-by-default")
+                return Verdict("denied-by-default", note=READ_ONLY_ADVICE, refused=refusal)
         floor = reason_for_preview(preview, roots)
-        judged = await self._judge(tool, preview, roots)
+        judged = await self._judge(tool, preview, roots, mcp)
         decided_by = judged.rules
         if judged.outcome == "deny":
             [rule] = judged.rules
@@ -207,7 +258,7 @@ class ApprovalGate:
             )
         elif floor is None and (
             judged.outcome == "allow"
-            or (judged.outcome == "none" and (self.policy.covers(tool, preview) or read_only))
+            or (judged.outcome == "none" and (self.policy.covers(tool, preview, mcp) or read_only))
         ):
             builtin = judged.outcome == "allow" and all(r.scope == "builtin" for r in judged.rules)
             verdict = Verdict("auto", builtin=builtin)
@@ -220,11 +271,16 @@ class ApprovalGate:
             # The user decides; an ``ask`` rule is named as what made the question.
             decided_by = judged.rules if judged.outcome == "ask" else ()
             shown = title if floor is None else f"{title} — {floor}"
-            offered = await self._offer(tool, preview, roots) if floor is None else ()
+            offered = await self._offer(tool, preview, roots, mcp) if floor is None else ()
             request = self._request(call_id, tool, shown, arguments, preview, offered)
-            verdict = await self._ask(request, roots, remember=floor is None, change=change)
+            verdict = await self._ask(
+                request, roots, remember=floor is None, change=change, mcp=mcp
+            )
         if verdict.allowed and verdict.sandbox is None:
             verdict = replace(verdict, sandbox=self._walls(tool, preview, roots))
+        if verdict.allowed and self.policy.read_only and effect == "command":
+            # proven to read only by the built-in rules: run as they run theirs
+            verdict = replace(verdict, builtin=True)
         backend = verdict.sandbox.backend if verdict.sandbox is not None else None
         self.events.approval(call_id, verdict.decision, decided_by, sandbox=backend)
         return verdict
@@ -295,18 +351,33 @@ class ApprovalGate:
             suggested_patterns=list(offered) or None,
         )
 
-    async def _offer(self, tool: str, preview: Preview, roots: Sequence[Path]) -> tuple[str, ...]:
-        """The allow-always rules the question offers (parsing a command: off the loop)."""
+    async def _offer(
+        self,
+        tool: str,
+        preview: Preview,
+        roots: Sequence[Path],
+        mcp: tuple[str, str] | None = None,
+    ) -> tuple[str, ...]:
+        """The allow-always rules the question offers (parsing a command: off the loop); for
+        an MCP tool, ``*`` when a rule can name it by its server's and its own names."""
+        if mcp is not None:
+            return (MCP_ANY,) if mcp_rule_tool(*mcp) is not None else ()
         return tuple(await anyio.to_thread.run_sync(suggest_patterns, tool, preview, roots))
 
-    async def _judge(self, tool: str, preview: Preview | None, roots: Sequence[Path]) -> Judgement:
+    async def _judge(
+        self,
+        tool: str,
+        preview: Preview | None,
+        roots: Sequence[Path],
+        mcp: tuple[str, str] | None = None,
+    ) -> Judgement:
         try:
             rules = await self.policy.rules(roots)
         except Exception as exc:  # rules that cannot be read allow nothing; asking is safe
             log.warning("approval rules not read (asking): %s", exc)
             return Judgement("ask")
         # Parsing a long command takes a while (about 1 s for 250 KB): off the event loop.
-        return await anyio.to_thread.run_sync(judge, tool, preview, rules, roots)
+        return await anyio.to_thread.run_sync(judge, tool, preview, rules, roots, mcp)
 
     async def _ask(
         self,
@@ -316,6 +387,7 @@ class ApprovalGate:
         remember: bool,
         only_offered: bool = False,
         change: FileEdit | None = None,
+        mcp: tuple[str, str] | None = None,
     ) -> Verdict:
         """Ask the editor; ``remember``: store what allow-always picked; ``only_offered``: a
         picked rule is stored only if the question offered it."""
@@ -352,21 +424,28 @@ class ApprovalGate:
                         "the picked rule %r was not offered: not stored", answer.rule.pattern
                     )
                 elif not changed and answer.edited_text is None:
-                    await self._store_picked(request, answer.rule, roots)
+                    await self._store_picked(request, answer.rule, roots, mcp)
             else:
-                self.policy.remember(request.tool, request.preview, changed=changed)
+                self.policy.remember(request.tool, request.preview, changed=changed, mcp=mcp)
         return Verdict(answer.decision, answer.feedback, answer.arguments, answer.edited_text)
 
     async def _store_picked(
-        self, request: ApproveParams, picked: ProposedRule, roots: Sequence[Path]
+        self,
+        request: ApproveParams,
+        picked: ProposedRule,
+        roots: Sequence[Path],
+        mcp: tuple[str, str] | None = None,
     ) -> None:
         """Store the rule the user picked if it allows the very call shown; else nothing
-        (the call itself was allowed once)."""
+        (the call itself was allowed once). An MCP tool's rule names it by its server's
+        and its own names."""
         try:
-            rule = Rule(
-                tool=request.tool, pattern=picked.pattern, decision="allow", scope=picked.scope
-            )
-            if judge(request.tool, request.preview, [rule], roots).outcome != "allow":
+            named = request.tool if mcp is None else mcp_rule_tool(*mcp)
+            if named is None:
+                log.warning("no rule can name %s: the picked rule is not stored", request.tool)
+                return
+            rule = Rule(tool=named, pattern=picked.pattern, decision="allow", scope=picked.scope)
+            if judge(request.tool, request.preview, [rule], roots, mcp).outcome != "allow":
                 log.warning(
                     "the picked rule %r does not cover the call: not stored", picked.pattern
                 )

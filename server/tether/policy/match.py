@@ -31,10 +31,13 @@ from .wrappers import Reach, Run, program_name, reach
 COMMAND_TOOLS = frozenset({"bash"})
 PATH_TOOLS = frozenset({"edit_file", "write_file"})
 MCP_PREFIX = "mcp__"
-"""Tools from MCP servers are named ``mcp__<server>__<tool>``; a rule may name one tool or,
-ending in ``__*``, every tool of a server (``mcp__notes__*``). Their pattern is ``*`` (any
-arguments): the arguments of another program's tool are not matched."""
+"""A rule (or an ``autoApprove`` entry) names an MCP server's tool ``mcp__<server>__<tool>``,
+or every tool of a server ``mcp__<server>__*``, by the names the server is configured and
+the tool listed under (``mcp_named``). Their pattern is ``*`` (any arguments): the arguments
+of another program's tool are not matched."""
 MCP_ANY = "*"
+MAX_RULE_TOOL = 200
+"""The longest ``Rule.tool`` (``tether_protocol.Rule``)."""
 
 LAUNCHERS = frozenset(
     {
@@ -183,22 +186,44 @@ def compile_path_pattern(pattern: str) -> PathPattern:
 
 
 def is_mcp_tool(tool: str) -> bool:
-    """Whether ``tool`` names an MCP server's tool (or, ``mcp__server__*``, all of them)."""
+    """Whether ``tool`` is spelled as an MCP tool's name or rule (``mcp__…``)."""
     return tool.startswith(MCP_PREFIX) and len(tool) > len(MCP_PREFIX)
 
 
-def mcp_name_covers(named: str, tool: str) -> bool:
-    """Whether ``named`` (in a rule or ``autoApprove``) names the MCP tool ``tool``: the same
-    name, or ``mcp__server__*`` for every tool of that server."""
-    if not is_mcp_tool(tool) or not is_mcp_tool(named):
-        return False
-    if named.endswith("__*"):
-        server = named[len(MCP_PREFIX) : -3]
-        if not server:  # ``mcp__*`` names no server: it is no wildcard over them all
-            return False
-        prefix = named[:-1]
-        return tool.startswith(prefix) and len(tool) > len(prefix)
-    return named == tool
+def mcp_named(named: str) -> tuple[str, str] | None:
+    """The server and the tool (``*``: every tool) that a rule's or ``autoApprove``'s
+    ``mcp__<server>__<tool>`` names, or None when it names no one server and tool.
+
+    The server's and the tool's own names, not the model-facing name (``mcp/names.py``
+    changes characters and cuts long names, so different servers can share one): the text
+    after ``mcp__`` must split at exactly one ``__`` into two non-empty names. A name that
+    could be read two ways — a server whose name holds ``__`` or ends in ``_``, a tool whose
+    name holds ``__`` or starts with ``_`` — names nothing (its calls are asked): no rule
+    can be read as naming a server it was not written for.
+    """
+    if not named.startswith(MCP_PREFIX):
+        return None
+    rest = named[len(MCP_PREFIX) :]
+    splits = [i for i in range(1, len(rest) - 2) if rest.startswith("__", i)]
+    if len(splits) != 1:
+        return None
+    [at] = splits
+    return rest[:at], rest[at + 2 :]
+
+
+def mcp_rule_tool(server: str, tool: str) -> str | None:
+    """The rule's ``tool`` naming exactly ``tool`` of ``server`` (None: no rule can)."""
+    named = f"{MCP_PREFIX}{server}__{tool}"
+    if tool == MCP_ANY or len(named) > MAX_RULE_TOOL or mcp_named(named) != (server, tool):
+        return None
+    return named
+
+
+def mcp_name_covers(named: str, server: str, tool: str) -> bool:
+    """Whether ``named`` (in a rule or ``autoApprove``) names the tool ``tool`` of the server
+    configured as ``server``: that tool, or every tool of that server (``mcp__server__*``)."""
+    found = mcp_named(named)
+    return found is not None and found[0] == server and found[1] in (tool, MCP_ANY)
 
 
 def check_pattern(tool: str, pattern: str) -> None:
@@ -208,6 +233,13 @@ def check_pattern(tool: str, pattern: str) -> None:
     elif tool in PATH_TOOLS:
         compile_path_pattern(pattern)
     elif is_mcp_tool(tool):
+        if mcp_named(tool) is None:
+            raise InvalidPattern(
+                f"{tool!r} names no one MCP server and tool: mcp__<server>__<tool> or "
+                "mcp__<server>__*, by the server's configured name (one whose name holds "
+                "'__' or ends in '_', or a tool whose name holds '__' or starts with '_', "
+                "cannot be named)"
+            )
         if pattern != MCP_ANY:
             raise InvalidPattern(f"{pattern!r}: an MCP tool's rule takes the pattern '*'")
     else:
@@ -244,12 +276,15 @@ def judge(
     preview: Preview | None,
     rules: Sequence[Rule],
     roots: Sequence[Path],
+    mcp: tuple[str, str] | None = None,
 ) -> Judgement:
-    """The rules' verdict on a call: ``deny``, ``ask``, ``allow`` or ``none`` (no say)."""
+    """The rules' verdict on a call: ``deny``, ``ask``, ``allow`` or ``none`` (no say).
+    ``mcp``: the call is the tool ``mcp[1]`` of the server configured as ``mcp[0]`` (without
+    it, an ``mcp__`` name is read as a rule names a tool)."""
     if preview is None:
         return Judgement("none")
-    if is_mcp_tool(tool):
-        return _judge_mcp(tool, rules)
+    if mcp is not None or is_mcp_tool(tool):
+        return _judge_mcp(mcp_identity(tool, mcp), rules)
     mine = [r for r in rules if r.tool == tool]
     if tool in COMMAND_TOOLS and isinstance(preview, CommandPreview):
         # Parsed even without rules: the sandbox runs unasked only what could be read.
@@ -309,10 +344,23 @@ def _judge_command(command: str, rules: Sequence[Rule], roots: Sequence[Path]) -
     return Judgement("allow", tuple(used))
 
 
-def _judge_mcp(tool: str, rules: Sequence[Rule]) -> Judgement:
-    """An MCP call against the rules naming its tool or its server's ``mcp__server__*``:
-    deny first, then ask, then allow."""
-    matching = [r for r in rules if r.pattern == MCP_ANY and mcp_name_covers(r.tool, tool)]
+def mcp_identity(tool: str, mcp: tuple[str, str] | None) -> tuple[str, str] | None:
+    """The server and tool a call is of: ``mcp`` when given (what the registry gives);
+    else, for a caller with only an ``mcp__`` name, the one tool it names as a rule would
+    (None for any other name)."""
+    if mcp is not None or not is_mcp_tool(tool):
+        return mcp
+    named = mcp_named(tool)
+    return None if named is None or named[1] == MCP_ANY else named
+
+
+def _judge_mcp(mcp: tuple[str, str] | None, rules: Sequence[Rule]) -> Judgement:
+    """An MCP call (its server's and its tool's names) against the rules naming its tool or
+    its server's ``mcp__server__*``: deny first, then ask, then allow."""
+    if mcp is None:  # not one tool of one server: no rule names it
+        return Judgement("none")
+    server, name = mcp
+    matching = [r for r in rules if r.pattern == MCP_ANY and mcp_name_covers(r.tool, server, name)]
     for decision in ("deny", "ask", "allow"):
         found = next((r for r in matching if r.decision == decision), None)
         if found is not None:

@@ -21,6 +21,7 @@ from ..host import Editor, FileEdit
 from ..workspace.folders import Workspace
 
 if TYPE_CHECKING:
+    from ..policy.capability import Effect
     from ..policy.gate import ApprovalGate
     from ..sandbox import Sandbox
 
@@ -152,6 +153,17 @@ class Tool(Generic[A]):
     kind: ClassVar[str] = "other"
     """What a call does, for a front that shows it by kind: ``read``, ``search``, ``edit``,
     ``execute``, ``think`` or ``other`` (ACP's tool kinds)."""
+    effect: ClassVar[Effect] = "changes"
+    """What a call of a tool that needs approval may do beyond reading, which decides it in
+    a read-only session (``policy/capability.py``): ``none``, ``command`` (a shell command:
+    reads only when the built-in read-only rules allow it) or ``changes`` (the default: a
+    tool that does not say may change anything). A tool that needs no approval changes
+    nothing: the registry runs it directly."""
+    effect_note: ClassVar[str | None] = None
+    """The tool's own words for what it may change, said when a read-only session refuses it."""
+    mcp_name: ClassVar[tuple[str, str] | None] = None
+    """An MCP server's tool: the server's configured name and the tool's listed name, which
+    rules match (never ``name``, the model-facing one, which servers can share)."""
 
     def title(self, arguments: dict[str, Any]) -> str:
         """What a front shows for a call: what it is about (the file, the command), not

@@ -147,9 +147,14 @@ class ToolRegistry:
             roots=deps.workspace.roots,
             read_only=proposal.read_only,
             change=proposal.change,
+            effect=tool.effect,
+            effect_note=tool.effect_note,
+            mcp=tool.mcp_name,
         )
         if not verdict.allowed:
-            if verdict.decision == "deny":
+            if verdict.refused is not None:
+                reason = verdict.refused
+            elif verdict.decision == "deny":
                 reason = "the user denied it"
             elif verdict.denied_by is not None:
                 rule, _, named = verdict.denied_by.partition(" (")

@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 import anyio.abc
@@ -46,6 +46,9 @@ from ..sandbox.runner import KILL_GRACE_SECONDS as SANDBOX_KILL_GRACE_SECONDS
 from ..writes.coherence import after_command, before_command, unsaved_note
 from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult, one_line
 from .git_guard import git_environment, refusal, refused_settings
+
+if TYPE_CHECKING:
+    from ..policy.capability import Effect
 
 __all__ = [
     "DEFAULT_OUTPUT_LIMIT",
@@ -505,6 +508,7 @@ class Bash(Tool[BashArgs]):
     )
     args_model: ClassVar[type[ToolArgs]] = BashArgs
     needs_approval: ClassVar[bool] = True
+    effect: ClassVar[Effect] = "command"
 
     async def propose(self, args: BashArgs, deps: ToolDeps) -> Proposal:
         """The command and the folder it would run in, for the user to allow."""
