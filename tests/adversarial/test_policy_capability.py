@@ -320,7 +320,7 @@ WRITING_COMMANDS = (
     "sed -i s/a/b/ kept.txt",
     "cp kept.txt made.txt",
     "mkdir made",
-    "python3 -c 'open(\"made.txt\", \"w\")'",
+    'python3 -c \'open("made.txt", "w")\'',
     "ls; touch made.txt",
     "cat kept.txt > made.txt",
     "git init -q",
