@@ -28,7 +28,11 @@ BASH_CALL = {"name": "bash", "arguments": {"command": "touch ran.txt"}}
 def environment(tmp_path: Path, **settings: str) -> dict[str, str]:
     """A clean environment with a marker, so the test can find its own processes later."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "XDG_"))}
-    env["HOME"] = str(tmp_path)
+    # a home folder beside the workspace (``tmp_path``), neither it nor inside it: a
+    # workspace of the home folder or above it is refused (``allowBroadWorkspace``)
+    home = tmp_path.with_name(f"{tmp_path.name}-home")
+    home.mkdir(exist_ok=True)
+    env["HOME"] = str(home)
     env["TETHER_TEST_MARK"] = uuid.uuid4().hex
     env["TETHER_STATE_DIR"] = str(tmp_path / "state")
     env["TETHER_DAEMON"] = "0"  # in-process: no daemon outlives the test (tests/conftest.py)

@@ -43,6 +43,7 @@ from ..session.store import stored_session
 from ..session.writer import SessionLogWriter, new_session_id
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace, path_from_uri
+from ..workspace.places import broad_root_refusal
 
 if TYPE_CHECKING:
     from ..mcp.hub import McpHub
@@ -365,9 +366,13 @@ class AcpServer:
                 message = f"{method}: mcpServers.{index} ({server.name!r}): {exc}"
                 raise RpcError(INVALID_PARAMS, message[:1000]) from exc
         try:
-            config = assemble(root, self.environ).config
+            settings = assemble(root, self.environ)
+            config = settings.config
         except ConfigError as exc:
             raise RpcError(INVALID_PARAMS, f"{method}: {exc}"[:1000]) from exc
+        refused = broad_root_refusal([root], self.environ, settings.allow_broad_workspace)
+        if refused is not None:  # `/`, the home folder or above it: not a project
+            raise RpcError(INVALID_PARAMS, f"{method}: {refused}"[:1000])
         # The client's servers over the project's and the user's: same name, the client's.
         config = replace(config, mcp_servers={**config.mcp_servers, **given})
         old = self.sessions.get(session_id)
@@ -418,6 +423,10 @@ class AcpServer:
         data = await stored_session(self.log_writer, params.session_id)
         if data is None:
             raise RpcError(INVALID_PARAMS, f"session/load: unknown session {params.session_id!r}")
+        try:  # one session, one process: refused when another has it open, nothing written
+            await self.runs.hold(params.session_id)
+        except InvalidRun as exc:
+            raise RpcError(INVALID_PARAMS, f"session/load: {exc}"[:1000]) from exc
         session = self._open(params.session_id, params.cwd, "session/load", params.mcp_servers)
         self._offer_commands(session)
         session.stored = True

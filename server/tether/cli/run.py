@@ -146,7 +146,7 @@ def chat(args: argparse.Namespace) -> int:
 
 def prepared_run(args: argparse.Namespace, cwd: Path, prompt: str) -> TerminalRun | int:
     """The ``TerminalRun`` for ``args``, or the exit status of a usage error (said on stderr)."""
-    from ..client.settings import terminal_settings
+    from ..client.settings import refused_workspace, terminal_settings
     from ..client.terminal_run import EXIT_USAGE, TerminalRun
     from ..config.layers import ConfigError
 
@@ -155,6 +155,9 @@ def prepared_run(args: argparse.Namespace, cwd: Path, prompt: str) -> TerminalRu
         settings = terminal_settings(cwd, flags, os.environ)
     except ConfigError as exc:
         print(f"tether: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if (refused := refused_workspace(cwd, settings, os.environ)) is not None:
+        print(f"tether: {refused}", file=sys.stderr)
         return EXIT_USAGE
     if (problem := check_settings(settings.settings)) is not None:
         for warning in settings.warnings():  # the server, not started, would say them

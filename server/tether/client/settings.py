@@ -25,6 +25,7 @@ from ..config.layers import (
 )
 from ..config.project import shown_key
 from ..prompt.instructions import MAX_INSTRUCTIONS_BYTES, Found, find_instructions, home_folder
+from ..workspace.places import broad_root_refusal
 
 SECRETS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 FLAGS = "flags"
@@ -34,6 +35,12 @@ def terminal_settings(root: Path, flags: dict[str, Any], environ: Mapping[str, s
     """The settings of a command in ``root``: what its server will assemble with ``flags`` as
     ``initializationOptions`` (the top layer); ``ConfigError`` for a bad file or variable."""
     return assemble(root, environ, Layer(FLAGS, parse_settings(flags, FLAGS)))
+
+
+def refused_workspace(root: Path, settings: Assembly, environ: Mapping[str, str]) -> str | None:
+    """Why a command may not run in ``root`` (``/``, the home folder or a folder above it,
+    unless the user's file allows it: ``workspace.places``); None when it may."""
+    return broad_root_refusal([root], environ, settings.allow_broad_workspace)
 
 
 def _file_size(path: Path) -> int:

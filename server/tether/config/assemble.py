@@ -55,6 +55,9 @@ class Assembly:
     """For the defaults that depend on it (the state folder); never shown (API keys)."""
     ignored_mcp: tuple[str, ...] = ()
     """The MCP servers of an untrusted project's ``.mcp.json`` (none is started)."""
+    allow_broad_workspace: bool = False
+    """The user's own file allows a workspace of ``/``, the home folder or above it
+    (``allowBroadWorkspace``; ``workspace.places.broad_root_refusal``)."""
 
     @property
     def layers(self) -> tuple[Layer, ...]:
@@ -98,7 +101,8 @@ class Assembly:
 def assemble(root: Path | None, environ: Mapping[str, str], *above: Layer) -> Assembly:
     """The settings of a workspace at ``root`` (None: no project file) under ``environ``,
     with ``above`` on top; ``ConfigError`` names a file or variable that cannot be used."""
-    user, trusted = user_file(environ)
+    mine = user_file(environ)
+    user, trusted = mine.settings, mine.trusted
     files = [Layer(str(user_config_path(environ)), user)]
     dropped: tuple[str, ...] = ()
     ignored_mcp: tuple[str, ...] = ()
@@ -111,4 +115,12 @@ def assemble(root: Path | None, environ: Mapping[str, str], *above: Layer) -> As
         files.append(Layer(str(root / PROJECT_CONFIG), project.settings))
         dropped = project.dropped
     files.append(Layer(ENVIRONMENT_SOURCE, variables_settings(environ)))
-    return Assembly(tuple(files), tuple(above), dropped, root, dict(environ), ignored_mcp)
+    return Assembly(
+        tuple(files),
+        tuple(above),
+        dropped,
+        root,
+        dict(environ),
+        ignored_mcp,
+        mine.allow_broad_workspace,
+    )

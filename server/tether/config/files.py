@@ -28,6 +28,13 @@ TRUST_KEY = "trustedProjects"
 DAEMON_KEY = "daemon"
 """The user's own file's switch of the shared warm server (``daemon_choice``): a key of that
 file alone, like ``trustedProjects``, not a setting a project or editor gives."""
+BROAD_KEY = "allowBroadWorkspace"
+"""The user's own file's permission to open ``/``, the home folder or a folder above it as a
+workspace (``workspace.places``): a key of that file alone, like ``trustedProjects``; no
+project file, editor setting, flag or variable sets it (a repository's ``.envrc`` can set a
+variable)."""
+USER_ONLY_KEYS = (TRUST_KEY, DAEMON_KEY, BROAD_KEY)
+"""The keys only the user's own config file may hold."""
 DAEMON_VARIABLE = "TETHER_DAEMON"
 DAEMON_ON = frozenset({"1", "true", "yes", "on"})
 DAEMON_OFF = frozenset({"0", "false", "no", "off"})

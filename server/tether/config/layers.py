@@ -24,12 +24,14 @@ from tether_protocol.config import ModelPrice
 
 from ..sandbox.detect import SandboxChoice
 from .files import (
+    BROAD_KEY,
     DAEMON_KEY,
     ENVIRONMENT,
     INTEGER_SETTINGS,
     MAX_TOML_BYTES,
     NUMBER_SETTINGS,
     TRUST_KEY,
+    USER_ONLY_KEYS,
     user_config_path,
 )
 
@@ -83,19 +85,33 @@ def parse_toml(data: bytes, path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 
 
-def user_file(environ: Mapping[str, str]) -> tuple[TetherSettings, list[Path]]:
-    """The user's config-file settings and the projects it trusts."""
+@dataclass(frozen=True, slots=True)
+class UserConfig:
+    """The user's own config file: its settings and the keys only it may hold."""
+
+    settings: TetherSettings
+    trusted: list[Path] = field(default_factory=list)
+    """The projects it trusts (``trustedProjects``), resolved."""
+    allow_broad_workspace: bool = False
+    """``allowBroadWorkspace``: a workspace may be ``/``, the home folder or above it."""
+
+
+def user_file(environ: Mapping[str, str]) -> UserConfig:
+    """The user's config file: its settings, the projects it trusts, its permissions."""
     path = user_config_path(environ)
     data = read_toml(path)
     if data is None:
-        return TetherSettings(), []
+        return UserConfig(TetherSettings())
     trusted = data.pop(TRUST_KEY, [])
     if not isinstance(trusted, list) or not all(isinstance(t, str) for t in trusted):
         raise ConfigError(f"{path}: {TRUST_KEY}: expected a list of folders")
     if not isinstance(data.pop(DAEMON_KEY, True), bool):  # read by the front (daemon.wire)
         raise ConfigError(f"{path}: {DAEMON_KEY}: expected true or false")
+    broad = data.pop(BROAD_KEY, False)
+    if not isinstance(broad, bool):
+        raise ConfigError(f"{path}: {BROAD_KEY}: expected true or false")
     folders = [Path(t).expanduser().resolve() for t in trusted]
-    return parse_settings(data, str(path)), folders
+    return UserConfig(parse_settings(data, str(path)), folders, broad)
 
 
 def variables_settings(environ: Mapping[str, str]) -> TetherSettings:
@@ -145,6 +161,9 @@ def parse_settings(data: object, source: str) -> TetherSettings:
         return TetherSettings()
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected an object")
+    for key in USER_ONLY_KEYS:
+        if key in data:
+            raise ConfigError(f"{source}.{key}: only your own config.toml may set it")
     try:
         # JSON has no tuples or floats-vs-ints subtleties worth being strict about here.
         return TetherSettings.model_validate_json(json.dumps(data))

@@ -49,6 +49,7 @@ from ..session.writer import SessionLogWriter
 from ..text.echo import clip
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace, path_from_uri
+from ..workspace.places import broad_root_refusal
 from .documents import LineWorkspace, encoding_name
 from .editor import RAW_ANSWER_METHODS, LspEditor
 from .host import LspBuffers
@@ -338,6 +339,10 @@ class TetherServer(LanguageServer):
                 layers.append(Layer("settings.tether", self._client_settings))
             settings = assemble(self._root, self.environ, *layers)
             settings.config  # noqa: B018 - a value that cannot be resolved raises here
+            folder = self._root if self._root is not None else Path.cwd()
+            refused = broad_root_refusal([folder], self.environ, settings.allow_broad_workspace)
+            if refused is not None:  # `/`, the home folder or above it: not a project
+                raise ConfigError(refused)
         except ConfigError as exc:
             told, self.settings_error = self.settings_error, clip(str(exc), 1000)
             if self.settings_error != told:  # once: a refused run's answer says it again
@@ -350,10 +355,17 @@ class TetherServer(LanguageServer):
         self._reconfigure()
 
     def usable_settings(self) -> str | None:
-        """Why the settings cannot be used, after assembling them again (None: they can)."""
+        """Why the settings cannot be used, after assembling them again, or the workspace
+        folders (``/``, the home folder or above it: ``workspace.places``); None: they can."""
         if self.settings_error is not None:
             self._assemble()
-        return self.settings_error
+        if self.settings_error is not None:
+            return self.settings_error
+        try:
+            roots = self.workspace_model().roots  # the folders now (one may have been added)
+        except RuntimeError:  # not initialized: a test configuring the server directly
+            roots = (self._root or Path.cwd(),)
+        return broad_root_refusal(roots, self.environ, self.settings.allow_broad_workspace)
 
     def _tell(self, kind: types.MessageType, message: str) -> None:
         """A message to the user, after the answer being written (allowed during
