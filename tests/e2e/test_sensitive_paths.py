@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.acp.client import AcpAgent
+from tests.acp.recorder import NOTHING, RecordingClient
+from tests.acp.tether import TETHER_ACP, call, tether_acp, tether_env, turns
+from tests.adversarial.floor_places import (
+    FLOOR_WRITES,
+    SECRET_TEXT,
+    SPELLINGS,
+    placed,
+    plant,
+)
 
 from .calls import bash, one_call_a_turn
 from .conftest import Editor
@@ -165,3 +177,120 @@ async def test_the_message_fallback_offers_allow_always_for_this_exact_command(
         "Deny",
     ]
     assert "$ date" in first.message and "$ rm -rf x" in second.message
+
+
+# --- the user's own files, whatever the workspace root (through `tether acp`) -------------
+# Promise: in accept-edits mode, with the workspace at the home folder (allowed by the user's
+# own `allowBroadWorkspace`), a change to a start-up file, `~/.config` (Tether's own config
+# and rules first), a login service, a folder on the PATH or a credentials file is asked,
+# with its reason, however the model spells the path; nothing is written unasked. And the
+# built-in read-only commands run no `cat ~/.ssh/id_rsa` or `cat /proc/self/environ` unasked
+# with a root of `/` or above the home folder. Before, accept-edits wrote all of them and the
+# built-ins read both.
+
+ALLOW_BROAD = "allowBroadWorkspace = true\n"
+ORDINARY = "Documents/plan.md"
+
+
+def floor_home(base: Path) -> Path:
+    """``base / "home"``: the home folder ``tether_acp(…, base, …)`` gives the server, planted
+    with the floor's places and a user config file that allows a broad workspace."""
+    home = base / "home"
+    plant(home)
+    (home / ".config" / "tether" / "config.toml").write_text(ALLOW_BROAD)
+    (home / "notes.txt").write_text("ordinary\n")
+    return home
+
+
+def tool_outputs(client: RecordingClient) -> str:
+    """Everything the server sent the client, as text."""
+    return "\n".join(json.dumps(m.payload) for m in client.messages if m.direction == "to_client")
+
+
+@pytest.mark.parametrize("spelling", sorted(SPELLINGS))
+async def test_accept_edits_asks_before_changing_the_users_own_files_at_a_root_of_home(
+    tmp_path: Path, spelling: str
+) -> None:
+    home = floor_home(tmp_path)
+    before = {rel: (home / rel).read_bytes() for rel in FLOOR_WRITES}
+    spelled = {rel: SPELLINGS[spelling](home, rel) for rel in FLOOR_WRITES}
+    calls = [call("write_file", path=ORDINARY, content="plan\n")]
+    calls += [call("write_file", path=p, content="evil\n") for p in spelled.values()]
+    script = turns(*({"tool_calls": [c]} for c in calls), {"text": "done"})
+    client = RecordingClient(capabilities=NOTHING, permission="reject_once")
+    async with tether_acp(home, tmp_path, script, client) as agent:
+        session = await agent.new_session(home)
+        await agent.set_mode(session, "accept-edits")
+        answer = await agent.prompt(session, "go", within=120)
+        assert answer["stopReason"] == "end_turn"
+        assert (home / ORDINARY).read_text() == "plan\n"  # accept-edits: written unasked
+        asked = [p.tool_call["title"] for p in client.permissions]
+        assert len(asked) == len(FLOOR_WRITES), asked
+        for title, rel in zip(asked, FLOOR_WRITES, strict=True):
+            assert FLOOR_WRITES[rel] in title, (rel, spelled[rel], title)
+        assert all("allow_always" not in p.kinds for p in client.permissions)
+    assert {rel: (home / rel).read_bytes() for rel in FLOOR_WRITES} == before
+    assert not (home / ".BASHRC").exists() and not (home / ".CONFIG").exists()
+
+
+async def test_tethers_own_config_where_xdg_config_home_points_is_asked_in_a_project(
+    tmp_path: Path,
+) -> None:
+    """Inside an ordinary project, no broad root: the user keeps Tether's config there."""
+    root = tmp_path / "proj"
+    (root / "cfg" / "tether").mkdir(parents=True)
+    script = turns(
+        {"tool_calls": [call("write_file", path="cfg/tether/config.toml", content="x = 1\n")]},
+        {"tool_calls": [call("write_file", path="cfg/tether/rules.toml", content="x = 1\n")]},
+        {"tool_calls": [call("write_file", path="src/app.py", content="print()\n")]},
+        {"text": "done"},
+    )
+    client = RecordingClient(capabilities=NOTHING, permission="reject_once")
+    env = tether_env(tmp_path, script) | {"XDG_CONFIG_HOME": str(root / "cfg")}
+    async with AcpAgent.spawn(TETHER_ACP, cwd=root, env=env, client=client) as agent:
+        await agent.initialize()
+        session = await agent.new_session(root)
+        await agent.set_mode(session, "accept-edits")
+        assert (await agent.prompt(session, "go"))["stopReason"] == "end_turn"
+        titles = [p.tool_call["title"] for p in client.permissions]
+        assert len(titles) == 2 and all("Tether's own settings" in t for t in titles), titles
+    assert not (root / "cfg" / "tether" / "config.toml").exists()
+    assert (root / "src" / "app.py").read_text() == "print()\n"
+
+
+SECRET_COMMANDS = {
+    ".ssh/id_rsa": "cat",
+    ".aws/credentials": "head -n 3",
+    ".netrc": "grep -n SECRET",
+}
+ENV_SECRET = "ENV-SECRET-5d1f"
+
+
+@pytest.mark.parametrize("root_kind", ["above", "/"])
+async def test_the_built_in_reads_ask_for_secrets_at_a_root_holding_the_home_folder(
+    tmp_path: Path, root_kind: str
+) -> None:
+    home = floor_home(tmp_path)
+    root, notes = placed(tmp_path, root_kind, "notes.txt")
+    secret_commands = [
+        f"{words} {placed(tmp_path, root_kind, SPELLINGS[spelling](home, rel))[1]}"
+        for spelling in sorted(SPELLINGS)
+        for rel, words in SECRET_COMMANDS.items()
+    ]
+    secret_commands += ["cat /proc/self/environ", "head -c 4000 /proc/self/environ"]
+    secret_commands += ["grep -r SECRET .", "rg SECRET"]
+    script = turns(
+        {"tool_calls": [bash(f"cat {notes}")]},
+        *({"tool_calls": [bash(c)]} for c in secret_commands),
+        {"text": "done"},
+    )
+    client = RecordingClient(capabilities=NOTHING, permission="reject_once")
+    async with tether_acp(root, tmp_path, script, client, FLOOR_SECRET=ENV_SECRET) as agent:
+        session = await agent.new_session(root)
+        answer = await agent.prompt(session, "go", within=120)
+        assert answer["stopReason"] == "end_turn"
+        asked = [p.tool_call["rawInput"]["command"] for p in client.permissions]
+        assert asked == secret_commands  # every one asked; `cat notes.txt` was not
+        sent = tool_outputs(client)
+        assert "ordinary" in sent  # the built-ins still read an ordinary file unasked
+        assert SECRET_TEXT not in sent and ENV_SECRET not in sent
