@@ -102,3 +102,18 @@ SPELLINGS: dict[str, Spelling] = {
     "link": through_link,
 }
 """Ways to name ``home / rel``, relative to the home folder (or absolute)."""
+
+
+def placed(base: Path, root_kind: str, spelled: str) -> tuple[Path, str]:
+    """The workspace root of ``root_kind`` — ``home`` (``base / "home"``), ``above`` (``base``)
+    or ``/`` — and ``spelled`` (relative to the home folder, or absolute) as a path given in
+    that root."""
+    home = base / "home"
+    if spelled.startswith("/") or root_kind == "home":
+        given = spelled
+    elif root_kind == "above":
+        given = f"home/{spelled}"
+    else:
+        given = f"{home}/{spelled}"
+    root = {"home": home, "above": base, "/": Path("/")}[root_kind]
+    return root, given

@@ -21,7 +21,7 @@ from tether.workspace.places import user_places
 from tether.workspace.sensitive import reason_for_path, reason_for_relative
 from tether_protocol import CommandPreview
 
-from .floor_places import FLOOR_WRITES, SECRET_READS, SPELLINGS, plant
+from .floor_places import FLOOR_WRITES, SECRET_READS, SPELLINGS, placed, plant
 
 ENDINGS = [".pem", ".key", ".p12", ".env"]
 """Names sensitive by how they end: any prefix keeps them so (``cert.pem``, ``x.env``)."""
@@ -68,20 +68,6 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "home" / "proj" / "notes.txt").write_text("ordinary\n")
     (folder / "home" / "notes.txt").write_text("ordinary\n")
     return folder
-
-
-def placed(base: Path, root_kind: str, spelled: str) -> tuple[Path, str]:
-    """The workspace root of ``root_kind`` and ``spelled`` (relative to the home folder, or
-    absolute) as a path given in that root."""
-    home = base / "home"
-    if spelled.startswith("/") or root_kind == "home":
-        given = spelled
-    elif root_kind == "above":
-        given = f"home/{spelled}"
-    else:
-        given = f"{home}/{spelled}"
-    root = {"home": home, "above": base, "/": Path("/")}[root_kind]
-    return root, given
 
 
 ROOT_KINDS = st.sampled_from(["home", "above", "/"])
