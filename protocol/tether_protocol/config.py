@@ -72,7 +72,8 @@ class McpServerSettings(WireModel):
     """stdio: variables added to the minimal environment it inherits (``${NAME}`` is
     replaced by Tether's own variable)."""
     cwd: str | None = None
-    """stdio: the folder it runs in (default: the first workspace folder)."""
+    """stdio: the folder it runs in (relative: to the home folder; default: the home
+    folder, never the workspace; a trusted project's own servers: the project folder)."""
     url: Annotated[str, Field(pattern=r"^https?://")] | None = None
     """Streamable HTTP: the endpoint."""
     type: Literal["stdio", "http", "streamable-http"] | None = None

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from tether.config.assemble import assemble
 from tether.config.layers import Config, merge, resolve
-from tether.config.project import shown_key
+from tether.config.project import in_project, shown_key
 from tether.lsp.handlers import create_server
 from tether.tools import build_tools
 from tether_protocol import TetherSettings
@@ -257,6 +257,10 @@ def test_a_trusted_project_sets_every_field_under_the_names_the_model_accepts() 
                     json.dumps({"provider": "scripted", "maxSteps": 30, "timeoutSeconds": 600.0})
                 )
                 wanted = TetherSettings.model_validate_json(json.dumps({key: value}))
+                if wanted.mcp_servers:  # its servers run in the project, said explicitly
+                    [server] = config.mcp_servers.values()
+                    assert server.cwd is not None and server.cwd.endswith("/clone"), server
+                    wanted = in_project(wanted, Path(server.cwd))
                 assert config == resolve(merge(user, wanted), {"XDG_STATE_HOME": STATE_HOME}), key
 
 

@@ -4,6 +4,7 @@ project's ``.mcp.json``, the environment and result conversion."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import mcp_types as types
@@ -13,7 +14,7 @@ from tether.config.layers import ConfigError
 from tether.config.project import read_mcp_file
 from tether.mcp.names import MAX_NAME, tool_name, unique_names
 from tether.mcp.results import as_tool_result
-from tether.mcp.stdio import expand, server_environment
+from tether.mcp.stdio import expand, neutral_folder, server_environment
 from tether.policy.gate import ApprovalPolicy
 from tether.policy.match import InvalidPattern, check_pattern, judge
 from tether.policy.propose import suggest_patterns
@@ -103,9 +104,34 @@ def test_a_server_needs_one_transport() -> None:
 
 def test_the_environment_is_allow_listed_plus_the_configured() -> None:
     environ = {"PATH": "/bin", "HOME": "/h", "OPENAI_API_KEY": "sk", "LC_ALL": "C", "T": "v"}
-    env = server_environment(environ, {"TOKEN": "${T}-${MISSING}", "PLAIN": "p"})
+    env = server_environment(environ, {"TOKEN": "${T}-${MISSING}", "PLAIN": "p"}, None)
     assert env == {"PATH": "/bin", "HOME": "/h", "LC_ALL": "C", "TOKEN": "v-", "PLAIN": "p"}
     assert expand("a ${T} ${T", environ) == "a v ${T"
+
+
+def test_path_loses_the_entries_a_workspace_can_fill(tmp_path: Path) -> None:
+    workspace = tmp_path / "clone"
+    (workspace / ".venv" / "bin").mkdir(parents=True)
+    path = os.pathsep.join(
+        ["node_modules/.bin", "", ".", str(workspace / ".venv" / "bin"), "/usr/bin", "/bin"]
+    )
+    env = server_environment({"PATH": path}, {}, workspace)
+    assert env["PATH"] == os.pathsep.join(["/usr/bin", "/bin"])
+    configured = server_environment({}, {"PATH": f"bin:{workspace}:/opt/x"}, workspace)
+    assert configured["PATH"] == "/opt/x"  # the same for a PATH the config sets
+
+
+def test_a_server_runs_in_its_cwd_else_the_home_folder_never_the_workspace(
+    tmp_path: Path,
+) -> None:
+    home, workspace = tmp_path / "home", tmp_path / "clone"
+    environ = {"HOME": str(home)}
+    assert neutral_folder(None, environ, workspace) == home
+    assert neutral_folder("/srv/notes", environ, workspace) == Path("/srv/notes")
+    assert neutral_folder("~/notes", environ, workspace) == home / "notes"
+    assert neutral_folder("notes", environ, workspace) == home / "notes"  # not the workspace's
+    assert neutral_folder(None, environ, home) == Path("/")  # the workspace is the home
+    assert neutral_folder(None, environ, tmp_path) == Path("/")  # or holds it
 
 
 def test_results_as_the_model_reads_them() -> None:

@@ -90,8 +90,21 @@ def read_project_file(root: Path, trusted: Sequence[Path], below: TetherSettings
     if root.resolve() in trusted:
         for key in sorted({TRUST_KEY, DAEMON_KEY} & set(data)):  # the user's file's keys alone
             raise ConfigError(f"{path}: {key}: only your own config.toml may set it")
-        return ProjectFile(parse_settings(data, str(path)))
+        return ProjectFile(in_project(parse_settings(data, str(path)), root))
     return _allowed_part(data, str(path), below)
+
+
+def in_project(settings: TetherSettings, root: Path) -> TetherSettings:
+    """A trusted project's settings with the folder of each of its stdio MCP servers made
+    explicit: its ``cwd`` taken from the project folder ``root``, which it is when unset. A
+    trusted project's servers run in the project; every other server runs in its own
+    ``cwd`` or the home folder, never the workspace (``mcp.stdio.neutral_folder``)."""
+    placed = {}
+    for name, server in (settings.mcp_servers or {}).items():
+        if server.command is not None and not (server.cwd or "").startswith("~"):
+            server = server.model_copy(update={"cwd": str(root / (server.cwd or "."))})
+        placed[name] = server
+    return settings.model_copy(update={"mcp_servers": placed}) if placed else settings
 
 
 def _allowed_part(data: dict[str, Any], source: str, below: TetherSettings) -> ProjectFile:
@@ -168,7 +181,8 @@ def read_mcp_file(root: Path, trusted: Sequence[Path]) -> McpFile:
         raise ConfigError(f"{path}: not valid JSON: {exc}") from None
     if not isinstance(parsed, dict):
         raise ConfigError(f"{path}: expected an object")
-    return McpFile(parse_settings({"mcpServers": parsed.get("mcpServers", {})}, str(path)))
+    servers = parse_settings({"mcpServers": parsed.get("mcpServers", {})}, str(path))
+    return McpFile(in_project(servers, root))
 
 
 def _server_names(data: bytes) -> tuple[str, ...]:

@@ -22,7 +22,8 @@ from .tools import McpTool, mcp_tool
 log = logging.getLogger(__name__)
 
 STOP_SECONDS = 5.0
-"""The longest closing waits for the servers (each kills its group within about 1 s)."""
+"""The longest closing waits for the servers (each has ended every process it started
+within ``stdio.GRACE_SECONDS`` + ``stdio.TREE_SECONDS``, 3.5 s)."""
 
 
 class McpHub:

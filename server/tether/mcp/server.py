@@ -9,7 +9,6 @@ A server that ended is started again by the next call that needs it.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from anyio.abc import TaskGroup
 from tether_protocol import McpServerSettings
 
 from ..errors import ToolError
-from .stdio import Ending, expand, server_environment, stdio_transport
+from .stdio import Ending, expand, neutral_folder, server_environment, stdio_transport
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -193,9 +192,9 @@ class McpServer:
         # cancel scope of this function (anyio's scopes must nest); only the handshake
         # and the listing are bounded by the startup timeout.
         if self.settings.command is not None:
-            env = server_environment(self.environ, self.settings.env)
+            env = server_environment(self.environ, self.settings.env, self.root)
             transport = stdio_transport(
-                self.settings.command, self.settings.args or [], env, self._cwd(), self._ending
+                self.settings.command, self.settings.args or [], env, self.folder(), self._ending
             )
         else:
             transport = self._http()
@@ -212,12 +211,9 @@ class McpServer:
             self.tools = await self._list(session)
         return session
 
-    def _cwd(self) -> Path | None:
-        """The configured folder (relative: to the workspace), else the workspace."""
-        if not self.settings.cwd:
-            return self.root
-        cwd = Path(os.path.expanduser(self.settings.cwd))
-        return self.root / cwd if not cwd.is_absolute() and self.root is not None else cwd
+    def folder(self) -> Path:
+        """Where it runs: ``neutral_folder`` (its ``cwd`` or the home folder)."""
+        return neutral_folder(self.settings.cwd, self.environ, self.root)
 
     def _http(self) -> Any:
         from mcp.client.streamable_http import streamable_http_client
@@ -275,7 +271,8 @@ class McpServer:
                 " (startupTimeoutSeconds)"
             )
         if isinstance(exc, FileNotFoundError | PermissionError):
-            return f"MCP server '{self.name}' cannot start: {exc.strerror}: {self.settings.command}"
+            what = exc.filename or self.settings.command
+            return f"MCP server '{self.name}' cannot start: {exc.strerror}: {what}"
         if self._ending.reason is not None or self._ending.returncode is not None:
             return self.ended()
         detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""

@@ -4,12 +4,17 @@ The SDK's ``stdio_client`` inherits the SDK's idea of a safe environment, reads 
 any length and reports a malformed line to the session as a value; Tether needs its own:
 the server gets the command runner's allow-listed environment (``sandbox/walls.py``) plus
 what its configuration sets, runs in its own process group (``start_new_session``), and
-is cut off — killed, its pending calls failed with the reason — when it sends a message
-longer than ``MAX_MESSAGE_BYTES`` or one that is not JSON-RPC. It starts through the
-command runner's trampoline (``sandbox/trampoline.py``, no walls): a child subreaper that
-Tether's death stops, and that ends every descendant of the server. Its standard error is read
-and only the last ``STDERR_TAIL`` bytes kept, for the error that names a crash. On close
-the whole group is killed, whatever the server does with its stdin.
+is cut off — ended, its pending calls failed with the reason — when it sends a message
+longer than ``MAX_MESSAGE_BYTES`` or one that is not JSON-RPC. It starts in a neutral
+folder (``neutral_folder``: its ``cwd``, else the home folder, never the workspace) with a
+``PATH`` that points nowhere in the workspace, so nothing there steers its launcher. It
+starts through the command runner's trampoline (``sandbox/trampoline.py``, no walls): a
+child subreaper that Tether's death stops, and that ends every descendant of the server —
+those that left its group too. Its standard error is read and only the last
+``STDERR_TAIL`` bytes kept, for the error that names a crash. On close (``_stop``) each
+hammer waits for the smaller one: stdin closed, then SIGTERM through the trampoline and its
+grace, then SIGKILL for whatever is left of the tree, whatever the server does with its
+stdin or signals.
 """
 
 from __future__ import annotations
@@ -22,16 +27,15 @@ import signal
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
+import anyio.to_thread
 from anyio.abc import Process
 
-from ..sandbox.runner import unsandboxed
+from ..sandbox.runner import KILL_GRACE_SECONDS, unsandboxed
+from ..sandbox.trampoline import descendants
 from ..sandbox.walls import passed
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 
@@ -39,18 +43,70 @@ MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 """The longest message a server may send (a line); longer, it is cut off."""
 STDERR_TAIL = 4096
 GRACE_SECONDS = 0.5
-"""How long a server may take to exit after its stdin closes, then after SIGTERM."""
+"""How long a server may take to exit after its stdin closes."""
+TREE_SECONDS = KILL_GRACE_SECONDS + 1.0
+"""How long it may take after SIGTERM: the trampoline's grace for every descendant (between
+its SIGTERM and its SIGKILL), and a margin for it to reap them and exit."""
+MAX_KILL_PASSES = 20
 
 
 def server_environment(
-    environ: Mapping[str, str], configured: Mapping[str, str] | None
+    environ: Mapping[str, str], configured: Mapping[str, str] | None, workspace: Path | None
 ) -> dict[str, str]:
     """The allow-listed part of ``environ`` (as a command gets it) plus the configured
-    variables, ``${NAME}`` in their values replaced by ``environ``'s."""
+    variables, ``${NAME}`` in their values replaced by ``environ``'s; ``PATH`` without its
+    relative entries and those inside ``workspace`` (``outside_path``)."""
     env = {k: v for k, v in environ.items() if passed(k) and not v.startswith("()")}
     for name, value in (configured or {}).items():
         env[name] = expand(value, environ)
+    if "PATH" in env:
+        env["PATH"] = outside_path(env["PATH"], workspace)
     return env
+
+
+def outside_path(path: str, workspace: Path | None) -> str:
+    """``path`` (a ``PATH``) without the entries a workspace can fill: a relative one
+    (``node_modules/.bin``, ``.``, an empty one: found from whatever folder a lookup starts
+    in) and one inside ``workspace`` (its ``.venv/bin``, put there by a shell hook)."""
+    inside = workspace.resolve() if workspace is not None else None
+    kept = []
+    for entry in path.split(os.pathsep):
+        if not os.path.isabs(entry):
+            continue
+        if inside is not None and _within(Path(entry), inside):
+            continue
+        kept.append(entry)
+    return os.pathsep.join(dict.fromkeys(kept))
+
+
+def _within(path: Path, folder: Path) -> bool:
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):
+        return True  # cannot tell: not used
+    return resolved == folder or folder in resolved.parents
+
+
+def neutral_folder(cwd: str | None, environ: Mapping[str, str], workspace: Path | None) -> Path:
+    """The folder a server runs in: its configured ``cwd`` (``~`` expanded; relative: to the
+    home folder), else the home folder — never the workspace unless configured so, so that
+    nothing of the workspace (``node_modules``, a module for ``python -m``, ``.npmrc``,
+    ``uv.toml``, ``.python-version``) steers its launcher. A home folder inside the workspace
+    (a workspace of ``/`` or of the home folder itself) gives ``/`` instead."""
+    home = Path(environ.get("HOME") or Path.home())
+    if cwd:
+        folder = Path(_expand_home(cwd, home))
+        return folder if folder.is_absolute() else home / folder
+    if workspace is not None and _within(home, workspace.resolve()):
+        return Path("/")
+    return home
+
+
+def _expand_home(cwd: str, home: Path) -> str:
+    """``~`` and ``~/…`` as the server's home folder; ``~user`` as the system says."""
+    if cwd == "~" or cwd.startswith("~/"):
+        return str(home) + cwd[1:]
+    return os.path.expanduser(cwd)
 
 
 def expand(value: str, environ: Mapping[str, str]) -> str:
@@ -68,12 +124,13 @@ def expand(value: str, environ: Mapping[str, str]) -> str:
     return "".join(out)
 
 
-def program_path(command: str, env: Mapping[str, str], cwd: Path | None) -> str:
+def program_path(command: str, env: Mapping[str, str], cwd: Path) -> str:
     """``command`` as a path: looked up on the server's ``PATH`` when it is a bare name,
-    else taken relative to its folder; ``FileNotFoundError`` when there is none."""
+    else taken relative to its folder (never Tether's own); ``FileNotFoundError`` when
+    there is none."""
     if "/" in command:
         path = Path(command).expanduser()
-        if not path.is_absolute() and cwd is not None:
+        if not path.is_absolute():
             path = cwd / path
         if not os.access(path, os.X_OK) or path.is_dir():
             raise FileNotFoundError(2, "No such program", str(path))
@@ -105,7 +162,7 @@ async def stdio_transport(
     command: str,
     args: list[str],
     env: dict[str, str],
-    cwd: Path | None,
+    cwd: Path,
     ending: Ending,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """The server's message streams (as ``ClientSession`` takes them), the process ended
@@ -128,7 +185,7 @@ async def stdio_transport(
     def cut_off(reason: str) -> None:
         if ending.reason is None:
             ending.reason = reason
-        _kill_group(process)
+        _end(process, prepared.reaped)
 
     async def read_stdout() -> None:
         assert process.stdout is not None
@@ -189,12 +246,15 @@ async def stdio_transport(
                 yield incoming, outgoing
             finally:
                 with anyio.CancelScope(shield=True):
-                    await _stop(process)
+                    await _stop(process, prepared.reaped)
                     ending.returncode = process.returncode
                 tasks.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            _kill_group(process)
+            # Normally stopped by now. Cut short (the front's process ending meanwhile),
+            # the trampoline is told to finish and left to (it needs nothing of Tether);
+            # without one, the group is killed.
+            _end(process, prepared.reaped)
             await _reap(process)
             ending.returncode = process.returncode
             ending.exited.set()
@@ -202,17 +262,22 @@ async def stdio_transport(
                 await stream.aclose()
 
 
-async def _stop(process: Process) -> None:
-    """Close stdin, a short grace, SIGTERM to the group, a short grace, SIGKILL."""
+async def _stop(process: Process, reaped: bool) -> None:
+    """End the server and everything it started, each hammer only once the smaller one had
+    its time: stdin closed and ``GRACE_SECONDS`` to exit; then SIGTERM and ``TREE_SECONDS``
+    — through the trampoline (``reaped``), which SIGTERMs every descendant, SIGKILLs what
+    lives on after its own grace and exits once none is left; else to the group. Whatever
+    is left after that is killed, the whole tree (``_kill_tree``)."""
     if process.stdin is not None:
         with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await process.stdin.aclose()
-    if await _exited(process, GRACE_SECONDS):
-        _kill_group(process)  # what it left behind in its group
-        return
-    _kill_group(process, signal.SIGTERM)
     if not await _exited(process, GRACE_SECONDS):
-        _kill_group(process)
+        _kill_group(process, signal.SIGTERM)  # the trampoline, or every process of the group
+        if not await _exited(process, TREE_SECONDS):
+            await anyio.to_thread.run_sync(_kill_tree, process)
+            return
+    if not reaped:
+        _kill_group(process)  # what it left behind in its group
 
 
 async def _exited(process: Process, seconds: float) -> bool:
@@ -222,16 +287,41 @@ async def _exited(process: Process, seconds: float) -> bool:
 
 
 async def _reap(process: Process) -> None:
-    with anyio.move_on_after(5):
+    with anyio.move_on_after(TREE_SECONDS):
         await process.wait()
     if process.returncode is None:
-        log.warning("MCP server process %d survived SIGKILL", process.pid)
+        log.warning("MCP server process %d has not ended", process.pid)
+
+
+def _end(process: Process, reaped: bool) -> None:
+    """End it without waiting: the trampoline told to stop (it ends every descendant, then
+    itself, within its grace), else the group killed."""
+    if not reaped:
+        _kill_group(process)
+    elif process.returncode is None:  # not reaped yet: the pid is still the trampoline's
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(process.pid, signal.SIGTERM)
 
 
 def _kill_group(process: Process, sig: signal.Signals = signal.SIGKILL) -> None:
     """Signal the server's process group (it leads it: ``start_new_session``)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, sig)
+
+
+def _kill_tree(process: Process) -> None:
+    """SIGKILL every descendant of the process, then its group (blocking: reads ``/proc``).
+    While it lives, the trampoline is the subreaper of everything the server started, so
+    what is orphaned meanwhile is found again on the next pass."""
+    if process.returncode is None:  # not reaped: its pid cannot be another process's
+        for _ in range(MAX_KILL_PASSES):
+            found = descendants(process.pid)
+            if not found:
+                break
+            for pid in found:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+    _kill_group(process)
 
 
 def is_running(ending: Ending) -> bool:

@@ -1,0 +1,87 @@
+"""A small MCP server over stdio (no SDK: it starts at once) that tells the test where it
+runs: at start it writes ``$MARKS/$TAG.json`` with its folder, ``PATH`` and pid.
+
+With ``STUBBORN_CHILD`` set (a file name), it first starts a child that leaves the server's
+process group (``setsid``), ignores SIGTERM, writes its pid to that file and sleeps: what a
+careless server leaves behind. One tool, ``echo``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def stubborn_child(pid_file: str) -> None:
+    """Fork a child that outlives what it can: its own session, SIGTERM ignored."""
+    if os.fork() != 0:
+        return
+    os.setsid()
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    for fd in (0, 1, 2):  # not the server's pipes: its exit is not held up by them
+        os.close(fd)
+    Path(pid_file + ".tmp").write_text(str(os.getpid()))
+    os.replace(pid_file + ".tmp", pid_file)
+    while True:
+        time.sleep(3600)
+
+
+def record() -> None:
+    marks = Path(os.environ["MARKS"])
+    tag = os.environ.get("TAG", "server")
+    shown = {"cwd": os.getcwd(), "path": os.environ.get("PATH", ""), "pid": os.getpid()}
+    (marks / f"{tag}.json.tmp").write_text(json.dumps(shown))
+    os.replace(marks / f"{tag}.json.tmp", marks / f"{tag}.json")
+
+
+ECHO = {
+    "name": "echo",
+    "description": "Say the text back.",
+    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+}
+
+
+def answer(request: dict[str, Any]) -> dict[str, Any] | None:
+    method, params = request.get("method"), request.get("params") or {}
+    if method == "initialize":
+        return {
+            "protocolVersion": params.get("protocolVersion", "2025-06-18"),
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "recording", "version": "1"},
+        }
+    if method == "tools/list":
+        return {"tools": [ECHO]}
+    if method == "tools/call":
+        text = str(params.get("arguments", {}).get("text", ""))
+        return {"content": [{"type": "text", "text": f"echo: {text}"}], "isError": False}
+    if method == "ping":
+        return {}
+    return None
+
+
+def serve() -> None:
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "id" not in request:
+            continue
+        result = answer(request)
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
+        if result is None:
+            reply["error"] = {"code": -32601, "message": f"unknown method {request.get('method')}"}
+        else:
+            reply["result"] = result
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    if os.environ.get("STUBBORN_CHILD"):
+        stubborn_child(os.environ["STUBBORN_CHILD"])
+    record()
+    serve()
