@@ -1,7 +1,14 @@
-"""Starting ``tether serve`` for a terminal command, importing nothing heavy.
+"""Starting ``tether serve`` for a terminal command, importing nothing heavy; how Tether
+starts an interpreter of its own.
 
 ``tether run`` spawns its server before importing the client (pydantic models, the
 protocol): the two interpreters then start up side by side instead of one after the other.
+
+Every interpreter Tether starts for its own code (this server, the daemon) is
+``own_python()``: isolated (``-I``), in ``NEUTRAL_FOLDER``. The workspace is data — the
+``rootUri`` and workspace folders of ``initialize`` — never the folder the process runs in
+nor a place it imports from: ``python -m`` started in a cloned repository would otherwise
+put that folder first on the import path, and its ``pygls.py`` would run.
 """
 
 from __future__ import annotations
@@ -20,18 +27,19 @@ DRAIN_SECONDS = 2.0
 """How long an exited server's last stderr lines are waited for."""
 
 
-FORK_SERVER: Callable[[Path], Callable[[], Awaitable[Process]]] | None = None
-"""In a daemon's run process (``daemon.forked``): forks the server in a folder (the imports
-are done) instead of starting a new interpreter; None elsewhere."""
+FORK_SERVER: Callable[[], Callable[[], Awaitable[Process]]] | None = None
+"""In a daemon's run process (``daemon.forked``): forks the server (the imports are done)
+instead of starting a new interpreter; None elsewhere."""
 _forked: Callable[[], Awaitable[Process]] | None = None
 
 
 def prefork(root: Path) -> None:
-    """In a daemon's run process, fork the server for ``root`` now, before any event loop
-    or thread of the run starts (the next ``spawn_server(root, hold_stderr=True)`` uses it)."""
+    """In a daemon's run process, fork the server for the run in ``root`` now, before any
+    event loop or thread of the run starts (the next ``spawn_server(root,
+    hold_stderr=True)`` uses it); like a spawned one, it starts in ``NEUTRAL_FOLDER``."""
     global _forked
     if FORK_SERVER is not None and _forked is None:
-        _forked = FORK_SERVER(root)
+        _forked = FORK_SERVER()
 
 
 SERVER_LOG_LEVEL = {"level": "ERROR"}
@@ -39,14 +47,26 @@ SERVER_LOG_LEVEL = {"level": "ERROR"}
 are not printed over the run; ``tether --log-level LEVEL`` sets it."""
 
 
+NEUTRAL_FOLDER = "/"
+"""The folder Tether's own processes start in: no project's (whatever a relative path there
+names, a project did not put it there)."""
+
+
+def own_python() -> list[str]:
+    """This interpreter, isolated, for Tether's own code: ``-I`` puts neither the current
+    folder nor the script's on the import path and ignores every ``PYTHON*`` variable
+    (``PYTHONPATH``, ``PYTHONSTARTUP``, ``PYTHONHOME``…) and the user's site-packages, so it
+    imports only from the installation (an editable install's ``.pth`` included), whatever
+    folder or environment it is started from. (``-I`` is not too strict here: Tether runs
+    from an installation; a checkout is installed editable.)"""
+    return [sys.executable, "-I"]
+
+
 def serve_command() -> list[str]:
-    """How the server is started: this interpreter's ``tether serve``."""
-    return [sys.executable, "-m", "tether", "--log-level", SERVER_LOG_LEVEL["level"], "serve"]
-
-
-def serve_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The server's environment: ours, with Python's output unbuffered."""
-    return {**environ, "PYTHONUNBUFFERED": "1"}
+    """How the server is started: this interpreter's ``tether serve``, isolated, its
+    output unbuffered (``-u``)."""
+    level = SERVER_LOG_LEVEL["level"]
+    return [*own_python(), "-u", "-m", "tether", "--log-level", level, "serve"]
 
 
 async def spawn_server(
@@ -56,9 +76,11 @@ async def spawn_server(
     *,
     hold_stderr: bool = False,
 ) -> Process:
-    """Start ``tether serve`` in ``root``; its stderr is ours, or with ``hold_stderr`` a
-    pipe that ``relay_stderr`` copies to ours once the server is known to be wanted (a
-    server started before the settings were checked must not add its own error to ours).
+    """Start ``tether serve`` for the workspace ``root`` (the client gives it ``root`` in
+    ``initialize``; the process starts in ``NEUTRAL_FOLDER``); its stderr is ours, or with
+    ``hold_stderr`` a pipe that ``relay_stderr`` copies to ours once the server is known to
+    be wanted (a server started before the settings were checked must not add its own error
+    to ours).
 
     Its own process session: Ctrl-C in the terminal reaches the client, which cancels the run and
     shuts the server down in order, instead of killing the server mid-reply.
@@ -69,8 +91,8 @@ async def spawn_server(
         return await forked()
     return await anyio.open_process(
         command or serve_command(),
-        env=serve_environment(os.environ if environ is None else environ),
-        cwd=str(root),
+        env=dict(os.environ if environ is None else environ),
+        cwd=NEUTRAL_FOLDER,
         stderr=subprocess.PIPE if hold_stderr else None,
         start_new_session=True,
     )

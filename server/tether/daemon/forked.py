@@ -1,8 +1,9 @@
 """A ``tether serve`` forked from a daemon's run process instead of a new interpreter.
 
-Forked before the run's event loop starts (``cli.run.run``), in the run's folder, in a process
-session of its own as ``client.spawn`` starts one; stdin/stdout are one end of a socket
-pair, stderr another (held back as ``spawn_server(hold_stderr=True)`` holds it).
+Forked before the run's event loop starts (``cli.run.run``), in ``client.spawn``'s neutral
+folder and a process session of its own as ``client.spawn`` starts one (the workspace comes
+in ``initialize``); stdin/stdout are one end of a socket pair, stderr another (held back as
+``spawn_server(hold_stderr=True)`` holds it). Its import path is the daemon's: isolated.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import signal
 import socket
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process, SocketStream
+
+from ..client.spawn import NEUTRAL_FOLDER, SERVER_LOG_LEVEL
 
 ServeMain = Callable[[str], int]
 """``tether serve`` at a log level, in this process (``cli.serve.serve``, handed in)."""
@@ -90,9 +92,7 @@ class ForkedServer(Process):
             await self.wait()
 
 
-def fork_server(
-    root: Path, serve_main: ServeMain, closes: Sequence[int]
-) -> Callable[[], Awaitable[Process]]:
+def fork_server(serve_main: ServeMain, closes: Sequence[int]) -> Callable[[], Awaitable[Process]]:
     """Fork the server now; the returned coroutine function wraps it once a loop runs."""
     ours, theirs = socket.socketpair()
     err_ours, err_theirs = socket.socketpair()
@@ -101,7 +101,7 @@ def fork_server(
         status = 1
         try:
             os.setsid()
-            os.chdir(root)
+            os.chdir(NEUTRAL_FOLDER)
             os.dup2(theirs.fileno(), 0)
             os.dup2(theirs.fileno(), 1)
             os.dup2(err_theirs.fileno(), 2)
@@ -118,8 +118,6 @@ def fork_server(
                 errors="backslashreplace",
                 write_through=True,
             )
-            from ..client.spawn import SERVER_LOG_LEVEL
-
             status = serve_main(SERVER_LOG_LEVEL["level"])
         finally:
             os._exit(status)
@@ -138,7 +136,7 @@ def install(serve_main: ServeMain, closes: Sequence[int]) -> None:
     """In a run's process: ``client.spawn`` forks its server with ``serve_main``."""
     from ..client import spawn
 
-    def prefork(root: Path) -> Callable[[], Awaitable[Process]]:
-        return fork_server(root, serve_main, closes)
+    def prefork() -> Callable[[], Awaitable[Process]]:
+        return fork_server(serve_main, closes)
 
     spawn.FORK_SERVER = prefork

@@ -82,8 +82,13 @@ RG_FLAGS = (
 
 
 def find_rg() -> str | None:
-    """The ``rg`` binary on PATH, else next to the running Python (a venv's ``bin``)."""
-    return shutil.which("rg") or shutil.which("rg", path=str(Path(sys.executable).parent))
+    """The ``rg`` binary on PATH (its absolute folders: a relative one would name a folder
+    of the workspace), else next to the running Python (a venv's ``bin``)."""
+    folders = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    on_path = os.pathsep.join(f for f in folders if os.path.isabs(f))
+    return shutil.which("rg", path=on_path) or shutil.which(
+        "rg", path=str(Path(sys.executable).parent)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,12 +192,20 @@ class Search(Tool[SearchArgs]):
 
     def __init__(self, *, use_rg: bool | None = None, rg_path: str | None = None) -> None:
         """``use_rg=False`` (or ``TETHER_SEARCH_ENGINE=python`` when ``use_rg`` is None)
-        forces the Python walk; ``rg_path`` names the binary to use."""
-        if use_rg is None and rg_path is None and os.environ.get(ENGINE_ENV) == "python":
-            use_rg = False
-        self.rg_path = None if use_rg is False else (rg_path or find_rg())
+        forces the Python walk; ``rg_path`` names the binary to use. Otherwise both are read
+        at each search, from the environment then: one tools object serves every run of a
+        process (and every run a daemon forks), each with its own ``PATH``."""
+        self._use_rg, self._rg_path = use_rg, rg_path
         if use_rg and self.rg_path is None:
             raise ValueError("use_rg=True but no rg binary was found")
+
+    @property
+    def rg_path(self) -> str | None:
+        """The ``rg`` a search runs now (None: the Python walk)."""
+        use_rg, rg_path = self._use_rg, self._rg_path
+        if use_rg is None and rg_path is None and os.environ.get(ENGINE_ENV) == "python":
+            use_rg = False
+        return None if use_rg is False else (rg_path or find_rg())
 
     async def run(self, args: SearchArgs, deps: ToolDeps) -> ToolResult:
         """Find the matching lines, buffers first, and print them sorted."""
@@ -230,8 +243,8 @@ class Search(Tool[SearchArgs]):
         buffers: list[Buffer],
     ) -> tuple[list[_Hit], int]:
         candidates = None
-        if self.rg_path is not None:
-            candidates = await self._rg_candidates(self.rg_path, base, matcher.pattern, glob)
+        if (rg := self.rg_path) is not None:
+            candidates = await self._rg_candidates(rg, base, matcher.pattern, glob)
         return await run_stoppable(
             lambda stop: _scan_folder(ws, base, matcher, glob, buffers, candidates, stop)
         )
