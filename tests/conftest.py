@@ -7,9 +7,11 @@ runtime folder of its own and stops what it started.
 
 A helper that builds an environment without the tester's ``TETHER_*`` variables drops that
 switch too, so the session's end checks instead of trusting every helper: a ``tether daemon
-serve`` still running with this suite's mark in its environment (a name outside
-``TETHER_*``, which those helpers keep) is stopped and fails the session, naming it. Under
-pytest-xdist the workers inherit the mark, and only the controller checks, once every
+serve`` still running that this suite started is stopped and fails the session, naming it.
+A daemon's environment is its own (allow-listed: not its starter's), so it is known by where
+it listens: the suite sets ``XDG_RUNTIME_DIR`` to a folder of its own (which also keeps its
+daemons out of the tester's), and a daemon with this suite's mark in its environment counts
+too. Under pytest-xdist the workers inherit both, and only the controller checks, once every
 worker is done (a worker that finished early must not stop another's daemon mid-test).
 
 Markers (registered in pyproject.toml): every test under ``tests/editors/`` is ``editors``
@@ -23,17 +25,23 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
+import tempfile
 import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.processes import live_daemons
+from tests.processes import daemons_listening_in, live_daemons
 
 os.environ["TETHER_DAEMON"] = "0"
 SUITE_MARK = "TESTS_SUITE_MARK"
 os.environ.setdefault(SUITE_MARK, uuid.uuid4().hex)
+RUNTIME = Path(tempfile.gettempdir()) / f"tether-tests-{os.environ[SUITE_MARK][:12]}"
+"""The suite's runtime folder: where a daemon a test starts listens (short: a socket path)."""
+RUNTIME.mkdir(mode=0o700, exist_ok=True)
+os.environ["XDG_RUNTIME_DIR"] = str(RUNTIME)
 
 # pytest-xdist's workers start with COLUMNS=80 and LINES=24 in their environment: a CLI a
 # test starts on a 100-column pseudo-terminal inherited them and wrapped its cards at 80.
@@ -49,8 +57,10 @@ else:
 
 
 def daemons_of_this_suite() -> list[int]:
-    """Live ``tether daemon serve`` processes started under this suite (its mark)."""
-    return [pid for pid, _ in live_daemons(f"{SUITE_MARK}={os.environ[SUITE_MARK]}".encode())]
+    """Live ``tether daemon serve`` processes started under this suite (listening in its
+    runtime folder, or with its mark)."""
+    marked = {pid for pid, _ in live_daemons(f"{SUITE_MARK}={os.environ[SUITE_MARK]}".encode())}
+    return sorted(marked | set(daemons_listening_in(RUNTIME)))
 
 
 TESTS = Path(__file__).parent
@@ -72,6 +82,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     for pid in left:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
+    shutil.rmtree(RUNTIME, ignore_errors=True)
     if left:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         message = f"tests left {len(left)} tether daemon(s) running (pids {left}); stopped them"

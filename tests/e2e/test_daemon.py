@@ -15,6 +15,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.test_cli_terminal import Terminal
-from tests.processes import live_daemons
+from tests.processes import daemons_listening_in
 from tests.waiting import wait_until_sync
 from tether.client.approver import ASKED
 from tether.daemon import wire
@@ -49,7 +50,6 @@ class World:
             "TETHER_STATE_DIR": str(base / "state"),
             "TETHER_DAEMON": "1",
             "TETHER_PROVIDER": "scripted",
-            "TETHER_TEST_MARK": uuid.uuid4().hex,
         }
 
     @property
@@ -99,11 +99,9 @@ class World:
         return ask(target, {"op": "status"})
 
     def daemon_pids(self) -> list[int]:
-        """Live daemons of this test (``tether daemon serve`` with its mark; not the run
+        """Live daemons of this test: those listening in its runtime folder (not the run
         processes forked from them, which look the same)."""
-        found = live_daemons(f"TETHER_TEST_MARK={self.env['TETHER_TEST_MARK']}".encode())
-        pids = {pid for pid, _ in found}
-        return [pid for pid, parent in found if parent not in pids]
+        return daemons_listening_in(self.runtime)
 
 
 def ask(path: Path, message: dict[str, Any]) -> dict[str, Any] | None:
@@ -544,3 +542,115 @@ async def test_a_chat_goes_through_the_daemon_asked_and_interrupted_on_the_front
         assert await ui.wait_for_exit() == 0, ui.text()
     assert IN_PROCESS_NOTE not in ui.text()
     wait_until_sync(lambda: (world.status() or {}).get("runs") == 0, "the chat's process gone")
+
+
+def shadow(name: str, marks: Path) -> str:
+    """A module that, imported, leaves a mark: the importing process's arguments."""
+    return (
+        "import os, sys\n"
+        f"with open(os.path.join({str(marks)!r}, {name!r} + '-' + str(os.getpid())), 'w') as f:\n"
+        "    f.write(' '.join(sys.orig_argv))\n"
+    )
+
+
+def daemon_environment(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+
+
+ALLOWED = {"HOME", "PATH", "LANG", "LANGUAGE", "TMPDIR", "TZ", "USER", "LOGNAME"}
+
+
+def test_a_run_that_starts_the_daemon_gives_it_nothing_of_its_own(world: World) -> None:
+    """The daemon is started from a fixed context (``-I``, cwd ``/``, an allow-listed
+    environment), whichever run starts it: a first run's ``PYTHONPATH`` (a
+    ``sitecustomize``), its ``PATH`` (an ``rg`` of its own) and its variables reach neither
+    the daemon nor a later run, which sees its own environment and folder only."""
+    evil, marks = world.base / "evil", world.base / "marks"
+    (evil / "bin").mkdir(parents=True)
+    marks.mkdir()
+    for name in ("sitecustomize", "usercustomize"):  # marks, and breaks nothing
+        (evil / f"{name}.py").write_text(shadow(name, marks))
+    fake_rg = evil / "bin" / "rg"
+    fake_rg.write_text(f'#!/bin/sh\necho "$*" > {marks}/rg-$$\nexit 2\n')
+    fake_rg.chmod(0o755)
+    first = world.project("first")
+    starter = world.run_env(
+        bash("true"),
+        PYTHONPATH=str(evil),
+        PATH=f"{evil / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        FIRST_ONLY="from-the-first-run",
+    )
+    out = world.tether(["run", "--yes", "go"], first, starter)  # no daemon: in-process
+    assert out.returncode == 0 and "outcome done" in out.stdout, out.stderr
+    started(world)  # the daemon the first run left starting
+    [pid] = world.daemon_pids()
+    assert os.readlink(f"/proc/{pid}/cwd") == "/"
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    assert b"-I" in argv[: argv.index(b"tether")], argv
+    environment = daemon_environment(pid)
+    unexpected = {
+        k for k in environment if k not in ALLOWED and not k.startswith(("LC_", "XDG_", "TETHER_"))
+    }
+    assert unexpected == set(), environment
+    assert str(evil) not in json.dumps(environment) and "FIRST_ONLY" not in environment
+    second = world.project("second")
+    (second / "notes.txt").write_text("a needle\n")
+    turns = [
+        {"toolCalls": [{"name": "search", "arguments": {"pattern": "needle"}}]},
+        {"toolCalls": [{"name": "bash", "arguments": {"command": SEEN}}]},
+        {"text": "looked"},
+    ]
+    out = world.tether(["run", "--yes", "look"], second, world.run_env({"turns": turns}))
+    assert out.returncode == 0 and "notes.txt:1: a needle" in out.stdout, out.stdout + out.stderr
+    assert IN_PROCESS_NOTE not in out.stderr and served(world) == 1
+    assert (second / "seen.txt").read_text().split() == ["[]", "[]", str(second)]
+    # The first run's own front imported its PYTHONPATH (the user's shell gave it): nothing
+    # else did — no server, no daemon, no run forked from it — and no run ran its rg.
+    others = {p.name: p.read_text() for p in marks.iterdir() if "serve" in p.read_text()}
+    assert others == {}, others
+    assert not list(marks.glob("rg-*"))
+
+
+SEEN = 'echo "[$PYTHONPATH]" "[$FIRST_ONLY]" "$(pwd)" > seen.txt'
+
+
+def test_a_silent_or_trickling_client_holds_up_no_other_run(world: World) -> None:
+    """Connections are read side by side, each whole request within the deadline: a client
+    that sends nothing, or one byte at a time, does not keep another's run waiting, and is
+    refused once its whole message is late (not a read at a time)."""
+    path = started(world)
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    trickler = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    message = struct.pack(">I", 1000) + b" " * 1000
+    stop = threading.Event()
+
+    def trickle() -> None:
+        for byte in message[1:]:
+            if stop.wait(0.5):  # models the client's pace: a byte every half second
+                return
+            try:
+                trickler.send(bytes([byte]))
+            except OSError:  # refused and closed
+                return
+
+    silent.connect(str(path))
+    trickler.connect(str(path))
+    trickler.send(message[:1])
+    pacer = threading.Thread(target=trickle, daemon=True)
+    pacer.start()
+    try:
+        root = world.project("p")
+        out = world.tether(["run", "--yes", "go"], root, world.run_env(bash("touch ran.txt")))
+        assert out.returncode == 0 and "outcome done" in out.stdout, out.stderr
+        assert IN_PROCESS_NOTE not in out.stderr and (root / "ran.txt").exists()
+        for slow in (silent, trickler):
+            slow.settimeout(30)
+            answer = wire.receive(slow)
+            assert answer is not None and "within" in answer["error"], answer
+        assert world.status() is not None  # still serving
+    finally:
+        stop.set()
+        pacer.join(timeout=10)
+        silent.close()
+        trickler.close()

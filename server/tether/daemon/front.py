@@ -7,6 +7,10 @@ else. The run itself happens in the daemon's process for this connection, with t
 process's cwd, environment and file descriptors 0–2 (passed with ``SCM_RIGHTS``): what the
 run prints goes straight to our terminal, and an approval is answered on our terminal.
 Ctrl-C reaches us (the terminal's foreground process) and is passed on as a message.
+
+A daemon is started from a fixed context, not the starting run's: isolated (``-I``), in
+the neutral folder, with ``daemon_environment`` — so no run chooses what the daemon imports
+or keeps for the runs after it (each run's cwd and environment reach only its own fork).
 """
 
 from __future__ import annotations
@@ -55,10 +59,34 @@ def connect(path: Path) -> socket.socket | None:
     return sock
 
 
+DAEMON_VARIABLES = frozenset({"HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR"})
+DAEMON_PREFIXES = ("LC_", "XDG_")
+"""The variables a daemon is started with (with ``wire.IDLE_VARIABLE``): who and where the
+user is (``HOME`` and ``XDG_*`` place the socket, as they did for the front), the locale
+(the daemon's file-name encoding) and the temporary folder."""
+
+
+def daemon_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """What a daemon starts with, whichever run starts it: the allow-listed variables and
+    ``PATH`` the system's default (the daemon runs no program; each run brings its own
+    ``PATH``). Nothing else of the starting run — not its ``PYTHONPATH`` or
+    ``PYTHONSTARTUP`` (``-I`` ignores them anyway), not its settings, keys or proxies."""
+    kept = {
+        name: value
+        for name, value in environ.items()
+        if name in DAEMON_VARIABLES or name.startswith(DAEMON_PREFIXES)
+    }
+    if wire.IDLE_VARIABLE in environ:
+        kept[wire.IDLE_VARIABLE] = environ[wire.IDLE_VARIABLE]
+    return kept | {"PATH": os.defpath}
+
+
 def daemon_command(path: Path, provider: str = "", lock_fd: int | None = None) -> list[str]:
-    """How a daemon is started (``provider``: whose SDK it imports before it listens;
-    ``lock_fd``: the start lock it holds until it listens)."""
-    command = [sys.executable, "-m", "tether", "daemon", "serve", "--socket", str(path)]
+    """How a daemon is started: Tether's own interpreter, isolated (``provider``: whose SDK
+    it imports before it listens; ``lock_fd``: the start lock it holds until it listens)."""
+    from ..client.spawn import own_python  # only when a daemon is started
+
+    command = [*own_python(), "-m", "tether", "daemon", "serve", "--socket", str(path)]
     command += ["--preload", provider] if provider else []
     return [*command, "--lock-fd", str(lock_fd)] if lock_fd is not None else command
 
@@ -75,12 +103,16 @@ def _private(path: Path) -> int:
 
 
 def spawn(path: Path, environ: Mapping[str, str], provider: str, lock: IO[str]) -> Popen[bytes]:
-    """A daemon for ``path``, in a session of its own, handed ``lock`` (held by the caller)."""
+    """A daemon for ``path``, in a session of its own, handed ``lock`` (held by the caller):
+    from ``daemon_environment(environ)``, in the neutral folder."""
+    from ..client.spawn import NEUTRAL_FOLDER
+
     log = open(_private(path.parent / "daemon.log"), "ab")  # noqa: SIM115 - handed to the child
     with log:
         return subprocess.Popen(
             daemon_command(path, provider, lock.fileno()),
-            env=dict(environ),
+            env=daemon_environment(environ),
+            cwd=NEUTRAL_FOLDER,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=log,
@@ -156,7 +188,7 @@ def open_daemon(
     path = wire.socket_path(wire.socket_dir(environ), wire.fingerprint())
     sock = connect(path)
     if sock is None and autostart:
-        sock = start(path, environ, provider)
+        sock = start(path, environ, provider or wire.provider_of([], environ))
     return sock
 
 

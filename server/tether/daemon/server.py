@@ -10,9 +10,14 @@ same ``cli`` code a ``tether run`` calls; its ``tether serve`` is a fork too, st
 one run sets or approves dies with its processes, and commands run through ``tools/shell.py``
 with the client's environment and cwd.
 
-Refused, with the daemon serving on: a peer of another uid (``SO_PEERCRED``), a message over
-``wire.MAX_FRAME_BYTES``, one that is not JSON or not of a known shape, a silent client
-(``FIRST_MESSAGE_SECONDS``).
+Connections are read side by side (``inbox``): a request is handled once it is whole, and a
+client that sends it slowly holds up no other. Refused, with the daemon serving on: a peer
+of another uid (``SO_PEERCRED``), a message over ``wire.MAX_FRAME_BYTES``, one that is not
+JSON or not of a known shape, one not whole within ``inbox.MESSAGE_SECONDS``.
+
+The daemon itself is started isolated, in the neutral folder, with an allow-listed
+environment (``front.spawn``): what it imports and keeps is the same whichever run started
+it.
 """
 
 from __future__ import annotations
@@ -34,14 +39,13 @@ from pathlib import Path
 from typing import Any
 
 from . import wire
+from .inbox import Incoming, Refused, answer
 from .wire import DaemonError
 
 logger = logging.getLogger(__name__)
 
-FIRST_MESSAGE_SECONDS = 5.0
-"""How long a connection may take to send its request (the daemon accepts one at a time)."""
-DRAIN_SECONDS = 0.5
-"""How long a refused client's remaining input is read before the connection is closed."""
+WAITING_CONNECTIONS = 64
+"""The most connections whose request is still arriving; one more is closed unanswered."""
 ORPHAN_SECONDS = 5.0
 """How long a run whose front went away has to stop before its process is ended."""
 OPS = frozenset({"run", "status", "stop"})
@@ -93,36 +97,6 @@ def check_run(message: Mapping[str, Any]) -> tuple[list[str], str, dict[str, str
     return argv, cwd, env, streams
 
 
-def receive_request(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
-    """The first frame and the file descriptors that came with it."""
-    fds: list[int] = []
-    header = b""
-    while len(header) < wire.HEADER.size:
-        data, got, flags, _ = socket.recv_fds(conn, wire.HEADER.size - len(header), wire.STREAMS)
-        fds += got
-        if flags & socket.MSG_CTRUNC:
-            for fd in fds:
-                os.close(fd)
-            raise DaemonError("too many file descriptors")
-        if not data:
-            for fd in fds:
-                os.close(fd)
-            raise DaemonError("the connection ended before a message")
-        header += data
-    try:
-        (size,) = wire.HEADER.unpack(header)
-        if size > wire.MAX_FRAME_BYTES:
-            raise DaemonError(f"a message of {size} bytes is over {wire.MAX_FRAME_BYTES}")
-        body = wire.receive_exactly(conn, size)
-        if body is None:
-            raise DaemonError("the connection ended inside a message")
-        return wire.decode_body(body), fds
-    except BaseException:
-        for fd in fds:
-            os.close(fd)
-        raise
-
-
 class Daemon:
     """The accept loop (one thread, no event loop: it forks)."""
 
@@ -138,6 +112,10 @@ class Daemon:
         """Runs forked since the daemon started."""
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.inode = 0
+        self.waiting: dict[socket.socket, Incoming | Refused] = {}
+        """Connections whose request is still arriving, or refused and draining."""
+        self.selector: selectors.BaseSelector = selectors.DefaultSelector()
+        self.wake: tuple[int, ...] = ()
 
     def bind(self) -> None:
         """Listen at ``path`` (its folder was checked private by the front; checked again).
@@ -197,66 +175,127 @@ class Daemon:
         """Accept until stopped, or idle for ``idle`` seconds; then wait for the runs."""
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
+        self.wake = (wake_r, wake_w)
         signal.set_wakeup_fd(wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.signal(signal.SIGTERM, lambda *_: self.stop_accepting())
-        selector = selectors.DefaultSelector()
+        selector = self.selector = selectors.DefaultSelector()
         selector.register(self.listener, selectors.EVENT_READ, "accept")
         selector.register(wake_r, selectors.EVENT_READ, "wake")
         last = time.monotonic()
         while True:
             self.reap()
-            if not self.accepting and not self.children:
+            if not self.accepting and not self.children and not self.waiting:
                 break  # stopped, and the last run in flight has ended
-            if self.children:
+            if self.children or self.waiting:
                 last = time.monotonic()
             timeout = self.idle - (time.monotonic() - last)
             if self.accepting and not self.children and timeout <= 0:
                 break
-            for key, _ in selector.select(timeout if timeout > 0 else None):
+            if self.waiting:  # the next deadline of a request still arriving
+                soonest = min(w.deadline for w in self.waiting.values()) - time.monotonic()
+                timeout = min(timeout, soonest)
+            for key, _ in selector.select(max(timeout, 0.0)):
                 if key.data == "wake":
                     with contextlib.suppress(BlockingIOError):
                         os.read(wake_r, 512)
-                elif self.accepting:
-                    with contextlib.suppress(OSError):
-                        conn, _ = self.listener.accept()
-                        self.handle(conn)
-                    last = time.monotonic()
+                elif key.data == "accept":
+                    if self.accepting:
+                        with contextlib.suppress(OSError):
+                            conn, _ = self.listener.accept()
+                            self.accept(conn)
+                        last = time.monotonic()
+                elif isinstance(key.fileobj, socket.socket):
+                    self.progress(key.fileobj)
+            self.expire()
             if not self.accepting:
                 with contextlib.suppress(KeyError, ValueError):
                     selector.unregister(self.listener)
         self.stop_accepting()
         return 0
 
-    def handle(self, conn: socket.socket) -> None:
-        """One connection: refused, answered, or forked off to run."""
-        with conn:
-            if peer_uid(conn) != os.getuid():
-                logger.warning("refused a connection from uid %s", peer_uid(conn))
-                return  # not even an answer
-            conn.settimeout(FIRST_MESSAGE_SECONDS)
-            fds: list[int] = []
-            try:
-                message, fds = receive_request(conn)
-                op = message.get("op")
-                if op not in OPS:
-                    raise DaemonError(f"unknown op {str(op)[:50]!r}")
-                if op != "run":
-                    if fds:
-                        raise DaemonError(f"{op}: no file descriptors expected")
-                    if set(message) != {"op"}:
-                        raise DaemonError(f"{op}: no other field expected")
-                    wire.send(conn, self.answer(op))
-                    return
-                if len(fds) != wire.STREAMS:
-                    raise DaemonError("run: expected stdin, stdout and stderr")
-                request = check_run(message)
-            except (DaemonError, OSError, ValueError) as exc:
-                for fd in fds:
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
-                refuse(conn, str(exc))
+    def accept(self, conn: socket.socket) -> None:
+        """A new connection: refused unanswered if of another uid, else read as it comes."""
+        if peer_uid(conn) != os.getuid():
+            logger.warning("refused a connection from uid %s", peer_uid(conn))
+            conn.close()  # not even an answer
+            return
+        if len(self.waiting) >= WAITING_CONNECTIONS:
+            logger.warning("refused a connection: %d are still sending", WAITING_CONNECTIONS)
+            conn.close()
+            return
+        self.waiting[conn] = Incoming(conn, time.monotonic())
+        self.selector.register(conn, selectors.EVENT_READ, "conn")
+
+    def progress(self, conn: socket.socket) -> None:
+        """Read what a waiting connection sent; handle its request once it is whole."""
+        waiting = self.waiting.get(conn)
+        if isinstance(waiting, Refused):
+            if waiting.read():
+                self.drop(conn)
+            return
+        if waiting is None:
+            return
+        try:
+            message = waiting.read()
+        except (DaemonError, OSError, ValueError) as exc:
+            self.refuse(conn, str(exc))
+            return
+        if message is not None:
+            self.drop(conn, close=False)
+            self.handle(conn, message, waiting.fds)
+
+    def expire(self) -> None:
+        """Refuse the requests not whole by their deadline; close refused connections whose
+        draining time is over."""
+        now = time.monotonic()
+        for conn, waiting in list(self.waiting.items()):
+            if waiting.deadline > now:
+                continue
+            if isinstance(waiting, Refused):
+                self.drop(conn)
+            else:
+                waiting.close_fds()
+                self.refuse(conn, waiting.late())
+
+    def refuse(self, conn: socket.socket, why: str) -> None:
+        """Say why, then drop what the client still sends (briefly) before closing."""
+        self.waiting[conn] = Refused(conn, why, time.monotonic())
+        with contextlib.suppress(KeyError, ValueError):  # KeyError: registered already
+            self.selector.register(conn, selectors.EVENT_READ, "conn")
+
+    def drop(self, conn: socket.socket, *, close: bool = True) -> None:
+        """Forget a waiting connection (closed unless ``close`` is False)."""
+        self.waiting.pop(conn, None)
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(conn)
+        if close:
+            conn.close()
+
+    def handle(self, conn: socket.socket, message: dict[str, Any], fds: list[int]) -> None:
+        """A whole request: refused, answered, or forked off to run."""
+        try:
+            op = message.get("op")
+            if op not in OPS:
+                raise DaemonError(f"unknown op {str(op)[:50]!r}")
+            if op != "run":
+                if fds:
+                    raise DaemonError(f"{op}: no file descriptors expected")
+                if set(message) != {"op"}:
+                    raise DaemonError(f"{op}: no other field expected")
+                with conn, contextlib.suppress(OSError, DaemonError):
+                    answer(conn, self.answer(op))
                 return
+            if len(fds) != wire.STREAMS:
+                raise DaemonError("run: expected stdin, stdout and stderr")
+            request = check_run(message)
+        except DaemonError as exc:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            self.refuse(conn, str(exc))
+            return
+        with conn:
             pid = os.fork()
             if pid == 0:  # the run's own process: never returns
                 status = 1
@@ -269,8 +308,23 @@ class Daemon:
             for fd in fds:
                 os.close(fd)
         # A provider whose SDK is not loaded yet: primed now (after the fork, so this run
-        # does not wait for it; the next connection does, once), for the runs after it.
+        # does not wait for it; the requests arriving meanwhile wait, once), for the runs
+        # after it.
         preload_sdk(wire.provider_of(request[0], request[2]))
+
+    def forget_the_daemon(self, conn: socket.socket) -> None:
+        """In a run's process: close what belongs to the daemon (its socket, its loop, the
+        other connections), so that none stays open because this process holds a copy."""
+        with contextlib.suppress(OSError):
+            self.listener.close()
+        for fd in self.wake:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.selector.close()  # closes the loop's descriptor, changes nothing of the daemon's
+        for other in list(self.waiting):
+            if other is not conn:
+                other.close()
+        self.waiting.clear()
 
     def answer(self, op: str) -> dict[str, Any]:
         if op == "stop":
@@ -299,8 +353,7 @@ class Daemon:
         for signum in (signal.SIGCHLD, signal.SIGTERM):
             signal.signal(signum, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        with contextlib.suppress(OSError):
-            self.listener.close()
+        self.forget_the_daemon(conn)
         conn.settimeout(None)
         try:
             os.chdir(cwd)
@@ -339,18 +392,6 @@ class Daemon:
         with contextlib.suppress(OSError):
             wire.send(conn, {"exit": status})
         return status
-
-
-def refuse(conn: socket.socket, why: str) -> None:
-    """Say why, then read what the client still sends (a bounded amount, briefly): closing
-    with unread input would reset the connection before the client read the reason."""
-    with contextlib.suppress(OSError, DaemonError):
-        wire.send(conn, {"error": why[:500]})
-        conn.shutdown(socket.SHUT_WR)
-        conn.settimeout(DRAIN_SECONDS)
-        left = 2 * wire.MAX_FRAME_BYTES
-        while left > 0 and (chunk := conn.recv(min(left, 1 << 16))):
-            left -= len(chunk)
 
 
 def watch(conn: socket.socket) -> None:
