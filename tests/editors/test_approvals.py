@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from ..waiting import wait_until_sync
 from .conftest import APP, Nvim, app_project, call, decisions, env, script, tool_results
+from .test_chat import NvimInTmux
 
 HINT = " Tether: Edit src/app.py   <leader>ta or :TetherApprove to decide "
 FOOTER = " a allow · A always `src/app.py` · r always `src/*.py` · d deny · e edit · q deny "
@@ -108,7 +111,7 @@ def test_float_deny_with_feedback_changes_nothing(nvim: Nvim) -> None:
     assert shown["view"] == "float" and shown["marks"] == []
     assert shown["in_view"] is False and shown["current_is_float"] is False  # focus stays
     assert shown["title"] == [[" Tether: Edit src/app.py "]]
-    assert shown["footer"] == [[FOOTER]]
+    assert shown["keys"] == FOOTER
     assert shown["float_lines"] == [
         "--- a/src/app.py",
         "+++ b/src/app.py",
@@ -145,9 +148,9 @@ def test_allow_always_of_a_write_allows_that_file_for_the_session(nvim: Nvim) ->
     # asked for a.txt (A: the file, the narrowest rule the server offers), then for b.txt
     assert [(s["tool"], s["view"]) for s in r["shown"]] == [("write_file", "float")] * 2
     assert r["shown"][0]["title"] == [[" Tether: Create notes/a.txt "]]
-    assert r["shown"][0]["footer"] == [
-        [" a allow · A always `notes/a.txt` · r always `notes/*.txt` · d deny · e edit · q deny "]
-    ]
+    assert r["shown"][0]["keys"] == (
+        " a allow · A always `notes/a.txt` · r always `notes/*.txt` · d deny · e edit · q deny "
+    )
     run = r["run"]
     assert decisions(run) == ["allow-always", "auto", "allow"]
     # sent as the file's rule, so :TetherRules shows it and can revoke it
@@ -169,9 +172,9 @@ def test_allow_always_of_a_command_stores_the_exact_command(nvim: Nvim) -> None:
         env(OPEN="README.md", KEYS=[GO + "A", GO + "a"]),
     )
     # An interpreter's module: the server offers its exact command only, so no `r` (issue 24)
-    assert r["shown"][0]["footer"] == [
-        [" a allow · A always (this exact command) · d deny · e edit · q deny "]
-    ]
+    assert r["shown"][0]["keys"] == (
+        " a allow · A always (this exact command) · d deny · e edit · q deny "
+    )
     run = r["run"]
     assert decisions(run) == ["allow-always", "auto", "allow"]  # another command: asked
     [_, auto, _] = [e for e in run["events"] if e["kind"] == "approval"]
@@ -344,17 +347,17 @@ def test_float_accepts_one_change_and_rejects_the_other(nvim: Nvim) -> None:
     assert r["view"] == "inline" and r["marks"] > 0
     entered = r["entered"]
     assert entered["entered"] is True and entered["lines"] == DIFF
-    # The first change is current: marked, highlighted, the cursor on it; the footer says
+    # The first change is current: marked, highlighted, the cursor on it; the keys say
     # how to walk the changes.
     assert entered["labels"] == [[4, "  ◀ change 1 of 2"]] and entered["cursor"] == 4
     assert entered["highlighted"] == [[4, 5]]
-    assert entered["footer"][0][0].endswith("· q deny · h next change · y accept · n reject ")
+    assert entered["keys"].endswith("· q deny · h next change · y accept · n reject ")
     after_h, after_n, after_y = r["steps"]
     assert after_h["labels"] == [[9, "  ◀ change 2 of 2"]] and after_h["cursor"] == 9
     assert after_h["highlighted"] == [[9, 10]]
     # `n` rejected the second: back to the first, still undecided.
     assert after_n["labels"] == [[4, "  ◀ change 1 of 2"], [9, "  ✗ change 2 rejected"]]
-    assert after_n["footer"][0][0].endswith(" · 0 of 2 accepted ")
+    assert after_n["keys"].endswith(" · 0 of 2 accepted ")
     # The file no longer marks the rejected change: it shows what the file will keep.
     assert [m["row"] for m in entered["inline"]] == [0, 0, 0, 4, 4]
     assert [m["row"] for m in after_n["inline"]] == [0, 0, 0]
@@ -373,7 +376,7 @@ def test_float_every_change_accepted_is_a_plain_allow_none_a_deny(nvim: Nvim) ->
     r = hunks(nvim, ["y", "y"], open_="README.md")  # not on screen: the float alone
     assert r["view"] == "float" and r["marks"] == 0
     assert r["steps"][0]["labels"] == [[4, "  ✓ change 1 accepted"], [9, "  ◀ change 2 of 2"]]
-    assert r["steps"][0]["footer"][0][0].endswith(" · 1 of 2 accepted ")
+    assert r["steps"][0]["keys"].endswith(" · 1 of 2 accepted ")
     [result] = tool_results(r["run"])
     assert decisions(r["run"]) == ["allow"] and "Note: the user changed" not in result["output"]
     assert (nvim.workspace / "src" / "app.py").read_text() == "ONE\ntwo\nthree\nfour\nFIVE\n"
@@ -383,3 +386,52 @@ def test_float_every_change_accepted_is_a_plain_allow_none_a_deny(nvim: Nvim) ->
     [result] = tool_results(r["run"])
     assert result["ok"] is False and "denied" in result["output"]
     assert (nvim.workspace / "src" / "app.py").read_text() == "\n".join(FIVE) + "\n"
+
+
+WIDE_OLD = "# " + "old " * 30 + "END-OLD"
+WIDE_NEW = "x = '" + "new " * 30 + "END-NEW'"
+
+
+def test_on_an_80_column_terminal_the_float_wraps_and_marks_the_first_change(
+    nvim: Nvim,
+) -> None:
+    # Lines wider than the editor, in both changes: the float wraps them, and the first
+    # change is the current one as soon as the float is entered, so `h` goes to the second.
+    app = nvim.workspace / "src" / "app.py"
+    if not app.exists():
+        app_project(nvim)
+    app.write_text("\n".join([WIDE_OLD, *FIVE[1:]]) + "\n")
+    rewrite = call("write_file", path="src/app.py", content=f"ONE\ntwo\nthree\nfour\n{WIDE_NEW}\n")
+    scenario = env(OPEN="README.md", WATCHDOG_MS="60000")
+    command, full_env, out, marker = nvim.prepare(
+        "float_screen", script({"toolCalls": [rewrite]}, {"text": "Noted."}), scenario
+    )
+    command.remove("--headless")
+    started = time.monotonic()
+    term = NvimInTmux(nvim.tmp_path, command, full_env, nvim.workspace, size=(80, 24))
+    try:
+        term.wait_for("float-screen: ready")
+        term.type(":Tether make the change")
+        term.keys("Enter")
+        term.wait_for("Tether: Overwrite src/app.py")
+        term.type("\\ta")  # <leader>ta: into the float
+        screen = term.wait_for("change 1 of 2")
+        rows = screen.splitlines()
+        assert all(len(row) <= 80 for row in rows)
+        # Every character of the wide lines is on the screen, wrapped inside the float.
+        shown = "".join(row.strip("│ ") for row in rows)
+        assert "END-OLD" in shown and "END-NEW'" in shown, screen
+        # Each key of the hint is on the screen, none cut at the edge.
+        for key in ("a allow", "d deny", "e edit", "q deny", "h next change", "n reject"):
+            assert key in screen, screen
+        assert "◀ change 1 of 2" in screen  # marked where the user reads the first change
+        term.type("h")
+        screen = term.wait_for("◀ change 2 of 2")
+        assert "◀ change 1 of 2" not in screen
+        term.type("q")
+        report = wait_until_sync(lambda: out.exists() or None, "the scenario's report")
+        assert report
+    finally:
+        term.close()
+    r = nvim.outcome("float_screen", out, marker, None, "", "", time.monotonic() - started)
+    assert decisions(r["run"]) == ["deny"]

@@ -132,20 +132,31 @@ def test_a_chat_streams_notes_the_approval_and_continues_the_session(nvim: Nvim)
 
 
 class NvimInTmux:
-    """A scenario's Neovim on a real terminal: tmux on a private socket, WIDTH × HEIGHT."""
+    """A scenario's Neovim on a real terminal: tmux on a private socket, WIDTH × HEIGHT
+    (or ``size``)."""
 
     WIDTH, HEIGHT = 200, 30
 
-    def __init__(self, folder: Path, command: list[str], env: dict[str, str], cwd: Path) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        command: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        size: tuple[int, int] | None = None,
+    ) -> None:
         tmux = shutil.which("tmux")
         if tmux is None:
             pytest.fail("tmux is missing: `apt-get install tmux` to run this test", pytrace=False)
         config = folder / "tmux.conf"
         config.write_text('set -g default-terminal "screen-256color"\nset -sg escape-time 0\n')
         self._tmux = [tmux, "-f", str(config), "-S", str(folder / "tmux.sock")]
-        size = ["-x", str(self.WIDTH), "-y", str(self.HEIGHT)]
+        width, height = size or (self.WIDTH, self.HEIGHT)
         where = ["-s", "user", "-c", str(cwd)]
-        self._run("new-session", "-d", *size, *where, shlex.join(command), env=env)
+        self._run(
+            "new-session", "-d", "-x", str(width), "-y", str(height), *where,
+            shlex.join(command), env=env,
+        )  # fmt: skip
 
     def _run(self, *args: str, env: dict[str, str] | None = None) -> str:
         done = subprocess.run(

@@ -35,7 +35,7 @@ def test_a_rule_allowed_always_covers_the_next_runs_until_revoked(nvim: Nvim) ->
     first, second, third = r["runs"]
     # run 1: the float offers the server's wider rule; `r` asks for it, filled in
     assert [s["run"] for s in r["shown"]] == [1, 3]  # run 2 was not asked
-    assert r["shown"][0]["footer"] == (
+    assert r["shown"][0]["keys"] == (
         " a allow · A always (this exact command) · r always `uname *` · d deny · e edit · q deny "
     )
     assert r["inputs"][0] == "Tether: allow always (session rule) bash: "
@@ -112,8 +112,8 @@ def test_a_and_r_offer_the_servers_suggested_patterns_and_nothing_of_their_own(
     none = [bash("pytest -q", offer=False), edit("src/app.py", offer=False)]
 
     always = nvim.run("suggest", env={"CALLS": json.dumps([*offered, *none]), "KEY": "A"})
-    footers = [o["footer"] for o in always["offered"]]
-    assert footers == [
+    keys = [o["keys"] for o in always["offered"]]
+    assert keys == [
         " a allow · A always (this exact command) · r always `ls *` · d deny · e edit · q deny ",
         # only a wider rule offered: `A` stays this exact command (bare), `r` offers it
         " a allow · A always (this exact command) · r always `echo *` · d deny · e edit · q deny ",

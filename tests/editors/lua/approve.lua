@@ -37,7 +37,7 @@ H.on('TetherApprove', function(data)
     local config = vim.api.nvim_win_get_config(view.win)
     seen.float_lines = H.lines(view.buf)
     seen.title = config.title
-    seen.footer = config.footer
+    seen.keys = H.keys_shown(view)
   else
     seen.cursor = vim.api.nvim_win_get_cursor(0)
     seen.statusline = require('tether').statusline()

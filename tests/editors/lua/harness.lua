@@ -159,6 +159,27 @@ function H.approval_marks()
   return marks
 end
 
+--- The keys an approval's float shows, as one line (` a allow · … `): its footer, or
+--- the rows below its text when they do not fit it (preview.set_hint).
+---@param view tether.View
+---@return string?
+function H.keys_shown(view)
+  local footer = vim.api.nvim_win_get_config(view.win).footer
+  if type(footer) == 'table' and footer[1] and footer[1][1] ~= '' then
+    return footer[1][1]
+  end
+  local ns = require('tether.preview').hint_ns
+  local rows = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(view.buf, ns, 0, -1, { details = true })) do
+    for _, row in ipairs(m[4].virt_lines or {}) do
+      if row[1] and row[1][1] ~= '' then
+        table.insert(rows, row[1][1])
+      end
+    end
+  end
+  return #rows > 0 and (' ' .. table.concat(rows, ' · ') .. ' ') or nil
+end
+
 --- Lines of a buffer.
 function H.lines(buf)
   return vim.api.nvim_buf_get_lines(buf, 0, -1, false)

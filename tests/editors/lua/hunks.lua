@@ -13,7 +13,7 @@ end
 local preview = require('tether.preview')
 H.result.steps = {}
 
---- The float's lines, footer, cursor line and change labels, if it is open.
+--- The float's lines, keys, cursor line and change labels, if it is open.
 local function float_state()
   local win = H.floats()[1]
   if not win then
@@ -32,7 +32,7 @@ local function float_state()
   end
   return {
     lines = H.lines(fbuf),
-    footer = vim.api.nvim_win_get_config(win).footer,
+    keys = H.keys_shown({ win = win, buf = fbuf }),
     cursor = vim.api.nvim_win_get_cursor(win)[1],
     labels = labels,
     highlighted = highlighted,

@@ -13,8 +13,7 @@ H.input_answers = { '<default>' } -- the pattern `r` offers, accepted as it is
 local keys = { '\\tar', '\\taa' } -- <leader>ta (go to the float), then r (rule) / a (allow)
 
 H.on('TetherApprove', function(data)
-  local config = vim.api.nvim_win_get_config(data.view.win)
-  table.insert(H.result.shown, { run = #H.result.runs + 1, footer = config.footer[1][1] })
+  table.insert(H.result.shown, { run = #H.result.runs + 1, keys = H.keys_shown(data.view) })
   local key = table.remove(keys, 1)
   H.later(function()
     H.input(key)

@@ -25,7 +25,7 @@ end
 
 H.on('TetherApprove', function(data)
   local seen = H.result.offered[#H.result.offered]
-  seen.footer = vim.api.nvim_win_get_config(data.view.win).footer[1][1]
+  seen.keys = H.keys_shown(data.view)
   H.later(function()
     approve.focus()
     H.input(vim.env.KEY)

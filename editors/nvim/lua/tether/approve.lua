@@ -152,7 +152,7 @@ local ACTIONS = {
 }
 
 --- Marks the float's hunks: the one `y`/`n` act on, and what was chosen for each; the
---- footer counts the accepted ones.
+--- keys shown count the accepted ones.
 ---@param req tether.Approval
 local function draw_hunks(req)
   local float = req.float
@@ -187,12 +187,9 @@ local function draw_hunks(req)
     end
   end
   if vim.api.nvim_win_is_valid(float.win) then
+    preview.set_hint(float, hint(req))
     local at = float.where[req.hunk]
     vim.api.nvim_win_set_cursor(float.win, { at[1], 0 })
-    vim.api.nvim_win_set_config(
-      float.win,
-      { footer = ' ' .. hint(req) .. ' ', footer_pos = 'center' }
-    )
   end
 end
 
@@ -392,6 +389,9 @@ function M.focus()
   end
   if req.float and vim.api.nvim_win_is_valid(req.float.win) then
     vim.api.nvim_set_current_win(req.float.win)
+    if req.float.hunks then
+      draw_hunks(req) -- the current change marked, the cursor on it, as the user comes in
+    end
   else
     open_float(req, true)
   end

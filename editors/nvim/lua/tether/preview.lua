@@ -4,6 +4,7 @@ local M = {}
 
 M.ns = vim.api.nvim_create_namespace('tether.approve')
 M.hunk_ns = vim.api.nvim_create_namespace('tether.approve.hunks')
+M.hint_ns = vim.api.nvim_create_namespace('tether.approve.hint')
 
 for name, link in pairs({
   TetherAdded = 'DiffAdd',
@@ -38,6 +39,7 @@ end
 ---@field change_marks? table<integer, integer[]> the extmarks of each change (inline)
 ---@field hunks? tether.Hunk[] the edit's changes, when the server sent them (float)
 ---@field where? integer[][] the float lines of each hunk, `{ first, last }` (1-based)
+---@field hint? string the keys that decide (float): its footer, or rows below its text
 
 ---@class tether.Change
 ---@field from integer first removed row, 0-based (for an insertion: the row it goes before)
@@ -161,8 +163,62 @@ local function float_lines(params)
   return lines, 'diff'
 end
 
+--- The parts of a hint (` · ` between them) in rows no wider than `width`.
+---@param hint string
+---@param width integer
+---@return string[]
+local function hint_rows(hint, width)
+  local rows, row = {}, ''
+  for _, part in ipairs(vim.split(hint, ' · ', { plain = true })) do
+    local longer = row == '' and part or (row .. ' · ' .. part)
+    if row ~= '' and vim.fn.strdisplaywidth(longer) > width then
+      table.insert(rows, row)
+      row = part
+    else
+      row = longer
+    end
+  end
+  table.insert(rows, row)
+  return rows
+end
+
+--- The float as tall as its text shows wrapped (hint rows included), within the editor.
+---@param view tether.View
+local function fit_height(view)
+  local height = vim.api.nvim_win_text_height(view.win, {}).all
+  local most = math.max(vim.o.lines - 6, 3)
+  vim.api.nvim_win_set_config(view.win, { height = math.max(1, math.min(height, most)) })
+end
+
+--- Shows the keys of a float: in its footer when they fit the float's width, else in rows
+--- below its text (a footer cannot wrap: Neovim cuts it at the border).
+---@param view tether.View
+---@param hint string
+function M.set_hint(view, hint)
+  view.hint = hint
+  if not (view.win and vim.api.nvim_win_is_valid(view.win)) then
+    return
+  end
+  vim.api.nvim_buf_clear_namespace(view.buf, M.hint_ns, 0, -1)
+  local width = vim.api.nvim_win_get_width(view.win)
+  local footer = ' ' .. hint .. ' '
+  if vim.fn.strdisplaywidth(footer) <= width then
+    vim.api.nvim_win_set_config(view.win, { footer = footer, footer_pos = 'center' })
+  else
+    vim.api.nvim_win_set_config(view.win, { footer = '' })
+    local rows = vim.tbl_map(function(row)
+      return { { row, 'TetherHint' } }
+    end, hint_rows(hint, width - 1))
+    table.insert(rows, 1, { { '' } })
+    local last = vim.api.nvim_buf_line_count(view.buf) - 1
+    vim.api.nvim_buf_set_extmark(view.buf, M.hint_ns, last, 0, { virt_lines = rows })
+  end
+  fit_height(view)
+end
+
 --- Shows a call in a floating window, at the top right; entered only when `enter` (the user
 --- asked to decide): a float that takes focus would swallow the keys of a user typing.
+--- Lines wider than the editor wrap, so nothing of the change is cut at the edge.
 ---@param params table
 ---@param hint string
 ---@param enter? boolean
@@ -189,13 +245,12 @@ function M.float(params, hint, enter)
   vim.bo[buf].modifiable = false
   vim.bo[buf].filetype = filetype
   local title = ' Tether: ' .. (params.title or params.tool) .. ' '
-  local footer = ' ' .. hint .. ' '
-  local width = math.max(vim.fn.strdisplaywidth(title), vim.fn.strdisplaywidth(footer))
+  local width = math.max(vim.fn.strdisplaywidth(title), vim.fn.strdisplaywidth(hint) + 2)
   for _, line in ipairs(lines) do
     width = math.max(width, vim.fn.strdisplaywidth(line))
   end
+  -- room for a change's label (`◀ change 1 of 2`) after its line
   width = math.min(width + (hunks and 20 or 2), math.max(vim.o.columns - 4, 20))
-  local height = math.min(#lines, math.max(vim.o.lines - 6, 3))
   local win = vim.api.nvim_open_win(buf, enter == true, {
     relative = 'editor',
     row = 1,
@@ -203,16 +258,17 @@ function M.float(params, hint, enter)
     focusable = true,
     zindex = 60,
     width = width,
-    height = height,
+    height = math.max(1, math.min(#lines, math.max(vim.o.lines - 6, 3))),
     style = 'minimal',
     border = 'rounded',
     title = title,
     title_pos = 'center',
-    footer = footer,
-    footer_pos = 'center',
   })
-  vim.wo[win].wrap = false
-  return { kind = 'float', buf = buf, win = win, hunks = hunks, where = where }
+  vim.wo[win].wrap = true
+  vim.wo[win].showbreak = '↳ ' -- a wrapped line's rest is not a line of its own
+  local view = { kind = 'float', buf = buf, win = win, hunks = hunks, where = where }
+  M.set_hint(view, hint)
+  return view
 end
 
 --- Removes what a view shows: every extmark, the float.
