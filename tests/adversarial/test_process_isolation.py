@@ -353,3 +353,17 @@ def test_a_command_in_the_clone_runs_through_a_trampoline_that_runs_none_of_its_
     out = cli([str(CONSOLE_SCRIPT), "run", "--yes", "show the notes"], clone.root, env)
     assert out.returncode == 0 and "the needle is here" in out.stdout, out.stdout + out.stderr
     clone.assert_no_mark()
+
+
+def test_a_relative_state_folder_names_the_same_folder_for_the_run_and_its_server(
+    tmp_path: Path,
+) -> None:
+    """The server starts in the neutral folder: a relative ``TETHER_STATE_DIR`` still names
+    the folder under the one the run was started in, where ``tether sessions`` looks."""
+    clone = Clone(tmp_path, [])
+    root, env = clone.root, clone.env | {"TETHER_STATE_DIR": "kept-here"}
+    out = cli([str(CONSOLE_SCRIPT), "run", "--yes", "read the notes"], root, env)
+    assert out.returncode == 0, out.stderr
+    assert list((root / "kept-here" / "sessions").glob("*.jsonl")), out.stderr
+    listed = cli([str(CONSOLE_SCRIPT), "sessions"], root, env)
+    assert listed.returncode == 0 and "read the notes" in listed.stdout, listed

@@ -69,6 +69,21 @@ def serve_command() -> list[str]:
     return [*own_python(), "-u", "-m", "tether", "--log-level", level, "serve"]
 
 
+RELATIVE_TO_US = ("TETHER_STATE_DIR",)
+"""Variables naming a folder, which the server, started elsewhere, must read as we do."""
+
+
+def serve_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The server's environment: ours, a relative folder in it made absolute from our
+    current folder (the server runs in ``NEUTRAL_FOLDER``, where it would name another)."""
+    env = dict(environ)
+    for name in RELATIVE_TO_US:
+        value = env.get(name)
+        if value and not value.startswith("~") and not os.path.isabs(value):
+            env[name] = os.path.abspath(value)
+    return env
+
+
 async def spawn_server(
     root: Path,
     command: list[str] | None = None,
@@ -91,7 +106,7 @@ async def spawn_server(
         return await forked()
     return await anyio.open_process(
         command or serve_command(),
-        env=dict(os.environ if environ is None else environ),
+        env=serve_environment(os.environ if environ is None else environ),
         cwd=NEUTRAL_FOLDER,
         stderr=subprocess.PIPE if hold_stderr else None,
         start_new_session=True,

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process, SocketStream
 
-from ..client.spawn import NEUTRAL_FOLDER, SERVER_LOG_LEVEL
+from ..client.spawn import NEUTRAL_FOLDER, SERVER_LOG_LEVEL, serve_environment
 
 ServeMain = Callable[[str], int]
 """``tether serve`` at a log level, in this process (``cli.serve.serve``, handed in)."""
@@ -101,6 +101,7 @@ def fork_server(serve_main: ServeMain, closes: Sequence[int]) -> Callable[[], Aw
         status = 1
         try:
             os.setsid()
+            os.environ.update(serve_environment(os.environ))  # before the run's folder is left
             os.chdir(NEUTRAL_FOLDER)
             os.dup2(theirs.fileno(), 0)
             os.dup2(theirs.fileno(), 1)
