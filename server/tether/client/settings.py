@@ -25,6 +25,7 @@ from ..config.layers import (
 )
 from ..config.project import shown_key
 from ..prompt.instructions import MAX_INSTRUCTIONS_BYTES, Found, find_instructions, home_folder
+from ..text.redact import redact_args, redact_url
 from ..workspace.places import broad_root_refusal
 
 SECRETS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
@@ -53,6 +54,8 @@ def _file_size(path: Path) -> int:
 def _shown(key: str, value: Any) -> str:
     if key == "script" and not isinstance(value, str):
         return "(an inline script)"
+    if key == "baseUrl" and isinstance(value, str):
+        return repr(redact_url(value))
     return repr(value)
 
 
@@ -120,7 +123,7 @@ def describe(settings: Assembly, environ: Mapping[str, str] | None = None) -> st
 
 def _mcp_lines(settings: Assembly) -> list[str]:
     """The MCP servers, each with where it came from; variables and headers by name only
-    (their values are often tokens)."""
+    (their values are often tokens), URLs and command lines without their credentials."""
     servers = settings.settings.mcp_servers or {}
     if not servers:
         return ["MCP servers: none"]
@@ -128,9 +131,9 @@ def _mcp_lines(settings: Assembly) -> list[str]:
     lines = ["MCP servers:"]
     for name, server in servers.items():
         if server.command is not None:
-            what = shlex.join([server.command, *(server.args or [])])
+            what = shlex.join([server.command, *redact_args(server.args or [])])
         else:
-            what = f"{server.url} (HTTP)"
+            what = f"{redact_url(str(server.url))} (HTTP)"
         extra = []
         if server.enabled is False:
             extra.append("disabled")
@@ -142,6 +145,8 @@ def _mcp_lines(settings: Assembly) -> list[str]:
             extra.append("only " + ", ".join(server.enabled_tools))
         if server.disabled_tools:
             extra.append("not " + ", ".join(server.disabled_tools))
+        if server.cwd:
+            extra.append(f"in {server.cwd}")
         if server.trust_read_only_hints:
             extra.append("readOnlyHint trusted")
         shown = f"  {name:20} {what}"

@@ -22,6 +22,7 @@ from anyio.abc import TaskGroup
 from tether_protocol import McpServerSettings
 
 from ..errors import ToolError
+from ..text.redact import redact_args, redact_text, redact_url
 from .stdio import Ending, expand, neutral_folder, server_environment, stdio_transport
 
 if TYPE_CHECKING:
@@ -103,8 +104,8 @@ class McpServer:
         if self.settings.command is not None:
             import shlex
 
-            return shlex.join([self.settings.command, *(self.settings.args or [])])
-        return str(self.settings.url)
+            return shlex.join([self.settings.command, *redact_args(self.settings.args or [])])
+        return redact_url(str(self.settings.url))
 
     @property
     def stopping(self) -> bool:
@@ -275,7 +276,8 @@ class McpServer:
             return f"MCP server '{self.name}' cannot start: {exc.strerror}: {what}"
         if self._ending.reason is not None or self._ending.returncode is not None:
             return self.ended()
-        detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+        said = redact_text(str(exc)).strip()  # an HTTP error names the URL
+        detail = said.splitlines()[0][:300] if said else ""
         return f"MCP server '{self.name}' failed: {type(exc).__name__}" + (
             f": {detail}" if detail else ""
         )
@@ -316,7 +318,7 @@ class McpServer:
                     await self._ending.exited.wait()
             if self._ending.reason is not None or self._ending.returncode is not None:
                 raise ToolError(self.ended()) from None
-            detail = str(exc).strip()[:500] or type(exc).__name__
+            detail = redact_text(str(exc)).strip()[:500] or type(exc).__name__
             raise ToolError(f"MCP server '{self.name}': {tool} failed: {detail}") from None
         if waited.cancelled_caught:
             raise ToolError(
