@@ -157,8 +157,9 @@ Calls DONE with the lines to show and, to go on with one, its session id."
 
 (defun tether-chat-commands--rule-line (number rule)
   "RULE as the NUMBERth line of `/rules'."
-  (format "%3d  %-10s %-8s %-8s %s" number (plist-get rule :tool) (plist-get rule :decision)
-          (plist-get rule :scope) (plist-get rule :pattern)))
+  (format "%3d  %-10s %-8s %-8s %s" number
+          (tether-chat-commands--one-line (plist-get rule :tool)) (plist-get rule :decision)
+          (plist-get rule :scope) (tether-chat-commands--one-line (plist-get rule :pattern))))
 
 (defun tether-chat-commands-rules (connection argument session done)
   "`/rules [remove N]' in the chat whose session is SESSION, on CONNECTION.

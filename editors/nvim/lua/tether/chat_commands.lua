@@ -34,7 +34,8 @@ end
 ---@param text any
 ---@return string
 local function one_line(text)
-  return vim.trim((type(text) == 'string' and text or ''):gsub('[\r\n\t]+', ' '))
+  local line = (type(text) == 'string' and text or ''):gsub('[\r\n\t]+', ' ')
+  return vim.trim(line)
 end
 
 ---@type table<integer, string[]> chat buffer → the session ids `/resume` listed last
@@ -103,7 +104,7 @@ end
 ---@param rule table
 ---@return string
 local function describe(rule)
-  return string.format('%s %s `%s`', rule.decision, rule.tool, rule.pattern)
+  return string.format('%s %s `%s`', rule.decision, one_line(rule.tool), one_line(rule.pattern))
 end
 
 --- `/rules [remove N]`: `done(lines)`.
@@ -127,7 +128,8 @@ local function rules(client, chat, argument, done)
       local row = '%3s  %-10s %-8s %-8s %s'
       local lines = { row:format('#', 'tool', 'decision', 'scope', 'pattern') }
       for number, rule in ipairs(all) do
-        table.insert(lines, row:format(number, rule.tool, rule.decision, rule.scope, rule.pattern))
+        local tool, pattern = one_line(rule.tool), one_line(rule.pattern)
+        table.insert(lines, row:format(number, tool, rule.decision, rule.scope, pattern))
       end
       if #all == 0 then
         table.insert(lines, '  (no rules)')
