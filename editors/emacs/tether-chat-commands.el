@@ -31,7 +31,7 @@
 
 (defun tether-chat-commands-of-server (connection)
   "CONNECTION's session commands (`agent/commands', asked once), or nil."
-  (let ((process (tether-chat-commands--process connection)))
+  (when-let ((process (and connection (tether-chat-commands--process connection))))
     (or (process-get process 'tether-commands)
         (condition-case nil
             (let ((listed (append (plist-get (jsonrpc-request connection 'agent/commands
@@ -65,12 +65,13 @@ ARGUMENT is nil when there is none; SERVERP when CONNECTION's server runs it."
 
 ;;; Completion
 
-(defun tether-chat-commands-completion (input connection)
-  "`completion-at-point' data for a `/command' typed from INPUT to point."
+(defun tether-chat-commands-completion (input connect)
+  "`completion-at-point' data for a `/command' typed from INPUT to point.
+CONNECT returns the connection, started if need be (only for a `/command')."
   (when (and (>= (point) input)
              (string-match-p "\\`/[[:alnum:]_-]*\\'"
                              (buffer-substring-no-properties input (point))))
-    (let* ((commands (tether-chat-commands-all connection))
+    (let* ((commands (tether-chat-commands-all (ignore-errors (funcall connect))))
            (words (mapcar (lambda (c) (concat "/" (plist-get c :name))) commands)))
       (list input (point)
             (lambda (string predicate action)  ; in the server's order, not sorted

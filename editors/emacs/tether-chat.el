@@ -199,8 +199,10 @@ approval.\n\n")
    (t
     (let ((prompt (string-trim (buffer-substring-no-properties tether-chat--input (point-max)))))
       (unless (string-empty-p prompt)
+        ;; A server that cannot start: the message goes as a prompt, whose run says why.
         (if-let ((command (and (string-prefix-p "/" prompt)
-                               (tether-chat-commands-parse prompt (tether-connection)))))
+                               (tether-chat-commands-parse
+                                prompt (ignore-errors (tether-connection))))))
             (apply #'tether-chat--run-command command)
           (tether-chat--start prompt)))))))
 
@@ -287,7 +289,7 @@ without asking (the others close their approval's block)."
 (defun tether-chat--complete-command ()
   "`completion-at-point-functions': a session command as the message's first word."
   (when (and (markerp tether-chat--input) (marker-position tether-chat--input))
-    (tether-chat-commands-completion tether-chat--input (tether-connection))))
+    (tether-chat-commands-completion tether-chat--input #'tether-connection)))
 
 (defun tether-chat-slash ()
   "Insert `/'; at an empty prompt, list the session commands to complete."
@@ -303,28 +305,31 @@ SERVERP: the server's command (`agent/command'), else the chat's own."
   (tether-chat--commit-input)
   (setq tether-chat--command name)
   (let* ((chat (current-buffer))
-         (connection (tether-connection))
          (done (lambda (lines &optional session new-session)
                  (tether-chat--in chat #'tether-chat--command-done name lines session
                                   new-session))))
-    (cond
-     (serverp
-      (tether--sync-all connection)  ; /undo checks the buffers' text the server knows
-      (jsonrpc-async-request
-       connection 'agent/command
-       (append (list :name name)
-               (and tether-chat--session-id (list :sessionId tether-chat--session-id))
-               (and argument (list :argument argument)))
-       :timeout nil
-       :success-fn (lambda (result)
-                     (funcall done (split-string (or (plist-get result :message) "") "\n")
-                              nil (eq (plist-get result :newSession) t)))
-       :error-fn (lambda (error)
-                   (funcall done (list (format "✗ /%s: %s" name (plist-get error :message)))))))
-     ((equal name "resume")
-      (tether-chat-commands-resume connection argument tether-chat--session-id done))
-     ((equal name "rules")
-      (tether-chat-commands-rules connection argument tether-chat--session-id done)))))
+    (condition-case err
+        (let ((connection (tether-connection)))
+          (cond
+           (serverp
+            (tether--sync-all connection)  ; /undo checks the text the server knows
+            (jsonrpc-async-request
+             connection 'agent/command
+             (append (list :name name)
+                     (and tether-chat--session-id (list :sessionId tether-chat--session-id))
+                     (and argument (list :argument argument)))
+             :timeout nil
+             :success-fn (lambda (result)
+                           (funcall done (split-string (or (plist-get result :message) "") "\n")
+                                    nil (eq (plist-get result :newSession) t)))
+             :error-fn (lambda (error)
+                         (funcall done (list (format "✗ /%s: %s" name
+                                                     (plist-get error :message)))))))
+           ((equal name "resume")
+            (tether-chat-commands-resume connection argument tether-chat--session-id done))
+           ((equal name "rules")
+            (tether-chat-commands-rules connection argument tether-chat--session-id done))))
+      (error (funcall done (list (format "✗ /%s: %s" name (error-message-string err))))))))
 
 (defun tether-chat--command-done (name lines session new-session)
   "The session command NAME said LINES.
