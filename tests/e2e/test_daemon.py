@@ -654,3 +654,26 @@ def test_a_silent_or_trickling_client_holds_up_no_other_run(world: World) -> Non
         pacer.join(timeout=10)
         silent.close()
         trickler.close()
+
+
+def test_the_certificates_a_run_trusts_are_those_its_own_environment_names(
+    world: World,
+) -> None:
+    """The TLS trust of a run's SDK comes from that run's ``SSL_CERT_FILE``, as in-process —
+    not from what the daemon had loaded for the runs before it."""
+    from tests.providers.fakes import FakeApi, Sse, openai_stream
+
+    started(world)
+    root = world.project("p")
+    bogus = world.base / "not-a-bundle.pem"
+    bogus.write_text("not a certificate\n")
+    env = world.run_env({}, TETHER_PROVIDER="openai", OPENAI_API_KEY="k")
+    with FakeApi() as fake:
+        argv = ["run", "--yes", "--base-url", fake.url + "/v1", "--model", "m", "hi"]
+        fake.queue(Sse(openai_stream("hello")))
+        first = world.tether(argv, root, env)  # the daemon loads the SDK after this one
+        assert first.returncode == 0 and "hello" in first.stdout, first.stderr
+        fake.queue(Sse(openai_stream("hello again")))
+        second = world.tether(argv, root, env | {"SSL_CERT_FILE": str(bogus)})
+    assert served(world) == 2
+    assert second.returncode == 1 and "no certificate" in second.stdout, second.stdout

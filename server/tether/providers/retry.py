@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import random
 import ssl
 from collections.abc import AsyncGenerator, Callable, Mapping
@@ -283,13 +284,23 @@ def underlying_error(exc: BaseException) -> str:
     return f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
 
 
-@functools.cache
+TRUST_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+"""What the SDKs' HTTP client reads for the certificates it trusts."""
+
+
 def shared_ssl_context() -> ssl.SSLContext:
-    """One TLS context for every SDK client of the process.
+    """One TLS context for every SDK client of the process that trusts the same
+    certificates (``TRUST_VARIABLES`` as the environment says now: a run forked from the
+    daemon trusts what its own environment names, not what was loaded before it).
 
     Each SDK client otherwise builds its own and loads the CA bundle again — about 25 ms
     per model call, since a client is made per call.
     """
+    return _ssl_context(*(os.environ.get(name) for name in TRUST_VARIABLES))
+
+
+@functools.cache
+def _ssl_context(*trusted: str | None) -> ssl.SSLContext:
     import httpx2  # the SDKs' HTTP client; the same trust settings as its default
 
-    return httpx2.create_ssl_context()
+    return httpx2.create_ssl_context()  # reads the environment that ``trusted`` is
