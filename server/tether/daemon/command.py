@@ -17,8 +17,10 @@ The shared warm server of `tether run` and `tether chat` (on by default): they h
 prompt, folder, environment and terminal to a per-user daemon that has the server and the
 provider's SDK already imported (and used once). Each run or chat gets a
 process of its own forked from the daemon, with its own folder, environment, settings and
-approvals: nothing crosses between them. Ctrl-C and window-size changes at your terminal
-are passed on. `--no-daemon` runs in-process.
+approvals: nothing crosses between them. The daemon itself starts in / with only your HOME,
+locale, temporary and XDG folders (never the folder or the other variables of the run that
+started it), and imports nothing from a folder or PYTHONPATH. Ctrl-C and window-size
+changes at your terminal are passed on. `--no-daemon` runs in-process.
 
 When none runs, `tether run` runs in-process (as fast as without the daemon: a daemon
 starting would make it wait for every import) and leaves one starting as it ends; a chat
