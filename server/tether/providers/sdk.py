@@ -31,6 +31,7 @@ from .retry import (
     shared_ssl_context,
     stream_reply,
 )
+from .unlogged import unlogged
 
 ClientT = TypeVar("ClientT")
 HttpT = TypeVar("HttpT")
@@ -150,4 +151,5 @@ def prime_with(provider: SdkProvider[Any], stream: bytes) -> None:
         async for _ in provider.stream(CANNED_REQUEST):
             pass
 
-    asyncio.run(drain())
+    with unlogged():  # no traffic: nothing of it is logged as if it were
+        asyncio.run(drain())
