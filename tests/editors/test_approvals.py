@@ -351,7 +351,9 @@ def test_float_accepts_one_change_and_rejects_the_other(nvim: Nvim) -> None:
     # how to walk the changes.
     assert entered["labels"] == [[4, "  ◀ change 1 of 2"]] and entered["cursor"] == 4
     assert entered["highlighted"] == [[4, 5]]
-    assert entered["keys"].endswith("· q deny · h next change · y accept · n reject ")
+    assert entered["keys"].endswith(
+        "· q deny · change 1 of 2 · h next change · y accept · n reject "
+    )
     after_h, after_n, after_y = r["steps"]
     assert after_h["labels"] == [[9, "  ◀ change 2 of 2"]] and after_h["cursor"] == 9
     assert after_h["highlighted"] == [[9, 10]]
@@ -415,7 +417,7 @@ def test_on_an_80_column_terminal_the_float_wraps_and_marks_the_first_change(
         term.keys("Enter")
         term.wait_for("Tether: Overwrite src/app.py")
         term.type("\\ta")  # <leader>ta: into the float
-        screen = term.wait_for("change 1 of 2")
+        screen = term.wait_for("q deny · change 1 of 2")  # the keys name the current one
         rows = screen.splitlines()
         assert all(len(row) <= 80 for row in rows)
         # Every character of the wide lines is on the screen, wrapped inside the float.
@@ -424,10 +426,10 @@ def test_on_an_80_column_terminal_the_float_wraps_and_marks_the_first_change(
         # Each key of the hint is on the screen, none cut at the edge.
         for key in ("a allow", "d deny", "e edit", "q deny", "h next change", "n reject"):
             assert key in screen, screen
-        assert "◀ change 1 of 2" in screen  # marked where the user reads the first change
+        assert "◀ change 1 of 2" in screen  # and its line says it, where it fits
         term.type("h")
         screen = term.wait_for("◀ change 2 of 2")
-        assert "◀ change 1 of 2" not in screen
+        assert "change 1 of 2" not in screen and "q deny · change 2 of 2" in screen
         term.type("q")
         report = wait_until_sync(lambda: out.exists() or None, "the scenario's report")
         assert report

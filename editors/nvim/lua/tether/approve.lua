@@ -103,6 +103,8 @@ local function hint(req)
   local shown = type(params.preview) == 'table' and params.preview or {}
   local hunks = shown.kind == 'diff' and require('tether.hunks').of(shown.proposed) or {}
   if #hunks > 1 then
+    -- the current change, here too: its label after its line can be cut by the edge
+    table.insert(parts, string.format('change %d of %d', req.hunk or 1, #hunks))
     table.insert(
       parts,
       string.format(
