@@ -8,8 +8,10 @@ each planted thing, if it ever runs, writes a mark. The user's config names serv
 would run them if they started in the workspace, or resolved a relative ``PATH`` entry
 (``node_modules/.bin``) from it; the same names exist in the user's home, where they run the
 recording server (``tests/mcp/recording_server.py``), which writes the folder it runs in.
-Every front that starts servers is tried: ``tether serve`` at ``initialize``, ``tether acp``
-at ``session/new`` (with a server of the client's too) and ``tether run``.
+The project's own servers (``.mcp.json``, ``.tether/config.toml``) must not start at all: the
+project is not trusted. Every front that starts servers is tried: ``tether serve`` at
+``initialize``, ``tether acp`` at ``session/new`` (with a server of the client's too) and
+``tether run``. A trusted project's own server runs in the project folder, as documented.
 """
 
 from __future__ import annotations
@@ -108,6 +110,14 @@ def plant_workspace(workspace: Path, marks: Path) -> None:
     (workspace / "uv.toml").write_text('python-preference = "only-managed"\n')
     (workspace / ".python-version").write_text("2.7.1-planted\n")
     (workspace / "app.py").write_text("print('hi')\n")
+    # The project's own servers: an untrusted project starts none of them.
+    theirs = {"command": "sh", "args": ["-c", f'echo ran > "{marks}/planted-mcp.json"']}
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"theirs": theirs}}))
+    (workspace / ".tether").mkdir()
+    (workspace / ".tether" / "config.toml").write_text(
+        '[mcpServers.ours]\ncommand = "sh"\n'
+        f'args = ["-c", {json.dumps(f"echo ran > {marks}/planted-config.toml")}]\n'
+    )
 
 
 def user_home(home: Path, marks: Path) -> None:
@@ -219,3 +229,41 @@ def test_tether_run_starts_the_users_servers_outside_the_workspace(hostile: Host
     )
     assert "Traceback" not in done.stderr, done.stderr
     hostile.assert_neutral(USER_SERVERS)
+
+
+def test_a_trusted_projects_own_server_runs_in_the_project(tmp_path: Path) -> None:
+    """Trusting a project lets its servers start, in the project folder: said explicitly,
+    its own ``./tool`` is the one run; the user's still run in the home folder."""
+    import subprocess
+
+    home, project, marks = tmp_path / "home", tmp_path / "project", tmp_path / "marks"
+    for folder in (home, project, marks):
+        folder.mkdir()
+    _script(project / "tool", _recorder_sh())
+    own = {"command": "./tool", "env": {"TAG": "own", "MARKS": str(marks)}}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"own": own}}))
+    user_home(home, marks)
+    config = home / ".config" / "tether" / "config.toml"
+    config.write_text(f"trustedProjects = [{json.dumps(str(project))}]\n" + config.read_text())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "XDG_", "npm_"))}
+    calls = [{"name": f"mcp__{tag}__echo", "arguments": {}} for tag in ("own", "tool")]
+    env |= {
+        "HOME": str(home),
+        "TETHER_STATE_DIR": str(tmp_path / "state"),
+        "TETHER_DAEMON": "0",
+        "TETHER_PROVIDER": "scripted",
+        "TETHER_SCRIPT": json.dumps({"turns": [{"toolCalls": calls}, {"text": "done"}]}),
+    }
+    done = subprocess.run(
+        [*TETHER, "run", "use them"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    ran = {tag: json.loads((marks / f"{tag}.json").read_text()) for tag in ("own", "tool")}
+    assert Path(ran["own"]["cwd"]).resolve() == project.resolve()
+    assert Path(ran["tool"]["cwd"]).resolve() == home.resolve()
