@@ -315,7 +315,10 @@ def _kill_tree(process: Process) -> None:
     what is orphaned meanwhile is found again on the next pass."""
     if process.returncode is None:  # not reaped: its pid cannot be another process's
         for _ in range(MAX_KILL_PASSES):
-            found = descendants(process.pid)
+            try:
+                found = descendants(process.pid)
+            except OSError:  # no /proc (and so no trampoline): the group is all there is
+                break
             if not found:
                 break
             for pid in found:
