@@ -41,6 +41,8 @@ from tests.processes import daemons_listening_in
 from tests.sandboxes import require_backend
 from tests.waiting import wait_until_sync
 
+pytestmark = pytest.mark.slow  # a real server, client or daemon per test
+
 CONSOLE_SCRIPT = Path(sys.executable).parent / "tether"
 """The ``tether`` an editor or a person runs: the installation's console script."""
 LAUNCHERS = {
