@@ -23,6 +23,8 @@ from ..host import Editor, EventSink
 from ..policy.gate import ApprovalPolicy
 from ..policy.store import RuleStore
 from ..providers.base import UserMessage
+from ..session.index import session_log_path
+from ..session.lock import SessionBusy, SessionLocks
 from ..session.store import RunIndex, load
 from ..session.undo import undo_run
 from ..session.writer import SessionLogWriter, new_session_id
@@ -85,6 +87,8 @@ class RunManager:
         self._runs: dict[str, Run] = {}
         """Runs created and not finished: their run and session ids are taken."""
         self._sessions: OrderedDict[str, SessionMemory] = OrderedDict()
+        self._locks: dict[str, SessionLocks] = {}
+        """The lock each session in memory was claimed with (one session, one process)."""
         self._run_index = RunIndex(log_writer.state_dir)
         self._created: set[str] = set()
         """Run ids this server created (in flight or done; maybe not yet in a log)."""
@@ -128,6 +132,9 @@ class RunManager:
         idle = [s for s in self._sessions if s not in busy]
         for session_id in idle[: max(0, len(self._sessions) - SESSIONS_KEPT)]:
             del self._sessions[session_id]
+            locks = self._locks.pop(session_id, None)
+            if locks is not None:  # no longer open here: another process may continue it
+                locks.release(session_id)
 
     def session_policy(self, session_id: str) -> ApprovalPolicy | None:
         """The approval policy (session rules) of a session in memory, if it is."""
@@ -141,21 +148,52 @@ class RunManager:
         return await self._session(session_id, new)
 
     async def _session(self, session_id: str, new: bool) -> SessionMemory:
-        """The session to continue: in memory, else rebuilt from its log (the truth)."""
+        """The session to continue: in memory, else rebuilt from its log (the truth). Taken
+        into memory, it is open here: ``InvalidRun`` when another process has it open."""
         memory = self._sessions.get(session_id)
         if memory is None:
-            if new:
-                memory = SessionMemory([])
-            else:
+            state_dir = self.log_writer.state_dir
+            if not new:
                 await anyio.to_thread.run_sync(self.log_writer.flush)
-                state_dir = self.log_writer.state_dir
-                data = await anyio.to_thread.run_sync(load, state_dir, session_id)
-                if data is None:
+                path = session_log_path(state_dir, session_id)
+                if not await anyio.to_thread.run_sync(path.is_file):
                     raise InvalidRun(f"sessionId: unknown session {session_id!r}")
-                memory = SessionMemory(data.history, notes=list(data.notes))
-            self._sessions[session_id] = memory
+            locks = await self._claim(session_id)  # before the log is read: no turn missed
+            try:
+                if new:
+                    memory = SessionMemory([])
+                else:
+                    data = await anyio.to_thread.run_sync(load, state_dir, session_id)
+                    if data is None:
+                        raise InvalidRun(f"sessionId: unknown session {session_id!r}")
+                    memory = SessionMemory(data.history, notes=list(data.notes))
+            except BaseException:
+                locks.release(session_id)
+                raise
+            if session_id in self._sessions:  # taken in meanwhile: one claim is enough
+                locks.release(session_id)
+                memory = self._sessions[session_id]
+            else:
+                self._locks[session_id] = locks
+                self._sessions[session_id] = memory
         self._sessions.move_to_end(session_id)
         return memory
+
+    async def hold(self, session_id: str) -> None:
+        """Keep a stored session open here until the front closes (ACP's ``session/load``):
+        ``InvalidRun`` naming why when another process has it open."""
+        await self._claim(session_id)
+
+    async def _claim(self, session_id: str) -> SessionLocks:
+        """Open the session for prompting in this process (``session/lock.py``); the locks
+        it was claimed in. ``InvalidRun`` naming why when another process has it open."""
+        locks = self.log_writer.locks
+        try:
+            with anyio.CancelScope(shield=True):  # a claim made is the caller's to give back
+                await anyio.to_thread.run_sync(locks.claim, session_id)
+        except SessionBusy as exc:
+            raise InvalidRun(f"sessionId: {exc}") from None
+        return locks
 
     async def create(
         self,

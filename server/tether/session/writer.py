@@ -33,6 +33,7 @@ from ..host import FileEdit
 from ..providers.base import Message
 from ..writes.private import append_private, make_folders, narrow
 from .index import SessionIndex, catch_up, read_index, session_log_path, write_index
+from .lock import SessionLocks
 from .records import (
     EditIntentRecord,
     EditOutcomeRecord,
@@ -146,6 +147,8 @@ class SessionLogWriter:
     ) -> None:
         self.state_dir = state_dir
         self.on_error = on_error
+        self.locks = SessionLocks(state_dir)
+        """The sessions open for prompting in this process, written here (``lock.py``)."""
         self.failed_writes = 0
         self._clock = clock
         self._queue: queue.SimpleQueue[_Queued] = queue.SimpleQueue()
@@ -195,9 +198,11 @@ class SessionLogWriter:
         return done.wait(timeout)
 
     def close(self, timeout: float = 1.0) -> None:
-        """Write what is queued, close the files and stop the thread."""
+        """Write what is queued, close the files and stop the thread; the sessions claimed
+        through ``locks`` are let go."""
         self._queue.put(None)
         self._thread.join(timeout)
+        self.locks.release_all()
 
     def _work(self) -> None:
         narrow(self.state_dir)  # one the user made wider than theirs alone: narrowed, said once
