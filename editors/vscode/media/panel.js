@@ -115,7 +115,14 @@
         el("div", { class: "items" }),
         el("div", { class: "outcome", role: "status" }),
         el("div", { class: "changed" }),
-        el("div", { class: "error" }),
+        el("div", { class: "error", role: "alert" }, [
+          el("span", { class: "error-text" }),
+          el("button", {
+            type: "button",
+            class: "secondary fix",
+            onclick: () => send({ type: "fix", runId: run.runId }),
+          }),
+        ]),
         el("div", { class: "undone" }),
         el("div", { class: "row run-actions" }, [
           el("button", {
@@ -155,7 +162,11 @@
       node.querySelector(".changed"),
       run.changedFiles && run.changedFiles.length ? `changed: ${run.changedFiles.join(", ")}` : "",
     );
-    setText(node.querySelector(".error"), run.error ? `error: ${run.error}` : "");
+    setText(node.querySelector(".error-text"), run.error || "");
+    node.querySelector(".error").hidden = !run.error;
+    const fix = node.querySelector("button.fix");
+    setText(fix, run.fix || "");
+    fix.hidden = !run.fix;
     setText(node.querySelector(".undone"), run.undone ? `Undone: ${run.undone}` : "");
     node.querySelector(".run-undo").hidden = state.undoRunId !== run.runId;
     drawChips(node.querySelector(".run-context"), run.context || [], false);
@@ -621,6 +632,9 @@
       draw();
     } else if (message && message.type === "files") {
       drawMentions(message.query, message.files);
+    } else if (message && message.type === "restorePrompt" && prompt.value.trim() === "") {
+      prompt.value = message.prompt; // it did not run: back in the box, nothing lost
+      vscode.setState({ prompt: prompt.value });
     }
   });
   const saved = vscode.getState();

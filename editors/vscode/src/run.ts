@@ -9,7 +9,10 @@ import { ContextPart, RecentFiles, currentContext, withoutParts } from "./contex
 import type { AgentRunResult, RunContext } from "./protocol";
 import { TetherProtocol, errorMessage } from "./protocolClient";
 import { steps } from "./events";
+import { performFix, showExplained } from "./fixes";
+import { ServerNotFoundError } from "./server";
 import { Transcript } from "./transcript";
+import { Explained, explainError, fixLabel } from "./userErrors";
 
 export interface SessionInfo {
   readonly sessionId: string;
@@ -39,14 +42,41 @@ export class RunBook {
   }
 }
 
+/** How a run ended for the editor: its result, or why it could not run at all. */
+export type Settled =
+  | { readonly result: AgentRunResult }
+  /** Refused (no provider, no key, settings that cannot be used…) or no server to run it. */
+  | { readonly refused: Explained };
+
+/** Why a run could not start, in the user's words, with its fix. */
+export function refusal(error: unknown): Explained {
+  if (error instanceof ServerNotFoundError) {
+    return { message: error.message, fix: { kind: "setting", key: "serverPath" } };
+  }
+  return explainError(errorMessage(error));
+}
+
 export class Runs {
   readonly book = new RunBook();
   private readonly started = new Set<(runId: string, context: RunContext | undefined) => void>();
+  private readonly settled = new Set<(runId: string, prompt: string, how: Settled) => void>();
 
   /** Every run as it starts, with the context it carries (the panel shows it on the run). */
   onStarted(listener: (runId: string, context: RunContext | undefined) => void): vscode.Disposable {
     this.started.add(listener);
     return new vscode.Disposable(() => this.started.delete(listener));
+  }
+
+  /** Every run as it ends: its result, or why it could not run (the panel shows either). */
+  onSettled(listener: (runId: string, prompt: string, how: Settled) => void): vscode.Disposable {
+    this.settled.add(listener);
+    return new vscode.Disposable(() => this.settled.delete(listener));
+  }
+
+  private settle(runId: string, prompt: string, how: Settled): void {
+    for (const listener of [...this.settled]) {
+      listener(runId, prompt, how);
+    }
   }
 
   constructor(
@@ -88,23 +118,23 @@ export class Runs {
       leaveOut?: ReadonlySet<ContextPart>;
     } = {},
   ): Promise<AgentRunResult | undefined> {
-    let protocol: TetherProtocol;
-    try {
-      protocol = await this.connect();
-    } catch (error) {
-      void vscode.window.showErrorMessage(`Tether: ${errorMessage(error)}`);
-      return undefined;
-    }
     const runId = randomUUID();
     const workDoneToken = `tether-${runId}`;
     const context = withoutParts(how.context ?? currentContext(this.recent), how.leaveOut ?? new Set());
     const inPanel = how.inPanel === true || this.panelVisible();
-    if (!inPanel) {
-      this.channel.show(true);
-    }
     how.onRunId?.(runId);
     for (const listener of [...this.started]) {
       listener(runId, context);
+    }
+    let protocol: TetherProtocol;
+    try {
+      protocol = await this.connect();
+    } catch (error) {
+      this.refused(runId, prompt, error, inPanel);
+      return undefined;
+    }
+    if (!inPanel) {
+      this.channel.show(true);
     }
     const options = inPanel
       ? { location: vscode.ProgressLocation.Window, title: "Tether" } // the panel has Cancel
@@ -130,13 +160,11 @@ export class Runs {
         });
         this.transcript.finish(result);
         this.book.record(result, prompt);
+        this.settle(runId, prompt, { result });
         this.showOutcome(result, inPanel);
         return result;
       } catch (error) {
-        this.transcript.note(`✗ run ${runId} failed: ${errorMessage(error)}`);
-        if (!inPanel) {
-          void vscode.window.showErrorMessage(`Tether: ${errorMessage(error)}`);
-        }
+        this.refused(runId, prompt, error, inPanel);
         return undefined;
       } finally {
         this.book.inFlight.delete(runId);
@@ -191,6 +219,19 @@ export class Runs {
     return picked === undefined ? undefined : this.runPrompt(picked.description);
   }
 
+  /**
+   * A run the server refused (or no server to run it): the transcript has the server's words;
+   * the panel (when it shows the run) or a notification the user's, with the fix.
+   */
+  private refused(runId: string, prompt: string, error: unknown, inPanel: boolean): void {
+    const explained = refusal(error);
+    this.transcript.note(`✗ run ${runId} could not run: ${errorMessage(error)}`);
+    this.settle(runId, prompt, { refused: explained });
+    if (!inPanel) {
+      void showExplained(explained);
+    }
+  }
+
   private showOutcome(result: AgentRunResult, inPanel: boolean): void {
     if (result.outcome === "done" || result.outcome === "cancelled" || inPanel) {
       // The user saw it coming (or asked for it), or the panel shows how it ended and why;
@@ -198,12 +239,17 @@ export class Runs {
       vscode.window.setStatusBarMessage(`Tether: ${result.outcome} · ${steps(result.steps)}`, 5000);
       return;
     }
-    const reason = result.error ? `: ${result.error}` : "";
+    const explained = result.error ? explainError(result.error) : undefined;
+    const reason = explained !== undefined ? `: ${explained.message}` : "";
+    const fix = explained?.fix;
+    const actions = [...(fix !== undefined ? [fixLabel(fix)] : []), "Show Log"];
     void vscode.window
-      .showWarningMessage(`Tether stopped: ${result.outcome}${reason}`, "Show Log")
+      .showWarningMessage(`Tether stopped: ${result.outcome}${reason}`, ...actions)
       .then((action) => {
         if (action === "Show Log") {
           this.channel.show();
+        } else if (action !== undefined && fix !== undefined) {
+          void performFix(fix);
         }
       });
   }

@@ -50,6 +50,9 @@ export class Uri {
   static file(path: string): Uri {
     return new Uri("file", "", path);
   }
+  static joinPath(base: Uri, ...parts: string[]): Uri {
+    return new Uri(base.scheme, base.authority, [base.path, ...parts].join("/"));
+  }
   static from(parts: { scheme: string; authority?: string; path?: string; query?: string }): Uri {
     return new Uri(parts.scheme, parts.authority ?? "", parts.path ?? "", parts.query ?? "");
   }
@@ -380,7 +383,56 @@ export const window = {
     all: [] as Array<{ tabs: Array<{ input: unknown }> }>,
     close: recorded("tabGroups.close", () => async () => true),
   },
+  registerWebviewViewProvider: (id: string, provider: WebviewViewProvider) => {
+    webviewProviders.set(id, provider);
+    return new Disposable(() => webviewProviders.delete(id));
+  },
 };
+
+interface WebviewViewProvider {
+  resolveWebviewView(view: unknown): void;
+}
+
+/** The webview views registered (the agent panel), by view id. */
+export const webviewProviders = new Map<string, WebviewViewProvider>();
+
+/** A visible webview view: what the extension posts to it, and a way to send it messages. */
+export interface FakeWebviewView {
+  readonly posted: unknown[];
+  /** A message from the page (the user's action). */
+  send(message: unknown): Promise<void>;
+}
+
+/** Resolves the registered view `id` as VS Code does when it is shown. */
+export function showWebviewView(id: string): FakeWebviewView {
+  const provider = webviewProviders.get(id);
+  if (provider === undefined) {
+    throw new Error(`no webview view ${id}`);
+  }
+  const posted: unknown[] = [];
+  let receive: (message: unknown) => unknown = () => undefined;
+  const view = {
+    visible: true,
+    webview: {
+      options: {},
+      html: "",
+      cspSource: "vscode-resource:",
+      asWebviewUri: (uri: Uri) => uri,
+      postMessage: async (message: unknown) => {
+        posted.push(message);
+        return true;
+      },
+      onDidReceiveMessage: (listener: (message: unknown) => unknown) => {
+        receive = listener;
+        return new Disposable(() => undefined);
+      },
+    },
+    onDidChangeVisibility: () => new Disposable(() => undefined),
+    onDidDispose: () => new Disposable(() => undefined),
+  };
+  provider.resolveWebviewView(view);
+  return { posted, send: async (message) => void (await receive(message)) };
+}
 
 /** Cancels the progress notification of the next `withProgress`. */
 export let progressCancel = new CancellationTokenSource();

@@ -3,6 +3,7 @@ import type { AgentRunParams, AgentRunResult } from "../src/protocol";
 import { TetherProtocol, WorkDoneProgress } from "../src/protocolClient";
 import type { runContext } from "../src/context";
 import { RunBook, Runs } from "../src/run";
+import { ServerNotFoundError } from "../src/server";
 import { OutputSink, Transcript } from "../src/transcript";
 import * as vscode from "./fakeVscode";
 
@@ -232,15 +233,46 @@ describe("Runs", () => {
     ]);
   });
 
-  it("reports a refused run (e.g. no provider) without throwing", async () => {
-    const fake = fakeProtocol(() => Promise.reject(new Error("agent/run: no provider configured")));
+  it("reports a refused run (e.g. no provider) without throwing: the user's words and the fix", async () => {
+    const refusal =
+      "agent/run: provider: no model provider is configured; set initializationOptions.provider " +
+      "(or TETHER_PROVIDER) to one of: scripted, openai, anthropic";
+    const fake = fakeProtocol(() => Promise.reject(new Error(refusal)));
     const runs = new Runs(async () => fake.protocol, new Transcript(sink), channel);
+    const settled: unknown[] = [];
+    runs.onSettled((_runId, prompt, how) => settled.push([prompt, how]));
     assert.strictEqual(await runs.start("go"), undefined);
+    const fix = { kind: "setting", key: "provider" };
+    const message =
+      "No model provider is set. Choose one in the tether.provider setting: openai or anthropic " +
+      "(scripted plays a script, for demos).";
     assert.deepStrictEqual(
       vscode.calls.filter(([name]) => name === "showErrorMessage"),
-      [["showErrorMessage", ["Tether: agent/run: no provider configured"]]],
+      [["showErrorMessage", [`Tether: ${message}`, "Open Setting tether.provider"]]],
     );
-    assert.match(sink.text, /failed: agent\/run: no provider configured\n$/);
+    assert.deepStrictEqual(settled, [["go", { refused: { message, fix } }]]);
+    // The transcript keeps the server's own words.
+    assert.ok(sink.text.endsWith(`could not run: ${refusal}\n`), sink.text);
+  });
+
+  it("a run that could not connect to a server says where to set its path", async () => {
+    const runs = new Runs(
+      async () => {
+        throw new ServerNotFoundError("the Tether server was not found");
+      },
+      new Transcript(sink),
+      channel,
+    );
+    vscode.answers.showErrorMessage = async (_message, ...actions) => actions[0] as string | undefined;
+    assert.strictEqual(await runs.start("go"), undefined);
+    await vscode.until(() => vscode.calls.some(([name]) => name === "executeCommand"));
+    assert.deepStrictEqual(
+      vscode.calls.filter(([name]) => name.startsWith("show") || name === "executeCommand"),
+      [
+        ["showErrorMessage", ["Tether: the Tether server was not found", "Open Setting tether.serverPath"]],
+        ["executeCommand", ["workbench.action.openSettings", "tether.serverPath"]],
+      ],
+    );
   });
 
   it("cancels the only run in flight with agent/cancel; says so when there is none", async () => {

@@ -12,6 +12,8 @@ import type {
 } from "../protocol";
 import type { ContextPart } from "../context";
 import { errorMessage } from "../protocolClient";
+import type { Settled } from "../run";
+import type { Fix } from "../userErrors";
 import { approvalView, contextChips, PanelModel } from "./model";
 import { FromView, PanelState, RuleView, SessionView, ToView, parseFromView } from "./messages";
 import type { SharedApprovals } from "./sharedApprovals";
@@ -34,6 +36,8 @@ export interface PanelServices {
   editorContext?(): RunContext | undefined;
   /** Workspace files whose path contains `query` (the prompt box's `@` completion). */
   files?(query: string): Promise<string[]>;
+  /** Carries out the fix of a run's error (opens the setting, asks for the API key…). */
+  fix?(fix: Fix): Promise<void>;
 }
 
 /** What undo did, in a line. */
@@ -111,6 +115,16 @@ export class PanelController {
   /** A run started (from here or the palette) carries this context: shown on the run. */
   onRunStarted(runId: string, context: RunContext | undefined): void {
     this.model.carries(runId, context);
+  }
+
+  /** A run ended (from here or the palette): its result, or why it could not run. */
+  onSettled(runId: string, prompt: string, how: Settled): void {
+    if ("refused" in how) {
+      this.model.refused(runId, prompt, how.refused);
+    } else {
+      this.model.finish(how.result);
+    }
+    this.schedule();
   }
 
   /** The active editor or its selection changed: the context chips follow. */
@@ -192,6 +206,13 @@ export class PanelController {
         this.model.undone(message.runId, undoNote(result, this.displayPath));
         return;
       }
+      case "fix": {
+        const fix = this.model.fixOf(message.runId);
+        if (fix !== undefined) {
+          await this.services.fix?.(fix);
+        }
+        return;
+      }
       case "refreshSessions":
         return this.refreshSessions();
       case "pickSession": {
@@ -245,8 +266,11 @@ export class PanelController {
         this.model.finish(result);
         this.sessionId = result.sessionId; // the next prompt continues the conversation
         this.sessionTitle ??= prompt;
-      } else if (runId !== undefined && this.model.running(runId)) {
-        this.model.failed(runId, prompt, "the run failed; see the Tether output");
+      } else {
+        if (runId !== undefined && this.model.running(runId)) {
+          this.model.failed(runId, prompt, "the run failed; see the Tether output");
+        }
+        this.post({ type: "restorePrompt", prompt }); // nothing typed is lost
       }
     } finally {
       this.activeRunId = undefined;

@@ -53,7 +53,10 @@ export interface RunView {
   /** Outcome, steps, tokens and cost as far as known: `done · 2 steps · 1200 in / 140 out tokens · $0.0012`. */
   readonly summary: string;
   readonly changedFiles?: readonly string[];
+  /** Why it stopped or could not run, in the user's words. */
   readonly error?: string;
+  /** The label of the button that fixes the error (opens the setting, stores the key…). */
+  readonly fix?: string;
   /** What `agent/undo` did for this run. */
   readonly undone?: string;
   /** The context the run carried (the file, the selection and its text, the open files). */
@@ -127,7 +130,9 @@ export interface PanelState {
 export type ToView =
   | { readonly type: "state"; readonly state: PanelState }
   /** The workspace files matching an `@` typed in the prompt (workspace-relative). */
-  | { readonly type: "files"; readonly query: string; readonly files: readonly string[] };
+  | { readonly type: "files"; readonly query: string; readonly files: readonly string[] }
+  /** A prompt that did not run, back in the prompt box (when the user has not typed another). */
+  | { readonly type: "restorePrompt"; readonly prompt: string };
 
 /** What the user answers from an approval card. */
 export interface PanelAnswer {
@@ -147,6 +152,8 @@ export type FromView =
   | { readonly type: "approve"; readonly callId: string; readonly answer: PanelAnswer }
   | { readonly type: "reveal"; readonly callId: string }
   | { readonly type: "undo"; readonly runId: string }
+  /** The fix of that run's error (its button). */
+  | { readonly type: "fix"; readonly runId: string }
   | { readonly type: "refreshSessions" }
   | { readonly type: "pickSession"; readonly sessionId: string | null }
   | { readonly type: "refreshRules" }
@@ -234,7 +241,8 @@ export function parseFromView(value: unknown): FromView | undefined {
     case "reveal":
       return typeof value.callId === "string" ? { type: "reveal", callId: value.callId } : undefined;
     case "undo":
-      return typeof value.runId === "string" ? { type: "undo", runId: value.runId } : undefined;
+    case "fix":
+      return typeof value.runId === "string" ? { type: value.type, runId: value.runId } : undefined;
     case "pickSession":
       return typeof value.sessionId === "string" || value.sessionId === null
         ? { type: "pickSession", sessionId: value.sessionId }

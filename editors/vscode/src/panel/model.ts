@@ -15,6 +15,7 @@ import { splitTitle } from "../titles";
 import { EventRenderer, type PlanStep, clip, diffStat, steps, tokens, usageView } from "../events";
 import { renderMarkdown } from "./markdown";
 import type { ApprovalView, ContextChip, RunItem, RunView, ToolCard } from "./messages";
+import { Explained, Fix, explainError, fixLabel } from "../userErrors";
 
 const MAX_RUNS = 30;
 
@@ -91,7 +92,11 @@ export function contextChips(
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly (infer U)[] ? U[] : T[K] };
 
-interface RunState extends Omit<Mutable<RunView>, "items" | "context" | "plan" | "summary"> {
+interface RunState extends Omit<Mutable<RunView>, "items" | "context" | "plan" | "summary" | "fix"> {
+  /** What fixes the run's error (the button's label is in the view). */
+  fix?: Fix;
+  /** The server refused it (or there was no server): it never ran. */
+  refused?: boolean;
   context?: ContextChip[];
   plan?: PlanStep[];
   items: Array<{ kind: "text"; markdown: string; html?: string } | { kind: "tool"; card: Mutable<ToolCard> }>;
@@ -230,7 +235,9 @@ export class PanelModel {
     run.usage = usageView(result.usage);
     run.changedFiles = (result.changedFiles ?? []).map((uri) => this.displayPath(uri));
     if (result.error) {
-      run.error = result.error;
+      const explained = explainError(result.error);
+      run.error = explained.message;
+      run.fix = explained.fix;
     }
     if (run.items.length === 0 && result.answer !== "") {
       run.items.push({ kind: "text", markdown: result.answer });
@@ -243,6 +250,20 @@ export class PanelModel {
     run.running = false;
     run.outcome ??= "error";
     run.error = error;
+  }
+
+  /** A run that could not run (refused by the server, or no server): why, and its fix. */
+  refused(runId: string, prompt: string, explained: Explained): void {
+    const started = this.find(runId);
+    this.failed(runId, prompt, explained.message);
+    const run = this.find(runId)!;
+    run.fix = explained.fix;
+    run.refused = started === undefined || started.items.length === 0;
+  }
+
+  /** The fix of a run's error, if it has one. */
+  fixOf(runId: string): Fix | undefined {
+    return this.find(runId)?.fix;
   }
 
   /** The context a run carries, known as it starts (before its run-started event). */
@@ -302,18 +323,21 @@ export class PanelModel {
         item.html ??= renderMarkdown(item.markdown);
         return { kind: "text", html: item.html };
       }),
-      summary: [
-        run.outcome,
-        run.steps !== undefined ? steps(run.steps) : undefined,
-        run.usage && tokens(run.usage),
-      ]
-        .filter((part) => part)
-        .join(" · "),
+      summary: run.refused
+        ? "could not run"
+        : [
+            run.outcome,
+            run.steps !== undefined ? steps(run.steps) : undefined,
+            run.usage && tokens(run.usage),
+          ]
+            .filter((part) => part)
+            .join(" · "),
       ...(run.outcome !== undefined ? { outcome: run.outcome } : {}),
       ...(run.steps !== undefined ? { steps: run.steps } : {}),
       ...(run.usage !== undefined ? { usage: run.usage } : {}),
       ...(run.changedFiles !== undefined ? { changedFiles: run.changedFiles } : {}),
       ...(run.error !== undefined ? { error: run.error } : {}),
+      ...(run.fix !== undefined ? { fix: fixLabel(run.fix) } : {}),
       ...(run.undone !== undefined ? { undone: run.undone } : {}),
       ...(run.context !== undefined ? { context: run.context } : {}),
       ...(run.plan !== undefined ? { plan: run.plan.map((step) => ({ ...step })) } : {}),

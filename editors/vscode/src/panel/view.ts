@@ -6,6 +6,7 @@ import type { AgentEventParams } from "../protocol";
 import { RecentFiles, currentContext } from "../context";
 import type { Runs } from "../run";
 import type { TetherProtocol } from "../protocolClient";
+import { performFix } from "../fixes";
 import { PanelController } from "./controller";
 import { makeNonce, panelHtml } from "./html";
 import type { ToView } from "./messages";
@@ -69,6 +70,7 @@ export class TetherPanel implements vscode.WebviewViewProvider {
         removeRule: async (rule, sessionId) => (await (await connect()).rulesRemove(rule, sessionId)).removed,
         editorContext: () => currentContext(recent),
         files: async (query) => workspaceFiles(query),
+        fix: performFix,
       },
       this.approvals,
       (message) => this.post(message),
@@ -77,6 +79,7 @@ export class TetherPanel implements vscode.WebviewViewProvider {
     const editorChanged = (): void => this.controller?.editorChanged();
     return [
       runs.onStarted((runId, context) => this.controller?.onRunStarted(runId, context)),
+      runs.onSettled((runId, prompt, how) => this.controller?.onSettled(runId, prompt, how)),
       vscode.window.onDidChangeActiveTextEditor(editorChanged),
       vscode.window.onDidChangeTextEditorSelection(editorChanged),
       vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, this, {

@@ -81,7 +81,12 @@ describe("integration: the extension with the real LanguageClient and server (VS
       delete process.env[key];
     }
     process.env.TETHER_STATE_DIR = path.join(root, ".state");
-    activate({ subscriptions, secrets } as unknown as Parameters<typeof activate>[0]);
+    // A key from the shell would make the runs below call a real API.
+    delete process.env.OPENAI_API_KEY;
+    delete process.env.ANTHROPIC_API_KEY;
+    activate({ subscriptions, secrets, extensionUri: vscode.Uri.file(root) } as unknown as Parameters<
+      typeof activate
+    >[0]);
   });
 
   after(async () => {
@@ -149,23 +154,91 @@ describe("integration: the extension with the real LanguageClient and server (VS
     );
   });
 
-  it("a setting removed applies on the next run, without a restart", async () => {
-    // The server started with tether.script set (initializationOptions); the user removes it.
-    delete vscode.settings.script;
+  const changeSettings = (change: Record<string, unknown>): void => {
+    for (const [key, value] of Object.entries(change)) {
+      if (value === undefined) {
+        delete vscode.settings[key];
+      } else {
+        vscode.settings[key] = value;
+      }
+    }
+    const changed = Object.keys(change).map((key) => `tether.${key}`);
     vscode.configurationChanges.fire({
-      affectsConfiguration: (section) => "tether.script".startsWith(section),
+      affectsConfiguration: (section) => changed.some((key) => key.startsWith(section)),
     });
+  };
+
+  it("a setting removed applies on the next run, without a restart; the refusal says so with its fix", async () => {
+    // The server started with tether.script set (initializationOptions); the user removes it.
+    changeSettings({ script: undefined });
     vscode.answers.showInputBox = async () => "multiply again";
+    vscode.answers.showErrorMessage = async (_message, ...actions) => actions[0] as string | undefined;
     vscode.calls.length = 0;
     const result = (await command("tether.runPrompt")()) as AgentRunResult | undefined;
     assert.strictEqual(result, undefined, "the run used the removed script");
-    const shown = vscode.calls.filter(([name]) => name === "showErrorMessage").map(([, args]) => args[0]);
-    assert.strictEqual(shown.length, 1, JSON.stringify(shown));
-    assert.match(String(shown[0]), /script/);
-    vscode.settings.script = "subtract.json";
-    vscode.configurationChanges.fire({
-      affectsConfiguration: (section) => "tether.script".startsWith(section),
-    });
+    const shown = vscode.calls.filter(([name]) => name === "showErrorMessage").map(([, args]) => args);
+    assert.deepStrictEqual(shown, [
+      [
+        "Tether: The scripted provider needs a script: set tether.script to a script file of the workspace.",
+        "Open Setting tether.script",
+      ],
+    ]);
+    await vscode.until(() => vscode.calls.some(([name]) => name === "executeCommand"));
+    assert.deepStrictEqual(
+      vscode.calls.filter(([name]) => name === "executeCommand").map(([, args]) => args),
+      [["workbench.action.openSettings", "tether.script"]],
+    );
+    changeSettings({ script: "subtract.json" });
+  });
+
+  it("a prompt typed in the panel that cannot run shows there, in the user's words, with its fix; the text comes back", async () => {
+    const panel = vscode.showWebviewView("tether.panel");
+    await panel.send({ type: "ready" });
+    type Posted = { type: string; prompt?: string; state?: { runs: Array<Record<string, unknown>> } };
+    const posted = (): Posted[] => panel.posted as Posted[];
+    const runNamed = (prompt: string): Record<string, unknown> | undefined =>
+      posted()
+        .flatMap((m) => (m.type === "state" ? (m.state?.runs ?? []) : []))
+        .reverse()
+        .find((r) => r.prompt === prompt && r.error !== undefined);
+    const cases: Array<[Record<string, unknown>, string, RegExp, string, unknown[]]> = [
+      [
+        { provider: undefined },
+        "fix the bug",
+        /^No model provider is set\. Choose one in the tether\.provider setting/,
+        "Open Setting tether.provider",
+        ["workbench.action.openSettings", "tether.provider"],
+      ],
+      [
+        { provider: "openai" },
+        "fix it with openai",
+        /^OpenAI needs an API key\. Store one with Tether: Set API Key .* OPENAI_API_KEY/,
+        "Set API Key",
+        ["tether.setApiKey"],
+      ],
+    ];
+    for (const [change, prompt, words, button, command] of cases) {
+      changeSettings(change);
+      vscode.calls.length = 0;
+      await panel.send({ type: "run", prompt });
+      await vscode.until(() => runNamed(prompt) !== undefined);
+      const run = runNamed(prompt)!;
+      assert.match(String(run.error), words);
+      assert.strictEqual(run.fix, button);
+      assert.strictEqual(run.summary, "could not run");
+      await vscode.until(() => posted().some((m) => m.type === "restorePrompt" && m.prompt === prompt));
+      assert.deepStrictEqual(
+        vscode.calls.filter(([name]) => name === "showErrorMessage"),
+        [],
+        "the panel's prompt was also shown as a notification",
+      );
+      await panel.send({ type: "fix", runId: run.runId });
+      assert.deepStrictEqual(
+        vscode.calls.filter(([name]) => name === "executeCommand").map(([, args]) => args),
+        [command],
+      );
+    }
+    changeSettings({ provider: "scripted" });
   });
 
   it("Continue Session offers the sessions of this window", async () => {
