@@ -51,3 +51,6 @@ class CommandResult(WireModel):
     """The next run starts a new session (``/new``): the front forgets its session id."""
     files: list[str] = Field(default_factory=list)
     """The files it changed (``/undo``: the ones put back), as URIs."""
+    choices: list[str] = Field(default_factory=list)
+    """Values its argument may take, for a front to offer as a pick (``/model`` without a
+    name: the current model first, then the others Tether knows for the provider)."""

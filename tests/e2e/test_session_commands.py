@@ -91,6 +91,22 @@ async def test_model_picks_the_model_of_later_runs(workspace: Path, tmp_path: Pa
         assert picked["message"] == "model: tiny from the next message on"
         after = await client.request("agent/command", {"name": "model"})
         assert after["message"].startswith("model: tiny (scripted)")
+        assert after["choices"] == ["tiny"]  # the scripted provider has no table of models
+
+
+async def test_model_without_a_name_offers_the_providers_models(
+    workspace: Path, tmp_path: Path
+) -> None:
+    options = {**_options(tmp_path), "provider": "anthropic", "model": "claude-haiku-4-5"}
+    async with connect(workspace, options) as client:
+        shown = await client.request("agent/command", {"name": "model"})
+        local = {**options, "baseUrl": "http://127.0.0.1:9/v1", "model": "qwen3"}
+        await client.notify("workspace/didChangeConfiguration", {"settings": {"tether": local}})
+        behind_a_server = await client.request("agent/command", {"name": "model"})
+    choices = shown["choices"]
+    assert choices[0] == "claude-haiku-4-5" and choices.count("claude-haiku-4-5") == 1
+    assert "claude-sonnet-4-5" in choices and all(c.startswith("claude-") for c in choices)
+    assert behind_a_server["choices"] == ["qwen3"]  # the table is not that server's
 
 
 async def test_an_unknown_command_or_session_is_a_clear_error(

@@ -96,6 +96,7 @@ export type AgentCommandResult = {
   message: string;
   newSession?: boolean;
   files?: string[];
+  choices?: string[];
 };
 
 export type AgentSessionsParams = {

@@ -98,6 +98,16 @@ KNOWN_MODELS: Mapping[str, ModelInfo] = {
 }
 """Well-known models by name without a date suffix."""
 
+
+def known_models(provider: str | None) -> list[str]:
+    """The models of the table ``provider`` serves (none for another provider), in its order."""
+    if provider == "anthropic":
+        return [name for name in KNOWN_MODELS if name.startswith("claude-")]
+    if provider == "openai":
+        return [name for name in KNOWN_MODELS if not name.startswith("claude-")]
+    return []
+
+
 # Snapshot names carry a date: claude-sonnet-4-5-20250929, gpt-4.1-2025-04-14.
 _DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
 _ALIASES = {"claude-opus-4": "claude-opus-4-0", "claude-sonnet-4": "claude-sonnet-4-0"}

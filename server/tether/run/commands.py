@@ -21,6 +21,7 @@ from tether_protocol import (
 from ..config.layers import Config
 from ..errors import ProviderError
 from ..host import Editor
+from ..providers.models import known_models
 from ..session.store import stored_session
 from ..session.undo import UnknownRun, undo_lines
 from ..session.writer import SessionLogWriter
@@ -108,7 +109,11 @@ async def _model(host: CommandHost, params: CommandParams) -> CommandResult:
     current = host.chosen_model or host.config.model
     provider = host.config.provider or "no provider"
     shown = current or "the provider's default"
-    return CommandResult(message=f"model: {shown} ({provider}); /model NAME changes it")
+    # The table's models are those of the provider's own API, not of a server at baseUrl.
+    known = [] if host.config.base_url is not None else known_models(host.config.provider)
+    choices = list(dict.fromkeys([*([current] if current else []), *known]))
+    message = f"model: {shown} ({provider}); /model NAME changes it"
+    return CommandResult(message=message, choices=choices)
 
 
 async def _compact(host: CommandHost, params: CommandParams) -> CommandResult:
