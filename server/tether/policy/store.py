@@ -242,7 +242,7 @@ class RuleStore:
         try:
             own_folder(self.user_file.parent)
             target = self.user_file.resolve()
-            folder = own_folder(target.parent)
+            folder = own_folder(target.parent, narrowed=False)  # a link's: the user's choice
         except OSError as exc:
             raise RulesFileError(f"{self.user_file} was not written: {exc}") from None
 

@@ -294,11 +294,12 @@ def make_parents(root: Path, path: Path) -> None:
         pass
 
 
-def own_folder(folder: Path) -> Path:
+def own_folder(folder: Path, *, narrowed: bool = True) -> Path:
     """One of Tether's own folders (config, state), made if missing and resolved: links
     the user made to it are followed once, here; below it nothing is followed. It is the
-    user's alone (``private.private_folder``): write in it with ``private=True``."""
-    return private_folder(folder).resolve()
+    user's alone (``private.private_folder``; ``narrowed``: see there): write in it with
+    ``private=True``."""
+    return private_folder(folder, narrowed=narrowed).resolve()
 
 
 def _apply_on_disk(edit: FileEdit) -> EditOutcome:

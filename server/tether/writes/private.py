@@ -40,11 +40,13 @@ def make_folders(folder: Path) -> None:
             os.mkdir(made, FOLDER_MODE)
 
 
-def private_folder(folder: Path) -> Path:
+def private_folder(folder: Path, *, narrowed: bool = True) -> Path:
     """``folder``, one of Tether's own: made if missing (0700, as are the missing folders
-    above it), and narrowed to the user alone when it is theirs and lets others in."""
+    above it), and narrowed to the user alone when it is theirs and lets others in (unless
+    not ``narrowed``: a folder the user chose, such as where their link leads)."""
     make_folders(folder)
-    narrow(folder)
+    if narrowed:
+        narrow(folder)
     return folder
 
 
