@@ -511,3 +511,55 @@ def test_every_tool_says_what_it_may_do() -> None:
         (True, True): "changes",
     }
     assert all(t.mcp_name == ("s", "t") for t in made.values())
+
+
+def test_a_read_only_call_changed_in_the_answer_is_not_run(tmp_path: Path) -> None:
+    """A command the built-in rules prove reads only, asked (they are off as allows), and
+    allowed with other arguments: the changed call was never checked, so it does not run."""
+    root = fresh_workspace(tmp_path)
+    (tmp_path / "rules.toml").write_text("[settings]\nread_only_defaults = false\n")
+    policy = ApprovalPolicy(store=RuleStore(tmp_path / "rules.toml"), read_only=True)
+    asked: list[ApproveParams] = []
+
+    async def changed(request: ApproveParams) -> ApproveResult:
+        asked.append(request)
+        return ApproveResult(decision="allow", arguments={"command": "touch made.txt"})
+
+    async def run() -> ToolResult:
+        gate = ApprovalGate(policy, DiskEditor(changed), RunEvents("r", [Sink()]))
+        deps = ToolDeps(workspace=Workspace([root], NoBuffers()), run_id="r", gate=gate)
+        call = ToolCall("c", "bash", {"command": "cat kept.txt"})
+        return await build_tools().execute(call, deps)
+
+    result = anyio.run(run)
+    assert len(asked) == 1 and not result.ok
+    assert "read-only" in result.output and "nothing was changed" in result.output
+    assert sorted(p.name for p in root.iterdir()) == ["kept.txt"]
+
+
+def test_a_read_only_command_changed_when_asked_to_run_outside_the_sandbox_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The question whether a command the sandbox stopped may run outside it, answered
+    "allow" with another command: in a read-only session that command was never checked."""
+    root = fresh_workspace(tmp_path)
+
+    async def changed(request: ApproveParams) -> ApproveResult:
+        return ApproveResult(decision="allow", arguments={"command": "touch made.txt"})
+
+    async def reconsider() -> Any:
+        policy = ApprovalPolicy(read_only=True)
+        gate = ApprovalGate(policy, DiskEditor(changed), RunEvents("r", [Sink()]))
+        return await gate.reconsider(
+            call_id="c",
+            tool="bash",
+            title="Run cat kept.txt",
+            arguments={"command": "cat kept.txt"},
+            preview=CommandPreview(command="cat kept.txt", cwd=str(root)),
+            roots=[root],
+            reason="writing outside the workspace",
+        )
+
+    verdict = anyio.run(reconsider)
+    assert not verdict.allowed and verdict.refused is not None
+    assert "read-only" in verdict.refused

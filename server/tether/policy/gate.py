@@ -195,6 +195,12 @@ class Verdict:
         return self.decision in ("allow", "allow-always", "auto")
 
 
+def _changed(verdict: Verdict, arguments: dict[str, Any]) -> bool:
+    """The answer changes the call (its arguments, or the edit's text)."""
+    changed_arguments = verdict.arguments is not None and verdict.arguments != arguments
+    return changed_arguments or verdict.edited_text is not None
+
+
 class ApprovalGate:
     """Decides the calls of one run and reports every decision as an ``approval`` event."""
 
@@ -278,9 +284,12 @@ class ApprovalGate:
             )
         if verdict.allowed and verdict.sandbox is None:
             verdict = replace(verdict, sandbox=self._walls(tool, preview, roots))
-        if verdict.allowed and self.policy.read_only and effect == "command":
-            # proven to read only by the built-in rules: run as they run theirs
-            verdict = replace(verdict, builtin=True)
+        if verdict.allowed and self.policy.read_only:
+            if _changed(verdict, arguments):  # what was checked is not what would run
+                refused = "the session is read-only, and the call was changed in the answer"
+                verdict = Verdict("denied-by-default", note=READ_ONLY_ADVICE, refused=refused)
+            elif effect == "command":  # proven to read only: run as the built-ins run theirs
+                verdict = replace(verdict, builtin=True)
         backend = verdict.sandbox.backend if verdict.sandbox is not None else None
         self.events.approval(call_id, verdict.decision, decided_by, sandbox=backend)
         return verdict
@@ -329,6 +338,9 @@ class ApprovalGate:
         offered = tuple(p for p in await self._offer(tool, preview, roots) if p == exact)
         request = self._request(call_id, tool, shown, arguments, preview, offered)
         verdict = await self._ask(request, roots, remember=True, only_offered=True)
+        if verdict.allowed and self.policy.read_only and _changed(verdict, arguments):
+            refused = "the session is read-only, and the call was changed in the answer"
+            verdict = Verdict("denied-by-default", note=READ_ONLY_ADVICE, refused=refused)
         self.events.approval(call_id, verdict.decision)
         return verdict
 

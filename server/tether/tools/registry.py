@@ -229,6 +229,8 @@ class ToolRegistry:
         )
         if not verdict.allowed:
             said = f" The user said: {verdict.feedback}" if verdict.feedback else ""
+            if verdict.refused is not None:
+                said = f" {verdict.refused[:1].upper()}{verdict.refused[1:]}."
             message = (
                 f"It ran in the sandbox and failed: {reason}. Running it outside the sandbox "
                 f"was not allowed.{said}"
