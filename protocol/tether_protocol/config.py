@@ -162,6 +162,11 @@ class TetherSettings(WireModel):
     prices: dict[str, ModelPrice] | None = None
     """Prices by model name, added to (and overriding) the built-in table; cost is unknown
     for a model in neither."""
+    acp_files: Literal["editor", "disk"] | None = None
+    """``tether acp``: ``editor`` (the default) reads and writes files through the ACP
+    client's ``fs`` methods when it offers them (its unsaved buffers); ``disk`` has Tether
+    read the disk and write with its own confined writer, for clients whose methods lose
+    text (avante.nvim, whose ``fs`` cannot be turned off)."""
     mcp_servers: dict[Annotated[str, Field(pattern=MCP_SERVER_NAME)], McpServerSettings] | None = (
         None
     )

@@ -303,6 +303,27 @@ async def test_the_clients_mcp_servers_run_for_the_session_and_are_asked(
         assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean  # its server ended too
 
 
+async def test_acp_files_disk_reads_and_writes_the_disk_though_the_client_offers_fs(
+    root: Path, tmp_path: Path
+) -> None:
+    # avante.nvim offers fs methods that cannot be turned off and drop a final newline:
+    # with `TETHER_ACP_FILES=disk` (the acpFiles setting) Tether does the files itself.
+    app = str(root / "app.py")
+    client = RecordingClient(
+        capabilities=EDITOR, buffers={app: "typed, unsaved\n"}, permission="allow_once"
+    )
+    async with tether_acp(
+        root, tmp_path, READ_EDIT_ANSWER, client, TETHER_ACP_FILES="disk"
+    ) as agent:
+        session = await agent.new_session(root)
+        assert (await agent.prompt(session, "make it say hi"))["stopReason"] == "end_turn"
+        assert client.reads == [] and client.writes == []
+        assert (root / "app.py").read_text() == 'print("hi")\n'  # from the disk's text
+        [asked] = client.permissions  # still asked, with the disk's text in the diff
+        assert asked.tool_call["content"][0]["oldText"] == 'print("x")\n'
+        client.assert_clean()
+
+
 async def test_an_mcp_servers_env_as_an_object_is_taken(root: Path, tmp_path: Path) -> None:
     # codecompanion.nvim sends the servers it inherits from its own config with ``env`` (and
     # ``headers``) as an object of strings, not ACP's list of name/value pairs.

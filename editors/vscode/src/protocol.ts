@@ -210,6 +210,7 @@ export type Settings = {
   stateDir?: string | null;
   maxMessageBytes?: number | null;
   prices?: { [key: string]: unknown } | null;
+  acpFiles?: "editor" | "disk" | null;
   mcpServers?: { [key: string]: unknown } | null;
 };
 

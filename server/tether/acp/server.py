@@ -379,14 +379,18 @@ class AcpServer:
         if old is not None:  # loaded again: its servers are started anew
             self._stop_mcp(old)
         assert self.connection is not None
-        buffers = AcpBuffers(self.connection, session_id, self.capabilities.read)
+        # `acpFiles = "disk"`: the client's fs methods are not used (they lose text in some).
+        offered = self.capabilities
+        if config.acp_files == "disk":
+            offered = replace(offered, read=False, write=False)
+        buffers = AcpBuffers(self.connection, session_id, offered.read)
         translator = Translator(None, self.tools)
         session = AcpSession(session_id, root, config, buffers, translator)
         translator.workspace = session.workspace()
         session.editor = AcpEditor(
             self.connection,
             session_id,
-            self.capabilities,
+            offered,
             buffers,
             translator,
             lambda: session.mode,

@@ -17,6 +17,7 @@ ENVIRONMENT = {
     "TETHER_APPROVAL_TIMEOUT_SECONDS": "approval_timeout_seconds",
     "TETHER_MAX_MESSAGE_BYTES": "max_message_bytes",
     "TETHER_SANDBOX": "sandbox",
+    "TETHER_ACP_FILES": "acp_files",
 }
 """The ``TETHER_*`` variables and the setting each one sets (read by ``config.layers``)."""
 INTEGER_SETTINGS = frozenset({"context_window_tokens", "max_message_bytes"})

@@ -15,7 +15,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -222,6 +222,8 @@ class Config:
     diagnostics_max_wait_ms: int = DEFAULT_DIAGNOSTICS_MAX_WAIT_MS
     mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=dict)
     """The MCP servers configured (the enabled ones are started), by name."""
+    acp_files: Literal["editor", "disk"] = "editor"
+    """``tether acp``: files through the client's ``fs`` methods when offered, or the disk."""
 
 
 def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
@@ -256,6 +258,7 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
             settings.diagnostics_max_wait_ms, DEFAULT_DIAGNOSTICS_MAX_WAIT_MS
         ),
         mcp_servers=dict(settings.mcp_servers or {}),
+        acp_files=settings.acp_files or "editor",
     )
 
 
