@@ -16,6 +16,7 @@ from tether.diagnostics.report import Problem, ProblemDelta, describe_delta, one
 from tether.prompt.editor_state import editor_state_section
 from tether.prompt.instructions import Instructions
 from tether.prompt.mentions import Attachments, with_attachments
+from tether.prompt.server_text import server_definitions
 from tether.prompt.system import instructions_section
 from tether.prompt.untrusted import frame
 from tether.workspace.folders import Workspace
@@ -59,8 +60,18 @@ def _diagnostics(workspace: Workspace, text: str) -> str:
     return frame("edit_file", "call_2", "Edited app.py: 1 replaced.\n" + note, [])
 
 
+def _mcp_description(_: Workspace, text: str) -> str:
+    [definition] = server_definitions("notes", [("lookup", text, {"type": "object"})])
+    close = "</mcp-description>"  # the flag that may follow is Tether's, outside the frame
+    return definition.description[: definition.description.rindex(close) + len(close)]
+
+
 def _trimmed(text: str) -> str:
     return text.rstrip("\n")
+
+
+def _described(text: str) -> str:
+    return text.strip("\n").rstrip()
 
 
 FRAMES = (
@@ -69,6 +80,7 @@ FRAMES = (
     Frame("editor selection", "editor-selection", _selection, _trimmed),
     Frame("AGENTS.md", "project-instructions", _instructions, _trimmed),
     Frame("diagnostics", "tool_output", _diagnostics, one_line),
+    Frame("MCP description", "mcp-description", _mcp_description, _described),
 )
 
 

@@ -13,7 +13,13 @@ import html
 import re
 import unicodedata
 
-FRAME_TAGS = ("tool_output", "attached-file", "editor-selection", "project-instructions")
+FRAME_TAGS = (
+    "tool_output",
+    "attached-file",
+    "editor-selection",
+    "project-instructions",
+    "mcp-description",
+)
 
 LOOKALIKES: dict[str, str] = {
     "<": "\u2039\u27e8\u3008\u02c2\u1438\ufe64\uff1c",
@@ -65,6 +71,28 @@ def read_as(text: str) -> str:
             if not _hidden(c):
                 out.append(_FOLD.get(c, c))
     return "".join(out)
+
+
+def read_words(text: str) -> str:
+    """``text`` as ``read_as`` reads it, but with its spacing kept (one space for any)."""
+    out = []
+    for char in text:
+        if char in _FOLD:
+            out.append(_FOLD[char])
+            continue
+        for c in unicodedata.normalize("NFKC", char).casefold():
+            if c.isspace():
+                out.append(" ")
+            elif not _hidden(c):
+                out.append(_FOLD.get(c, c))
+    return "".join(out)
+
+
+def says(text: str, phrase: str) -> bool:
+    """Whether a reader finds ``phrase`` in ``text`` as words of their own (not glued to
+    others), whatever letters spell them."""
+    words = re.escape(read_words(phrase))
+    return re.search(f"(?<![a-z0-9]){words}(?![a-z0-9])", read_words(text)) is not None
 
 
 def _name(tag: str) -> str:

@@ -38,7 +38,7 @@ providers    config errors prompt
 policy       config errors events host sandbox text workspace writes
 session      errors events host providers text workspace writes
 tools        diagnostics errors host policy providers sandbox text workspace writes
-mcp          tether errors providers sandbox text tools
+mcp          tether errors prompt providers sandbox text tools
 run          config diagnostics errors events host mcp policy prompt providers sandbox
              session text tools workspace
 lsp          tether config events framing host mcp policy providers run sandbox session

@@ -1,8 +1,9 @@
 """Text from outside, framed for the model: one neutraliser and one quoting for every frame.
 
-Tool output, an @attached file, the editor's selection, AGENTS.md and the editor's problems
-all reach the model between a tag of Tether's (``<attached-file path="…">`` … ``</attached-file>``)
-that says whose text it is. Two things keep such a frame whole:
+Tool output, an @attached file, the editor's selection, AGENTS.md, the editor's problems and
+an MCP server's description of a tool all reach the model between a tag of Tether's
+(``<attached-file path="…">`` … ``</attached-file>``) that says whose text it is. Two things
+keep such a frame whole:
 
 - ``neutralise``: nothing inside can end the frame early, or open a frame of another kind.
   Every ``<tag`` or ``</tag`` of any frame, as a reader would take it in — any case, spacing,
@@ -25,6 +26,7 @@ from .tags import (
     ATTACHED_FILE,
     EDITOR_SELECTION,
     FRAME_TAGS,
+    MCP_DESCRIPTION,
     OPENERS,
     PROJECT_INSTRUCTIONS,
     TOOL_OUTPUT,
@@ -36,6 +38,7 @@ __all__ = [
     "ATTACHED_FILE",
     "EDITOR_SELECTION",
     "FRAME_TAGS",
+    "MCP_DESCRIPTION",
     "PROJECT_INSTRUCTIONS",
     "TOOL_OUTPUT",
     "framed",

@@ -6,7 +6,8 @@ the ASCII it passes for: its compatibility form (NFKC: full-width and mathematic
 ignored, and the Cyrillic, Greek and Armenian letters, dashes, slashes and angle brackets of
 Unicode's confusables that look like the ASCII one. ``invisible`` says which characters a
 reader does not see at all (spacing, zero-width and format characters, combining marks,
-fillers), so that they can be skipped between the letters of a tag.
+fillers), so that they can be skipped between the letters of a tag. ``spellings`` is a whole
+text as such a reader takes it in, for the injection markers (``untrusted.find_markers``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,23 @@ FOLDED: dict[str, tuple[str, ...]] = {}
 for _plain, _chars in _LOOKALIKES.items():
     for _char in _chars:
         FOLDED[_char] = (*FOLDED.get(_char, ()), _plain)
+
+_FIRST = str.maketrans({char: plain[0] for char, plain in FOLDED.items()})
+_LAST = str.maketrans({char: plain[-1] for char, plain in FOLDED.items()})
+_TWOFOLD = frozenset(char for char, plain in FOLDED.items() if len(plain) > 1)
+
+
+def spellings(text: str) -> tuple[str, ...]:
+    """How a reader may take ``text`` in, letter by letter: compatibility forms (NFKC:
+    full-width, mathematical letters) and the lookalikes above read as the ASCII they pass
+    for, case kept where it was ASCII — ``Іgnоrе`` (Cyrillic) reads ``ignore``. A letter
+    that passes for two (``Ӏ``: ``i`` or ``l``) gives a second spelling with the other."""
+    # Lookalikes before and after NFKC: it maps some of them to others (``ϲ`` to ``ς``).
+    first = unicodedata.normalize("NFKC", text.translate(_FIRST)).translate(_FIRST)
+    if _TWOFOLD.isdisjoint(text):
+        return (first,)
+    return first, unicodedata.normalize("NFKC", text.translate(_LAST)).translate(_LAST)
+
 
 _FILLERS = frozenset("\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
 """Letters (by category) that show nothing: Hangul and Khmer fillers, the blank braille cell."""

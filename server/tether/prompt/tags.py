@@ -26,7 +26,14 @@ TOOL_OUTPUT = "tool_output"
 ATTACHED_FILE = "attached-file"
 EDITOR_SELECTION = "editor-selection"
 PROJECT_INSTRUCTIONS = "project-instructions"
-FRAME_TAGS: tuple[str, ...] = (TOOL_OUTPUT, ATTACHED_FILE, EDITOR_SELECTION, PROJECT_INSTRUCTIONS)
+MCP_DESCRIPTION = "mcp-description"
+FRAME_TAGS: tuple[str, ...] = (
+    TOOL_OUTPUT,
+    ATTACHED_FILE,
+    EDITOR_SELECTION,
+    PROJECT_INSTRUCTIONS,
+    MCP_DESCRIPTION,
+)
 """Every frame's tag: each frame defuses all of them, so none can be forged inside another."""
 
 OPENERS = "<" + "".join(char for char, plain in FOLDED.items() if "<" in plain)
