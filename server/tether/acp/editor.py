@@ -10,6 +10,7 @@ A method the client did not declare in ``initialize`` is never called: without
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from tether_protocol import ApproveParams, ApproveResult, CommandPreview, Propos
 
 from ..host import Buffer, EditOutcome, FileEdit, TerminalOutcome
 from ..text.display import shown, shown_value
+from ..tools.base import one_line
 from ..workspace.folders import uri_for
 from ..writes.disk import apply_on_disk, delete_on_disk
 from .updates import DiffShown, Translator, tool_call_id
@@ -125,10 +127,15 @@ class AcpEditor:
             return ApproveResult(decision="deny", feedback=READ_ONLY_REFUSAL)
         call = tool_call_id(request.run_id, request.call_id)
         # What the question shows of the call is text from outside (``text.display``).
+        kind = self._translator.presented(request.tool, request.arguments)[0]
+        title = request.title
+        if kind == "other" and request.arguments:  # an MCP tool's call: its title names no
+            # file or command, and title-only clients (codecompanion) show nothing else
+            title = f"{title} {one_line(json.dumps(request.arguments, ensure_ascii=False), 60)}"
         tool_call: dict[str, Any] = {
             "toolCallId": call,
-            "title": shown(request.title),
-            "kind": self._translator.presented(request.tool, request.arguments)[0],
+            "title": shown(title),
+            "kind": kind,
             "status": "pending",
             "rawInput": shown_value(request.arguments),
         }
