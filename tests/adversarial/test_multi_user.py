@@ -382,3 +382,36 @@ def test_a_state_folder_others_may_enter_is_narrowed(tmp_path: Path) -> None:
     done = tether(["run", "hi"], root, env)
     assert done.returncode == 0, done.stderr
     assert stat.S_IMODE(state.stat().st_mode) == 0o700
+
+
+async def test_a_run_of_a_session_open_elsewhere_is_not_undone_there(tmp_path: Path) -> None:
+    root = tmp_path / "work"
+    root.mkdir()
+    (root / "app.py").write_text('print("x")\n')
+    edit = {
+        "name": "edit_file",
+        "arguments": {"path": "app.py", "old_text": '"x"', "new_text": '"hi"'},
+    }
+    client = RecordingClient(capabilities=NOTHING, permission="allow_once")
+    state = tmp_path / "sessions" / "sessions"
+    async with tether_acp(
+        root, tmp_path, turns({"tool_calls": [edit]}, {"text": "done"}), client
+    ) as a:
+        session = await a.new_session(root)
+        assert (await a.prompt(session, "say hi"))["stopReason"] == "end_turn"
+        assert (root / "app.py").read_text() == 'print("hi")\n'
+        before = log_of(state, session).read_bytes()
+        [run_id] = [
+            json.loads(line)["runId"] for line in before.splitlines() if b'"run-started"' in line
+        ]
+        env = cli_env(tmp_path, TETHER_STATE_DIR=str(tmp_path / "sessions"))
+        undone = tether(["undo", run_id, "--cwd", str(root)], root, env)
+        assert undone.returncode != 0, undone.stdout
+        assert "another Tether process" in undone.stderr, undone.stderr
+        assert (root / "app.py").read_text() == 'print("hi")\n'  # nothing put back
+        assert log_of(state, session).read_bytes() == before  # nothing written
+        assert (await a.exit_after_eof(within=EOF_WITHIN)).clean
+    # Once the first process has gone, the run can be undone from the terminal.
+    undone = tether(["undo", run_id, "--cwd", str(root)], root, env)
+    assert undone.returncode == 0, undone.stderr
+    assert (root / "app.py").read_text() == 'print("x")\n'

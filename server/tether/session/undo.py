@@ -28,6 +28,7 @@ from ..workspace.folders import Workspace, path_from_uri
 from ..writes.disk import has_bom
 from ..writes.locks import path_lock
 from .hunks import revert_untouched
+from .lock import SessionBusy
 from .records import EditRecord, UndoneRecord
 from .store import find_run, load
 
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
 
 
 class UnknownRun(LookupError):
-    """``agent/undo`` of a run no stored session has; the message names the field."""
+    """``agent/undo`` of a run no stored session has, or of a session another process has
+    open (it would write to that session's log); the message names the field and why."""
 
 
 async def _current_text(ws: Workspace, path: Path) -> tuple[str | None, int | None]:
@@ -249,14 +251,24 @@ async def undo_run(writer: SessionLogWriter, run_id: str, ws: Workspace, editor:
     await anyio.to_thread.run_sync(writer.flush)
     state_dir = writer.state_dir
     session_id = await anyio.to_thread.run_sync(find_run, state_dir, run_id)
-    data = (
-        None if session_id is None else await anyio.to_thread.run_sync(load, state_dir, session_id)
-    )
-    if data is None or session_id is None:
+    if session_id is None:
         raise UnknownRun(f"runId: unknown run {run_id!r}")
-    if run_id in data.undone:
-        return Undone(session_id, UndoResult(note=f"run {run_id!r} was already undone"))
-    result = await undo_edits([e for e in data.edits if e.run_id == run_id], ws, editor)
-    note = model_note(run_id, result, ws)
-    writer.append(session_id, UndoneRecord(run_id=run_id, note=note))
-    return Undone(session_id, result, note)
+    try:  # the note goes to the session's log: not while another process has it open
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(writer.locks.claim, session_id)
+    except SessionBusy as exc:
+        raise UnknownRun(f"runId: run {run_id!r} is not undone here: {exc}") from None
+    try:
+        data = await anyio.to_thread.run_sync(load, state_dir, session_id)
+        if data is None:
+            raise UnknownRun(f"runId: unknown run {run_id!r}")
+        if run_id in data.undone:
+            return Undone(session_id, UndoResult(note=f"run {run_id!r} was already undone"))
+        result = await undo_edits([e for e in data.edits if e.run_id == run_id], ws, editor)
+        note = model_note(run_id, result, ws)
+        writer.append(session_id, UndoneRecord(run_id=run_id, note=note))
+        return Undone(session_id, result, note)
+    finally:
+        with anyio.CancelScope(shield=True):  # written before another process may take it
+            await anyio.to_thread.run_sync(writer.flush)
+        writer.locks.release(session_id)
