@@ -107,7 +107,7 @@
   }
 
   function drawRun(container, run) {
-    const node = keyed(container, "article.run", run.runId, () =>
+    const node = keyed(container, "article", run.runId, () =>
       el("article", { class: "run" }, [
         el("div", { class: "prompt" }),
         el("div", { class: "chips run-context", role: "group", "aria-label": "Context this run carried" }),
@@ -171,6 +171,19 @@
     node.querySelector(".run-undo").hidden = state.undoRunId !== run.runId;
     drawChips(node.querySelector(".run-context"), run.context || [], false);
     drawPlan(node.querySelector("ol.plan"), run.plan || []);
+  }
+
+  /** A session command typed in the prompt box (`/cost`) and what it answered. */
+  function drawCommand(container, entry) {
+    const node = keyed(container, "article", entry.runId, () =>
+      el("article", { class: "command" }, [
+        el("div", { class: "prompt command-input" }),
+        el("pre", { class: "command-output", role: "status" }),
+      ]),
+    );
+    node.dataset.failed = entry.command.failed ? "true" : "false";
+    setText(node.querySelector(".command-input"), entry.prompt);
+    setText(node.querySelector(".command-output"), entry.command.message);
   }
 
   const PLAN_MARK = { pending: "☐", in_progress: "◐", completed: "☑" };
@@ -420,9 +433,13 @@
     const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
     const runs = $("runs");
     for (const run of state.runs) {
-      drawRun(runs, run);
+      if (run.command) {
+        drawCommand(runs, run);
+      } else {
+        drawRun(runs, run);
+      }
     }
-    prune(runs, "article.run", new Set(state.runs.map((r) => r.runId)));
+    prune(runs, "article", new Set(state.runs.map((r) => r.runId)));
 
     const approvals = $("approvals");
     const shown = new Set([...approvals.children].map((child) => child.dataset.key));
@@ -522,6 +539,7 @@
     }
     send({ type: "run", prompt: text });
     prompt.value = "";
+    closeMentions();
     vscode.setState({ prompt: "" });
   };
   $("composer").addEventListener("submit", (event) => {
@@ -534,25 +552,39 @@
       submit();
     }
   });
-  // `@` completion: the word being typed after an @ asks the extension for matching files.
+  // Completion in the prompt box: the word typed after an @ asks the extension for matching
+  // files; a / at the start lists the session commands (the state has them).
   const mentions = $("mentions");
   let mentionAt = -1;
+  let completing = "file"; // or "command"
   let picked = 0;
   const mentionQuery = () => {
     const before = prompt.value.slice(0, prompt.selectionStart);
     const match = /(^|\s)@([^\s@]*)$/.exec(before);
     return match ? { at: before.length - match[2].length - 1, query: match[2] } : undefined;
   };
+  const commandQuery = () => {
+    const before = prompt.value.slice(0, prompt.selectionStart);
+    const match = /^\/(\S*)$/.exec(before);
+    return match && prompt.value.slice(prompt.selectionStart).trim() === "" ? match[1] : undefined;
+  };
   const closeMentions = () => {
     mentions.hidden = true;
     mentions.replaceChildren();
     mentionAt = -1;
   };
-  const choose = (name) => {
-    const end = prompt.selectionStart;
-    prompt.value = `${prompt.value.slice(0, mentionAt)}@${name} ${prompt.value.slice(end)}`;
-    const caret = mentionAt + name.length + 2;
-    prompt.setSelectionRange(caret, caret);
+  const choose = (item) => {
+    if (item.dataset.command !== undefined) {
+      const command = (state.commands || []).find((c) => c.name === item.dataset.command);
+      prompt.value = `/${item.dataset.command}${command && command.argument ? " " : ""}`;
+      prompt.setSelectionRange(prompt.value.length, prompt.value.length);
+    } else {
+      const name = item.dataset.file;
+      const end = prompt.selectionStart;
+      prompt.value = `${prompt.value.slice(0, mentionAt)}@${name} ${prompt.value.slice(end)}`;
+      const caret = mentionAt + name.length + 2;
+      prompt.setSelectionRange(caret, caret);
+    }
     closeMentions();
     prompt.focus();
     vscode.setState({ prompt: prompt.value });
@@ -562,33 +594,57 @@
       item.setAttribute("aria-selected", index === picked ? "true" : "false");
     });
   };
+  const option = (attrs, children) =>
+    el(
+      "li",
+      {
+        role: "option",
+        ...attrs,
+        onmousedown: (event) => {
+          event.preventDefault();
+          choose(event.currentTarget);
+        },
+      },
+      children,
+    );
   function drawMentions(query, files) {
     const now = mentionQuery();
     if (!now || now.query !== query) {
       return; // typed on since
     }
     mentionAt = now.at;
+    completing = "file";
     picked = 0;
+    mentions.setAttribute("aria-label", "Files");
     mentions.replaceChildren(
-      ...files.map((name) =>
-        el("li", {
-          role: "option",
-          class: "mention",
-          text: name,
-          onmousedown: (event) => {
-            event.preventDefault();
-            choose(name);
-          },
-        }),
-      ),
+      ...files.map((name) => option({ class: "mention", text: name, "data-file": name })),
     );
     mentions.hidden = files.length === 0;
     highlight();
   }
+  function drawCommands(query) {
+    const shown = (state.commands || []).filter((c) => c.name.startsWith(query));
+    completing = "command";
+    picked = 0;
+    mentions.setAttribute("aria-label", "Session commands");
+    mentions.replaceChildren(
+      ...shown.map((c) =>
+        option({ class: "command-option", "data-command": c.name, title: c.description }, [
+          el("span", { class: "command-name", text: `/${c.name}${c.argument ? ` ${c.argument}` : ""}` }),
+          el("span", { class: "muted", text: ` ${c.description}` }),
+        ]),
+      ),
+    );
+    mentions.hidden = shown.length === 0;
+    highlight();
+  }
   prompt.addEventListener("input", () => {
     vscode.setState({ prompt: prompt.value });
+    const command = commandQuery();
     const now = mentionQuery();
-    if (now) {
+    if (command !== undefined) {
+      drawCommands(command);
+    } else if (now) {
       send({ type: "files", query: now.query });
     } else {
       closeMentions();
@@ -604,8 +660,8 @@
       if (event.key === "ArrowDown" || event.key === "ArrowUp") {
         picked = (picked + (event.key === "ArrowDown" ? 1 : count - 1)) % count;
         highlight();
-      } else if (event.key === "Enter" || event.key === "Tab") {
-        choose(mentions.children[picked].textContent);
+      } else if (event.key === "Tab" || (event.key === "Enter" && !isCompleteCommand())) {
+        choose(mentions.children[picked]);
       } else if (event.key === "Escape") {
         closeMentions();
       } else {
@@ -616,6 +672,9 @@
     },
     true, // before the Enter that sends
   );
+  /** `/cost` typed whole: Enter sends it rather than completing it again. */
+  const isCompleteCommand = () =>
+    completing === "command" && (state.commands || []).some((c) => prompt.value.trim() === `/${c.name}`);
   prompt.addEventListener("blur", () => window.setTimeout(closeMentions, 150));
   $("cancel").addEventListener("click", () => send({ type: "cancel" }));
   $("undo").addEventListener(

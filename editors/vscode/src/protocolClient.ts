@@ -13,6 +13,9 @@ import {
   AgentApproveParams,
   AgentApproveResult,
   AgentCancelResult,
+  AgentCommandParams,
+  AgentCommandResult,
+  AgentCommandsResult,
   AgentDiagnosticsParams,
   AgentDiagnosticsResult,
   AgentEventParams,
@@ -159,6 +162,16 @@ export class TetherProtocol implements Disposable {
       Methods.agentRulesRemove,
       sessionId ? { rule, sessionId } : { rule },
     );
+  }
+
+  /** `agent/commands`: the session commands the server defines (`/undo`, `/cost`…). */
+  commands(): Promise<AgentCommandsResult> {
+    return this.rpc.sendRequest<AgentCommandsResult>(Methods.agentCommands, {});
+  }
+
+  /** `agent/command`: runs one of them on a session. */
+  command(params: AgentCommandParams): Promise<AgentCommandResult> {
+    return this.rpc.sendRequest<AgentCommandResult>(Methods.agentCommand, params);
   }
 
   /** The standard way to cancel what a work-done token reports on. */

@@ -2,18 +2,22 @@
 // pick a session, revoke a rule) turned into requests, and the view model posted back.
 // Everything it calls is passed in, so tests drive it without VS Code or a server.
 import type {
+  AgentCommandParams,
+  AgentCommandResult,
   AgentEventParams,
   AgentRunResult,
   AgentRulesListResult,
   AgentUndoResult,
   Rule,
   RunContext,
+  SessionCommand,
   SessionInfo,
 } from "../protocol";
 import type { ContextPart } from "../context";
 import { errorMessage } from "../protocolClient";
 import type { Settled } from "../run";
-import type { Fix } from "../userErrors";
+import { explainError, type Fix } from "../userErrors";
+import { commandList, parseCommand, undoneRun } from "./commands";
 import { approvalView, contextChips, PanelModel } from "./model";
 import { FromView, PanelState, RuleView, SessionView, ToView, parseFromView } from "./messages";
 import type { SharedApprovals } from "./sharedApprovals";
@@ -38,6 +42,25 @@ export interface PanelServices {
   files?(query: string): Promise<string[]>;
   /** Carries out the fix of a run's error (opens the setting, asks for the API key…). */
   fix?(fix: Fix): Promise<void>;
+  /** `agent/commands`: the server's session commands. */
+  commands?(): Promise<SessionCommand[]>;
+  /** `agent/command`: runs one on a session. */
+  command?(params: AgentCommandParams): Promise<AgentCommandResult>;
+  /** A pick from a list (the editor's quick pick); undefined: none picked. */
+  pick?(title: string, items: readonly PickItem[]): Promise<string | undefined>;
+}
+
+/** One entry of a pick: `value` is what picking it gives. */
+export interface PickItem {
+  readonly value: string;
+  readonly label: string;
+  readonly description?: string;
+  readonly detail?: string;
+}
+
+/** A rule as the Rules list shows it, with where it is kept. */
+function ruleLine(rule: Rule): string {
+  return `${rule.decision} ${rule.tool}: ${rule.pattern} (${rule.scope ?? "session"})`;
 }
 
 /** What undo did, in a line. */
@@ -76,6 +99,9 @@ export class PanelController {
   private sessionTitle: string | undefined;
   private sessions: SessionView[] = [];
   private rules: RuleView[] = [];
+  /** The session commands the prompt box completes after `/` (the server's and the panel's). */
+  private commands: SessionCommand[] = commandList([]);
+  private commandsLoaded = false;
   private notice: string | undefined;
   private pendingPost: ReturnType<typeof setTimeout> | undefined;
   /** The parts of the editor's context the user left out of the next prompts. */
@@ -145,6 +171,7 @@ export class PanelController {
       ...(this.sessionTitle !== undefined ? { sessionTitle: this.sessionTitle } : {}),
       sessions: this.sessions,
       rules: this.rules,
+      commands: this.commands,
       ...(undoRun !== undefined && undoRun.undone === undefined ? { undoRunId: undoRun.runId } : {}),
       ...(this.notice !== undefined ? { notice: this.notice } : {}),
       context: contextChips(this.services.editorContext?.(), this.displayPath).map((chip) => ({
@@ -182,10 +209,16 @@ export class PanelController {
     switch (message.type) {
       case "ready":
         this.flush();
-        await Promise.all([this.refreshSessions(), this.refreshRules()]);
+        await Promise.all([this.refreshSessions(), this.refreshRules(), this.refreshCommands()]);
         return;
-      case "run":
-        return this.run(message.prompt.trim());
+      case "run": {
+        const text = message.prompt.trim();
+        if (text.startsWith("/") && !this.commandsLoaded) {
+          await this.refreshCommands();
+        }
+        const command = parseCommand(text, this.commands);
+        return command !== undefined ? this.runCommand(text, command.name, command.argument) : this.run(text);
+      }
       case "cancel":
         if (this.activeRunId !== undefined) {
           await this.services.cancel(this.activeRunId);
@@ -215,14 +248,8 @@ export class PanelController {
       }
       case "refreshSessions":
         return this.refreshSessions();
-      case "pickSession": {
-        const picked = this.sessions.find((s) => s.sessionId === message.sessionId);
-        this.sessionId = picked?.sessionId;
-        this.sessionTitle = picked?.title;
-        this.model.showSession(picked?.sessionId); // New session: an empty conversation
-        await this.refreshRules();
-        return;
-      }
+      case "pickSession":
+        return this.pickSession(message.sessionId);
       case "refreshRules":
         return this.refreshRules();
       case "toggleContext":
@@ -276,6 +303,133 @@ export class PanelController {
       this.activeRunId = undefined;
     }
     await Promise.all([this.refreshSessions(), this.refreshRules()]);
+  }
+
+  /** Continues a listed session here (null: a new session, an empty conversation). */
+  private async pickSession(sessionId: string | null): Promise<void> {
+    const picked = this.sessions.find((s) => s.sessionId === sessionId);
+    this.sessionId = picked?.sessionId;
+    this.sessionTitle = picked?.title;
+    this.model.showSession(picked?.sessionId); // New session: an empty conversation
+    await this.refreshRules();
+  }
+
+  /**
+   * A session command typed in the prompt box: its answer shows in the conversation. The
+   * server's run with `agent/command` on this panel's session; /new and /resume change the
+   * session the next prompt continues; /model without a name and /resume without one offer
+   * a pick.
+   */
+  private async runCommand(input: string, name: string, argument: string | undefined): Promise<void> {
+    if (this.activeRunId !== undefined) {
+      return;
+    }
+    try {
+      const message = await this.commandAnswer(name, argument);
+      if (message !== undefined) {
+        this.model.note(input, message, this.sessionId);
+      }
+    } catch (error) {
+      this.model.note(input, explainError(errorMessage(error)).message, this.sessionId, true);
+    }
+    this.schedule();
+  }
+
+  /** What the command did, for the conversation (undefined: the user picked nothing). */
+  private async commandAnswer(name: string, argument: string | undefined): Promise<string | undefined> {
+    if (name === "resume") {
+      return this.resume(argument);
+    }
+    if (name === "rules") {
+      await this.refreshRules();
+      const own = this.rules.filter((view) => view.removable).map(({ rule }) => ruleLine(rule));
+      const builtin = this.rules.length - own.length;
+      return [
+        ...(own.length > 0 ? own : ["no rules of yours"]),
+        ...(builtin > 0 ? [`and ${builtin} built-in read-only rules (Rules, above, lists them)`] : []),
+      ].join("\n");
+    }
+    const run = async (value: string | undefined): Promise<AgentCommandResult> => {
+      if (this.services.command === undefined) {
+        throw new Error("session commands need the Tether server");
+      }
+      return this.services.command({
+        name,
+        ...(this.sessionId !== undefined ? { sessionId: this.sessionId } : {}),
+        ...(value !== undefined ? { argument: value } : {}),
+      });
+    };
+    let result = await run(argument);
+    if (name === "model" && argument === undefined && result.choices?.length && this.services.pick) {
+      const shown = result.message; // "model: NAME (provider); …"
+      const picked = await this.services.pick(
+        "Tether: the model of the next prompts (or type /model NAME in the panel)",
+        result.choices.map((choice) => ({
+          value: choice,
+          label: choice,
+          ...(shown.startsWith(`model: ${choice} (`) ? { description: "current" } : {}),
+        })),
+      );
+      if (picked === undefined) {
+        return result.message;
+      }
+      result = await run(picked);
+    }
+    if (result.newSession) {
+      await this.pickSession(null);
+    }
+    const undone = name === "undo" ? undoneRun(result.message) : undefined;
+    if (undone !== undefined) {
+      this.model.undone(undone.runId, undone.note);
+    }
+    await this.refreshSessions();
+    return result.message;
+  }
+
+  /** /resume: the session named (its id, or the start of its title), else the one picked. */
+  private async resume(argument: string | undefined): Promise<string | undefined> {
+    await this.refreshSessions();
+    if (this.sessions.length === 0) {
+      return "no stored session to resume";
+    }
+    let sessionId: string | undefined;
+    if (argument !== undefined) {
+      const wanted = argument.toLowerCase();
+      sessionId = (
+        this.sessions.find((s) => s.sessionId === argument) ??
+        this.sessions.find(
+          (s) => s.sessionId.startsWith(argument) || s.title.toLowerCase().startsWith(wanted),
+        )
+      )?.sessionId;
+      if (sessionId === undefined) {
+        return `no stored session is ${argument}; /resume alone lists them`;
+      }
+    } else {
+      sessionId = await this.services.pick?.(
+        "Tether: continue which session?",
+        this.sessions.map((s) => ({
+          value: s.sessionId,
+          label: s.title || s.sessionId,
+          description: s.sessionId,
+          detail: `${s.runs} run${s.runs === 1 ? "" : "s"} · ${s.updatedAt}${s.lastOutcome ? ` · ${s.lastOutcome}` : ""}`,
+        })),
+      );
+      if (sessionId === undefined) {
+        return undefined;
+      }
+    }
+    await this.pickSession(sessionId);
+    return `continuing: ${this.sessionTitle || sessionId}`;
+  }
+
+  private async refreshCommands(): Promise<void> {
+    try {
+      this.commands = commandList((await this.services.commands?.()) ?? []);
+      this.commandsLoaded = this.services.commands !== undefined;
+    } catch {
+      // No server yet (it is reported where a prompt is run): the panel's own commands stay.
+    }
+    this.schedule();
   }
 
   private async refreshSessions(): Promise<void> {

@@ -58,7 +58,7 @@ export function panelHtml(options: {
     <div id="session-line"><span id="session-label">New session</span>
       <button type="button" id="new-session" class="link" hidden>New session</button></div>
     <div id="context-chips" class="chips" role="group" aria-label="Context sent with the prompt"></div>
-    <textarea id="prompt" rows="3" placeholder="Ask Tether… (Enter sends, Shift+Enter new line, @ names a file)" aria-label="Prompt for Tether" aria-autocomplete="list" aria-controls="mentions"></textarea>
+    <textarea id="prompt" rows="3" placeholder="Ask Tether… (Enter sends, Shift+Enter new line, @ names a file, / a command)" aria-label="Prompt for Tether" aria-autocomplete="list" aria-controls="mentions"></textarea>
     <ul id="mentions" role="listbox" aria-label="Files" hidden></ul>
     <div class="row">
       <button type="submit" id="send">Send</button>

@@ -4,7 +4,7 @@
 import type { Choice } from "../answers";
 import type { ContextPart } from "../context";
 import type { DiffStat, PlanStep, UsageView } from "../events";
-import type { ProposedRule, Rule } from "../protocol";
+import type { ProposedRule, Rule, SessionCommand } from "../protocol";
 
 export type { DiffStat, PlanStep } from "../events";
 
@@ -63,6 +63,8 @@ export interface RunView {
   readonly context?: readonly ContextChip[];
   /** The model's step list (its latest `plan` event), shown at the top of the run. */
   readonly plan?: readonly PlanStep[];
+  /** Not a run: a session command typed in the prompt box (`prompt`) and its answer. */
+  readonly command?: { readonly message: string; readonly failed?: boolean };
 }
 
 /** An `agent/approve` waiting for the user, answerable from the panel. */
@@ -118,6 +120,8 @@ export interface PanelState {
   readonly sessionTitle?: string;
   readonly sessions: readonly SessionView[];
   readonly rules: readonly RuleView[];
+  /** The session commands the prompt box offers after `/`. */
+  readonly commands: readonly SessionCommand[];
   /** The last run this window can undo. */
   readonly undoRunId?: string;
   /** A failed request, said once in the panel. */

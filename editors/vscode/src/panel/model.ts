@@ -97,6 +97,7 @@ interface RunState extends Omit<Mutable<RunView>, "items" | "context" | "plan" |
   fix?: Fix;
   /** The server refused it (or there was no server): it never ran. */
   refused?: boolean;
+  command?: { message: string; failed?: boolean };
   context?: ContextChip[];
   plan?: PlanStep[];
   items: Array<{ kind: "text"; markdown: string; html?: string } | { kind: "tool"; card: Mutable<ToolCard> }>;
@@ -107,6 +108,8 @@ interface RunState extends Omit<Mutable<RunView>, "items" | "context" | "plan" |
 /** Runs as the panel shows them, oldest first. */
 export class PanelModel {
   private readonly runs: RunState[] = [];
+  /** Session commands typed so far (their entries' ids). */
+  private notes = 0;
   /** The context of runs started here whose run-started has not come yet. */
   private readonly carried = new Map<string, ContextChip[]>();
   /** Runs before this index belong to an earlier conversation (New session hid them)… */
@@ -134,9 +137,7 @@ export class PanelModel {
         running: true,
         ...(context !== undefined && context.length > 0 ? { context } : {}),
       });
-      const dropped = Math.max(0, this.runs.length - MAX_RUNS);
-      this.runs.splice(0, dropped);
-      this.shownFrom = Math.max(0, this.shownFrom - dropped);
+      this.trim();
       return true;
     }
     const run = this.find(view.runId);
@@ -261,6 +262,20 @@ export class PanelModel {
     run.refused = started === undefined || started.items.length === 0;
   }
 
+  /** A session command typed in the prompt box and its answer, in the conversation. */
+  note(input: string, message: string, sessionId: string | undefined, failed = false): void {
+    this.notes += 1;
+    this.runs.push({
+      runId: `command-${this.notes}`,
+      sessionId: sessionId ?? "",
+      prompt: input,
+      items: [],
+      running: false,
+      command: failed ? { message, failed } : { message },
+    });
+    this.trim();
+  }
+
   /** The fix of a run's error, if it has one. */
   fixOf(runId: string): Fix | undefined {
     return this.find(runId)?.fix;
@@ -341,7 +356,15 @@ export class PanelModel {
       ...(run.undone !== undefined ? { undone: run.undone } : {}),
       ...(run.context !== undefined ? { context: run.context } : {}),
       ...(run.plan !== undefined ? { plan: run.plan.map((step) => ({ ...step })) } : {}),
+      ...(run.command !== undefined ? { command: { ...run.command } } : {}),
     }));
+  }
+
+  /** The oldest entries go past MAX_RUNS. */
+  private trim(): void {
+    const dropped = Math.max(0, this.runs.length - MAX_RUNS);
+    this.runs.splice(0, dropped);
+    this.shownFrom = Math.max(0, this.shownFrom - dropped);
   }
 
   private addRun(runId: string, prompt: string): RunState {

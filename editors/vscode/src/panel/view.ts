@@ -71,6 +71,15 @@ export class TetherPanel implements vscode.WebviewViewProvider {
         editorContext: () => currentContext(recent),
         files: async (query) => workspaceFiles(query),
         fix: performFix,
+        commands: async () => (await (await connect()).commands()).commands,
+        command: async (params) => (await connect()).command(params),
+        pick: async (title, items) =>
+          (
+            await vscode.window.showQuickPick(
+              items.map((item) => ({ ...item })),
+              { title, matchOnDescription: true, matchOnDetail: true },
+            )
+          )?.value,
       },
       this.approvals,
       (message) => this.post(message),

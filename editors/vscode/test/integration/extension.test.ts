@@ -241,6 +241,78 @@ describe("integration: the extension with the real LanguageClient and server (VS
     changeSettings({ provider: "scripted" });
   });
 
+  it("session commands typed in the panel run on its session (agent/command), never as prompts", async () => {
+    fs.writeFileSync(path.join(root, "hello.json"), JSON.stringify({ turns: [{ text: "hello" }] }));
+    changeSettings({ script: "hello.json" });
+    const panel = vscode.showWebviewView("tether.panel");
+    await panel.send({ type: "ready" });
+    type State = {
+      runs: Array<{ runId: string; prompt: string; outcome?: string; command?: { message: string } }>;
+      commands: Array<{ name: string }>;
+      sessionId?: string;
+    };
+    const states = (): State[] =>
+      (panel.posted as Array<{ type: string; state?: State }>).flatMap((m) => (m.state ? [m.state] : []));
+    const last = (): State => states()[states().length - 1];
+    /** Waits for `condition`; past the test's time, fails saying what the panel showed. */
+    const until = async (what: string, condition: () => boolean): Promise<void> => {
+      const deadline = Date.now() + 15000;
+      while (!condition()) {
+        if (Date.now() > deadline) {
+          assert.fail(`${what}; the panel shows ${JSON.stringify(last())}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    };
+    await until("the commands", () => states().length > 0 && last().commands.length > 2);
+    assert.deepStrictEqual(
+      last().commands.map((c) => c.name),
+      ["undo", "new", "model", "compact", "cost", "resume", "rules"],
+    );
+    const answerOf = async (input: string): Promise<string> => {
+      const seen = new Set(states().flatMap((state) => state.runs.map((run) => run.runId)));
+      const answered = () => last().runs.find((run) => !seen.has(run.runId));
+      await panel.send({ type: "run", prompt: input });
+      await until(input, () => answered() !== undefined);
+      const entry = answered()!;
+      assert.strictEqual(entry.prompt, input);
+      assert.ok(entry.command, `${input} ran as a prompt`);
+      return entry.command.message;
+    };
+    await panel.send({ type: "run", prompt: "say hello" });
+    await until("the run", () => last().runs.some((r) => r.prompt === "say hello" && r.outcome === "done"));
+    const session = last().sessionId;
+    assert.ok(session);
+    const runsBefore = (vscode.outputs["Tether"].match(/^▶ /gm) ?? []).length;
+
+    assert.match(
+      await answerOf("/cost"),
+      new RegExp(`^session ${session}: 1 run · \\d+ in / \\d+ out tokens`),
+    );
+    assert.strictEqual(await answerOf("/undo"), "nothing to undo: no run of this session edited a file");
+    assert.strictEqual(await answerOf("/model tiny"), "model: tiny from the next message on");
+    let offered: Array<{ label: string; description?: string }> = [];
+    vscode.answers.showQuickPick = async (items) => {
+      offered = items as typeof offered;
+      return offered[0];
+    };
+    assert.strictEqual(await answerOf("/model"), "model: tiny from the next message on");
+    assert.deepStrictEqual(offered, [{ value: "tiny", label: "tiny", description: "current" }]);
+    assert.match(await answerOf("/rules"), /^no rules of yours\nand \d+ built-in read-only rules/);
+    assert.strictEqual(await answerOf("/new"), "a new session starts with the next message");
+    assert.strictEqual(last().sessionId, undefined);
+    vscode.answers.showQuickPick = async (items) =>
+      (items as Array<{ description: string }>).find((item) => item.description === session);
+    assert.strictEqual(await answerOf("/resume"), "continuing: say hello");
+    assert.strictEqual(last().sessionId, session);
+    assert.strictEqual(
+      (vscode.outputs["Tether"].match(/^▶ /gm) ?? []).length,
+      runsBefore,
+      "a command went to the model as a prompt",
+    );
+    changeSettings({ script: "subtract.json" });
+  });
+
   it("Continue Session offers the sessions of this window", async () => {
     let offered: unknown;
     vscode.answers.showQuickPick = async (items) => {
@@ -248,7 +320,7 @@ describe("integration: the extension with the real LanguageClient and server (VS
       return undefined;
     };
     await command("tether.continueSession")();
-    assert.strictEqual((offered as unknown[]).length, 2);
+    assert.strictEqual((offered as unknown[]).length, 3); // the palette's two runs, the panel's one
   });
 
   it("deactivate stops the server process", async () => {

@@ -25,6 +25,9 @@ const BUILTIN: Rule = { tool: "bash", pattern: "ls *", decision: "allow", scope:
 /** A server with a run that streams its events, undo, sessions and a rules store. */
 class FakeServer implements PanelServices {
   readonly calls: string[] = [];
+  commands?: PanelServices["commands"];
+  command?: PanelServices["command"];
+  pick?: PanelServices["pick"];
   rulesStored: Rule[] = [RULE, BUILTIN];
   onEvent: (event: AgentEventParams) => void = () => undefined;
   finishRun: (result: AgentRunResult) => void = () => undefined;
@@ -350,6 +353,129 @@ describe("panel: controller", () => {
     await settle();
     assert.deepStrictEqual(shown, ["c-9"]);
     assert.strictEqual(last().notice, "That approval is no longer pending.");
+  });
+
+  it("session commands typed in the box run with agent/command on the panel's session, their answers in the conversation", async () => {
+    const asked: unknown[] = [];
+    server.commands = async () => [
+      { name: "undo", description: "put back the last run's edits" },
+      { name: "new", description: "start a new session" },
+      { name: "model", description: "show or change the model", argument: "[NAME]" },
+      { name: "cost", description: "tokens and cost of the session" },
+    ];
+    server.command = async (params) => {
+      asked.push(params);
+      switch (params.name) {
+        case "cost":
+          return { message: "session s-new: 1 run · 10 in / 2 out tokens · $0.0001" };
+        case "undo":
+          return { message: "undid run r-1\n  put back: app.py", files: ["file:///w/app.py"] };
+        case "new":
+          return { message: "a new session starts with the next message", newSession: true };
+        default:
+          return params.argument
+            ? { message: `model: ${params.argument} from the next message on` }
+            : {
+                message: "model: gpt-5.4 (openai); /model NAME changes it",
+                choices: ["gpt-5.4", "gpt-5.4-mini"],
+              };
+      }
+    };
+    const picks: unknown[] = [];
+    server.pick = async (title, items) => {
+      picks.push([title, items]);
+      return items[1].value;
+    };
+    await controller.handle({ type: "ready" });
+    await vscode.until(() => last().commands.length === 6);
+    assert.deepStrictEqual(
+      last().commands.map((c) => c.name),
+      ["undo", "new", "model", "cost", "resume", "rules"],
+    );
+    const done = controller.handle({ type: "run", prompt: "edit" });
+    await vscode.until(() => server.calls.includes("run edit -"));
+    server.finishRun({ runId: "r-1", sessionId: "s-new", outcome: "done", answer: "", steps: 1, usage: {} });
+    await done;
+    const entry = (input: string) => last().runs.find((r) => r.prompt === input && r.command !== undefined);
+
+    await controller.handle({ type: "run", prompt: "/cost" });
+    await settle();
+    assert.deepStrictEqual(entry("/cost")?.command, {
+      message: "session s-new: 1 run · 10 in / 2 out tokens · $0.0001",
+    });
+    await controller.handle({ type: "run", prompt: "/model" });
+    await settle();
+    assert.deepStrictEqual(picks, [
+      [
+        "Tether: the model of the next prompts (or type /model NAME in the panel)",
+        [
+          { value: "gpt-5.4", label: "gpt-5.4", description: "current" },
+          { value: "gpt-5.4-mini", label: "gpt-5.4-mini" },
+        ],
+      ],
+    ]);
+    assert.strictEqual(entry("/model")?.command?.message, "model: gpt-5.4-mini from the next message on");
+    await controller.handle({ type: "run", prompt: "/undo" });
+    await settle();
+    assert.strictEqual(last().runs.find((r) => r.runId === "r-1")?.undone, "put back: app.py");
+    await controller.handle({ type: "run", prompt: "/new" });
+    await settle();
+    assert.strictEqual(last().sessionId, undefined);
+    assert.deepStrictEqual(
+      last().runs.map((r) => r.prompt),
+      ["/new"],
+    );
+    // Not a command: a prompt that starts with a slash.
+    const prompt = controller.handle({ type: "run", prompt: "/etc/hosts is wrong" });
+    await vscode.until(() => server.calls.includes("run /etc/hosts is wrong -"));
+    server.finishRun({ runId: "r-1", sessionId: "s-2", outcome: "done", answer: "", steps: 1, usage: {} });
+    await prompt;
+    assert.deepStrictEqual(asked, [
+      { name: "cost", sessionId: "s-new" },
+      { name: "model", sessionId: "s-new" },
+      { name: "model", sessionId: "s-new", argument: "gpt-5.4-mini" },
+      { name: "undo", sessionId: "s-new" },
+      { name: "new", sessionId: "s-new" },
+    ]);
+    assert.deepStrictEqual(
+      server.calls.filter((c) => c.startsWith("run ")),
+      ["run edit -", "run /etc/hosts is wrong -"],
+    );
+  });
+
+  it("/resume continues a stored session picked (or named); /rules lists the rules in force", async () => {
+    server.pick = async (_title, items) => items[0].value;
+    await controller.handle({ type: "run", prompt: "/resume" });
+    await settle();
+    assert.deepStrictEqual(
+      [last().sessionId, last().runs.at(-1)?.command?.message],
+      ["s-old", "continuing: earlier work"],
+    );
+    await controller.handle({ type: "run", prompt: "/resume nothing-like-it" });
+    await settle();
+    assert.strictEqual(
+      last().runs.at(-1)?.command?.message,
+      "no stored session is nothing-like-it; /resume alone lists them",
+    );
+    await controller.handle({ type: "run", prompt: "/rules" });
+    await settle();
+    assert.strictEqual(
+      last().runs.at(-1)?.command?.message,
+      "allow bash: echo ran > ran.txt (project)\nand 1 built-in read-only rules (Rules, above, lists them)",
+    );
+  });
+
+  it("a command the server refuses says why in the conversation", async () => {
+    server.commands = async () => [{ name: "undo", description: "put back the last run's edits" }];
+    server.command = async () => {
+      throw new Error("agent/command: run 'r-1' is still in flight; cancel it first");
+    };
+    await controller.handle({ type: "run", prompt: "/undo" });
+    await settle();
+    assert.deepStrictEqual(last().runs.at(-1)?.command, {
+      message: "run 'r-1' is still in flight; cancel it first",
+      failed: true,
+    });
   });
 
   it("ignores malformed messages and says why a request failed", async () => {
