@@ -15,12 +15,24 @@ from pathlib import Path
 TETHER = [sys.executable, "-m", "tether"]
 
 
+def home_beside(tmp_path: Path) -> dict[str, str]:
+    """``HOME`` and ``XDG_CONFIG_HOME`` for a test whose workspace is ``tmp_path``: the user's
+    config file in ``tmp_path / ".config"`` (where the tests write it) and a home folder
+    beside ``tmp_path``, neither it nor inside it (a workspace of the home folder or above it
+    is refused: ``allowBroadWorkspace``)."""
+    home = tmp_path.with_name(f"{tmp_path.name}-home")
+    home.mkdir(exist_ok=True)
+    return {"HOME": str(home), "XDG_CONFIG_HOME": str(tmp_path / ".config")}
+
+
 def cli_env(tmp_path: Path, *, home: Path | None = None, **settings: str) -> dict[str, str]:
     """The environment of a ``tether`` subprocess: none of the tester's ``TETHER_*`` or
-    ``XDG_*`` settings, ``HOME`` at ``home`` (``tmp_path`` unless given) so no file of the
-    user's is read, sessions under ``tmp_path / "state"``; then ``settings``."""
+    ``XDG_*`` settings, ``HOME`` at ``home`` (unless given, ``home_beside(tmp_path)``: the
+    user's config file under ``tmp_path``) so no file of the user's is read, sessions under
+    ``tmp_path / "state"``; then ``settings``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "XDG_"))}
-    env |= {"HOME": str(home or tmp_path), "TETHER_STATE_DIR": str(tmp_path / "state")}
+    env |= {"HOME": str(home)} if home is not None else home_beside(tmp_path)
+    env |= {"TETHER_STATE_DIR": str(tmp_path / "state")}
     env["TETHER_DAEMON"] = "0"  # in-process: no daemon outlives the test (tests/conftest.py)
     return env | settings
 

@@ -30,7 +30,7 @@ def session_of(stdout: str) -> str:
 
 
 def test_run_continue_sessions_undo(tmp_path: Path) -> None:
-    env = environment(tmp_path)
+    env = environment(tmp_path) | {"HOME": str(tmp_path)}  # the project is ~/p
     project = tmp_path / "p"
     project.mkdir()
     (project / "a.txt").write_text("one\n")

@@ -21,6 +21,8 @@ import pytest
 
 from tether.client.approver import ASKED
 
+from .cli import home_beside
+
 TETHER = [sys.executable, "-m", "tether"]
 BASH_CALL = {"name": "bash", "arguments": {"command": "touch ran.txt"}}
 
@@ -28,11 +30,7 @@ BASH_CALL = {"name": "bash", "arguments": {"command": "touch ran.txt"}}
 def environment(tmp_path: Path, **settings: str) -> dict[str, str]:
     """A clean environment with a marker, so the test can find its own processes later."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "XDG_"))}
-    # a home folder beside the workspace (``tmp_path``), neither it nor inside it: a
-    # workspace of the home folder or above it is refused (``allowBroadWorkspace``)
-    home = tmp_path.with_name(f"{tmp_path.name}-home")
-    home.mkdir(exist_ok=True)
-    env["HOME"] = str(home)
+    env |= home_beside(tmp_path)  # the config file under tmp_path, the home folder beside it
     env["TETHER_TEST_MARK"] = uuid.uuid4().hex
     env["TETHER_STATE_DIR"] = str(tmp_path / "state")
     env["TETHER_DAEMON"] = "0"  # in-process: no daemon outlives the test (tests/conftest.py)
