@@ -15,14 +15,13 @@ and everything in it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from .places import UserPlaces, below, folded, normalized
+from .places import UserPlaces, folded, normalized
 
 Under = Literal["home", "config", "data", "state", "root"]
 
@@ -142,17 +141,28 @@ def _bases(under: Under, places: UserPlaces) -> tuple[Path, ...]:
     }[under]
 
 
-Compiled = tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...]
-"""Each place as (its folder folded, its names folded, its reason), in the table's order."""
+Entry = tuple[int, tuple[str, ...], str]
+"""A place as (its rank in the table, its names folded, its reason)."""
+Group = tuple[tuple[str, ...], dict[str, list[Entry]], list[Entry]]
+"""The places under one folder (folded): by their first name, and those whose first name is
+a wildcard (or none: the folder itself)."""
+WILD = frozenset("*?[")
 
 
 @lru_cache(maxsize=32)
-def _compiled(table: tuple[Place, ...], places: UserPlaces) -> Compiled:
-    return tuple(
-        (folded(base), place.names(), place.reason)
-        for place in table
-        for base in _bases(place.under, places)
-    )
+def _compiled(table: tuple[Place, ...], places: UserPlaces) -> tuple[Group, ...]:
+    groups: dict[tuple[str, ...], Group] = {}
+    for rank, place in enumerate(table):
+        names = place.names()
+        for base in _bases(place.under, places):
+            key = folded(base)
+            _, named, wild = groups.setdefault(key, (key, {}, []))
+            entry = (rank, names, place.reason)
+            if names[0] and WILD.isdisjoint(names[0]):
+                named.setdefault(names[0], []).append(entry)
+            else:
+                wild.append(entry)
+    return tuple(groups.values())
 
 
 def _matches(names: tuple[str, ...], inside: tuple[str, ...]) -> bool:
@@ -160,17 +170,33 @@ def _matches(names: tuple[str, ...], inside: tuple[str, ...]) -> bool:
         return True  # the folder itself and everything in it
     if len(inside) < len(names):
         return False
-    return all(fnmatchcase(have, want) for have, want in zip(inside, names, strict=False))
+    return all(
+        have == want if WILD.isdisjoint(want) else fnmatchcase(have, want)
+        for have, want in zip(inside, names, strict=False)
+    )
+
+
+def _readings(path: Path) -> list[tuple[str, ...]]:
+    """``path`` folded, and as NTFS reads it when a name has a colon (a stream)."""
+    plain = folded(path)
+    if not any(":" in part for part in path.parts):
+        return [plain]
+    return [plain, folded(path, streams=True)]
 
 
 def _found(path: Path, table: tuple[Place, ...], places: UserPlaces) -> str | None:
-    compiled = _compiled(table, places)
-    for streams in (False, True):  # a name never escapes by taking NTFS's reading
-        parts = folded(path, streams=streams)
-        for base, names, reason in compiled:
-            if parts[: len(base)] == base and _matches(names, parts[len(base) :]):
-                return reason
-    return None
+    """The reason of the first place of ``table`` (in its order) holding ``path``."""
+    best: Entry | None = None
+    for parts in _readings(path):  # a name never escapes by taking NTFS's reading
+        for base, named, wild in _compiled(table, places):
+            if parts[: len(base)] != base:
+                continue
+            inside = parts[len(base) :]
+            candidates = [*named.get(inside[0], ()), *wild] if inside else wild
+            for entry in candidates:
+                if (best is None or entry[0] < best[0]) and _matches(entry[1], inside):
+                    best = entry
+    return None if best is None else best[2]
 
 
 def write_reason(path: Path, places: UserPlaces, *, broad: bool) -> str | None:
@@ -187,16 +213,19 @@ def secret_reason(path: Path, places: UserPlaces) -> str | None:
     return _found(path, SECRETS, places)
 
 
-def _secret_tops(places: UserPlaces) -> Iterator[Path]:
-    """The top folder of every secret place (up to its first wildcard)."""
-    for place in SECRETS:
-        for base in _bases(place.under, places):
-            top = base
-            for name in place.pattern.split("/"):
-                if any(c in name for c in "*?["):
+@lru_cache(maxsize=32)
+def _secret_tops(places: UserPlaces) -> frozenset[tuple[str, ...]]:
+    """The top folder of every secret place (up to its first wildcard), folded."""
+    tops: set[tuple[str, ...]] = set()
+    for base, named, wild in _compiled(SECRETS, places):
+        for _, names, _ in [*(e for entries in named.values() for e in entries), *wild]:
+            literal: list[str] = []
+            for name in names:
+                if not name or not WILD.isdisjoint(name):
                     break
-                top = top / name
-            yield top
+                literal.append(name)
+            tops.add(base + tuple(literal))
+    return frozenset(tops)
 
 
 def holds_secrets(folder: Path, places: UserPlaces) -> bool:
@@ -204,4 +233,5 @@ def holds_secrets(folder: Path, places: UserPlaces) -> bool:
     one, or one is inside it."""
     if secret_reason(folder, places) is not None:
         return True
-    return any(below(top, folder) is not None for top in _secret_tops(places))
+    mine = folded(folder)
+    return any(top[: len(mine)] == mine for top in _secret_tops(places))

@@ -69,9 +69,10 @@ class UserPlaces:
     """``$XDG_STATE_HOME`` and ``~/.local/state`` (Tether's session logs: ``tether/``)."""
 
 
-def _account_home() -> str | None:
+@lru_cache(maxsize=4)
+def _account_home(uid: int) -> str | None:
     try:
-        return pwd.getpwuid(os.getuid()).pw_dir or None
+        return pwd.getpwuid(uid).pw_dir or None
     except (KeyError, OSError):
         return None
 
@@ -115,7 +116,7 @@ def user_places(environ: Mapping[str, str] | None = None) -> UserPlaces:
     env = os.environ if environ is None else environ
     return _places(
         env.get("HOME") or None,
-        _account_home(),
+        _account_home(os.getuid()),
         env.get("XDG_CONFIG_HOME") or None,
         env.get("XDG_DATA_HOME") or None,
         env.get("XDG_STATE_HOME") or None,

@@ -156,7 +156,8 @@ def reason_for_relative(relative: str) -> str | None:
         return None
     # Sensitive under either reading: on Linux `x:.pem` is a key file named `x:.pem`, on
     # NTFS `.git::$INDEX_ALLOCATION` is `.git`; a name never escapes by taking the other one.
-    for streams in (False, True):
+    readings = (False, True) if any(":" in n for n in names) else (False,)
+    for streams in readings:  # the NTFS reading differs only for a name with a colon
         parts = [normalized(p, streams=streams) for p in names]
         reason = next((rule.reason for rule in RULES if _matches(rule, parts)), None)
         if reason is not None:
