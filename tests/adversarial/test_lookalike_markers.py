@@ -56,7 +56,7 @@ def disguised(draw: st.DrawFn) -> tuple[str, str]:
     return "".join(letters), marker
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(disguised(), st.sampled_from(["", "notes: ", "Текст. ", "Κείμενο: "]))
 def test_an_injection_in_lookalike_letters_is_flagged(
     phrase_and_marker: tuple[str, str], before: str

@@ -60,7 +60,7 @@ def _texts(node: Any) -> list[str]:
     return []
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(tools=st.lists(st.tuples(WORDS, st.one_of(WORDS, LONG), schemas()), min_size=1, max_size=8))
 def test_every_description_is_framed_defused_capped_and_flagged(
     tools: list[tuple[str, str, dict[str, Any]]],
