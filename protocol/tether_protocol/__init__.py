@@ -28,6 +28,7 @@ from .config import (
 from .diagnostics import Diagnostic, DiagnosticsParams, DiagnosticsResult, FileDiagnostics
 from .events import (
     EVENT_KINDS,
+    TRANSIENT_KINDS,
     ApprovalEvent,
     AssistantEvent,
     CompactedEvent,
@@ -43,6 +44,7 @@ from .events import (
     StepEvent,
     TextDeltaEvent,
     ToolCallEvent,
+    ToolProgressEvent,
     ToolResultEvent,
     UsageEvent,
     parse_event,
@@ -218,7 +220,9 @@ __all__ = [
     "TetherSettings",
     "McpServerSettings",
     "TextDeltaEvent",
+    "TRANSIENT_KINDS",
     "ToolCallEvent",
+    "ToolProgressEvent",
     "ToolResultEvent",
     "UndoParams",
     "PartialUndo",

@@ -90,6 +90,26 @@ class ToolResultEvent(_Event):
     """The tool's name for people, as on its ``tool-call`` event."""
 
 
+class ToolProgressEvent(_Event):
+    """A call still runs (a ``bash`` command): the time so far and what it printed last.
+
+    Transient: sent at most every half second while something changed (the whole seconds
+    count as a change), never written to the session log, never shown to the model. It has
+    no ``seq`` of its own: it repeats the ``seq`` of the event before it, so the events that
+    stay count 1, 2, 3… without a gap in the stream and in the log alike. The call's
+    ``tool-result`` replaces what it says."""
+
+    kind: Literal["tool-progress"] = "tool-progress"
+    call_id: str
+    tool: str
+    elapsed_ms: Annotated[int, Field(ge=0)]
+    last_line: str
+    """The last line the command printed that is not blank (the rest after its last
+    carriage return, as a terminal shows it), at most 200 characters."""
+    tail: str = ""
+    """The end of what it printed so far: at most its last 20 lines and 2,000 characters."""
+
+
 class UsageEvent(_Event):
     """Token usage (and cost when known), cumulative for the run."""
 
@@ -167,7 +187,8 @@ RunEvent = Annotated[
     | CompactedEvent
     | InjectionFlaggedEvent
     | PlanEvent
-    | RetryEvent,
+    | RetryEvent
+    | ToolProgressEvent,
     Field(discriminator="kind"),
 ]
 """Any ``agent/event`` params."""
@@ -186,7 +207,12 @@ EVENT_KINDS: tuple[str, ...] = (
     "injection-flagged",
     "plan",
     "retry",
+    "tool-progress",
 )
+
+TRANSIENT_KINDS: frozenset[str] = frozenset({"tool-progress"})
+"""Event kinds shown while they are true and then gone: not in the session log, no ``seq``
+of their own."""
 
 RUN_EVENT_ADAPTER: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tether_protocol import (
@@ -24,6 +24,7 @@ from tether_protocol import (
     StepEvent,
     TextDeltaEvent,
     ToolCallEvent,
+    ToolProgressEvent,
     ToolResultEvent,
     UsageEvent,
 )
@@ -141,6 +142,29 @@ class RunEvents:
                 error=error,
                 label=label,
             )
+        )
+
+    def tool_progress(
+        self, call_id: str, tool: str, elapsed_ms: int, last_line: str, tail: str
+    ) -> None:
+        """A call still runs. Transient: it takes no ``seq`` of its own (it repeats the
+        last one), so the events that stay count on without a gap."""
+        self._send(
+            ToolProgressEvent(
+                run_id=self.run_id,
+                seq=max(self._seq, 1),
+                call_id=call_id,
+                tool=tool,
+                elapsed_ms=max(elapsed_ms, 0),
+                last_line=last_line,
+                tail=tail,
+            )
+        )
+
+    def progress_of(self, call_id: str, tool: str) -> Callable[[int, str, str], None]:
+        """How a running call reports itself (``ToolDeps.progress``)."""
+        return lambda elapsed_ms, last_line, tail: self.tool_progress(
+            call_id, tool, elapsed_ms, last_line, tail
         )
 
     def usage(self, input_tokens: int, output_tokens: int, cost_usd: float | None) -> None:

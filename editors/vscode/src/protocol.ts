@@ -24,7 +24,7 @@ export const Methods = {
 export const PROTOCOL_VERSION = 2;
 
 export type Outcome = "done" | "max-steps" | "timeout" | "no-progress" | "cancelled" | "budget" | "error";
-export type EventKind = "run-started" | "step" | "text-delta" | "assistant" | "tool-call" | "approval" | "tool-result" | "usage" | "run-finished" | "compacted" | "injection-flagged" | "plan" | "retry";
+export type EventKind = "run-started" | "step" | "text-delta" | "assistant" | "tool-call" | "approval" | "tool-result" | "usage" | "run-finished" | "compacted" | "injection-flagged" | "plan" | "retry" | "tool-progress";
 export type Decision = "allow" | "allow-always" | "deny" | "auto" | "denied-by-default";
 
 export type AgentRunParams = {
@@ -143,7 +143,7 @@ export type AgentRulesRemoveResult = {
   removed: boolean;
 };
 
-export type AgentEventParams = RunStartedEvent | StepEvent | TextDeltaEvent | AssistantEvent | ToolCallEvent | ApprovalEvent | ToolResultEvent | UsageEvent | RunFinishedEvent | CompactedEvent | InjectionFlaggedEvent | PlanEvent | RetryEvent;
+export type AgentEventParams = RunStartedEvent | StepEvent | TextDeltaEvent | AssistantEvent | ToolCallEvent | ApprovalEvent | ToolResultEvent | UsageEvent | RunFinishedEvent | CompactedEvent | InjectionFlaggedEvent | PlanEvent | RetryEvent | ToolProgressEvent;
 
 export type AgentApproveParams = {
   runId: string;
@@ -443,6 +443,17 @@ export type ToolCallEvent = {
   tool: string;
   arguments: { [key: string]: unknown };
   label?: string | null;
+};
+
+export type ToolProgressEvent = {
+  runId: string;
+  seq: number;
+  kind?: "tool-progress";
+  callId: string;
+  tool: string;
+  elapsedMs: number;
+  lastLine: string;
+  tail?: string;
 };
 
 export type ToolResultEvent = {

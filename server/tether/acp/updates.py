@@ -25,6 +25,7 @@ from tether_protocol import (
     StepEvent,
     TextDeltaEvent,
     ToolCallEvent,
+    ToolProgressEvent,
     ToolResultEvent,
     UsageEvent,
 )
@@ -101,6 +102,8 @@ class Translator:
     """Each call's tool, by call id."""
     current_call: str | None = None
     """The call running now (calls of one run are sequential)."""
+    shown_so_far: dict[str, str] = field(default_factory=dict)
+    """The output so far each running call last showed, by call id (until its result)."""
     _message_id: str | None = None
     _last_input: int = 0
     _last_output: int = 0
@@ -123,6 +126,7 @@ class Translator:
             self._message_id = None
         elif isinstance(event, RunStartedEvent):
             self._last_input = self._last_output = 0
+            self.shown_so_far.clear()  # a cancelled call's never got its result
             if replay:
                 yield {"sessionUpdate": "user_message_chunk", "content": _text(event.prompt)}
         elif isinstance(event, ToolCallEvent):
@@ -134,6 +138,9 @@ class Translator:
                     "toolCallId": tool_call_id(event.run_id, event.call_id),
                     "status": "in_progress",
                 }
+        elif isinstance(event, ToolProgressEvent):
+            if not replay:
+                yield from self._so_far(event)
         elif isinstance(event, ToolResultEvent):
             yield self._tool_result(event)
         elif isinstance(event, UsageEvent):
@@ -169,8 +176,23 @@ class Translator:
             "rawInput": shown_value(event.arguments),
         }
 
+    def _so_far(self, event: ToolProgressEvent) -> Iterator[dict[str, Any]]:
+        """A running command's output so far, as the call's content, when it changed (a
+        report that only counts the time shows nothing new here)."""
+        call = tool_call_id(event.run_id, event.call_id)
+        if not event.tail or self.shown_so_far.get(call) == event.tail:
+            return
+        self.shown_so_far[call] = event.tail
+        yield {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": call,
+            "status": "in_progress",
+            "content": [{"type": "content", "content": _text(event.tail)}],
+        }
+
     def _tool_result(self, event: ToolResultEvent) -> dict[str, Any]:
         call = tool_call_id(event.run_id, event.call_id)
+        self.shown_so_far.pop(call, None)
         if self.current_call == call:
             self.current_call = None
         output = event.output

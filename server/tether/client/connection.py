@@ -153,7 +153,12 @@ class TetherClient:
                     send.send_nowait(message)
         elif method == AGENT_EVENT_METHOD:
             if self.on_event is not None:
-                self.on_event(parse_event(message["params"]))
+                try:
+                    event = parse_event(message["params"])
+                except ValueError:  # a kind newer than this client, or a bad one: not shown
+                    log.debug("an event this client cannot show: %.200r", message["params"])
+                    return
+                self.on_event(event)
         elif "id" in message:
             self._tg.start_soon(self._answer, message)
         elif method == "window/showMessage":

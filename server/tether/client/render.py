@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
+import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,6 +24,7 @@ from tether_protocol import (
     StepEvent,
     TextDeltaEvent,
     ToolCallEvent,
+    ToolProgressEvent,
     ToolResultEvent,
     UsageEvent,
 )
@@ -62,6 +65,9 @@ class TerminalRenderer:
         """The assistant text streamed since the run started (what the screen shows)."""
         self._thinking_since: float | None = None
         """When the model was asked and has not answered yet (the spinner shows then)."""
+        self._running: tuple[float, ToolProgressEvent] | None = None
+        """A command that runs, by its last report and when that came (its status line
+        shows then, under its call, until the next event)."""
         self._spinner_shown = False
 
     def diff_printer(self) -> DiffPrinter | None:
@@ -78,12 +84,22 @@ class TerminalRenderer:
             self._spinner_shown = False
 
     def tick(self) -> None:
-        """Redraw the spinner while the model thinks (only on a colour terminal)."""
-        if self._thinking_since is None or self._mid_line or not self.color:
+        """Redraw the spinner while the model thinks, or a running command's status line
+        (only on a colour terminal)."""
+        if self._mid_line or not self.color:
             return
-        elapsed = time.monotonic() - self._thinking_since
-        frame = SPINNER[int(elapsed * 10) % len(SPINNER)]
-        self.out.write(f"\r\x1b[K{self._style(f'{frame} thinking {elapsed:.1f}s', '2')}")
+        if self._running is not None:
+            since, report = self._running
+            elapsed = report.elapsed_ms / 1000 + time.monotonic() - since
+            text = running_text(report, elapsed, SPINNER[int(elapsed * 10) % len(SPINNER)])
+            text = fit(text, shutil.get_terminal_size((100, 24)).columns - 1)
+        elif self._thinking_since is not None:
+            elapsed = time.monotonic() - self._thinking_since
+            frame = SPINNER[int(elapsed * 10) % len(SPINNER)]
+            text = f"{frame} thinking {elapsed:.1f}s"
+        else:
+            return
+        self.out.write(f"\r\x1b[K{self._style(text, '2')}")
         self.out.flush()
         self._spinner_shown = True
 
@@ -110,11 +126,15 @@ class TerminalRenderer:
         """Show one event."""
         event = shown_event(event)
         self._clear_spinner()
+        self._running = None  # a command's report holds until the next event
         if isinstance(event, StepEvent):
             self._thinking_since = time.monotonic()
         elif not isinstance(event, (UsageEvent, RetryEvent)):  # still waiting on a retry
             self._thinking_since = None
-        if isinstance(event, RunStartedEvent):
+        if isinstance(event, ToolProgressEvent):
+            self._running = (time.monotonic(), event)
+            self.tick()  # nothing where the output is no terminal
+        elif isinstance(event, RunStartedEvent):
             self.streamed = ""
             self.usage = None  # a run's own usage (cumulative), not the last turn's
             if self.echo_prompt:
@@ -232,6 +252,12 @@ def shown_event(event: RunEvent) -> RunEvent:
         update = {"entries": entries}
     elif isinstance(event, RetryEvent):
         update = {"reason": shown(event.reason)}
+    elif isinstance(event, ToolProgressEvent):
+        update = {
+            "tool": shown(event.tool),
+            "last_line": shown(event.last_line),
+            "tail": shown(event.tail, lines=True),
+        }
     else:
         return event
     return event.model_copy(update=update)
@@ -254,6 +280,32 @@ def approval_text(event: ApprovalEvent) -> str:
         named = ", ".join(f"{r.scope} rule `{r.pattern}`" for r in event.rules)
         return f"denied by {named}"
     return f"{event.decision}{decided_by(event)}"
+
+
+def running_text(event: ToolProgressEvent, elapsed: float, frame: str) -> str:
+    """A running command's status line: ``  ⠋ 3 s · collected 12 items``."""
+    said = f"  {frame} {int(elapsed)} s"
+    return f"{said} · {event.last_line}" if event.last_line else said
+
+
+def fit(text: str, columns: int) -> str:
+    """``text`` cut to ``columns`` terminal cells (wide characters take two), with ``…``:
+    a line that wrapped could not be taken back in place."""
+    widths = [_cells(char) for char in text]
+    if sum(widths) <= columns:
+        return text
+    cells = 0
+    for at, width in enumerate(widths):
+        if cells + width > columns - 1:
+            return text[:at] + "…"
+        cells += width
+    return text  # pragma: no cover - the sum says it does not fit
+
+
+def _cells(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
 
 def retry_text(event: RetryEvent) -> str:

@@ -24,6 +24,7 @@ from tether_protocol import (
     RunFinishedEvent,
     TextDeltaEvent,
     ToolCallEvent,
+    ToolProgressEvent,
     ToolResultEvent,
     UsageEvent,
 )
@@ -121,7 +122,7 @@ class RichRenderer(TerminalRenderer):
             # Between a step and its reply; mid-message only when a continuation is retried,
             # and then the streamed text's rows can no longer be counted.
             self.others_wrote()
-        elif not isinstance(event, UsageEvent):
+        elif not isinstance(event, UsageEvent | ToolProgressEvent):  # a command runs
             self._settle(answer=isinstance(event, RunFinishedEvent))
         super().render(event)
 

@@ -14,6 +14,7 @@ from tether_protocol import (
     RunFinishedEvent,
     StepEvent,
     ToolCallEvent,
+    ToolProgressEvent,
 )
 
 from ..events import event_json
@@ -246,14 +247,26 @@ def progress_message(event: StepEvent | ToolCallEvent, step: int) -> str:
     return shown(f"step {step} · {event.label or event.tool} {target}".rstrip())
 
 
+def running_message(call: str, event: ToolProgressEvent) -> str:
+    """``step 2 · bash make · 3 s · compiling foo.c``: the call's message, the seconds so
+    far and the last line it printed (cut to 200 characters, shown as text from outside
+    is)."""
+    said = f"{call} · {event.elapsed_ms // 1000} s"
+    if event.last_line:
+        said += f" · {event.last_line}"
+    return shown(said if len(said) <= 200 else said[:199] + "…")
+
+
 class ProgressSink:
-    """Turns a run's events into ``$/progress`` begin/report/end on one token."""
+    """Turns a run's events into ``$/progress`` begin/report/end on one token (a running
+    command's reports too: the client's mode line says it runs)."""
 
     def __init__(self, link: ClientLink, token: str | int, prompt: str, max_steps: int) -> None:
         self._progress = link.work_done_progress
         self._token = token
         self._step = 0
         self._max_steps = max(1, max_steps)
+        self._call = ""
         excerpt = prompt if len(prompt) <= 60 else prompt[:57] + "…"
         # A percentage at begin makes clients draw a bar that the reports then move.
         self._progress.begin(
@@ -276,8 +289,12 @@ class ProgressSink:
             )
             progress.report(self._token, report)
         elif isinstance(event, ToolCallEvent):
+            self._call = progress_message(event, self._step)
+            report = types.WorkDoneProgressReport(message=self._call, percentage=self._percentage())
+            progress.report(self._token, report)
+        elif isinstance(event, ToolProgressEvent):
             report = types.WorkDoneProgressReport(
-                message=progress_message(event, self._step), percentage=self._percentage()
+                message=running_message(self._call, event), percentage=self._percentage()
             )
             progress.report(self._token, report)
         elif isinstance(event, RunFinishedEvent):

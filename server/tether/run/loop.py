@@ -280,7 +280,8 @@ class AgentLoop:
     async def _execute(self, call: ToolCall) -> None:
         label = await self.tools.label(call.name)
         self.events.tool_call(call.call_id, call.name, call.arguments, label)
-        result = await self.tools.execute(call, self.deps)
+        progress = self.events.progress_of(call.call_id, call.name)  # a command's, for people
+        result = await self.tools.execute(call, replace(self.deps, progress=progress))
         for edit in result.edits:
             if edit.uri not in self.state.changed_files:
                 self.state.changed_files.append(edit.uri)

@@ -26,7 +26,7 @@ from typing import IO, Any
 import anyio.to_thread
 from pydantic import BaseModel
 
-from tether_protocol import RunEvent
+from tether_protocol import TRANSIENT_KINDS, RunEvent
 
 from ..events import event_json
 from ..host import FileEdit
@@ -401,11 +401,14 @@ class SessionRecorder:
 
 
 class SessionSink:
-    """An ``EventSink`` that appends a run's events to its session's log."""
+    """An ``EventSink`` that appends a run's events to its session's log (not the transient
+    ones: a running command's reports are true only while it runs)."""
 
     def __init__(self, writer: SessionLogWriter, session_id: str) -> None:
         self._writer = writer
         self._session_id = session_id
 
     def publish(self, event: RunEvent) -> None:
+        if event.kind in TRANSIENT_KINDS:
+            return
         self._writer.append(self._session_id, event_json(event))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -89,6 +90,9 @@ class ToolDeps:
     """Logs every edit before it is sent (the session log); None: not logged."""
     problems: ProblemWatcher | None = None
     """The editor's problems (diagnostics); None when the editor cannot tell them."""
+    progress: Callable[[int, str, str], None] | None = None
+    """Told how the call runs (a command: milliseconds so far, its last line, the end of
+    its output), for people only; set for each call by the loop, None: nobody watches."""
 
 
 @dataclass(frozen=True, slots=True)

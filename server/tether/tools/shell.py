@@ -46,6 +46,7 @@ from ..sandbox.runner import KILL_GRACE_SECONDS as SANDBOX_KILL_GRACE_SECONDS
 from ..writes.coherence import after_command, before_command, unsaved_note
 from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult, one_line
 from .git_guard import git_environment, refusal, refused_settings
+from .progress import OutputWatch, ReportProgress, report_progress
 
 if TYPE_CHECKING:
     from ..policy.capability import Effect
@@ -132,6 +133,7 @@ async def run_command(
     on_start: Callable[[int], None] | None = None,
     sandbox: Sandbox | None = None,
     extra_env: Callable[[Mapping[str, str]], Mapping[str, str]] | None = None,
+    progress: ReportProgress | None = None,
 ) -> CommandOutcome:
     """Run ``bash -c command`` in ``cwd`` and return how it ended; see the module docstring.
 
@@ -142,7 +144,8 @@ async def run_command(
     when bash is not installed and ``OSError`` when it cannot be started (e.g. no ``cwd``).
     With ``sandbox``, bash runs inside it (see ``tether.sandbox``), with the environment
     it lets in; ``extra_env`` gives Tether's own variables for that environment, set on
-    top of it in either case.
+    top of it in either case. ``progress`` is told, while it runs, the time so far and
+    the end of its output (``tools/progress.py``: for people, throttled).
     """
     if timeout <= 0:
         raise ValueError(f"timeout must be positive, not {timeout}")
@@ -160,7 +163,7 @@ async def run_command(
     if extra_env is not None:
         prepared.env.update(extra_env(prepared.env))
     try:
-        return await _run(prepared, cwd, timeout, output_limit, on_start)
+        return await _run(prepared, cwd, timeout, output_limit, on_start, progress)
     finally:
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(prepared.cleanup)
@@ -184,9 +187,11 @@ async def _run(
     timeout: float,  # noqa: ASYNC109 - a timeout is an outcome here, not an error
     output_limit: int,
     on_start: Callable[[int], None] | None,
+    progress: ReportProgress | None = None,
 ) -> CommandOutcome:
     started = time.monotonic()
     capture = _OutputCapture(output_limit)
+    watch = OutputWatch() if progress is not None else None
     # Shielded: the command may already run (and fork) before the spawn returns, and a cancel
     # landing then would lose the group; it is delivered at the first await below instead.
     with anyio.CancelScope(shield=True):
@@ -211,7 +216,9 @@ async def _run(
         assert stdout is not None  # stdout=PIPE
         eof = anyio.Event()
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_pump, stdout, capture, eof)
+            tg.start_soon(_pump, stdout, capture, eof, watch)
+            if progress is not None and watch is not None:
+                tg.start_soon(report_progress, watch, started, progress)
             try:
                 with anyio.move_on_after(timeout) as deadline:
                     await _wait_for_exit(process)
@@ -268,12 +275,17 @@ async def _wait_for_exit(process: anyio.abc.Process) -> None:
 
 
 async def _pump(
-    stream: anyio.abc.ByteReceiveStream, capture: _OutputCapture, eof: anyio.Event
+    stream: anyio.abc.ByteReceiveStream,
+    capture: _OutputCapture,
+    eof: anyio.Event,
+    watch: OutputWatch | None = None,
 ) -> None:
-    """Feed the merged output into ``capture`` until the pipe ends."""
+    """Feed the merged output into ``capture`` (and ``watch``) until the pipe ends."""
     try:
         async for chunk in stream:
             capture.feed(chunk)
+            if watch is not None:
+                watch.feed(chunk)
     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
         pass
     finally:
@@ -557,6 +569,7 @@ class Bash(Tool[BashArgs]):
                     timeout,
                     sandbox=sandbox,
                     extra_env=git_environment if builtin else None,
+                    progress=deps.progress,
                 )
         except OSError as exc:
             raise ToolError(f"could not start bash: {exc}") from exc
