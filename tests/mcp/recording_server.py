@@ -2,7 +2,7 @@
 runs: at start it writes ``$MARKS/$TAG.json`` with its folder, ``PATH`` and pid.
 
 With ``STUBBORN_CHILD`` set (a file name), it first starts a child that leaves the server's
-process group (``setsid``), ignores SIGTERM, writes its pid to that file and sleeps: what a
+process group (``setsid``), ignores SIGTERM, writes its pid to that file and lingers: what a
 careless server leaves behind. One tool, ``echo``.
 """
 
@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ def stubborn_child(pid_file: str) -> None:
     Path(pid_file + ".tmp").write_text(str(os.getpid()))
     os.replace(pid_file + ".tmp", pid_file)
     while True:
-        time.sleep(3600)
+        signal.pause()  # lingers until killed
 
 
 def record() -> None:
