@@ -109,6 +109,10 @@ class McpServerSettings(WireModel):
         return self
 
 
+ReasoningEffort = Literal["off", "low", "medium", "high"]
+"""How hard a reasoning model thinks before it answers."""
+
+
 class TetherSettings(WireModel):
     """Configuration: ``initializationOptions``, ``settings.tether`` and the environment.
 
@@ -135,6 +139,10 @@ class TetherSettings(WireModel):
     context_window_tokens: Annotated[int, Field(ge=1024)] | None = None
     """Context window of a model the built-in table does not know (default 8192 behind
     ``baseUrl``, else 128000)."""
+    reasoning_effort: ReasoningEffort | None = None
+    """How hard a reasoning model thinks before it answers (default ``off``): Anthropic's
+    extended thinking with a budget of 2,048, 6,144 or 16,384 tokens; ignored, with one
+    note in the log, by a model that cannot think."""
     auto_approve: list[str] | None = None
     """Tool names that need no approval (default: none)."""
     sandbox: Literal["auto", "bwrap", "landlock", "off"] | None = None

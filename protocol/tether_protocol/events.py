@@ -45,6 +45,16 @@ class TextDeltaEvent(_Event):
     text: str
 
 
+class ThinkingEvent(_Event):
+    """A piece of the model's reasoning, streamed as it arrives (Anthropic's extended
+    thinking, an OpenAI-compatible server's ``reasoning_content``). Never part of the
+    answer: ``assistant`` and ``text-delta`` carry the answer alone. After a ``retry`` the
+    reasoning starts again from the beginning."""
+
+    kind: Literal["thinking"] = "thinking"
+    text: str
+
+
 class AssistantEvent(_Event):
     """The whole assistant text of a step."""
 
@@ -178,6 +188,7 @@ RunEvent = Annotated[
     RunStartedEvent
     | StepEvent
     | TextDeltaEvent
+    | ThinkingEvent
     | AssistantEvent
     | ToolCallEvent
     | ApprovalEvent
@@ -197,6 +208,7 @@ EVENT_KINDS: tuple[str, ...] = (
     "run-started",
     "step",
     "text-delta",
+    "thinking",
     "assistant",
     "tool-call",
     "approval",

@@ -23,6 +23,7 @@ from tether_protocol import (
     SandboxBackend,
     StepEvent,
     TextDeltaEvent,
+    ThinkingEvent,
     ToolCallEvent,
     ToolProgressEvent,
     ToolResultEvent,
@@ -92,6 +93,10 @@ class RunEvents:
         # than ``model_construct`` skips validation in Python (1 µs against 2.3 µs).
         self._seq += 1
         self._send(TextDeltaEvent(run_id=self.run_id, seq=self._seq, text=text))
+
+    def thinking(self, text: str) -> None:
+        """A piece of the model's reasoning (never the answer)."""
+        self._send(ThinkingEvent(**self._next(), text=text))
 
     def assistant(self, text: str) -> None:
         self._send(AssistantEvent(**self._next(), text=text))

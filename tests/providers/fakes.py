@@ -255,9 +255,12 @@ def anthropic_stream(
     usage: tuple[int, int] = (100, 20),
     cache_read: int = 0,
     cache_write: int = 0,
-    thinking: str | None = None,
+    thinking: str | Sequence[str] | None = None,
+    signature: str = "sig-1",
+    redacted: str | None = None,
 ) -> list[str]:
-    """A whole message: start, (thinking), a text block, tool_use blocks, delta, stop."""
+    """A whole message: start, (thinking: its pieces, then its signature), (a redacted
+    thinking block of opaque ``redacted`` data), a text block, tool_use blocks, delta, stop."""
     message = {
         "id": "msg_1",
         "type": "message",
@@ -276,13 +279,17 @@ def anthropic_stream(
     frames = [_event("message_start", {"message": message}), _event("ping", {})]
     index = 0
     if thinking is not None:
+        pieces = [thinking] if isinstance(thinking, str) else list(thinking)
         block = {"type": "thinking", "thinking": "", "signature": ""}
-        frames += [
-            _event("content_block_start", {"index": index, "content_block": block}),
-            _delta(index, {"type": "thinking_delta", "thinking": thinking}),
-            _delta(index, {"type": "signature_delta", "signature": "sig-1"}),
-            _event("content_block_stop", {"index": index}),
-        ]
+        frames.append(_event("content_block_start", {"index": index, "content_block": block}))
+        frames += [_delta(index, {"type": "thinking_delta", "thinking": p}) for p in pieces]
+        frames.append(_delta(index, {"type": "signature_delta", "signature": signature}))
+        frames.append(_event("content_block_stop", {"index": index}))
+        index += 1
+    if redacted is not None:
+        block = {"type": "redacted_thinking", "data": redacted}
+        frames.append(_event("content_block_start", {"index": index, "content_block": block}))
+        frames.append(_event("content_block_stop", {"index": index}))
         index += 1
     if texts:
         block = {"type": "text", "text": ""}

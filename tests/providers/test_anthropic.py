@@ -263,30 +263,6 @@ async def test_the_request_has_the_messages_shape_with_cache_breakpoints(fake: F
     ]
 
 
-async def test_thinking_blocks_go_back_with_their_tool_use(fake: FakeApi) -> None:
-    calls = [("toolu_1", "read_file", ['{"path": "a.py"}'])]
-    fake.queue(
-        Sse(anthropic_stream(calls=calls, thinking="I should read a.py.")),
-        Sse(anthropic_stream("It prints 1.")),
-    )
-    model = provider(fake)
-    first = await drain(model)
-    assert text_of(first) == ""  # thinking is not shown as the answer
-    [call] = calls_of(first)
-    await drain(
-        model,
-        request(
-            UserMessage("what does a.py do?"),
-            AssistantMessage("", (call,)),
-            ToolResultMessage(call.call_id, "read_file", "print(1)", False),
-        ),
-    )
-    assert fake.requests[1].body["messages"][1]["content"] == [
-        {"type": "thinking", "thinking": "I should read a.py.", "signature": "sig-1"},
-        {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.py"}},
-    ]
-
-
 async def test_a_stream_closed_cleanly_before_any_text_is_retried(fake: FakeApi) -> None:
     fake.queue(Sse(anthropic_stream("lost"), end_after=2), Sse(anthropic_stream("second try")))
     assert text_of(await drain(provider(fake))) == "second try"

@@ -24,7 +24,7 @@ export const Methods = {
 export const PROTOCOL_VERSION = 2;
 
 export type Outcome = "done" | "max-steps" | "timeout" | "no-progress" | "cancelled" | "budget" | "error";
-export type EventKind = "run-started" | "step" | "text-delta" | "assistant" | "tool-call" | "approval" | "tool-result" | "usage" | "run-finished" | "compacted" | "injection-flagged" | "plan" | "retry" | "tool-progress";
+export type EventKind = "run-started" | "step" | "text-delta" | "thinking" | "assistant" | "tool-call" | "approval" | "tool-result" | "usage" | "run-finished" | "compacted" | "injection-flagged" | "plan" | "retry" | "tool-progress";
 export type Decision = "allow" | "allow-always" | "deny" | "auto" | "denied-by-default";
 
 export type AgentRunParams = {
@@ -143,7 +143,7 @@ export type AgentRulesRemoveResult = {
   removed: boolean;
 };
 
-export type AgentEventParams = RunStartedEvent | StepEvent | TextDeltaEvent | AssistantEvent | ToolCallEvent | ApprovalEvent | ToolResultEvent | UsageEvent | RunFinishedEvent | CompactedEvent | InjectionFlaggedEvent | PlanEvent | RetryEvent | ToolProgressEvent;
+export type AgentEventParams = RunStartedEvent | StepEvent | TextDeltaEvent | ThinkingEvent | AssistantEvent | ToolCallEvent | ApprovalEvent | ToolResultEvent | UsageEvent | RunFinishedEvent | CompactedEvent | InjectionFlaggedEvent | PlanEvent | RetryEvent | ToolProgressEvent;
 
 export type AgentApproveParams = {
   runId: string;
@@ -201,6 +201,7 @@ export type Settings = {
   timeoutSeconds?: number | null;
   contextBudgetTokens?: number | null;
   contextWindowTokens?: number | null;
+  reasoningEffort?: "off" | "low" | "medium" | "high" | null;
   autoApprove?: string[] | null;
   sandbox?: "auto" | "bwrap" | "landlock" | "off" | null;
   sandboxEnv?: string[] | null;
@@ -432,6 +433,13 @@ export type TextDeltaEvent = {
   runId: string;
   seq: number;
   kind?: "text-delta";
+  text: string;
+};
+
+export type ThinkingEvent = {
+  runId: string;
+  seq: number;
+  kind?: "thinking";
   text: string;
 };
 

@@ -24,6 +24,7 @@ from tether_protocol import (
     RunStartedEvent,
     StepEvent,
     TextDeltaEvent,
+    ThinkingEvent,
     ToolCallEvent,
     ToolProgressEvent,
     ToolResultEvent,
@@ -118,6 +119,9 @@ class Translator:
         if isinstance(event, TextDeltaEvent):
             if not replay and event.text:
                 yield self._chunk("agent_message_chunk", event.text)
+        elif isinstance(event, ThinkingEvent):
+            if event.text:  # the model's reasoning, never the answer: live and replayed
+                yield {"sessionUpdate": "agent_thought_chunk", "content": _text(event.text)}
         elif isinstance(event, AssistantEvent):
             if replay and event.text:
                 yield self._chunk("agent_message_chunk", event.text)

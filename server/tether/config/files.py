@@ -18,6 +18,7 @@ ENVIRONMENT = {
     "TETHER_MAX_MESSAGE_BYTES": "max_message_bytes",
     "TETHER_SANDBOX": "sandbox",
     "TETHER_ACP_FILES": "acp_files",
+    "TETHER_REASONING_EFFORT": "reasoning_effort",
 }
 """The ``TETHER_*`` variables and the setting each one sets (read by ``config.layers``)."""
 INTEGER_SETTINGS = frozenset({"context_window_tokens", "max_message_bytes"})

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from tether_protocol import McpServerSettings, Script, TetherSettings
-from tether_protocol.config import ModelPrice
+from tether_protocol.config import ModelPrice, ReasoningEffort
 
 from ..sandbox.detect import SandboxChoice
 from .files import (
@@ -224,6 +224,8 @@ class Config:
     """The MCP servers configured (the enabled ones are started), by name."""
     acp_files: Literal["editor", "disk"] = "editor"
     """``tether acp``: files through the client's ``fs`` methods when offered, or the disk."""
+    reasoning_effort: ReasoningEffort = "off"
+    """How hard a reasoning model thinks (``providers.anthropic`` maps it to a budget)."""
 
 
 def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
@@ -259,6 +261,7 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
         ),
         mcp_servers=dict(settings.mcp_servers or {}),
         acp_files=settings.acp_files or "editor",
+        reasoning_effort=settings.reasoning_effort or "off",
     )
 
 

@@ -71,6 +71,7 @@ def make_provider(
             # (vLLM refuses a limit beyond the context left) and continuation alone applies.
             limit=OutputLimit(8_192, 16_384) if base_url is None else OutputLimit(None, None),
             limit_parameter="max_completion_tokens" if base_url is None else "max_tokens",
+            reasoning_effort=config.reasoning_effort,
         )
     from .anthropic import DEFAULT_MODEL as CLAUDE
     from .anthropic import AnthropicProvider
@@ -82,6 +83,7 @@ def make_provider(
         base_url=base_url,
         models=ModelTable(config.prices),
         context_window=config.context_window_tokens,
+        reasoning_effort=config.reasoning_effort,
     )
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any, Unpack, cast
 
@@ -15,6 +17,7 @@ from anthropic.types import (
     MessageParam,
     RawMessageStreamEvent,
     TextBlockParam,
+    ThinkingConfigParam,
     ToolParam,
     UserMessageParam,
 )
@@ -22,7 +25,10 @@ from anthropic.types import (
 from .base import (
     AssistantMessage,
     ModelRequest,
+    Reasoning,
+    ReasoningReady,
     TextDelta,
+    ThinkingDelta,
     ToolCallReady,
     UsageDelta,
     UserMessage,
@@ -49,17 +55,34 @@ OUTPUT_LIMIT: tuple[int, int] = (16_384, 32_000)
 REQUEST_TIMEOUT = anthropic.Timeout(300.0, connect=15.0)
 """Thinking may keep a stream silent for minutes."""
 
+THINKING_BUDGET = {"low": 2_048, "medium": 6_144, "high": 16_384}
+"""``budget_tokens`` of extended thinking for each ``reasoningEffort``."""
+
+THINKING_HEADROOM = 8_192
+"""Output tokens a request keeps for the answer beyond the thinking budget."""
+
+INTERLEAVED_THINKING = {"anthropic-beta": "interleaved-thinking-2025-05-14"}
+"""Thinking between tool calls too, not only before the first (Claude 4 and later)."""
+
+_NO_THINKING = re.compile(r"claude-(instant|2|3-(?!7))")
+"""Models that cannot think: before Claude 3.7 Sonnet."""
+
+SOURCE = "anthropic"
+"""``Reasoning.source`` of this provider's thinking blocks."""
+
+log = logging.getLogger(__name__)
+_NOTED: set[str] = set()
+
 _RETRYABLE_TYPES = ("overloaded_error", "api_error", "rate_limit_error", "timeout_error")
 """Error types of an ``error`` event inside a stream that a new request may not meet."""
 
 
-def anthropic_messages(
-    request: ModelRequest, thinking: dict[str, list[ContentBlockParam]] | None = None
-) -> list[MessageParam]:
+def anthropic_messages(request: ModelRequest, thinking: bool = False) -> list[MessageParam]:
     """The conversation as Messages turns; consecutive turns of one role are merged.
 
-    ``thinking`` maps a reply's first tool call id to the thinking blocks of that reply,
-    which the API wants back while the tool loop of that reply goes on.
+    With ``thinking``, each reply's own thinking and redacted-thinking blocks come first in
+    its turn, unchanged (the API checks their signatures, and wants those of the reply whose
+    tool loop goes on); without, none is sent.
     """
     turns: list[tuple[str, list[ContentBlockParam]]] = []
 
@@ -74,8 +97,9 @@ def anthropic_messages(
             add("user", {"type": "text", "text": message.text or "(empty)"})
         elif isinstance(message, AssistantMessage):
             calls = message.tool_calls
-            for block in (thinking or {}).get(calls[0].call_id if calls else "", []):
-                add("assistant", block)
+            for block in message.reasoning if thinking else ():
+                if block.source == SOURCE:
+                    add("assistant", _thinking_param(block))
             if message.text or not calls:
                 add("assistant", {"type": "text", "text": message.text or "(no reply)"})
             for call in calls:
@@ -110,6 +134,19 @@ def anthropic_messages(
     return messages
 
 
+def _thinking_param(block: Reasoning) -> ContentBlockParam:
+    if block.kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.data}
+    return {"type": "thinking", "thinking": block.text, "signature": block.signature}
+
+
+def thinking_config(model: str, effort: str) -> ThinkingConfigParam | None:
+    """The ``thinking`` of a request: None when ``effort`` is off or ``model`` cannot think."""
+    if effort not in THINKING_BUDGET or _NO_THINKING.match(model):
+        return None
+    return {"type": "enabled", "budget_tokens": THINKING_BUDGET[effort]}
+
+
 def anthropic_system(request: ModelRequest) -> list[TextBlockParam]:
     """The system prompt as one cached block."""
     return [{"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}]
@@ -138,7 +175,14 @@ class _Reply:
     cache_read: int = 0
     cache_write: int = 0
     calls: dict[int, PendingCall] = field(default_factory=dict)
-    thinking: dict[int, ContentBlockParam] = field(default_factory=dict)
+    thinking: dict[int, dict[str, str]] = field(default_factory=dict)
+    """Thinking blocks by index: their kind, text, signature or data, as they arrived."""
+
+    def reasoning(self) -> list[Reasoning]:
+        return [
+            Reasoning(SOURCE, b["kind"], b["text"], b["signature"], b["data"])
+            for _, b in sorted(self.thinking.items())
+        ]
 
 
 class AnthropicProvider(SdkProvider[AsyncAnthropic]):
@@ -149,7 +193,10 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
 
     def __init__(self, **settings: Unpack[SdkSettings]) -> None:
         super().__init__(**settings)
-        self._thinking: dict[str, list[ContentBlockParam]] = {}
+        self._thinking = thinking_config(self.model, self._effort)
+        if self._effort != "off" and self._thinking is None and self.model not in _NOTED:
+            _NOTED.add(self.model)
+            log.info("reasoningEffort %s ignored: %s cannot think", self._effort, self.model)
 
     def _client(self) -> AsyncAnthropic:
         return AsyncAnthropic(
@@ -164,20 +211,28 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         self, client: AsyncAnthropic, request: ModelRequest, max_tokens: int | None
     ) -> PartStream:
         tools = anthropic_tools(request)
+        limit = max_tokens or OUTPUT_LIMIT[0]
+        thinking = self._thinking
+        if thinking is not None and thinking["type"] == "enabled":
+            limit = max(limit, thinking["budget_tokens"] + THINKING_HEADROOM)
         stream = await client.messages.create(
             model=self.model,
-            max_tokens=max_tokens or OUTPUT_LIMIT[0],
+            max_tokens=limit,
             system=anthropic_system(request),
-            messages=anthropic_messages(request, self._thinking),
+            messages=anthropic_messages(request, thinking=thinking is not None),
             tools=tools if tools else omit,
+            thinking=thinking if thinking is not None else omit,
+            extra_headers=INTERLEAVED_THINKING if thinking is not None else None,
             stream=True,
         )
         reply = _Reply()
         async with stream:
             async for event in stream:
-                text = _read_event(event, reply)
+                text, thought = _read_event(event, reply)
                 if text:
                     yield TextDelta(text)
+                elif thought:
+                    yield ThinkingDelta(thought)
         # message_delta carries the stop_reason; message_stop only closes the stream after it.
         if not reply.complete and reply.stop_reason is None:
             raise StreamInterrupted(
@@ -186,8 +241,8 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
             )
         truncated = reply.stop_reason == "max_tokens"
         calls = [reply.calls[i].finish(truncated) for i in sorted(reply.calls)]
-        if calls and reply.thinking:
-            self._thinking[calls[0].call_id] = [reply.thinking[i] for i in sorted(reply.thinking)]
+        for block in reply.reasoning():
+            yield ReasoningReady(block)
         for call in calls:
             yield ToolCallReady(call)
         cost = self._models.cost(
@@ -230,8 +285,8 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         return None
 
 
-def _read_event(event: RawMessageStreamEvent, reply: _Reply) -> str:
-    """Fold one stream event into ``reply``; the text it carried ("" for none)."""
+def _read_event(event: RawMessageStreamEvent, reply: _Reply) -> tuple[str, str]:
+    """Fold one stream event into ``reply``; the text and the thinking it carried."""
     if event.type == "message_start":
         usage = event.message.usage
         reply.input_tokens = usage.input_tokens
@@ -242,26 +297,26 @@ def _read_event(event: RawMessageStreamEvent, reply: _Reply) -> str:
         block = event.content_block
         if block.type == "text":
             reply.text += block.text
-            return block.text
+            return block.text, ""
         if block.type == "tool_use":
             reply.calls[event.index] = PendingCall(block.id, block.name)
         elif block.type == "thinking":
-            reply.thinking[event.index] = {
-                "type": "thinking",
-                "thinking": block.thinking,
-                "signature": block.signature,
-            }
+            reply.thinking[event.index] = _block("thinking", block.thinking, block.signature)
+            return "", block.thinking
         elif block.type == "redacted_thinking":
-            reply.thinking[event.index] = {"type": "redacted_thinking", "data": block.data}
+            reply.thinking[event.index] = _block("redacted_thinking", data=block.data)
     elif event.type == "content_block_delta":
         delta = event.delta
         if delta.type == "text_delta":
             reply.text += delta.text
-            return delta.text
+            return delta.text, ""
         if delta.type == "input_json_delta" and event.index in reply.calls:
             reply.calls[event.index].add(None, delta.partial_json)
-        elif delta.type in ("thinking_delta", "signature_delta"):
-            _add_thinking(reply.thinking.get(event.index), delta)
+        elif delta.type == "thinking_delta" and event.index in reply.thinking:
+            reply.thinking[event.index]["text"] += delta.thinking
+            return "", delta.thinking
+        elif delta.type == "signature_delta" and event.index in reply.thinking:
+            reply.thinking[event.index]["signature"] += delta.signature
     elif event.type == "message_delta":
         reply.stop_reason = event.delta.stop_reason
         final = event.usage
@@ -275,16 +330,11 @@ def _read_event(event: RawMessageStreamEvent, reply: _Reply) -> str:
             reply.cache_write = final.cache_creation_input_tokens
     elif event.type == "message_stop":
         reply.complete = True
-    return ""
+    return "", ""
 
 
-def _add_thinking(block: ContentBlockParam | None, delta: object) -> None:
-    if block is None or block["type"] != "thinking":
-        return
-    if isinstance(delta, anthropic.types.ThinkingDelta):
-        block["thinking"] += delta.thinking
-    elif isinstance(delta, anthropic.types.SignatureDelta):
-        block["signature"] += delta.signature
+def _block(kind: str, text: str = "", signature: str = "", data: str = "") -> dict[str, str]:
+    return {"kind": kind, "text": text, "signature": signature, "data": data}
 
 
 def canned_stream(text: str = "r", call: CannedCall | None = CANNED_CALL) -> bytes:

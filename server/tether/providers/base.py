@@ -30,11 +30,29 @@ class UserMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class Reasoning:
+    """A block of a reply's reasoning, kept as the provider gave it.
+
+    ``source`` names who made it (``anthropic``, ``openai-chat``): a provider sends back
+    only its own blocks, unchanged — Anthropic checks each thinking block's ``signature``,
+    and wants a ``redacted_thinking`` block's opaque ``data`` back as it came.
+    """
+
+    source: str
+    kind: str
+    """``thinking``, ``redacted_thinking`` (Anthropic) or ``reasoning_content``."""
+    text: str = ""
+    signature: str = ""
+    data: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class AssistantMessage:
-    """One model reply: its text and the tool calls it asked for."""
+    """One model reply: its text, the tool calls it asked for, and its reasoning."""
 
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
+    reasoning: tuple[Reasoning, ...] = ()
     role: str = field(default="assistant", init=False)
 
 
@@ -69,6 +87,22 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A piece of the model's reasoning, as it streams: shown as thinking, never as the
+    answer."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningReady:
+    """A reasoning block of the reply, complete (its signature arrived): the loop keeps it
+    with the reply, so that it is sent back on the turns that need it."""
+
+    block: Reasoning
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallReady:
     """A tool call whose arguments have fully arrived."""
 
@@ -94,7 +128,7 @@ class RetryNotice:
     reason: str
 
 
-ModelDelta = TextDelta | ToolCallReady | UsageDelta | RetryNotice
+ModelDelta = TextDelta | ThinkingDelta | ReasoningReady | ToolCallReady | UsageDelta | RetryNotice
 
 
 @dataclass(frozen=True, slots=True)

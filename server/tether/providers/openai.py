@@ -25,6 +25,7 @@ from .base import (
     AssistantMessage,
     ModelRequest,
     TextDelta,
+    ThinkingDelta,
     ToolCallReady,
     UsageDelta,
     UserMessage,
@@ -94,6 +95,10 @@ def openai_tools(request: ModelRequest) -> list[ChatCompletionFunctionToolParam]
         }
         for spec in request.tools
     ]
+
+
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+"""Where OpenAI-compatible servers put a reasoning model's thinking in a streamed delta."""
 
 
 class _EndWatchingDecoder(SSEDecoder):
@@ -182,8 +187,8 @@ class OpenAIProvider(SdkProvider[AsyncOpenAI]):
         slots: dict[int, PendingCall] = {}
         async with stream:
             async for chunk in stream:
-                for text in _read_chunk(chunk, reply, calls, slots):
-                    yield TextDelta(text)
+                for piece in _read_chunk(chunk, reply, calls, slots):
+                    yield piece
         # Neither a finish_reason nor [DONE] (which servers omitting finish_reason still send):
         # the connection was closed mid-reply, however cleanly. [DONE] on nothing is cut too.
         decoder = getattr(stream, "_decoder", None)  # an SDK without it: finish_reason only
@@ -247,19 +252,27 @@ def _read_chunk(
     reply: _Reply,
     calls: list[PendingCall],
     slots: dict[int, PendingCall],
-) -> list[str]:
-    """Fold one chunk into ``reply`` and ``calls``; the text pieces it carried."""
+) -> list[TextDelta | ThinkingDelta]:
+    """Fold one chunk into ``reply`` and ``calls``; the text and reasoning pieces it carried."""
     if chunk.usage is not None:
         reply.usage = chunk.usage
-    texts: list[str] = []
+    texts: list[TextDelta | ThinkingDelta] = []
     for choice in chunk.choices:
         if choice.index != 0:
             continue
         delta = choice.delta
+        # Not OpenAI's: vLLM, DeepSeek and llama.cpp stream reasoning in a field of its own
+        # (``reasoning_content``; some servers name it ``reasoning``), never sent back.
+        extra = delta.model_extra or {}
+        for field_name in REASONING_FIELDS:
+            thought = extra.get(field_name)
+            if isinstance(thought, str) and thought:
+                texts.append(ThinkingDelta(thought))
+                break
         for text in (delta.content, delta.refusal):
             if text:
                 reply.text += text
-                texts.append(text)
+                texts.append(TextDelta(text))
         for piece in delta.tool_calls or ():
             function = piece.function
             slot = slots.get(piece.index) if piece.index is not None else None

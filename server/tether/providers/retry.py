@@ -2,12 +2,13 @@
 
 One model call may take several API requests. Each request is retried on transient failures
 (429, 5xx, timeouts, dropped connections) with exponential backoff and jitter, honouring
-``Retry-After`` — but only while it has streamed nothing: once text has reached the user a
-retry would repeat it, so the call fails with a clear ``ProviderError`` instead. A reply cut
-off at the output limit is continued: the limit is raised once (for the rest of the run),
-then the model is asked to go on where it stopped, at most ``MAX_CONTINUATIONS`` times.
-Tool-call arguments that are not a JSON object become a ``ToolCall`` with
-``arguments_error``, which the loop turns into a tool error the model reads.
+``Retry-After`` — but only while it has streamed nothing but reasoning: once text has
+reached the user a retry would repeat it, so the call fails with a clear ``ProviderError``
+instead. A reply cut off at the output limit is continued: the limit is raised once (for
+the rest of the run), then the model is asked to go on where it stopped, at most
+``MAX_CONTINUATIONS`` times. Tool-call arguments that are not a JSON object become a
+``ToolCall`` with ``arguments_error``, which the loop turns into a tool error the model
+reads.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from .base import (
     ModelRequest,
     RetryNotice,
     TextDelta,
+    ThinkingDelta,
     ToolCall,
     ToolCallReady,
     UserMessage,
@@ -140,7 +142,9 @@ async def with_retries(
         try:
             async with aclosing(start()) as items:
                 async for item in items:
-                    yielded = True
+                    # Reasoning is not the answer: a cut in the middle of it is retried
+                    # (the thinking shown starts again after the retry notice).
+                    yielded = yielded or not isinstance(item, ThinkingDelta)
                     yield item
             return
         except Exception as exc:

@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, aclosing
 from typing import Any, ClassVar, Generic, NotRequired, TypedDict, TypeVar, Unpack
 
+from tether_protocol.config import ReasoningEffort
+
 from .base import (
     AssistantMessage,
     ModelDelta,
@@ -63,6 +65,8 @@ class SdkSettings(TypedDict):
     context_window: NotRequired[int | None]
     limit: NotRequired[OutputLimit | None]
     retry: NotRequired[RetryPolicy | None]
+    reasoning_effort: NotRequired[ReasoningEffort]
+    """``reasoningEffort``: how hard a reasoning model thinks (default ``off``)."""
 
 
 class SdkProvider(ABC, Generic[ClientT]):
@@ -84,6 +88,7 @@ class SdkProvider(ABC, Generic[ClientT]):
         )
         self._limit = settings.get("limit") or OutputLimit(*self.default_limit)
         self._retry = settings.get("retry") or RetryPolicy()
+        self._effort: ReasoningEffort = settings.get("reasoning_effort") or "off"
         self._canned: bytes | None = None
         """Set by ``prime_with``: every request is answered in-process with this stream."""
 

@@ -25,8 +25,11 @@ from ..providers.base import (
     Message,
     ModelRequest,
     Provider,
+    Reasoning,
+    ReasoningReady,
     RetryNotice,
     TextDelta,
+    ThinkingDelta,
     ToolCall,
     ToolCallReady,
     ToolResultMessage,
@@ -212,17 +215,22 @@ class AgentLoop:
         request = ModelRequest(self.system, tuple(self.history), self.tools.specs())
         pieces: list[str] = []
         calls: list[ToolCall] = []
+        reasoning: list[Reasoning] = []
         async for delta in self.provider.stream(request):
             if isinstance(delta, TextDelta):
                 pieces.append(delta.text)
                 self.events.text_delta(delta.text)
+            elif isinstance(delta, ThinkingDelta):
+                self.events.thinking(delta.text)
+            elif isinstance(delta, ReasoningReady):
+                reasoning.append(delta.block)  # sent back unchanged, kept in the log
             elif isinstance(delta, ToolCallReady):
                 calls.append(delta.call)
             elif isinstance(delta, UsageDelta):
                 self._count(delta)
             elif isinstance(delta, RetryNotice):
                 self.events.retry(delta.attempt, delta.delay_seconds, delta.reason)
-        reply = AssistantMessage("".join(pieces), tuple(calls))
+        reply = AssistantMessage("".join(pieces), tuple(calls), tuple(reasoning))
         self._remember(reply)
         if reply.text:
             self.state.answer = reply.text

@@ -24,7 +24,14 @@ from pydantic.alias_generators import to_camel
 from tether_protocol import parse_event
 
 from ..host import FileEdit
-from ..providers.base import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
+from ..providers.base import (
+    AssistantMessage,
+    Message,
+    Reasoning,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from ..text.window import local_pair
 from .hunks import CONTEXT_LINES, HUNK_LIMIT, Hunk, context_around
 from .hunks import hunks as window_hunks
@@ -46,12 +53,38 @@ class LoggedToolCall(_Record):
     arguments_error: str | None = None
 
 
+class LoggedReasoning(_Record):
+    """A reasoning block of a logged assistant message, kept byte for byte: a resumed
+    session sends it back as the provider gave it (Anthropic checks its signature)."""
+
+    source: str
+    kind: str
+    text: str = ""
+    signature: str | None = None
+    data: str | None = None
+
+    @classmethod
+    def of(cls, block: Reasoning) -> LoggedReasoning:
+        return cls(
+            source=block.source,
+            kind=block.kind,
+            text=block.text,
+            signature=block.signature or None,
+            data=block.data or None,
+        )
+
+    def block(self) -> Reasoning:
+        return Reasoning(self.source, self.kind, self.text, self.signature or "", self.data or "")
+
+
 class LoggedMessage(_Record):
     """One conversation message, as logged."""
 
     role: Literal["user", "assistant", "tool"]
     text: str = ""
     tool_calls: list[LoggedToolCall] = Field(default_factory=list)
+    reasoning: list[LoggedReasoning] | None = None
+    """An assistant message's reasoning blocks (absent when it has none)."""
     call_id: str | None = None
     tool: str | None = None
     content: str | None = None
@@ -72,7 +105,8 @@ class LoggedMessage(_Record):
                 )
                 for c in message.tool_calls
             ]
-            return cls(role="assistant", text=message.text, tool_calls=calls)
+            reasoning = [LoggedReasoning.of(b) for b in message.reasoning] or None
+            return cls(role="assistant", text=message.text, tool_calls=calls, reasoning=reasoning)
         return cls(
             role="tool",
             call_id=message.call_id,
@@ -89,7 +123,8 @@ class LoggedMessage(_Record):
             calls = tuple(
                 ToolCall(c.call_id, c.name, c.arguments, c.arguments_error) for c in self.tool_calls
             )
-            return AssistantMessage(self.text, calls)
+            reasoning = tuple(r.block() for r in self.reasoning or ())
+            return AssistantMessage(self.text, calls, reasoning)
         return ToolResultMessage(
             self.call_id or "", self.tool or "", self.content or "", self.is_error
         )

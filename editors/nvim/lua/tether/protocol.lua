@@ -23,7 +23,7 @@ M.methods = {
 
 M.protocol_version = 2
 M.outcomes = { "done", "max-steps", "timeout", "no-progress", "cancelled", "budget", "error" }
-M.event_kinds = { "run-started", "step", "text-delta", "assistant", "tool-call", "approval", "tool-result", "usage", "run-finished", "compacted", "injection-flagged", "plan", "retry", "tool-progress" }
+M.event_kinds = { "run-started", "step", "text-delta", "thinking", "assistant", "tool-call", "approval", "tool-result", "usage", "run-finished", "compacted", "injection-flagged", "plan", "retry", "tool-progress" }
 M.decisions = { "allow", "allow-always", "deny", "auto", "denied-by-default" }
 
 return M
