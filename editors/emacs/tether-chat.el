@@ -253,10 +253,12 @@ without asking (the others close their approval's block)."
   "Show the run's EVENT in the chat."
   (when (equal (plist-get event :kind) "run-started")
     (setq tether-chat--session-id (plist-get event :sessionId)))
-  (dolist (item (tether-render-event tether-chat--render event))
-    (if (stringp item)
-        (tether-chat--line item)
-      (tether-chat--insert (cdr item)))))  ; streamed text
+  (let ((items (tether-render-event tether-chat--render event)))
+    (tether-render-replace-progress (current-buffer) items)
+    (dolist (item items)
+      (if (stringp item)
+          (tether-chat--line item)
+        (tether-chat--insert (cdr item))))))  ; streamed text
 
 (defun tether-chat--finished (result)
   "The chat's run ended with RESULT: later prompts continue its session."

@@ -8,6 +8,11 @@
 ;; only put that in their buffers.  A renderer's options say the few ways the two
 ;; differ (the prompt as a line, text as it streams, the decisions taken without
 ;; asking); everything else reads the same in both.
+;;
+;; A running command's status line (`  ⠹ 3 s · compiling foo.c') is a line like the
+;; others, marked `tether-progress': a view calls `tether-render-replace-progress' with
+;; each event's items before it puts them in, so that the line is there while the
+;; command runs and its result (or anything else) takes its place.
 
 ;;; Code:
 
@@ -79,6 +84,43 @@ An MCP call is about its JSON arguments: it has no path or command."
                  (tether-render-json-line (plist-get event :arguments))
                target)))))
 
+(defconst tether-render--spinner "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+  "The frames of a running command's spinner, turned by its time.")
+
+(defun tether-render-running-line (event)
+  "`  ⠹ 3 s · LAST': the status line of EVENT's running command.
+EVENT is a `tool-progress'; the line says the seconds so far and the last
+line the command printed (the server sends it escaped)."
+  (let* ((ms (max 0 (or (plist-get event :elapsedMs) 0)))
+         (frame (aref tether-render--spinner (% (/ ms 100) (length tether-render--spinner))))
+         (last (plist-get event :lastLine))
+         (line (format "  %c %d s" frame (/ ms 1000))))
+    (if (and (stringp last) (not (string-empty-p last)))
+        (concat line " · " (replace-regexp-in-string "[[:cntrl:]]" " " last))
+      line)))
+
+(defvar-local tether-render--progress nil
+  "Whether this buffer shows a running command's status line.")
+(put 'tether-render--progress 'permanent-local t)  ; the view's mode may come after
+
+(defun tether-render--progress-p (item)
+  "Whether ITEM (a rendered line) is a running command's status line."
+  (and (stringp item) (get-text-property 0 'tether-progress item)))
+
+(defun tether-render-replace-progress (buffer items)
+  "Before a view puts ITEMS in BUFFER: take its running command's status line away.
+Remember whether ITEMS bring a new one."
+  (with-current-buffer buffer
+    (when tether-render--progress
+      (let ((inhibit-read-only t)
+            (start (text-property-any (point-min) (point-max) 'tether-progress t)))
+        (while start
+          (let ((end (or (next-single-property-change start 'tether-progress) (point-max))))
+            (when (eq (char-after end) ?\n) (setq end (1+ end)))
+            (delete-region start end))
+          (setq start (text-property-any (point-min) (point-max) 'tether-progress t)))))
+    (setq tether-render--progress (and (seq-some #'tether-render--progress-p items) t))))
+
 (defun tether-render-outcome-line (outcome steps)
   "`■ OUTCOME · STEPS steps' (`1 step')."
   (format "■ %s · %s step%s" outcome steps (if (eql steps 1) "" "s")))
@@ -113,6 +155,10 @@ An MCP call is about its JSON arguments: it has no path or command."
          ("auto" (list (tether-render--face "  ✓ allowed without asking" 'tether-ok-face)))
          ("denied-by-default"
           (list (tether-render--face "  ✗ denied (no answer)" 'tether-failed-face))))))
+    ("tool-progress"
+     (list (propertize (tether-render--face (tether-render-running-line event)
+                                            'tether-outcome-face)
+                       'tether-progress t)))
     ("tool-result"
      (let ((ok (eq (plist-get event :ok) t))
            (first (tether-render-first-line (or (plist-get event :error)

@@ -357,8 +357,10 @@ the answers to approvals, the outcomes echoed.")
   (when (equal (plist-get event :kind) "run-finished")
     ;; The server withdraws its questions itself; this closes any it could not.
     (tether--close-run-approvals connection (plist-get event :runId) "the run ended"))
-  (dolist (line (tether-render-event tether--transcript event))  ; lines only: no :stream
-    (tether--log "%s" line))
+  (let ((lines (tether-render-event tether--transcript event)))  ; lines only: no :stream
+    (tether-render-replace-progress (get-buffer-create "*tether*") lines)
+    (dolist (line lines)
+      (tether--log "%s" line)))
   (when-let ((run (gethash (plist-get event :runId) tether--runs)))
     (when (tether--run-on-event run)
       (with-demoted-errors "Tether: showing an event failed: %S"

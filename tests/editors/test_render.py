@@ -22,7 +22,9 @@ from tether_protocol.events import (
     RunStartedEvent,
     StepEvent,
     TextDeltaEvent,
+    ThinkingEvent,
     ToolCallEvent,
+    ToolProgressEvent,
     ToolResultEvent,
     UsageEvent,
 )
@@ -58,6 +60,14 @@ def run_events() -> list[dict[str, Any]]:
             decision="auto",
             rules=[Rule(tool="bash", pattern="pytest *", decision="allow", scope="project")],
         ),
+        wire(  # the command still runs: 3.2 s so far (a transient report, replaced)
+            ToolProgressEvent,
+            call_id="c2",
+            tool="bash",
+            elapsed_ms=3200,
+            last_line="collected 3 items",
+            tail="collected 3 items\n",
+        ),
         wire(
             ToolResultEvent,
             call_id="c2",
@@ -68,6 +78,7 @@ def run_events() -> list[dict[str, Any]]:
         ),
         wire(PlanEvent, entries=[PlanEntry(content="fix greet", status="in_progress")]),
         wire(RetryEvent, attempt=1, delay_seconds=2.0, reason="429 Too Many Requests"),
+        wire(ThinkingEvent, text="The test wants a comma."),
         wire(StepEvent, step=3),
         wire(
             ToolCallEvent,
@@ -157,12 +168,18 @@ def test_neovim_one_renderer_for_the_transcript_and_the_chat(nvim: Nvim) -> None
             ["note@c2:   approval: auto · rule `pytest *` (project)"],
         ),
         (
+            "tool-progress",  # on the call's line, until its result takes the line back
+            ['progress@c2: → bash {"command": "pytest -q"}  ⠹ 3 s · collected 3 items'],
+            ["progress@c2: → bash pytest -q  ⠹ 3 s · collected 3 items"],
+        ),
+        (
             "tool-result",  # the output, not the short error: it holds the error and more
             ['result@c2: ✗ bash {"command": "pytest -q"} |   exit code: 1 |   1 failed'],
             ["result@c2: ✗ bash pytest -q |   exit code: 1 |   1 failed"],
         ),
         ("plan", [], []),
         ("retry", [], []),
+        ("thinking", [], []),
         ("step", ["lines: ── step 3 ──"], ["end: "]),
         (
             "tool-call",  # an MCP call by the name people know, in both
@@ -284,6 +301,7 @@ def test_emacs_one_renderer_for_the_transcript_and_the_chat(tmp_path: Path) -> N
     emacs_batch(STORIES / "render-story.el", story, "")
     r = json.loads((tmp_path / "result.json").read_text())
     call, ok, failed = "tether-tool-face", "tether-ok-face", "tether-failed-face"
+    outcome = "tether-outcome-face"
 
     def result(mark: str, face: str, tool: str, first: str) -> list[str]:
         return [f"  {{{face}:{mark}}} {{{call}:{tool}}}: {first}"]
@@ -308,12 +326,18 @@ def test_emacs_one_renderer_for_the_transcript_and_the_chat(tmp_path: Path) -> N
         ("tool-call", [f"{{{call}:→ bash pytest -q}}"], [f"{{{call}:→ bash pytest -q}}"]),
         ("approval", [], [f"{{{ok}:  ✓ allowed without asking}}"]),
         (
+            "tool-progress",  # a line of its own, taken away by the next event
+            [f"{{{outcome}:  ⠹ 3 s · collected 3 items}}"],
+            [f"{{{outcome}:  ⠹ 3 s · collected 3 items}}"],
+        ),
+        (
             "tool-result",  # the short error: one line says why
             result("✗", failed, "bash", "exit code 1"),
             result("✗", failed, "bash", "exit code 1"),
         ),
         ("plan", [], []),
         ("retry", [], []),
+        ("thinking", [], []),
         ("step", [], []),
         (
             "tool-call",  # an MCP call by the name people know, about its arguments
@@ -353,15 +377,17 @@ def test_emacs_one_renderer_for_the_transcript_and_the_chat(tmp_path: Path) -> N
         ),
     ]
 
-    # The transcript and the chat put those lines in their buffers, faces and all.
-    lines = [line for _, transcript, _ in by_event for line in transcript]
+    # The transcript and the chat put those lines in their buffers, faces and all; the
+    # running command's status line is gone once its result came.
+    kept = [(kind, *views) for kind, *views in by_event if kind != "tool-progress"]
+    lines = [line for _, transcript, _ in kept for line in transcript]
     assert r["transcript"] == "\n".join(lines) + "\n"
     chat = r["chat"]
     answer = chat[chat.index("}") + 1 :]  # after the chat's first lines
     assert answer == "".join(
         [
             "Let me look.\n",
-            *(line + "\n" for _, _, items in by_event[5:] for line in items),
+            *(line + "\n" for _, _, items in kept[5:] for line in items),
             "\n{tether-prompt-face:tether> }",  # a blank line, then the prompt
         ]
     )

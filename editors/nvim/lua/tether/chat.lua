@@ -582,6 +582,13 @@ local function place(chat, pieces)
       decided(chat, piece.id, piece.line)
     elseif kind == 'note' then
       into_call(chat, piece.id, { piece.line })
+    elseif kind == 'progress' then -- a running command's status, on its call's line
+      local line = chat.calls[piece.id]
+      if line then
+        write(chat, function(buf)
+          vim.api.nvim_buf_set_lines(buf, line - 1, line, false, { piece.line })
+        end)
+      end
     elseif kind == 'result' then
       local line = chat.calls[piece.id]
       if line then

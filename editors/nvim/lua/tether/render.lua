@@ -11,6 +11,9 @@
 --- - `{ kind = 'call', id, line }` a tool call (`→ read_file …`): its line starts a fold
 --- - `{ kind = 'note', id, line?, approval? }` a line in the call's fold: its approval (no
 ---   line: allowed without asking, for no stated reason) or a warning
+--- - `{ kind = 'progress', id, line }` the call's line while it runs (`→ bash make  ⠹ 3 s ·
+---   compiling foo.c`): the time so far and the last line it printed, replaced by the next
+---   progress, by the result, or by the call's own line when the run ends first
 --- - `{ kind = 'result', id, line, output }` the call's line now (`✓`/`✗` for `→`) and its
 ---   output, as the fold's lines
 --- - `{ kind = 'outcome', lines }` how the run ended
@@ -34,6 +37,9 @@ M.styles = {
 ---@field usage? table the run's latest `usage` event
 ---@field finished? boolean its `run-finished` event was shown
 ---@field calls? table<string, string> callId → its line as shown
+---@field running? table<string, boolean> callIds whose line shows that they run
+
+local SPINNER = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
 
 --- The name people read for a tool-call or tool-result event: its `label` (an MCP call's
 --- "notes · echo"), else the model's name for the tool. A JSON null arrives as vim.NIL.
@@ -115,6 +121,33 @@ function M.approval_text(event)
   return '  approval: ' .. decision
 end
 
+--- A running command's status (`⠹ 3 s · collected 3 items`): a spinner turned by the time,
+--- the seconds so far and the last line it printed (the server sends it escaped).
+---@param event table a `tool-progress` event
+---@return string
+function M.running_text(event)
+  local ms = type(event.elapsedMs) == 'number' and math.max(event.elapsedMs, 0) or 0
+  local frame = SPINNER[math.floor(ms / 100) % #SPINNER + 1]
+  local text = string.format('%s %d s', frame, math.floor(ms / 1000))
+  local last = type(event.lastLine) == 'string' and (event.lastLine:gsub('%c', ' ')) or ''
+  return last ~= '' and (text .. ' · ' .. last) or text
+end
+
+--- The lines of calls that still showed that they ran when the run ended (cancelled, timed
+--- out): their own line again.
+---@param st tether.RenderState
+---@return table[] pieces
+local function stopped(st)
+  local pieces = {}
+  for id in pairs(st.running or {}) do
+    if (st.calls or {})[id] then
+      table.insert(pieces, { kind = 'progress', id = id, line = st.calls[id] })
+    end
+  end
+  st.running = nil
+  return pieces
+end
+
 --- A run's prompt line: its first line, `…` when there is more.
 ---@param prompt? string
 ---@return string
@@ -174,7 +207,18 @@ function M.event(event, st, style)
     return { { kind = 'call', id = event.callId, line = line } }
   elseif kind == 'approval' then
     return { { kind = 'note', id = event.callId, line = M.approval_text(event), approval = true } }
+  elseif kind == 'tool-progress' then
+    local call = (st.calls or {})[event.callId]
+    if not call then
+      return {}
+    end
+    st.running = st.running or {}
+    st.running[event.callId] = true
+    return { { kind = 'progress', id = event.callId, line = call .. '  ' .. M.running_text(event) } }
   elseif kind == 'tool-result' then
+    if st.running then
+      st.running[event.callId] = nil
+    end
     local mark = event.ok == true and '✓' or '✗'
     local call = (st.calls or {})[event.callId]
     local line = call and (mark .. call:sub(#'→' + 1)) or (mark .. ' ' .. M.call_name(event))
@@ -198,9 +242,11 @@ function M.event(event, st, style)
   elseif kind == 'run-finished' then
     st.finished = true
     local line = M.outcome_line(event.outcome, event.steps or 0, style.usage and st.usage or nil)
-    return { { kind = 'outcome', lines = { line } } }
+    local pieces = stopped(st)
+    table.insert(pieces, { kind = 'outcome', lines = { line } })
+    return pieces
   end
-  return {} -- `plan`, `retry`: not shown
+  return {} -- `plan`, `retry`, kinds newer than this plugin: not shown
 end
 
 --- How a run ended, once its `agent/run` answer is in: the error of a failed request, the
@@ -211,6 +257,7 @@ end
 ---@return table[] pieces
 function M.finish(run, st, style)
   local result, lines = run.result, {}
+  local pieces = stopped(st)
   if run.error then
     table.insert(lines, '✗ error: ' .. run.error)
   elseif result and not st.finished then
@@ -220,7 +267,10 @@ function M.finish(run, st, style)
   if result and result.outcome == 'error' and type(result.error) == 'string' then
     table.insert(lines, '✗ ' .. result.error)
   end
-  return #lines > 0 and { { kind = 'outcome', lines = lines } } or {}
+  if #lines > 0 then
+    table.insert(pieces, { kind = 'outcome', lines = lines })
+  end
+  return pieces
 end
 
 return M

@@ -214,7 +214,8 @@ local function header(run, line)
 end
 
 --- Places the renderer's pieces: each call and what follows it up to the next line of
---- its own is one fold; a result turns its call's line into `✓`/`✗`.
+--- its own is one fold; a running command's status and then its result rewrite its
+--- call's line (`✓`/`✗` for `→`).
 ---@param run tether.Run
 ---@param pieces table[]
 local function place(run, pieces)
@@ -235,6 +236,13 @@ local function place(run, pieces)
       tx.at[piece.id] = vim.api.nvim_buf_line_count(M.buffer())
     elseif kind == 'note' and piece.line then
       append({ piece.line }, 'inner')
+    elseif kind == 'progress' then
+      local at = tx.at[piece.id]
+      if at then
+        write(function(buf)
+          vim.api.nvim_buf_set_lines(buf, at - 1, at, false, { piece.line })
+        end)
+      end
     elseif kind == 'result' then
       local at = tx.at[piece.id]
       if at then
