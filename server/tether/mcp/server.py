@@ -193,9 +193,9 @@ class McpServer:
         # cancel scope of this function (anyio's scopes must nest); only the handshake
         # and the listing are bounded by the startup timeout.
         if self.settings.command is not None:
-            env = server_environment(self.environ, self.settings.env, self.root)
+            env, folder = await anyio.to_thread.run_sync(self._launch)  # (reads the disk)
             transport = stdio_transport(
-                self.settings.command, self.settings.args or [], env, self.folder(), self._ending
+                self.settings.command, self.settings.args or [], env, folder, self._ending
             )
         else:
             transport = self._http()
@@ -212,9 +212,11 @@ class McpServer:
             self.tools = await self._list(session)
         return session
 
-    def folder(self) -> Path:
-        """Where it runs: ``neutral_folder`` (its ``cwd`` or the home folder)."""
-        return neutral_folder(self.settings.cwd, self.environ, self.root)
+    def _launch(self) -> tuple[dict[str, str], Path]:
+        """Its environment and the folder it runs in (``neutral_folder``: its ``cwd`` or the
+        home folder, never the workspace)."""
+        env = server_environment(self.environ, self.settings.env, self.root)
+        return env, neutral_folder(self.settings.cwd, self.environ, self.root)
 
     def _http(self) -> Any:
         from mcp.client.streamable_http import streamable_http_client

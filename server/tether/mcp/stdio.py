@@ -172,7 +172,8 @@ async def stdio_transport(
 
     # Through the command runner's trampoline (a child subreaper with the server's death
     # signal): every process the server starts ends with it, even if Tether is killed.
-    prepared = unsandboxed([program_path(command, env, cwd), *args], env)
+    program = await anyio.to_thread.run_sync(program_path, command, env, cwd)
+    prepared = unsandboxed([program, *args], env)
     process = await anyio.open_process(
         prepared.argv,
         env=prepared.env,
