@@ -83,7 +83,8 @@
     );
     node.dataset.status = card.status;
     setText(node.querySelector(".tool-title"), card.title);
-    setText(node.querySelector(".badge"), STATUS[card.status] || card.status);
+    const badge = card.progress ? `${STATUS.running} · ${card.progress}` : STATUS[card.status];
+    setText(node.querySelector(".badge"), badge || card.status);
     const detail = node.querySelector(".tool-detail");
     if (card.stat) {
       detail.classList.add("diff");

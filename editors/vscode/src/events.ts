@@ -93,6 +93,18 @@ export type EventView =
       readonly steps: number;
       readonly lines: Lines;
     }
+  /**
+   * A command still runs (a transient report, its result replaces it): `status` says the
+   * time so far and its last line (`⠹ 3 s · collected 3 items`), `output` the end of its output.
+   */
+  | {
+      readonly kind: "tool-progress";
+      readonly runId: string;
+      readonly callId: string;
+      readonly status: string;
+      readonly output: string;
+      readonly lines: Lines;
+    }
   /** `compacted`, `injection-flagged`, `retry`, and any kind newer than this extension. */
   | { readonly kind: "unshown"; readonly runId: string; readonly lines: Lines };
 
@@ -129,6 +141,19 @@ export function outputTail(output: string, maxLines = OUTPUT_TAIL_LINES): string
 /** Text cut to `limit` characters, with a note of how many more there were. */
 export function clip(text: string, limit = DETAIL_CHARS): string {
   return text.length > limit ? `${text.slice(0, limit)}\n… (${text.length - limit} more characters)` : text;
+}
+
+const SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
+
+/**
+ * A running command's status: `⠹ 3 s · collected 3 items` (a spinner turned by the time, the
+ * seconds so far, the last line it printed: the server sends it escaped, on one line).
+ */
+export function runningText(elapsedMs: number, lastLine: string): string {
+  const ms = Math.max(0, Math.floor(elapsedMs) || 0);
+  const said = `${SPINNER[Math.floor(ms / 100) % SPINNER.length]} ${Math.floor(ms / 1000)} s`;
+  const last = Array.from(lastLine, (c) => (c < " " || c === "\u007f" ? " " : c)).join("");
+  return last === "" ? said : `${said} · ${last}`;
 }
 
 /** "1 step", "3 steps". */
@@ -274,6 +299,15 @@ export class EventRenderer {
           lines: [`${ok ? "✓" : "✗"} ${event.label ?? event.tool}`, ...indentOutput(output)],
         };
       }
+      case "tool-progress": // the card's, not the transcript's: it would repeat every second
+        return {
+          kind: "tool-progress",
+          runId,
+          callId: event.callId,
+          status: runningText(event.elapsedMs, event.lastLine),
+          output: outputTail(event.tail ?? ""),
+          lines: [],
+        };
       case "usage": // the transcript's summary of the run carries the totals
         return { kind: "usage", runId, usage: usageView(event), lines: [] };
       case "plan": {

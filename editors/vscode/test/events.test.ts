@@ -33,6 +33,8 @@ const ALL_KINDS: Record<EventKind, true> = {
   "injection-flagged": true,
   plan: true,
   retry: true,
+  thinking: true,
+  "tool-progress": true,
 };
 
 let seq = 0;
@@ -58,6 +60,7 @@ describe("events: one renderer for the transcript and the panel", () => {
       },
       { kind: "step", runId: "r-1", step: 1, lines: ["── step 1 ──"] },
       { kind: "text-delta", runId: "r-1", text: "Let me " },
+      { kind: "unshown", runId: "r-1", lines: [] }, // thinking
       { kind: "assistant", runId: "r-1", text: "" }, // streamed: its deltas showed it
       {
         kind: "tool-call",
@@ -111,6 +114,14 @@ describe("events: one renderer for the transcript and the panel", () => {
         lines: [],
       },
       { kind: "unshown", runId: "r-1", lines: [] }, // retry
+      {
+        kind: "tool-progress",
+        runId: "r-1",
+        callId: "call_1_2",
+        status: "⠴ 3 s · collected 12 items",
+        output: "===== test session starts =====\ncollected 12 items",
+        lines: [], // the transcript waits for the result
+      },
     ];
     assert.deepStrictEqual(
       events.map((event) => renderer.render(event)),
@@ -298,6 +309,25 @@ describe("events: one renderer for the transcript and the panel", () => {
       runId: "r",
       lines: [],
     });
+  });
+});
+
+describe("events: a running command", () => {
+  it("says the seconds so far and the last line, its spinner turned by the time", () => {
+    const renderer = new EventRenderer(relative);
+    const running = (elapsedMs: number, lastLine: string): EventView =>
+      renderer.render(ev({ kind: "tool-progress", callId: "c", tool: "bash", elapsedMs, lastLine }));
+    assert.deepStrictEqual(running(3200, "compiling foo.c"), {
+      kind: "tool-progress",
+      runId: "r",
+      callId: "c",
+      status: "⠹ 3 s · compiling foo.c",
+      output: "",
+      lines: [],
+    });
+    const status = (view: EventView): string => (view.kind === "tool-progress" ? view.status : "");
+    assert.strictEqual(status(running(500, "")), "⠴ 0 s");
+    assert.strictEqual(status(running(61_900, "a\tb")), "⠏ 61 s · a b"); // one line
   });
 });
 

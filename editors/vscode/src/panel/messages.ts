@@ -23,6 +23,8 @@ export interface ToolCard {
   /** "ran in the sandbox (bwrap)": the call ran unasked in a sandbox (its `approval` event). */
   readonly sandbox?: string;
   readonly output?: string;
+  /** A command that runs: the time so far and its last line (`⠹ 3 s · collected 3 items`). */
+  readonly progress?: string;
   /** An edit's lines added and removed (its `detail` is then `-`/`+` lines). */
   readonly stat?: DiffStat;
 }

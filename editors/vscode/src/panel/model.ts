@@ -192,6 +192,18 @@ export class PanelModel {
           card.status = view.ok ? "ok" : "failed";
         }
         card.output = view.output;
+        delete card.progress;
+        return true;
+      }
+      case "tool-progress": {
+        const card = this.card(run, view.callId);
+        if (card === undefined || card.status !== "running") {
+          return false;
+        }
+        card.progress = view.status;
+        if (view.output !== "") {
+          card.output = view.output; // the output so far, until the result's
+        }
         return true;
       }
       case "plan":
@@ -204,6 +216,7 @@ export class PanelModel {
         for (const item of run.items) {
           if (item.kind === "tool" && (item.card.status === "running" || item.card.status === "awaiting")) {
             item.card.status = "stopped";
+            delete item.card.progress;
           }
         }
         run.running = false;
