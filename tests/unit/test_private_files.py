@@ -99,8 +99,8 @@ def test_a_session_held_by_another_process_is_refused_until_it_ends(tmp_path: Pa
         with pytest.raises(SessionBusy) as busy:
             locks.claim("s-1")
         assert str(busy.value) == (
-            f"session 's-1' is open in another Tether process (pid {holder.pid}); close it "
-            "there first, or start a new session"
+            f"session 's-1' is open in another Tether process (pid {holder.pid}): close it "
+            "there first"
         )
         assert not locks.holds("s-1")
         locks.claim("s-2")  # another session is free

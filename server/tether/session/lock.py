@@ -77,8 +77,8 @@ def _take(path: Path, session_id: str) -> int | None:
         holder = _holder(fd)
         os.close(fd)
         raise SessionBusy(
-            f"session {session_id!r} is open in another Tether process{holder}; close it "
-            "there first, or start a new session"
+            f"session {session_id!r} is open in another Tether process{holder}: close it "
+            "there first"
         ) from None
     except OSError as exc:  # a file system without locks
         log.debug("no lock for session %s: %s", session_id, exc)
