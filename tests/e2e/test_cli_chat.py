@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -260,4 +261,64 @@ async def test_continue_resumes_the_latest_session_here(tmp_path: Path) -> None:
     )
     rows = listed.stdout.splitlines()[1:]
     assert len(rows) == 1 and " 2 " in rows[0], listed.stdout
+    assert_nothing_left(env)
+
+
+class Gated(list[str]):
+    """A fake API's frames that stop before frame ``at`` until ``gate`` is set (the test
+    sets it once the screen shows what it waits for: no sleep, no timing)."""
+
+    def __init__(self, frames: list[str], at: int, gate: threading.Event) -> None:
+        super().__init__(frames)
+        self.at = at
+        self.gate = gate
+
+    def __iter__(self) -> Iterator[str]:
+        for index, frame in enumerate(list.__iter__(self)):
+            if index == self.at:
+                assert self.gate.wait(60), "the test never opened the gate"
+            yield frame
+
+
+async def test_the_deny_reason_shows_as_typed_and_the_turn_is_quiet_again(
+    tmp_path: Path,
+) -> None:
+    from tests.providers.fakes import FakeApi, Sse, openai_stream
+
+    (tmp_path / "notes.txt").write_text("old\n")
+    arguments = json.dumps({"path": "notes.txt", "content": "new\n"})
+    gate = threading.Event()
+    later = Gated(openai_stream("I left ", "notes.txt alone."), 2, gate)
+    env = environment(tmp_path)
+    env.pop("TETHER_PROVIDER", None)
+    with FakeApi() as fake:
+        fake.queue(
+            Sse(openai_stream(calls=[("call_1", "write_file", [arguments])])), Sse(frames=later)
+        )
+        argv = ("--provider", "openai", "--base-url", fake.url + "/v1", "--model", "m")
+        try:
+            async with chat(env, tmp_path, *argv) as ui:
+                await ask(ui, "rewrite notes")
+                await ui.wait_for(r"\[n\] deny  \[\?\] more")
+                ui.type("d")
+                await ui.wait_for(r"why\? \(Enter skips\) >")
+                ui.type("keep it as is")
+                # The reason shows as it is typed (the turn had the terminal's echo off).
+                await ui.wait_for(r"why\? \(Enter skips\) > keep it as is", within=15)
+                ui.press("enter")
+                await ui.wait_for("I left")
+                ui.type("zzz")  # typed while the turn runs: held for the next prompt, unshown
+                gate.set()
+                await ui.wait_for("notes.txt alone.")
+                await ui.wait_for(PROMPT_MARK + "zzz")
+                assert ui.text().count("zzz") == 1, ui.text()
+                ui.press("backspace", "backspace", "backspace")
+                await leave(ui)
+                assert await ui.wait_for_exit() == 0, ui.text()
+        finally:
+            gate.set()
+        said = fake.requests[1].body["messages"]
+    result = next(m for m in said if m["role"] == "tool")
+    assert "keep it as is" in str(result["content"]), said
+    assert (tmp_path / "notes.txt").read_text() == "old\n"
     assert_nothing_left(env)

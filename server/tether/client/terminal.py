@@ -88,18 +88,39 @@ async def readable(fd: int) -> None:
 
 async def read_line(prompt: str, out: TextOut, fd: int | None = None) -> str | None:
     """One line typed at the terminal (``fd``, else standard input); None at end of input
-    (Ctrl-D).
+    (Ctrl-D). What is typed shows as it is typed, in line mode, even inside a turn that
+    keeps the terminal quiet (``unechoed``); the terminal is as it was after the line.
 
     It waits on the event loop rather than in a thread, so a cancel (Ctrl-C) ends it at once.
     """
-    out.write(prompt)
-    out.flush()
     fd = sys.stdin.fileno() if fd is None else fd
-    await readable(fd)
-    data = os.read(fd, 4096)  # a terminal in line mode hands over one line
+    with _echoed(fd):
+        out.write(prompt)
+        out.flush()
+        await readable(fd)
+        data = os.read(fd, 4096)  # a terminal in line mode hands over one line
     if not data:
         return None
     return data.decode(errors="replace").rstrip("\r\n")
+
+
+@contextlib.contextmanager
+def _echoed(fd: int) -> Iterator[None]:
+    """While a line is typed at ``fd`` (a terminal): in line mode, each key echoed; then
+    the terminal as it was (quiet again inside a turn). Nothing changes for a pipe."""
+    try:
+        saved = termios.tcgetattr(fd)
+    except termios.error:
+        yield
+        return
+    typing = termios.tcgetattr(fd)
+    typing[3] |= termios.ICANON | termios.ECHO | termios.ECHOE | termios.ECHOK  # lflag
+    termios.tcsetattr(fd, termios.TCSANOW, typing)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
 END_OF_INPUT = "\x04"
