@@ -126,6 +126,8 @@ SECRETS: tuple[Place, ...] = (
 )
 """Places the built-in read-only commands never read unasked."""
 
+HARMLESS = frozenset({("dev", "null")})
+"""Under a secret place, but empty (``grep x file /dev/null``)."""
 SECRET_NAMES = frozenset({".ssh", ".gnupg"})
 """Folders of keys wherever they are (another user's home under a root of ``/``)."""
 
@@ -210,6 +212,8 @@ def secret_reason(path: Path, places: UserPlaces) -> str | None:
     not one of the places known to."""
     if any(normalized(p, streams=s) in SECRET_NAMES for p in path.parts for s in (False, True)):
         return "keys"
+    if folded(path) in HARMLESS:
+        return None
     return _found(path, SECRETS, places)
 
 
