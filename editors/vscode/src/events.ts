@@ -188,22 +188,97 @@ function prefixed(text: string, mark: string): string {
   return text
     .replace(/\n$/, "")
     .split("\n")
-    .map((line) => `${mark} ${line}`)
+    .map((line) => `${mark}${line}`)
     .join("\n");
 }
 
-/** Lines added and removed by a unified diff (or `-`/`+` prefixed lines); headers not counted. */
+/**
+ * Lines added and removed by a unified diff (or ` `/`-`/`+` prefixed lines); its `---`/`+++`
+ * headers, before the first `@@`, not counted (a removed line may start with `--`).
+ */
 export function diffStat(diff: string): DiffStat {
   let added = 0;
   let removed = 0;
+  let header = diff.startsWith("--- ");
   for (const line of diff.split("\n")) {
-    if (line.startsWith("+") && !line.startsWith("+++ ")) {
+    if (line.startsWith("@@")) {
+      header = false;
+    } else if (header && (line.startsWith("--- ") || line.startsWith("+++ "))) {
+      continue;
+    } else if (line.startsWith("+")) {
       added += 1;
-    } else if (line.startsWith("-") && !line.startsWith("--- ")) {
+    } else if (line.startsWith("-")) {
       removed += 1;
     }
   }
   return { added, removed };
+}
+
+/** Past this many line pairs, a change is shown as every old line removed and every new one added. */
+const MAX_DIFF_CELLS = 250_000;
+
+function lines(text: string): string[] {
+  return text === "" ? [] : text.replace(/\n$/, "").split("\n");
+}
+
+/**
+ * `before` → `after` as diff lines (` ` kept, `-` removed, `+` added), the fewest changed: what
+ * the server's own diff of the edit counts (the approval card's `+1 −1`), not every line of
+ * both texts.
+ */
+export function lineDiff(before: string, after: string): string {
+  const a = lines(before);
+  const b = lines(after);
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) {
+    start += 1;
+  }
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+    endA -= 1;
+    endB -= 1;
+  }
+  const oldMiddle = a.slice(start, endA);
+  const newMiddle = b.slice(start, endB);
+  const middle =
+    oldMiddle.length * newMiddle.length > MAX_DIFF_CELLS
+      ? [...oldMiddle.map((line) => `-${line}`), ...newMiddle.map((line) => `+${line}`)]
+      : commonLines(oldMiddle, newMiddle);
+  return [
+    ...a.slice(0, start).map((line) => ` ${line}`),
+    ...middle,
+    ...a.slice(endA).map((line) => ` ${line}`),
+  ].join("\n");
+}
+
+/** The lines of `a` and `b` by their longest common subsequence: removed before added. */
+function commonLines(a: readonly string[], b: readonly string[]): string[] {
+  // longest[i][j]: the longest common subsequence of a[i..] and b[j..].
+  const longest = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
+  for (let i = a.length - 1; i >= 0; i -= 1) {
+    for (let j = b.length - 1; j >= 0; j -= 1) {
+      longest[i][j] =
+        a[i] === b[j] ? longest[i + 1][j + 1] + 1 : Math.max(longest[i + 1][j], longest[i][j + 1]);
+    }
+  }
+  const out: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      out.push(` ${a[i]}`);
+      i += 1;
+      j += 1;
+    } else if (i < a.length && (j === b.length || longest[i + 1][j] >= longest[i][j + 1])) {
+      out.push(`-${a[i]}`);
+      i += 1;
+    } else {
+      out.push(`+${b[j]}`);
+      j += 1;
+    }
+  }
+  return out;
 }
 
 /** A tool call's title and full detail: the command, the file and its change (with its +N −M). */
@@ -225,7 +300,7 @@ export function describeCall(
   if (file !== undefined) {
     const shown = displayPath(file);
     if (tool === "edit_file" && str("old_text") !== undefined) {
-      const change = `${prefixed(str("old_text") ?? "", "-")}\n${prefixed(str("new_text") ?? "", "+")}`;
+      const change = lineDiff(str("old_text") ?? "", str("new_text") ?? "");
       return { title: `${name} ${shown}`, detail: clip(change), stat: diffStat(change) };
     }
     if (tool === "write_file" && str("content") !== undefined) {
@@ -295,7 +370,8 @@ export class EventRenderer {
           runId,
           callId,
           ok,
-          output: outputTail(error ? `${output}\n${error}` : output),
+          // A failure's error is often its output too (a denial): said once.
+          output: outputTail(error && !output.includes(error) ? `${output}\n${error}` : output),
           lines: [`${ok ? "✓" : "✗"} ${event.label ?? event.tool}`, ...indentOutput(output)],
         };
       }

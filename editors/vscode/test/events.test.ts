@@ -85,7 +85,7 @@ describe("events: one renderer for the transcript and the panel", () => {
         runId: "r-1",
         callId: "call_1_1",
         ok: false,
-        output: "file not found: src/app.py\nfile not found: src/app.py",
+        output: "file not found: src/app.py", // the error is the output: said once
         lines: ["✗ read_file", "  file not found: src/app.py"],
       },
       {
@@ -159,7 +159,7 @@ describe("events: one renderer for the transcript and the panel", () => {
         callId: "c",
         tool: "edit_file",
         title: "edit_file a.py",
-        detail: "- x\n- y\n+ z",
+        detail: "-x\n-y\n+z",
         stat: { added: 1, removed: 2 },
         lines: ['→ edit_file {"path":"file:///work/a.py","old_text":"x\\ny","new_text":"z"}'],
       },
@@ -170,7 +170,7 @@ describe("events: one renderer for the transcript and the panel", () => {
       callId: "c",
       tool: "write_file",
       title: "write_file n.py",
-      detail: "+ a\n+ b",
+      detail: "+a\n+b",
       stat: { added: 2, removed: 0 },
       lines: ['→ write_file {"path":"n.py","content":"a\\nb\\n"}'],
     });

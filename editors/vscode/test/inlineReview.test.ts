@@ -298,6 +298,22 @@ describe("inline review of an edit approval (fake VS Code)", () => {
     assert.deepStrictEqual(lenses(), []); // the review is over: no lens, no mark, no block
     assert.deepStrictEqual(marked(), []);
     assert.deepStrictEqual(blocks(), []);
+    // The Comments view VS Code opened for the blocks (once a window) is closed with them.
+    assert.deepStrictEqual(
+      callsOf("executeCommand").filter(([id]) => id === "workbench.action.closePanel"),
+      [["workbench.action.closePanel"]],
+    );
+    vscode.calls.length = 0;
+    const second = approvals.approve(params("c-2"), token());
+    await vscode.until(() => approvals.pendingCount === 1);
+    assert.ok(await approvals.reviewInFile());
+    click(2, "Accept All");
+    await second;
+    assert.deepStrictEqual(
+      callsOf("executeCommand").filter(([id]) => id === "workbench.action.closePanel"),
+      [],
+      "a later review closed a panel VS Code did not open for it",
+    );
     assert.strictEqual(approvals.pendingCount, 0);
     const keys = callsOf("executeCommand").filter(
       (a) => a[0] === "setContext" && a[1] === REVIEW_CONTEXT_KEY,

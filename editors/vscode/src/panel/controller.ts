@@ -121,7 +121,9 @@ export class PanelController {
     this.model = new PanelModel(displayPath);
     approvals.onDidChange(() => {
       for (const { params } of approvals.pending()) {
-        this.model.awaiting(params.runId, params.callId);
+        const preview = params.preview as { diff?: unknown };
+        const diff = typeof preview.diff === "string" ? preview.diff : undefined;
+        this.model.awaiting(params.runId, params.callId, diff);
       }
       this.schedule();
     });
@@ -160,7 +162,7 @@ export class PanelController {
 
   /** The state the webview draws. */
   state(): PanelState {
-    const undoRun = this.model.lastFinished();
+    const undoRunId = this.model.undoTarget();
     return {
       runs: this.model.views(),
       approvals: this.approvals
@@ -172,7 +174,7 @@ export class PanelController {
       sessions: this.sessions,
       rules: this.rules,
       commands: this.commands,
-      ...(undoRun !== undefined && undoRun.undone === undefined ? { undoRunId: undoRun.runId } : {}),
+      ...(undoRunId !== undefined ? { undoRunId } : {}),
       ...(this.notice !== undefined ? { notice: this.notice } : {}),
       context: contextChips(this.services.editorContext?.(), this.displayPath).map((chip) => ({
         ...chip,

@@ -2,7 +2,7 @@
 // character of the source is escaped first and only the tags made here are emitted, so
 // raw HTML in the answer shows as text; links keep only http(s) and mailto targets.
 // Covers what models write: headings, paragraphs, lists, quotes, fenced and inline code,
-// emphasis, links, rules. No `vscode` import: tested directly.
+// emphasis, links, rules, tables. No `vscode` import: tested directly.
 
 const ESCAPES: Record<string, string> = {
   "&": "&amp;",
@@ -37,6 +37,62 @@ function inline(escaped: string): string {
         .replace(/(^|[^_\w])_([^_\s][^_]*?)_(?!\w)/g, "$1<em>$2</em>");
     })
     .join("");
+}
+
+type Align = "left" | "right" | "center" | undefined;
+
+/** A table row's cells: split at each `|` outside code spans and not escaped (`\|`). */
+function cells(line: string): string[] {
+  let text = line.trim();
+  if (text.startsWith("|")) {
+    text = text.slice(1);
+  }
+  if (text.endsWith("|") && !text.endsWith("\\|")) {
+    text = text.slice(0, -1);
+  }
+  const out: string[] = [];
+  let cell = "";
+  let code = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (c === "\\" && text[i + 1] === "|") {
+      cell += "|";
+      i += 1;
+    } else if (c === "`") {
+      code = !code;
+      cell += c;
+    } else if (c === "|" && !code) {
+      out.push(cell.trim());
+      cell = "";
+    } else {
+      cell += c;
+    }
+  }
+  out.push(cell.trim());
+  return out;
+}
+
+/** The line under a table's header: `|---|:---:|`, each cell's alignment. */
+function separator(line: string): Align[] | undefined {
+  if (!line.includes("-") || !/^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/.test(line)) {
+    return undefined;
+  }
+  return cells(line).map((cell) => {
+    const left = cell.startsWith(":");
+    const right = cell.endsWith(":");
+    return left && right ? "center" : right ? "right" : left ? "left" : undefined;
+  });
+}
+
+function table(header: string[], aligns: Align[], rows: string[][]): string {
+  const cell = (tag: string, text: string, index: number): string => {
+    const align = aligns[index];
+    return `<${tag}${align ? ` class="${align}"` : ""}>${inline(escapeHtml(text))}</${tag}>`;
+  };
+  const row = (tag: string, values: string[]): string =>
+    `<tr>${header.map((_, index) => cell(tag, values[index] ?? "", index)).join("")}</tr>`;
+  const body = rows.length > 0 ? `<tbody>${rows.map((values) => row("td", values)).join("")}</tbody>` : "";
+  return `<table><thead>${row("th", header)}</thead>${body}</table>`;
 }
 
 interface ListState {
@@ -79,7 +135,8 @@ export function renderMarkdown(source: string): string {
     flushQuote();
   };
 
-  for (const line of lines) {
+  for (let index = 0; index < lines.length; index += 1) {
+    const line = lines[index];
     if (fence !== undefined) {
       if (line.trim().startsWith(fence.marker)) {
         out.push(codeBlock(fence.lines, fence.lang));
@@ -133,6 +190,20 @@ export function renderMarkdown(source: string): string {
     }
     if (list !== undefined && /^\s+\S/.test(line)) {
       list.items[list.items.length - 1] += ` ${line.trim()}`; // a wrapped item continues
+      continue;
+    }
+    const aligns = line.includes("|") && index + 1 < lines.length ? separator(lines[index + 1]) : undefined;
+    if (aligns !== undefined) {
+      flushAll();
+      const header = cells(line);
+      const rows: string[][] = [];
+      index += 2;
+      while (index < lines.length && lines[index].includes("|") && lines[index].trim() !== "") {
+        rows.push(cells(lines[index]));
+        index += 1;
+      }
+      index -= 1; // the loop's step: the line after the table is read next
+      out.push(table(header, aligns, rows));
       continue;
     }
     flushList();

@@ -229,11 +229,21 @@ export class PanelModel {
     }
   }
 
-  /** A pending approval marks its card as waiting for the user. */
-  awaiting(runId: string, callId: string): void {
+  /**
+   * A pending approval marks its card as waiting for the user; an edit's card then shows the
+   * proposal's diff (`diff`), so that it and the approval's card count the same lines.
+   */
+  awaiting(runId: string, callId: string, diff?: string): void {
     const card = this.find(runId) && this.card(this.find(runId)!, callId);
-    if (card !== undefined && card.status === "running") {
+    if (card === undefined) {
+      return;
+    }
+    if (card.status === "running") {
       card.status = "awaiting";
+    }
+    if (diff !== undefined && card.stat !== undefined) {
+      card.detail = clip(diff);
+      card.stat = diffStat(diff);
     }
   }
 
@@ -326,20 +336,32 @@ export class PanelModel {
     return this.find(runId)?.sessionId;
   }
 
-  /** The last finished run: the one "Undo this run" applies to. */
-  lastFinished(): { runId: string; undone?: string } | undefined {
-    return [...this.runs]
+  /**
+   * The run "Undo this run" applies to, as /undo: the last one shown that changed a file and
+   * was not undone (a later run that edited nothing is not it).
+   */
+  undoTarget(): string | undefined {
+    const edited = (run: RunState): boolean =>
+      (run.changedFiles?.length ?? 0) > 0 ||
+      run.items.some(
+        (item) => item.kind === "tool" && item.card.stat !== undefined && item.card.status === "ok",
+      );
+    return [...this.shown()]
       .reverse()
-      .find((run) => !run.running && run.outcome !== undefined && run.sessionId !== "");
+      .find((run) => !run.running && run.sessionId !== "" && run.undone === undefined && edited(run))?.runId;
+  }
+
+  /** The runs (and commands) of the conversation shown, oldest first. */
+  private shown(): RunState[] {
+    return this.runs.filter(
+      (run, index) =>
+        index >= this.shownFrom || (this.shownSession !== undefined && run.sessionId === this.shownSession),
+    );
   }
 
   /** The runs with their text rendered (each text rendered once per change). */
   views(): RunView[] {
-    const shown = this.runs.filter(
-      (run, index) =>
-        index >= this.shownFrom || (this.shownSession !== undefined && run.sessionId === this.shownSession),
-    );
-    return shown.map((run) => ({
+    return this.shown().map((run) => ({
       runId: run.runId,
       sessionId: run.sessionId,
       prompt: run.prompt,

@@ -52,6 +52,12 @@ export class InlineReviews implements vscode.CodeLensProvider, vscode.Disposable
   /** The added lines' blocks: one comment thread per hunk, by `${reviewId}#${index}`. */
   private readonly blocks = vscode.comments.createCommentController(BLOCKS_CONTROLLER_ID, "Tether review");
   private readonly threads = new Map<string, vscode.CommentThread>();
+  /**
+   * The blocks are comment threads, and VS Code opens its Comments view the first time a file
+   * with comments is active in a window (`comments.openView` "firstFile", the default): the
+   * panel it opened for the first review is closed when the reviews end, not left open, empty.
+   */
+  private commentsView: "not yet" | "opened by a review" | "left to the user" = "not yet";
   private readonly registrations: vscode.Disposable[];
 
   constructor() {
@@ -219,6 +225,10 @@ export class InlineReviews implements vscode.CodeLensProvider, vscode.Disposable
     this.changes.fire();
     this.decorate();
     this.showBlocks();
+    if (this.reviews.size === 0 && this.commentsView === "opened by a review") {
+      this.commentsView = "left to the user";
+      void vscode.commands.executeCommand("workbench.action.closePanel");
+    }
   }
 
   /** Brings the blocks in line with the reviews: new ones made, moved ones moved, stale ones disposed. */
@@ -238,6 +248,12 @@ export class InlineReviews implements vscode.CodeLensProvider, vscode.Disposable
         };
         let thread = this.threads.get(key);
         if (thread === undefined) {
+          if (this.commentsView === "not yet") {
+            const openView = vscode.workspace
+              .getConfiguration("comments")
+              .get<string>("openView", "firstFile");
+            this.commentsView = openView === "firstFile" ? "opened by a review" : "left to the user";
+          }
           thread = this.blocks.createCommentThread(review.target.uri, range, [comment]);
           thread.canReply = false;
           this.threads.set(key, thread);

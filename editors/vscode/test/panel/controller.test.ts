@@ -164,7 +164,7 @@ describe("panel: controller", () => {
       ["cancelled", { inputTokens: 5, outputTokens: 2, costUsd: 0.5 }],
     );
     assert.strictEqual(finished.sessionId, "s-new");
-    assert.strictEqual(finished.undoRunId, "r-1");
+    assert.strictEqual(finished.undoRunId, undefined); // it changed no file: nothing to undo
     assert.deepStrictEqual(
       server.calls.filter((c) => c.startsWith("run ")),
       ["run do it -"],
@@ -179,8 +179,18 @@ describe("panel: controller", () => {
   it("Undo this run calls agent/undo and says what it reverted", async () => {
     const done = controller.handle({ type: "run", prompt: "edit" });
     await vscode.until(() => server.calls.includes("run edit -"));
-    server.finishRun({ runId: "r-1", sessionId: "s-new", outcome: "done", answer: "", steps: 1, usage: {} });
+    server.finishRun({
+      runId: "r-1",
+      sessionId: "s-new",
+      outcome: "done",
+      answer: "",
+      steps: 1,
+      usage: {},
+      changedFiles: ["file:///w/app.py"],
+    });
     await done;
+    await settle();
+    assert.strictEqual(last().undoRunId, "r-1");
     await controller.handle({ type: "undo", runId: "r-1" });
     // The state that tells the undo (a post from the run's end may come before it).
     await vscode.until(() => posted.length > 0 && last().runs[0]?.undone !== undefined);

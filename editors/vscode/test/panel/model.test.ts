@@ -100,7 +100,7 @@ describe("panel: events → view model", () => {
           callId: "c1",
           tool: "edit_file",
           title: "edit_file app.py",
-          detail: "- a + b\n+ a * b",
+          detail: "-a + b\n+a * b",
           status: "ok",
           decision: "allow",
           output: "edited app.py",
@@ -168,9 +168,111 @@ describe("panel: events → view model", () => {
     assert.strictEqual((run.items[0] as { card: { status: string } }).card.status, "denied");
     assert.deepStrictEqual(run.changedFiles, ["a.py"]);
     assert.strictEqual(run.summary, "done · 1 step · 3 in / 1 out tokens"); // the result's, no cost known
-    assert.deepStrictEqual(model.lastFinished()?.runId, RUN);
+    assert.strictEqual(model.undoTarget(), RUN);
     model.undone(RUN, "reverted a.py");
     assert.strictEqual(model.views()[0].undone, "reverted a.py");
+    assert.strictEqual(model.undoTarget(), undefined);
+  });
+
+  it("Undo this run aims at the last run that changed a file, not a later one that changed none", () => {
+    const model = new PanelModel(relative);
+    const run = (runId: string, changedFiles: string[]): void => {
+      model.apply({
+        runId,
+        seq: 1,
+        kind: "run-started",
+        prompt: runId,
+        sessionId: "s-1",
+      } as AgentEventParams);
+      model.finish({
+        runId,
+        sessionId: "s-1",
+        outcome: "done",
+        answer: "",
+        steps: 1,
+        usage: {},
+        changedFiles,
+      });
+    };
+    run("edits", ["file:///work/a.py"]);
+    run("answers", []);
+    assert.strictEqual(model.undoTarget(), "edits");
+    model.undone("edits", "reverted a.py");
+    assert.strictEqual(model.undoTarget(), undefined);
+    // A palette run the panel only saw as events: an edit's card that ran counts.
+    model.apply({
+      runId: "seen",
+      seq: 1,
+      kind: "run-started",
+      prompt: "p",
+      sessionId: "s-1",
+    } as AgentEventParams);
+    model.apply({
+      runId: "seen",
+      seq: 2,
+      kind: "tool-call",
+      callId: "c1",
+      tool: "write_file",
+      arguments: { path: "n.py", content: "x\n" },
+    } as AgentEventParams);
+    model.apply({
+      runId: "seen",
+      seq: 3,
+      kind: "tool-result",
+      callId: "c1",
+      tool: "write_file",
+      ok: true,
+      output: "",
+    } as AgentEventParams);
+    model.apply({
+      runId: "seen",
+      seq: 4,
+      kind: "run-finished",
+      outcome: "done",
+      steps: 1,
+    } as AgentEventParams);
+    assert.strictEqual(model.undoTarget(), "seen");
+  });
+
+  it("a denied call's card says the denial once; an edit's card counts the lines its diff changes", () => {
+    const model = started();
+    const denial = "Not done: the user denied it; nothing was changed. The user said: not again";
+    model.apply(
+      ev({ kind: "tool-call", callId: "c1", tool: "bash", arguments: { command: "rm -rf build" } }),
+    );
+    model.apply(ev({ kind: "approval", callId: "c1", decision: "deny" }));
+    // As the server sends a failure: the same words as output and as error.
+    model.apply(
+      ev({ kind: "tool-result", callId: "c1", tool: "bash", ok: false, output: denial, error: denial }),
+    );
+    const oldText = "def add(a, b):\n    # the sum\n    total = a + b\n    return total\n";
+    const newText = "def add(a, b):\n    # the sum\n    total = a * b\n    return total\n";
+    model.apply(
+      ev({
+        kind: "tool-call",
+        callId: "c2",
+        tool: "edit_file",
+        arguments: { path: "app.py", old_text: oldText, new_text: newText },
+      }),
+    );
+    const [denied, edit] = model.views()[0].items as unknown as Array<{
+      card: { output?: string; stat?: unknown; detail: string };
+    }>;
+    assert.strictEqual(denied.card.output, denial);
+    assert.deepStrictEqual(edit.card.stat, { added: 1, removed: 1 });
+    assert.strictEqual(
+      edit.card.detail,
+      " def add(a, b):\n     # the sum\n-    total = a + b\n+    total = a * b\n     return total",
+    );
+    // While it is asked, the card shows the proposal's diff: the count of the approval's card.
+    const diff =
+      "--- a/app.py\n+++ b/app.py\n@@ -2,2 +2,2 @@\n     # the sum\n-    total = a + b\n+    total = a * b\n";
+    model.awaiting(RUN, "c2", diff);
+    const [, asked] = model.views()[0].items as unknown as Array<{
+      card: { stat?: unknown; detail: string };
+    }>;
+    assert.deepStrictEqual(asked.card.stat, { added: 1, removed: 1 });
+    assert.strictEqual(asked.card.detail, diff);
   });
 
   it("a call still waiting or running when the run ends (cancelled) shows as not run", () => {

@@ -27,6 +27,24 @@ describe("panel: Markdown of the answer", () => {
     assert.match(html, /<code>&lt;b&gt;<\/code>/);
   });
 
+  it("renders a table as a table, its cells' markup escaped and aligned by class", () => {
+    const html = renderMarkdown(
+      "Results:\n\n| test | time |  note |\n|:---|---:|:---:|\n| `a` | 1.5 s | **ok** |\n| <b> | 2 s |\n\nDone.",
+    );
+    assert.strictEqual(
+      html,
+      "<p>Results:</p>" +
+        '<table><thead><tr><th class="left">test</th><th class="right">time</th><th class="center">note</th></tr></thead>' +
+        '<tbody><tr><td class="left"><code>a</code></td><td class="right">1.5 s</td><td class="center"><strong>ok</strong></td></tr>' +
+        '<tr><td class="left">&lt;b&gt;</td><td class="right">2 s</td><td class="center"></td></tr></tbody></table>' +
+        "<p>Done.</p>",
+    );
+    // Pipes that are no table (no separator row under the first) stay text.
+    assert.strictEqual(renderMarkdown("a | b\nc | d"), "<p>a | b<br>c | d</p>");
+    // A pipe inside a code span or escaped is part of the cell.
+    assert.match(renderMarkdown("| x |\n|---|\n| `a|b` \\| c |"), /<td><code>a\|b<\/code> \| c<\/td>/);
+  });
+
   it("shows a code block still streaming (no closing fence yet)", () => {
     assert.strictEqual(renderMarkdown("```\nline 1"), "<pre><code>line 1</code></pre>");
   });
