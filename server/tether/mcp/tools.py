@@ -84,13 +84,13 @@ def effect_of(server: str, remote: RemoteTool) -> dict[str, str]:
 
 
 def mcp_tool(name: str, server: McpServer, remote: RemoteTool, tasks: TaskGroup) -> McpTool:
-    """The tool ``remote`` of ``server`` under the model-facing ``name``."""
-    description = remote.description or f"The tool {remote.name} of the MCP server {server.name}."
-    description = f"(MCP server '{server.name}') {description}"
+    """The tool ``remote`` of ``server`` under the model-facing ``name``. Its ``description``
+    is the server's own text: what the model reads of it (framed, flagged, capped with the
+    server's other tools) is made by ``registry.model_specs``."""
     shown = shown_name(server.name, remote.name)
     attributes = {
         "name": name,
-        "description": description[:4000],
+        "description": remote.description,
         "label": shown,
         "mcp_name": (server.name, remote.name),
         **effect_of(server.name, remote),
