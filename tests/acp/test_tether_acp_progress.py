@@ -4,11 +4,9 @@ The command waits on a FIFO the test opens once it has seen that update."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import anyio
-
+from ..fifo import gate, release
 from .recorder import NOTHING, RecordingClient
 from .tether import EOF_WITHIN, call, tether_acp, turns
 
@@ -22,7 +20,7 @@ def texts(update: dict) -> list[str]:
 async def test_a_running_command_shows_its_output_so_far(tmp_path: Path) -> None:
     root = tmp_path / "work"
     root.mkdir()
-    os.mkfifo(root / "gate")
+    fifo = gate(root)
     script = turns({"tool_calls": [call("bash", command=COMMAND)]}, {"text": "Built."})
     client = RecordingClient(capabilities=NOTHING, permission="allow_once")
     async with tether_acp(root, tmp_path, script, client) as agent:
@@ -44,7 +42,7 @@ async def test_a_running_command_shows_its_output_so_far(tmp_path: Path) -> None
         try:
             so_far = await client.wait_for(running, "the output so far", 20)
         finally:
-            await anyio.to_thread.run_sync((root / "gate").write_text, "go\n")
+            await release(fifo)
         assert so_far["status"] == "in_progress"
         assert (await turn)["stopReason"] == "end_turn"
         updates = [u.update for u in client.updates if u.kind == "tool_call_update"]

@@ -32,6 +32,7 @@ from tether_protocol import (
     StepEvent,
     TextDeltaEvent,
     ToolCallEvent,
+    ToolProgressEvent,
     ToolResultEvent,
 )
 
@@ -120,6 +121,9 @@ def _events(strings: list[str]) -> list[RunEvent]:
             call_id="c1",
             decision="auto",
             rules=[Rule(tool="bash", pattern=rule, decision="allow", scope="project")],
+        ),
+        ToolProgressEvent(  # as a careless server would send it: raw
+            **common(), call_id="c1", tool=tool, elapsed_ms=1500, last_line=output, tail=output
         ),
         ToolResultEvent(**common(), call_id="c1", tool=tool, ok=True, output=output),
         ToolResultEvent(

@@ -5,14 +5,12 @@ a FIFO the test opens only once the screen shows the status line."""
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from pathlib import Path
 
-import anyio
-
 from tests.acp.terminal_ui import PtyScreen
+from tests.fifo import gate, release
 
 from .cli import TETHER
 from .test_cli_chat import CONTROLLING, ask, bash, leave
@@ -30,23 +28,18 @@ def status_lines(ui: PtyScreen) -> list[int]:
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "p"
     root.mkdir()
-    os.mkfifo(root / "gate")
+    gate(root)
     return root
 
 
-async def release(gate: Path) -> None:
-    """Let the command go on (opening the FIFO waits for the command's read)."""
-    await anyio.to_thread.run_sync(gate.write_text, "go\n")
-
-
-async def watch_then_release(ui: PtyScreen, gate: Path) -> None:
+async def watch_then_release(ui: PtyScreen, fifo: Path) -> None:
     """Until the status line shows the printed line and a second gone by; then release."""
     try:
         await ui.wait_until(lambda: any(s >= 1 for s in status_lines(ui)), "the status line")
         assert len(status_lines(ui)) == 1, ui.text()  # one line, updated in place
         assert "✓ bash" not in ui.text()  # before the result
     finally:
-        await release(gate)
+        await release(fifo)
 
 
 async def test_tether_run_shows_a_running_command_then_its_result(tmp_path: Path) -> None:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
-import anyio
-
+from tests.fifo import gate as make_gate
+from tests.fifo import release
 from tests.providers.fakes import FakeApi, Sse, openai_stream
 
 from ..waiting import wait_until
@@ -31,16 +30,10 @@ def progress(editor: Editor, run_id: str = "r1") -> list[dict[str, Any]]:
     return [e.to_wire() for e in editor.events_of(run_id) if e.kind == "tool-progress"]
 
 
-async def release(gate: Path) -> None:
-    """Let the command go on: open the FIFO for writing (it waits for the command's read)."""
-    await anyio.to_thread.run_sync(gate.write_text, "go\n")
-
-
 async def test_a_running_command_reports_its_time_and_last_line_until_its_result(
     editor: Editor, workspace: Path, fake: FakeApi
 ) -> None:
-    gate = workspace / "gate"
-    os.mkfifo(gate)
+    gate = make_gate(workspace)
     call = json.dumps({"command": COMMAND})
     fake.queue(
         Sse(openai_stream(calls=[("call_1", "bash", [call])], usage=(10, 5))),
@@ -93,8 +86,7 @@ async def test_a_client_without_events_sees_the_command_run_in_its_progress(
     editor: Editor, workspace: Path
 ) -> None:
     """Helix, coc.nvim: no Tether plugin, but ``$/progress`` in the status line."""
-    gate = workspace / "gate"
-    os.mkfifo(gate)
+    gate = make_gate(workspace)
     turns = script({"toolCalls": [{"name": "bash", "arguments": {"command": COMMAND}}]})
     options = {"provider": "scripted", "script": turns, "autoApprove": ["bash"]}
     await open_as(editor, workspace, HELIX_25_07, options)
