@@ -5,6 +5,7 @@ workspace (break 2b)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -120,3 +121,28 @@ async def test_a_built_in_read_does_not_follow_a_link_out_of_the_workspace(
     assert decisions == ["deny"]  # asked, not allowed by the built-in rule
     assert [p["preview"]["command"] for p in editor.approvals] == [command]
     assert not any("secret key" in (o or "") for o in outputs)
+
+
+@pytest.mark.parametrize("entry", ["node_modules/.bin", ".", ""])
+async def test_a_relative_path_entry_finds_no_program_of_the_workspace(
+    tmp_path: Path, workspace: Path, entry: str
+) -> None:
+    # A PATH with a relative entry (`node_modules/.bin`, `.`, an empty one) looks programs up
+    # from the folder a command runs in — the workspace: a built-in read that runs unasked
+    # must not run the repository's own `git` or `ls` in place of the system's.
+    marker = tmp_path / "planted-ran"
+    for folder in {workspace / (entry or "."), workspace / "node_modules" / ".bin"}:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ("git", "ls"):
+            planted = folder / name
+            planted.write_text(f"#!/bin/sh\necho planted >> {marker}\n")
+            planted.chmod(0o755)
+    path = os.pathsep.join([entry, os.environ.get("PATH", os.defpath)])
+    async with serving(tmp_path / "state", env={"PATH": path}) as editor:
+        await editor.open_session(workspace, script=one_call_a_turn(bash("ls"), bash("git status")))
+        await editor.run(prompt="go", runId="r1")
+        outputs = [r.output or "" for r in editor.tool_results("r1")]
+        asked = editor.approvals
+    assert not marker.exists()
+    assert asked == []  # still the built-in reads: allowed, run, answered
+    assert "src" in outputs[0]

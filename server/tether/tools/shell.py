@@ -101,10 +101,20 @@ NON_INTERACTIVE_ENV: Mapping[str, str] = {
 
 
 def command_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment commands run with: ``base`` (default ``os.environ``), non-interactive."""
+    """The environment commands run with: ``base`` (default ``os.environ``), non-interactive,
+    its ``PATH`` without relative entries (``absolute_path``)."""
     env = dict(os.environ if base is None else base)
     env.update(NON_INTERACTIVE_ENV)
+    if "PATH" in env:
+        env["PATH"] = absolute_path(env["PATH"])
     return env
+
+
+def absolute_path(path: str) -> str:
+    """A ``PATH`` without its relative entries (``node_modules/.bin``, ``.``, an empty one):
+    they look programs up from the folder a command runs in, the workspace, so a command the
+    built-in rules run unasked (``git status``, ``ls``) would run the repository's own."""
+    return os.pathsep.join(entry for entry in path.split(os.pathsep) if os.path.isabs(entry))
 
 
 @dataclass(frozen=True, slots=True)
