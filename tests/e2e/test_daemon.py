@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import shlex
 import shutil
 import signal
 import socket
@@ -215,6 +216,77 @@ def test_ctrl_c_at_the_front_cancels_the_run_in_the_daemon(world: World) -> None
     wait_until_sync(lambda: (world.status() or {}).get("runs") == 0, "the run's process gone")
 
 
+PIPED = "echo 'write it' | $TETHER run -"
+"""A prompt piped in at a terminal: the run's standard input is the pipe, the terminal is
+only the front's controlling one (as in a shell)."""
+
+
+def writes(path: str) -> dict[str, Any]:
+    call = {"name": "write_file", "arguments": {"path": path, "content": "fixed\n"}}
+    return {"turns": [{"toolCalls": [call]}, {"text": "wrote it"}]}
+
+
+@pytest.mark.parametrize("key", ["a", "d"])
+def test_a_piped_prompt_is_asked_on_the_fronts_controlling_terminal(world: World, key: str) -> None:
+    started(world)
+    root = world.project("p")
+    term = Terminal([], world.run_env(writes("out.txt")), root, shell=PIPED)
+    term.expect(ASKED.strip())  # asked, not denied for want of a terminal
+    term.send(key)
+    if key == "d":
+        term.expect("why? (Enter skips)", fresh=True)
+        term.send("\r")
+    assert term.wait(timeout=60) == 0, term.text
+    assert "▶ write it" in term.text and "no terminal to ask" not in term.text
+    assert "approval: allow" in term.text if key == "a" else "approval: deny" in term.text
+    assert (root / "out.txt").exists() == (key == "a"), term.text
+    assert "outcome done" in term.text, term.text
+    assert IN_PROCESS_NOTE not in term.text and served(world) == 1
+    wait_until_sync(lambda: (world.status() or {}).get("runs") == 0, "the run's process gone")
+
+
+PIPED_IN = (
+    "import os, sys; r, w = os.pipe(); os.write(w, b'write it'); os.close(w); "
+    "os.dup2(r, 0); os.close(r); os.execv(sys.argv[1], sys.argv[1:])"
+)
+"""``tether ARGV`` with its stdin a pipe carrying the prompt, exec'd in place of the shell
+(a shell's pipeline would be killed by the Ctrl-C itself, hiding the run's status)."""
+
+
+def test_ctrl_c_at_a_piped_prompts_approval_cancels_the_run_in_the_daemon(world: World) -> None:
+    started(world)
+    root = world.project("p")
+    piped = f"exec {shlex.quote(sys.executable)} -c {shlex.quote(PIPED_IN)} $TETHER run -"
+    term = Terminal([], world.run_env(writes("out.txt")), root, shell=piped)
+    term.expect(ASKED.strip())
+    term.send("\x03")  # SIGINT to the front (the terminal's foreground), passed on
+    assert term.wait(timeout=30) == 130, term.text
+    assert not (root / "out.txt").exists() and "Traceback" not in term.text
+    assert IN_PROCESS_NOTE not in term.text and served(world) == 1
+    wait_until_sync(lambda: (world.status() or {}).get("runs") == 0, "the run's process gone")
+
+
+def test_a_run_handed_a_fourth_descriptor_that_is_no_terminal_or_a_fifth_is_refused(
+    world: World,
+) -> None:
+    path = started(world)
+    root = world.project("p")
+    message = {
+        "op": "run",
+        "argv": ["run", "--yes", "go"],
+        "cwd": str(root),
+        "env": world.run_env(bash("touch ran.txt")),
+        "streams": [["utf-8", "strict"]] * 3,
+    }
+    for count, why in ((4, "not a terminal"), (5, "too many file descriptors"), (2, "stdin")):
+        answer = send_run(path, message, count)
+        assert answer is not None and why in answer.get("error", ""), (count, answer)
+    assert not (root / "ran.txt").exists()
+    answer = send_run(path, message, 3, to_the_end=True)  # the usual three: it serves on
+    assert answer == {"exit": 0} and (root / "ran.txt").exists(), answer
+    wait_until_sync(lambda: (world.status() or {}).get("runs") == 0, "the run's process gone")
+
+
 def stop_daemons(world: World) -> None:
     for pid in world.daemon_pids():
         os.kill(pid, signal.SIGTERM)
@@ -346,15 +418,22 @@ def test_malformed_huge_and_unknown_messages_are_refused_and_it_serves_on(world:
     assert out.returncode == 0 and IN_PROCESS_NOTE not in out.stderr, out.stderr
 
 
-def send_run(path: Path, message: dict[str, Any]) -> dict[str, Any] | None:
-    """A run request with our (test's) three file descriptors and ``message``'s fields."""
+def send_run(
+    path: Path, message: dict[str, Any], fds: int = 3, *, to_the_end: bool = False
+) -> dict[str, Any] | None:
+    """A run request with ``fds`` file descriptors (/dev/null) and ``message``'s fields: the
+    first answer, or (``to_the_end``) the last, the connection held open until then (its
+    end would cancel the run)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock, open(os.devnull, "r+b") as null:
-        sock.settimeout(15)
+        sock.settimeout(60)
         sock.connect(str(path))
         frame = wire.encode(message)
-        socket.send_fds(sock, [frame[:4]], [null.fileno()] * 3)
+        socket.send_fds(sock, [frame[:4]], [null.fileno()] * fds)
         sock.sendall(frame[4:])
-        return wire.receive(sock)
+        answer = wire.receive(sock)
+        while to_the_end and answer is not None and "started" in answer:
+            answer = wire.receive(sock)
+        return answer
 
 
 def test_a_connection_cannot_name_another_runs_session_or_process(world: World) -> None:

@@ -160,13 +160,22 @@ async def read_key(prompt: str, out: TextOut, fd: int | None = None) -> str:
     return text[0]
 
 
+HANDED: int | None = None
+"""In a run the daemon forked, the terminal its front handed over with the run (the front's
+controlling terminal, when its stdin was not one): set in that run's own process only
+(``daemon/server.py``), which has no controlling terminal of its own; None elsewhere."""
+
+
 def open_terminal() -> tuple[int, bool] | None:
     """The terminal to ask the user at: standard input when it is one, else the process's
-    controlling terminal (``/dev/tty``, as git and ssh do for a piped input); as its
-    descriptor and whether the caller opened it (and must close it). None: no terminal."""
+    controlling terminal (``/dev/tty``, as git and ssh do for a piped input; in a daemon's
+    run, the one its front handed over, ``HANDED``); as its descriptor and whether the
+    caller opened it (and must close it). None: no terminal."""
     with contextlib.suppress(OSError, ValueError):
         if sys.stdin.isatty():
             return sys.stdin.fileno(), False
+    if HANDED is not None:
+        return HANDED, False
     try:
         fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
     except OSError:

@@ -4,8 +4,9 @@ status. When no daemon runs, the run goes in-process and leaves one starting for
 
 Standard library only (and ``wire``): the front pays the interpreter's start and nothing
 else. The run itself happens in the daemon's process for this connection, with this
-process's cwd, environment and file descriptors 0–2 (passed with ``SCM_RIGHTS``): what the
-run prints goes straight to our terminal, and an approval is answered on our terminal.
+process's cwd, environment and file descriptors 0–2 (passed with ``SCM_RIGHTS``), and our
+controlling terminal when stdin is not it (a piped prompt): what the run prints goes straight
+to our terminal, and an approval is answered on our terminal.
 Ctrl-C reaches us (the terminal's foreground process) and is passed on as a message.
 
 A daemon is started from a fixed context, not the starting run's: isolated (``-I``), in
@@ -221,6 +222,23 @@ def streams() -> list[list[str]]:
     ]
 
 
+def controlling_terminal() -> int | None:
+    """Our controlling terminal, opened (``O_NOCTTY``), to hand the run when our stdin is
+    not a terminal (a piped prompt): the run asks there, as in-process ``open_terminal``
+    opens ``/dev/tty``. None: stdin is one (the run asks on it) or we have none."""
+    with contextlib.suppress(OSError, ValueError):
+        if sys.stdin.isatty():
+            return None
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    if not os.isatty(fd):
+        os.close(fd)
+        return None
+    return fd
+
+
 def forward(argv: Sequence[str], environ: Mapping[str, str]) -> int | Cold | None:
     """Run ``tether`` ``argv`` in the daemon: its exit status; ``Cold`` when none runs or
     is starting (the caller runs in-process and starts one); None (after one line on stderr)
@@ -243,15 +261,20 @@ def forward(argv: Sequence[str], environ: Mapping[str, str]) -> int | Cold | Non
         "env": dict(environ),
         "streams": streams(),
     }
+    terminal = controlling_terminal()
+    handed = [0, 1, 2] if terminal is None else [0, 1, 2, terminal]
     with sock:
         try:
             frame = wire.encode(request)
-            socket.send_fds(sock, [frame[: wire.HEADER.size]], [0, 1, 2])
+            socket.send_fds(sock, [frame[: wire.HEADER.size]], handed)
             sock.sendall(frame[wire.HEADER.size :])
             answer = wire.receive(sock)
         except (DaemonError, OSError) as exc:
             print(f"tether: the daemon cannot be used ({exc}); running in-process", file=sys.stderr)
             return None
+        finally:
+            if terminal is not None:
+                os.close(terminal)  # the run has its own copy
         if answer is None or "error" in answer:
             why = answer.get("error") if answer else "it closed the connection"
             print(

@@ -49,7 +49,7 @@ class Incoming:
         try:
             while self.size is None:
                 want = wire.HEADER.size - len(self.header)
-                data, fds, flags, _ = socket.recv_fds(self.conn, want, wire.STREAMS)
+                data, fds, flags, _ = socket.recv_fds(self.conn, want, wire.MAX_DESCRIPTORS)
                 self.fds += fds
                 if flags & socket.MSG_CTRUNC:
                     raise DaemonError("too many file descriptors")

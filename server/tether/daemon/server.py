@@ -4,7 +4,8 @@ exactly as the front would have run it in-process.
 The daemon process only imports (the client, the server, the configured provider's SDK)
 and accepts; it keeps no settings, approvals or environment. Each connection gets a process
 of its own (a fork: the imports are already done) that takes the connection's cwd,
-environment and terminal (file descriptors 0–2, passed with ``SCM_RIGHTS``) and calls the
+environment and terminal (file descriptors 0–2, passed with ``SCM_RIGHTS``, and the front's
+controlling terminal as a fourth when its stdin is not one: a piped prompt) and calls the
 same ``cli`` code a ``tether run`` calls; its ``tether serve`` is a fork too, started by
 ``client.spawn`` in place of a new interpreter. So nothing crosses between connections: what
 one run sets or approves dies with its processes, and commands run through ``tools/shell.py``
@@ -286,8 +287,12 @@ class Daemon:
                 with conn, contextlib.suppress(OSError, DaemonError):
                     answer(conn, self.answer(op))
                 return
-            if len(fds) != wire.STREAMS:
-                raise DaemonError("run: expected stdin, stdout and stderr")
+            if len(fds) not in (wire.STREAMS, wire.MAX_DESCRIPTORS):
+                raise DaemonError(
+                    "run: expected stdin, stdout and stderr, and optionally the terminal"
+                )
+            if len(fds) == wire.MAX_DESCRIPTORS and not os.isatty(fds[wire.STREAMS]):
+                raise DaemonError("run: the fourth file descriptor is not a terminal")
             request = check_run(message)
         except DaemonError as exc:
             for fd in fds:
@@ -321,9 +326,11 @@ class Daemon:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.selector.close()  # closes the loop's descriptor, changes nothing of the daemon's
-        for other in list(self.waiting):
+        for other, waiting in list(self.waiting.items()):
             if other is not conn:
                 other.close()
+                if isinstance(waiting, Incoming):
+                    waiting.close_fds()  # another run's streams and terminal: not ours
         self.waiting.clear()
 
     def answer(self, op: str) -> dict[str, Any]:
@@ -348,7 +355,9 @@ class Daemon:
         env: dict[str, str],
         streams: list[list[str]],
     ) -> int:
-        """The run's process: take the connection's world, run, report the status."""
+        """The run's process: take the connection's world (its streams become 0–2; a
+        fourth descriptor, the front's terminal, is where ``client.terminal.open_terminal``
+        asks in this process only), run, report the status."""
         signal.set_wakeup_fd(-1)
         for signum in (signal.SIGCHLD, signal.SIGTERM):
             signal.signal(signum, signal.SIG_DFL)
@@ -362,9 +371,15 @@ class Daemon:
             return 2
         os.environ.clear()
         os.environ.update(env)
-        for target, fd in enumerate(fds):
+        for target, fd in enumerate(fds[: wire.STREAMS]):
             os.dup2(fd, target)
             os.close(fd)
+        handed = fds[wire.STREAMS :]  # the front's terminal, when it handed one
+        for fd in handed:
+            os.set_inheritable(fd, False)  # for the approvals here, no command's
+            from ..client import terminal
+
+            terminal.HANDED = fd
         sys.stdin, sys.stdout, sys.stderr = (
             io.TextIOWrapper(
                 open(n, "rb" if n == 0 else "wb", closefd=False),  # noqa: SIM115
@@ -377,7 +392,7 @@ class Daemon:
         )
         from .forked import install
 
-        install(self.serve_main, [conn.fileno()])
+        install(self.serve_main, [conn.fileno(), *handed])
         wire.send(conn, {"started": os.getpid()})
         threading.Thread(target=watch, args=(conn,), daemon=True).start()
         try:

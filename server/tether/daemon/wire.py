@@ -26,6 +26,11 @@ MAX_FRAME_BYTES = 1 << 20
 HEADER = struct.Struct(">I")
 STREAMS = 3
 """The file descriptors a run request hands over: stdin, stdout, stderr."""
+MAX_DESCRIPTORS = STREAMS + 1
+"""With the streams, optionally, the front's controlling terminal, for a run whose stdin is
+not a terminal (a piped prompt): the run asks its approvals there, as in-process it opens
+``/dev/tty`` (``client.terminal.open_terminal``). A run request hands over 3 or 4, no other
+count."""
 SOCKET_PREFIX = "d-"
 DEFAULT_IDLE_SECONDS = 600.0
 IDLE_VARIABLE = "TETHER_DAEMON_IDLE_SECONDS"
