@@ -12,6 +12,7 @@ import { launchChromium } from "./browser";
 import { APP, flows } from "./flows";
 import { mcpFlows } from "./mcpFlows";
 import { panelFlows } from "./panelFlows";
+import { progressFlows } from "./progressFlows";
 import { reviewFlows } from "./reviewFlows";
 import { STEP_TIMEOUT_MS, Workbench, waitFor } from "./workbench";
 
@@ -151,17 +152,18 @@ async function main(): Promise<void> {
       .locator(".monaco-workbench .part.editor")
       .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
     await bench.screenshot("workbench");
-    // TETHER_VSCODE_E2E_ONLY=panel, review, mcp or a list (panel,mcp): those flows alone
+    // TETHER_VSCODE_E2E_ONLY=panel, review, progress, mcp or a list (panel,mcp): those flows alone
     // (quicker while working on them).
     const only = process.env.TETHER_VSCODE_E2E_ONLY?.split(",");
     const runs = (part: string): boolean => only === undefined || only.includes(part);
     const first = only !== undefined ? [] : await flows(bench, root, userData);
     const panel = runs("panel") ? await panelFlows(bench, root, userData) : [];
     const review = runs("review") ? await reviewFlows(bench, root, userData) : [];
+    const progress = runs("progress") ? await progressFlows(bench, root, userData) : [];
     // The notes MCP server, run by the Python that runs `tether serve` (it has the mcp SDK).
     const notes = { python: path.join(path.dirname(env.server), "python"), script: env.mcpServer };
     const mcp = runs("mcp") ? await mcpFlows(bench, root, userData, notes) : [];
-    const passed = [...first, ...panel, ...review, ...mcp];
+    const passed = [...first, ...panel, ...review, ...progress, ...mcp];
     for (const flow of passed) {
       console.log(`ok - ${flow}`);
     }
