@@ -101,4 +101,5 @@ async def test_a_client_without_events_sees_the_command_run_in_its_progress(
     finally:
         await release(gate)
     assert said.startswith("step 1 · bash echo compiling part one;"), said
+    assert "… · " in said and len(said) < 100, said  # the command cut: a status line is short
     assert (await asyncio.wait_for(run, 30))["outcome"] == "done"

@@ -248,9 +248,11 @@ def progress_message(event: StepEvent | ToolCallEvent, step: int) -> str:
 
 
 def running_message(call: str, event: ToolProgressEvent) -> str:
-    """``step 2 · bash make · 3 s · compiling foo.c``: the call's message, the seconds so
-    far and the last line it printed (cut to 200 characters, shown as text from outside
-    is)."""
+    """``step 2 · bash make · 3 s · compiling foo.c``: the call's message (cut to 60
+    characters: a status line shows the start), the seconds so far and the last line it
+    printed (cut to 200 characters in all, shown as text from outside is)."""
+    if len(call) > 60:
+        call = call[:59] + "…"
     said = f"{call} · {event.elapsed_ms // 1000} s"
     if event.last_line:
         said += f" · {event.last_line}"
