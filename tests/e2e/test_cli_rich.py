@@ -10,8 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from pyte.screens import Char
 
+from tests.acp.terminal_ui import PtyScreen
+from tests.e2e.cli import TETHER
 from tests.e2e.cli import tether as run_piped
+from tests.e2e.test_cli_chat import CONTROLLING, _at_prompt, ask
 from tests.e2e.test_cli_terminal import (
     Terminal,
     assert_nothing_left,
@@ -352,4 +356,79 @@ def test_a_retried_request_is_one_dim_line_then_the_answer(
     after_retry = shown.split(line, 1)[1]
     assert "It greets people." in after_retry and "(no answer)" not in shown, shown
     assert "outcome done" in after_retry, shown
+    assert_nothing_left(env)
+
+
+# --- a wide diff on a narrow terminal ----------------------------------------------------------
+
+WIDE = "hi there, this greeting is long enough to wrap on a narrow terminal"
+WIDE_EDIT = {
+    "name": "edit_file",
+    "arguments": {"path": "app.py", "old_text": "hello", "new_text": WIDE},
+}
+MORE = ' + " and a few more words at its end"'
+
+
+def cells(ui: PtyScreen) -> list[list[Char]]:
+    """Every row of the emulated terminal (scrolled off, then visible) as its cells."""
+    width = ui.screen.columns
+    rows = [[row[x] for x in range(width)] for row in ui.screen.history.top]
+    return rows + [[ui.screen.buffer[y][x] for x in range(width)] for y in range(ui.screen.lines)]
+
+
+def wrapped(ui: PtyScreen, first: str) -> list[list[Char]]:
+    """The rows of the last diff line on the screen that starts with ``first``: that row
+    and each continuation row under it (the ones the diff's gutter marks ``↪``)."""
+    rows = cells(ui)
+    text = ["".join(c.data for c in row).rstrip() for row in rows]
+    start = max(at for at, line in enumerate(text) if line.startswith(first))
+    end = start + 1
+    while end < len(rows) and text[end].startswith("↪"):
+        end += 1
+    return rows[start:end]
+
+
+def assert_wrapped(ui: PtyScreen, sign: str, line: str, colour: str, background: str) -> None:
+    """``line`` of the diff (after its sign) shows whole, on rows that each keep its colour:
+    its sign on the first, ``↪`` in the gutter of the others, in the sign's colour."""
+    rows = wrapped(ui, sign + line[:20])
+    shown = [("".join(c.data for c in row)).rstrip() for row in rows]
+    assert len(rows) > 1, "\n".join(shown)  # the line is wider than the terminal
+    assert " ".join(row[1:].strip() for row in shown).split() == line.split(), shown
+    for number, row in enumerate(rows):
+        gutter = row[0]
+        assert gutter.data == (sign if number == 0 else "↪"), shown
+        assert gutter.fg == colour, (number, gutter)
+        body = [c for c in row[1:] if c.data != " "]
+        assert body and all(c.bg == background for c in body), (number, shown[number])
+
+
+async def test_a_wide_diff_line_wraps_keeping_its_sign_and_colour(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    script = {"turns": [{"toolCalls": [WIDE_EDIT]}, {"text": "Done."}]}
+    env = scripted(tmp_path, script)
+    env.pop("NO_COLOR", None)
+    env["PROMPT_TOOLKIT_NO_CPR"] = "1"  # pyte answers no cursor-position request
+    env["EDITOR"] = f"sed -i -e 's/ + name$/ + name{MORE}/'"
+    program = [sys.executable, "-c", CONTROLLING, *TETHER, "chat"]
+    added = f'    return "{WIDE} " + name'
+    async with PtyScreen.spawn(program, env=env, cwd=root, columns=60, rows=30) as ui:
+        await ask(ui, "say hi")
+        await ui.wait_for(r"\[n\] deny  \[\?\] more")
+        # The approval's diff: the added line wraps under a gutter mark, green on green.
+        assert_wrapped(ui, "+", added, "green", "005f00")
+        ui.type("e")  # the user's own version, shown as a diff before they decide
+        await ui.wait_for(r"allow the edited version")
+        assert_wrapped(ui, "+", added + MORE, "green", "005f00")
+        ui.type("y")
+        await ui.wait_for("Done.")
+        await ask(ui, "/diff")  # the transcript's diff of the session
+        await ui.wait_for(r"\+\+\+ b/app\.py")
+        await ui.wait_until(lambda: _at_prompt(ui), "the prompt after /diff")
+        assert_wrapped(ui, "+", added + MORE, "green", "005f00")
+        await ask(ui, "/exit")  # typed ahead, unlike Ctrl-D, it is read once the prompt is
+        assert await ui.wait_for_exit() == 0, ui.text()
+    assert (root / "app.py").read_text() == APP.replace("hello", WIDE).replace(
+        " + name\n", f" + name{MORE}\n"
+    )
     assert_nothing_left(env)

@@ -65,6 +65,21 @@ def test_colour_diff() -> None:
     assert colour_diff("-x\n", False) == "-x\n"
 
 
+def test_a_wide_diff_line_goes_on_under_a_gutter_mark_in_its_colour() -> None:
+    coloured = colour_diff("+abcdefghij\tk\n-12345\n 这是中文\n", True, columns=6)
+    assert coloured.split("\n") == [
+        "\x1b[32m+abcde\x1b[0m",
+        "\x1b[32m↪fghij\x1b[0m",
+        "\x1b[32m↪     \x1b[0m",  # the tab as drawn: to column 16
+        "\x1b[32m↪k\x1b[0m",
+        "\x1b[31m-12345\x1b[0m",
+        " 这是",  # wide characters take two cells each
+        "↪中文",
+        "",
+    ]
+    assert colour_diff("+abcdefghij\n", False) == "+abcdefghij\n"  # a pipe: as it came
+
+
 class FakeTty:
     """Standard input that says it is a terminal, read from a pipe the test writes to."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -19,7 +20,7 @@ from tether_protocol import ApproveParams, CommandPreview
 
 from ..text.display import shown
 from ..text.model import split_lines
-from .render import styled_terminal
+from .render import _cells, styled_terminal
 from .terminal import END_OF_INPUT, TextOut, open_terminal, read_key, read_line
 
 ASKED = "[n] deny  [?] more > "
@@ -96,25 +97,54 @@ def edit_prompt(offer: Offer) -> str:
     return f"[y] allow  [A] always `{shown(offer.exact)}`{wide}  [e] edit  {ASKED}"
 
 
-def colour_diff(diff: str, color: bool) -> str:
+WRAPPED = "↪"
+"""The gutter of a diff line's continuation rows on a colour terminal, in its sign's colour."""
+_COLOURS = {"+": "32", "-": "31"}
+
+
+def colour_diff(diff: str, color: bool, columns: int | None = None) -> str:
     """A unified diff with additions green and removals red; its file names and lines come
-    from outside, shown as such (``text.display``)."""
+    from outside, shown as such (``text.display``). On a colour terminal (``columns`` wide,
+    else as wide as this process's) a line too wide for it goes on under ``↪`` in the
+    gutter, in its colour: the end of an added line still reads as added."""
     diff = shown(diff, lines=True)
     if not color:
         return diff
+    if columns is None:
+        columns = shutil.get_terminal_size((100, 24)).columns
     out = []
     for line in split_lines(diff):  # a form feed inside a line stays inside it
         if line.startswith(("+++", "---")):
             out.append(f"\x1b[1m{line}\x1b[0m")
-        elif line.startswith("+"):
-            out.append(f"\x1b[32m{line}\x1b[0m")
-        elif line.startswith("-"):
-            out.append(f"\x1b[31m{line}\x1b[0m")
+        elif line[:1] in ("+", "-", " "):
+            colour = _COLOURS.get(line[0])
+            for number, row in enumerate(rows_of(line.expandtabs(TAB)[1:], columns - 1)):
+                row = (line[0] if number == 0 else WRAPPED) + row
+                out.append(f"\x1b[{colour}m{row}\x1b[0m" if colour else row)
         elif line.startswith("@@"):
             out.append(f"\x1b[36m{line}\x1b[0m")
         else:
             out.append(line)
     return "\n".join(out) + "\n"
+
+
+TAB = 8
+
+
+def rows_of(text: str, width: int) -> list[str]:
+    """``text`` cut into rows of at most ``width`` terminal cells (wide characters take
+    two), as a terminal would wrap it."""
+    rows: list[str] = []
+    row, cells = "", 0
+    for char in text:
+        size = _cells(char)
+        if cells + size > max(width, 2) and row:
+            rows.append(row)
+            row, cells = "", 0
+        row += char
+        cells += size
+    rows.append(row)
+    return rows
 
 
 class TerminalApprover:
@@ -295,7 +325,10 @@ class TerminalApprover:
             )
         )
         self.out.write("  edited:\n")
-        self.out.write(colour_diff(diff, self.color))
+        if self.diff_printer is not None:
+            self.diff_printer(shown(diff, lines=True), preview.uri)
+        else:
+            self.out.write(colour_diff(diff, self.color))
         return {"editedText": after}
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
-from rich.console import Console, RenderableType
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.syntax import Syntax
@@ -63,32 +63,67 @@ def console_for(out: TextOut) -> Console:
     )
 
 
-def highlighted_diff(diff: str, uri: str) -> Text:
+WRAPPED = "↪"
+"""The gutter of a diff line's continuation rows (where a line too wide for the terminal
+goes on): the sign's colour, so an added line's end reads as added."""
+
+_SIGNS = {"+": "bold green", "-": "bold red", " ": "dim"}
+
+
+class HighlightedDiff:
     """A unified diff with its added and removed lines highlighted in the file's language
-    (its file names and lines shown as text from outside is: ``text.display``)."""
-    diff = display.shown(diff, lines=True)
-    path = path_from_uri(uri)
-    lexer = Syntax.guess_lexer(str(path)) if path is not None else "text"
-    code = Syntax("", lexer, theme=CODE_THEME)
-    shown = Text()
-    for line in split_lines(diff):
-        if line.startswith(("+++", "---")):
-            shown.append(line, style="bold")
-        elif line.startswith("@@"):
-            shown.append(line, style="cyan")
-        elif line[:1] in ("+", "-", " "):
-            marker = {"+": "bold green", "-": "bold red", " ": "dim"}[line[0]]
-            shown.append(line[0], style=marker)
-            body = code.highlight(line[1:])
-            body.rstrip()
-            if line[0] != " ":
-                body.stylize("on #005f00" if line[0] == "+" else "on #5f0000")
-            shown.append_text(body)
-        else:
-            shown.append(line, style="dim")  # "\ No newline at end of file"
-        shown.append("\n")
-    shown.expand_tabs(TAB)  # as the terminal draws them, so a long line wraps where it shows
-    return shown
+    (its file names and lines shown as text from outside is: ``text.display``). A line
+    wider than the terminal wraps at word boundaries; each row it goes on to keeps its
+    highlighting and has ``↪`` in the gutter, in the colour of the line's sign."""
+
+    def __init__(self, diff: str, uri: str) -> None:
+        diff = display.shown(diff, lines=True)
+        path = path_from_uri(uri)
+        lexer = Syntax.guess_lexer(str(path)) if path is not None else "text"
+        code = Syntax("", lexer, theme=CODE_THEME)
+        self.lines: list[tuple[str | None, Text]] = []
+        """Each line's sign (None: a header, shown as it is) and its text after it."""
+        for line in split_lines(diff):
+            if line.startswith(("+++", "---")):
+                self.lines.append((None, _expanded(Text(line, style="bold"))))
+            elif line.startswith("@@"):
+                self.lines.append((None, _expanded(Text(line, style="cyan"))))
+            elif line[:1] in _SIGNS:
+                body = code.highlight(line[1:])
+                body.rstrip()
+                if line[0] != " ":
+                    body.stylize("on #005f00" if line[0] == "+" else "on #5f0000")
+                whole = Text(line[0])  # the tabs as the terminal draws them, from its column 0
+                whole.append_text(body)
+                self.lines.append((line[0], _expanded(whole)[1:]))
+            else:
+                self.lines.append((None, _expanded(Text(line, style="dim"))))  # "\ No newline"
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(2, options.max_width)
+        shown = Text()
+        for sign, text in self.lines:
+            if sign is None:
+                shown.append_text(text)
+                shown.append("\n")
+                continue
+            rows = text.wrap(console, width - 1, overflow="fold", no_wrap=False) or [Text()]
+            for number, row in enumerate(rows):
+                shown.append(sign if number == 0 else WRAPPED, style=_SIGNS[sign])
+                shown.append_text(row)
+                shown.append("\n")
+        yield shown
+
+
+def _expanded(text: Text) -> Text:
+    """``text`` with its tabs as spaces, as the terminal draws them: measured as drawn."""
+    text.expand_tabs(TAB)
+    return text
+
+
+def highlighted_diff(diff: str, uri: str) -> HighlightedDiff:
+    """A diff as a colour terminal shows it (``HighlightedDiff``)."""
+    return HighlightedDiff(diff, uri)
 
 
 class RichRenderer(TerminalRenderer):
