@@ -204,12 +204,16 @@ async def test_a_workspace_under_home_is_writable_and_the_rest_of_home_hidden(
 async def test_home_as_the_workspace_still_hides_the_keys(
     tmp_path: Path, home: Path, groups: list[int]
 ) -> None:
+    # Nothing is made at the top of a home folder that is the workspace (a dot name there
+    # is the floor's): its folders are written.
+    (home / "proj").mkdir()
     for backend in BACKENDS:
         box = sandbox_in(backend, [home], home, tmp_path / "state")
         out = await sandboxed(
-            box, "echo ok > made; cat .ssh/id_rsa; cat .aws/credentials", home, groups
+            box, "echo ok > proj/made; cat .ssh/id_rsa; cat .aws/credentials", home, groups
         )
-        assert (home / "made").read_text() == "ok\n", backend
+        assert (home / "proj" / "made").read_text() == "ok\n", backend
+        (home / "proj" / "made").unlink()
         assert "PRIVATE KEY" not in out.output and "hush" not in out.output, backend
 
 

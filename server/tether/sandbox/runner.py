@@ -159,8 +159,12 @@ def sandbox_maker(
     return make
 
 
+WRITING = "writing outside the workspace, or a file the sandbox keeps read-only"
+LANDLOCK_DENIED = (
+    "access outside the workspace, to a file the sandbox keeps read-only, or to the network"
+)
 _BLOCKED = (
-    (re.compile(r"read-only file system|EROFS", re.I), "writing outside the workspace"),
+    (re.compile(r"read-only file system|EROFS", re.I), WRITING),
     (
         re.compile(
             r"network is unreachable|ENETUNREACH|temporary failure in name resolution|"
@@ -177,12 +181,15 @@ _BLOCKED = (
     (re.compile(r"^(bwrap: |" + re.escape(landlock.FAILED_PREFIX) + ")", re.M), "the sandbox"),
 )
 _DENIED = re.compile(r"permission denied|EACCES|operation not permitted|EPERM", re.I)
+_BUSY = re.compile(r"device or resource busy|EBUSY", re.I)
+"""bubblewrap's answer to removing or renaming what it keeps read-only (a mount point)."""
 MAX_SHOWN = 200
 
 
 def blocked_reason(backend: Backend, exit_code: int | None, output: str) -> str | None:
     """Why a command failed in the sandbox, if its output shows the sandbox refusing it
-    something: a write outside the workspace, the network, or the sandbox not starting.
+    something: a write outside the workspace or to a place it keeps read-only, the
+    network, or the sandbox not starting.
 
     Conservative: only a failed exit, and only messages the walls produce. Under Landlock
     a refusal is "Permission denied" (for files and TCP alike), so that counts there too.
@@ -191,7 +198,9 @@ def blocked_reason(backend: Backend, exit_code: int | None, output: str) -> str 
         return None
     patterns = list(_BLOCKED)
     if backend == "landlock":
-        patterns.append((_DENIED, "access outside the workspace or the network"))
+        patterns.append((_DENIED, LANDLOCK_DENIED))
+    else:
+        patterns.append((_BUSY, WRITING))
     for line in output.splitlines():
         for pattern, what in patterns:
             if pattern.search(line):
