@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from pyte.screens import Char
 from tests.acp.terminal_ui import PtyScreen
 from tests.e2e.cli import TETHER
 from tests.e2e.cli import tether as run_piped
-from tests.e2e.test_cli_chat import CONTROLLING, _at_prompt, ask
+from tests.e2e.test_cli_chat import CONTROLLING, Gated, _at_prompt, ask
 from tests.e2e.test_cli_terminal import (
     Terminal,
     assert_nothing_left,
@@ -431,4 +432,84 @@ async def test_a_wide_diff_line_wraps_keeping_its_sign_and_colour(tmp_path: Path
     assert (root / "app.py").read_text() == APP.replace("hello", WIDE).replace(
         " + name\n", f" + name{MORE}\n"
     )
+    assert_nothing_left(env)
+
+
+# --- a reasoning model's thinking ----------------------------------------------------------
+
+THOUGHT = ["Let me look at app.py ", "and see what greet returns\x1b[31m first."]
+THINKING = re.compile(r"^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] thinking \d+\.\ds · .*greet returns\\x1b\[31m first\.$")
+
+
+def thinking_model(fake: FakeApi, gate: threading.Event) -> None:
+    """Queue a reply that thinks, then stops until ``gate`` is set, then answers."""
+    frames = anthropic_stream("It greets people.", thinking=THOUGHT)
+    answer = next(at for at, f in enumerate(frames) if '"type": "text"' in f)
+    fake.queue(Sse(Gated(frames, answer, gate)))
+
+
+def thinking_env(tmp_path: Path, fake: FakeApi) -> dict[str, str]:
+    return environment(
+        tmp_path,
+        TETHER_PROVIDER="anthropic",
+        TETHER_BASE_URL=fake.url,
+        TETHER_MODEL="claude-sonnet-5-5",
+        TETHER_REASONING_EFFORT="medium",
+        ANTHROPIC_API_KEY="test-key",
+    )
+
+
+@pytest.mark.parametrize("front", ["run", "chat"])
+async def test_the_spinner_shows_the_end_of_the_models_thinking_dimmed(
+    tmp_path: Path, front: str
+) -> None:
+    root = project(tmp_path)
+    gate = threading.Event()
+    with FakeApi() as fake:
+        thinking_model(fake, gate)
+        env = thinking_env(tmp_path, fake)
+        env.pop("NO_COLOR", None)
+        env["PROMPT_TOOLKIT_NO_CPR"] = "1"  # pyte answers no cursor-position request
+        argv = ["run", "what does app.py do?"] if front == "run" else ["chat"]
+        program = [sys.executable, "-c", CONTROLLING, *TETHER, *argv]
+        try:
+            async with PtyScreen.spawn(program, env=env, cwd=root, columns=100) as ui:
+                if front == "chat":
+                    await ask(ui, "what does app.py do?")
+
+                def thinking() -> list[str]:
+                    return [line for line in ui.lines() if THINKING.match(line)]
+
+                # While the model thinks, the spinner's line says what it thinks of, dimmed
+                # (its escape sequence shown, not obeyed).
+                await ui.wait_until(lambda: bool(thinking()), "the thinking spinner")
+                assert len(thinking()) == 1, ui.text()
+                status = ui.raw.decode(errors="replace").rsplit("\r\x1b[K", 1)[1]
+                assert status.startswith("\x1b[2m") and "thinking" in status, repr(status)
+                assert "It greets" not in ui.text()
+                gate.set()
+                await ui.wait_for("It greets people.")
+                if front == "chat":
+                    await ui.wait_until(lambda: _at_prompt(ui), "the prompt")
+                    await ask(ui, "/exit")
+                assert await ui.wait_for_exit() == 0, ui.text()
+                # The answer alone stays: the thinking was never part of it.
+                assert "greet returns" not in ui.text() and "Let me look" not in ui.text()
+                assert "It greets people." in ui.text()
+        finally:
+            gate.set()
+    assert_nothing_left(env)
+
+
+def test_a_run_without_a_terminal_prints_nothing_of_the_thinking(tmp_path: Path) -> None:
+    gate = threading.Event()
+    gate.set()
+    with FakeApi() as fake:
+        thinking_model(fake, gate)
+        env = thinking_env(tmp_path, fake)
+        piped = run_piped(["run", "what does app.py do?"], project(tmp_path), env)
+    assert piped.returncode == 0, piped.stderr
+    assert "It greets people." in piped.stdout
+    assert "greet returns" not in piped.stdout and "Let me look" not in piped.stdout
+    assert "thinking" not in piped.stdout and "\x1b" not in piped.stdout
     assert_nothing_left(env)

@@ -23,6 +23,7 @@ from tether_protocol import (
     RunStartedEvent,
     StepEvent,
     TextDeltaEvent,
+    ThinkingEvent,
     ToolCallEvent,
     ToolProgressEvent,
     ToolResultEvent,
@@ -38,6 +39,8 @@ DiffPrinter = Callable[[str, str], None]
 """Shows an approval's diff (the diff, the file's URI)."""
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+THOUGHT_KEPT = 1_000
+"""How much of the end of the model's thinking the spinner keeps to show its last words."""
 HEAD_LINES = 4
 TAIL_LINES = 6
 
@@ -69,6 +72,9 @@ class TerminalRenderer:
         """A command that runs, by its last report and when that came (its status line
         shows then, under its call, until the next event)."""
         self._spinner_shown = False
+        self._thought = ""
+        """The end of what the model thought since its step began (never the answer): the
+        spinner's line shows its last words."""
 
     def diff_printer(self) -> DiffPrinter | None:
         """How approvals should show diffs (None: as coloured text, ``colour_diff``)."""
@@ -97,6 +103,9 @@ class TerminalRenderer:
             elapsed = time.monotonic() - self._thinking_since
             frame = SPINNER[int(elapsed * 10) % len(SPINNER)]
             text = f"{frame} thinking {elapsed:.1f}s"
+            if self._thought.strip():
+                columns = shutil.get_terminal_size((100, 24)).columns - 1
+                text = thinking_text(text, self._thought, columns)
         else:
             return
         self.out.write(f"\r\x1b[K{self._style(text, '2')}")
@@ -127,8 +136,14 @@ class TerminalRenderer:
         event = shown_event(event)
         self._clear_spinner()
         self._running = None  # a command's report holds until the next event
+        if isinstance(event, StepEvent | RetryEvent):  # a retry thinks again from the start
+            self._thought = ""
         if isinstance(event, StepEvent):
             self._thinking_since = time.monotonic()
+        elif isinstance(event, ThinkingEvent):  # shown on the spinner's line, never printed
+            self._thinking_since = self._thinking_since or time.monotonic()
+            self._thought = (self._thought + event.text)[-THOUGHT_KEPT:]
+            self.tick()  # nothing where the output is no terminal
         elif not isinstance(event, (UsageEvent, RetryEvent)):  # still waiting on a retry
             self._thinking_since = None
         if isinstance(event, ToolProgressEvent):
@@ -228,7 +243,7 @@ def shown_event(event: RunEvent) -> RunEvent:
     (``text.display``): no escape sequence, carriage return or bidi control of theirs acts.
     A call's arguments are shown as JSON, escaped as one line (``_arguments``)."""
     update: dict[str, Any]
-    if isinstance(event, TextDeltaEvent | AssistantEvent):
+    if isinstance(event, TextDeltaEvent | AssistantEvent | ThinkingEvent):
         update = {"text": shown(event.text, lines=True)}
     elif isinstance(event, RunStartedEvent):
         update = {"prompt": shown(event.prompt, lines=True)}
@@ -286,6 +301,24 @@ def running_text(event: ToolProgressEvent, elapsed: float, frame: str) -> str:
     """A running command's status line: ``  ⠋ 3 s · collected 12 items``."""
     said = f"  {frame} {int(elapsed)} s"
     return f"{said} · {event.last_line}" if event.last_line else said
+
+
+def thinking_text(spinner: str, thought: str, columns: int) -> str:
+    """The spinner's line while the model thinks: ``⠋ thinking 3.1s · …the last words it
+    thought``, in ``columns`` cells, its line breaks as spaces; no words when no few fit."""
+    words = " ".join(thought.split())
+    room = columns - sum(_cells(char) for char in spinner) - len(" · ")
+    if room < 12:
+        return fit(spinner, columns)
+    cells = 0
+    for at in range(len(words) - 1, -1, -1):
+        cells += _cells(words[at])
+        if cells > room - 1:  # the rest does not fit: from its first whole word, after "…"
+            tail = words[at + 1 :]
+            if words[at] != " " and " " in tail:
+                tail = tail.split(" ", 1)[1]
+            return f"{spinner} · …{tail}"
+    return f"{spinner} · {words}"
 
 
 def fit(text: str, columns: int) -> str:

@@ -23,6 +23,7 @@ from tether_protocol import (
     RunEvent,
     RunFinishedEvent,
     TextDeltaEvent,
+    ThinkingEvent,
     ToolCallEvent,
     ToolProgressEvent,
     ToolResultEvent,
@@ -157,8 +158,8 @@ class RichRenderer(TerminalRenderer):
             # Between a step and its reply; mid-message only when a continuation is retried,
             # and then the streamed text's rows can no longer be counted.
             self.others_wrote()
-        elif not isinstance(event, UsageEvent | ToolProgressEvent):  # a command runs
-            self._settle(answer=isinstance(event, RunFinishedEvent))
+        elif not isinstance(event, UsageEvent | ToolProgressEvent | ThinkingEvent):
+            self._settle(answer=isinstance(event, RunFinishedEvent))  # not while one runs
         super().render(event)
 
     def others_wrote(self) -> None:
