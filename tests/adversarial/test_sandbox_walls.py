@@ -160,3 +160,21 @@ def test_sandbox_env_is_the_users_setting_and_no_cloned_projects(tmp_path: Path)
     assert resolve(mine, environ).sandbox_env == ("JAVA_HOME", "GOPATH")
     with pytest.raises(ConfigError):
         parse_settings({"sandboxEnv": ["NOT A NAME"]}, "config.toml")
+
+
+async def test_a_projects_git_stays_read_only_when_the_project_is_inside_home(
+    home: Path,
+) -> None:
+    """bubblewrap keeps a workspace's sensitive folders read-only (Landlock cannot: see
+    docs/security.md) also for a project inside the home folder, which is hidden around
+    it — the usual place of a project. Before, the hidden home folder counted as hiding
+    them, and a sandboxed command planted a git hook there."""
+    project = home / "proj"
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".vscode").mkdir()
+    sandbox = sandbox_in("bwrap", [project], home, home / "state")
+    hook = project / ".git" / "hooks" / "pre-commit"
+    command = f"echo evil > {hook}; echo '{{}}' > .vscode/tasks.json; echo ok > notes.txt"
+    out = await run(sandbox, command, project)
+    assert not hook.exists() and not (project / ".vscode" / "tasks.json").exists(), out.output
+    assert (project / "notes.txt").read_text() == "ok\n"

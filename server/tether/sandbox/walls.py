@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..workspace.places import user_places
 from ..workspace.sensitive import RULES as SENSITIVE
-from .floor import floor_in, inside
+from .floor import floor_in, hidden_over, inside
 
 SECRETS_UNDER_HOME = (
     ".ssh",
@@ -115,7 +115,7 @@ def walls_for(
         root / name
         for root in writable
         for name in PROTECTED_NAMES
-        if (root / name).exists() and not any(inside(root / name, h) for h in hidden)
+        if (root / name).exists() and not hidden_over(root / name, writable, hidden)
     )
     floor = floor_in(writable, user_places(environ), hidden)
     return Walls(writable, tuple(hidden), exposed, protected, floor.kept, floor.closed, scratch)
