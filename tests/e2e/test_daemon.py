@@ -245,6 +245,27 @@ def test_a_piped_prompt_is_asked_on_the_fronts_controlling_terminal(world: World
     wait_until_sync(lambda: (world.status() or {}).get("runs") == 0, "the run's process gone")
 
 
+def test_a_piped_prompt_with_no_terminal_anywhere_is_denied_as_in_process(world: World) -> None:
+    started(world)
+    root = world.project("p")
+    outs = []
+    for flags in ([], ["--no-daemon"]):
+        out = subprocess.run(
+            [*TETHER, "run", *flags, "-"],
+            cwd=root,
+            env=world.run_env(writes("out.txt")),
+            input="write it",
+            capture_output=True,
+            text=True,
+            timeout=90,
+            start_new_session=True,  # no controlling terminal: nothing to hand the daemon
+        )
+        outs.append((out.returncode, out.stdout.split("outcome")[0], out.stderr))
+    assert outs[0] == outs[1], outs  # the same run, asked nowhere, either way
+    assert "denied (no terminal to ask; use --yes to allow)" in outs[0][1], outs
+    assert not (root / "out.txt").exists() and served(world) == 1
+
+
 PIPED_IN = (
     "import os, sys; r, w = os.pipe(); os.write(w, b'write it'); os.close(w); "
     "os.dup2(r, 0); os.close(r); os.execv(sys.argv[1], sys.argv[1:])"
