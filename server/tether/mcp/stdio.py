@@ -33,8 +33,7 @@ import anyio
 import anyio.to_thread
 from anyio.abc import Process
 
-from ..sandbox.runner import KILL_GRACE_SECONDS, unsandboxed
-from ..sandbox.trampoline import descendants
+from ..sandbox.runner import KILL_GRACE_SECONDS, kill_tree, unsandboxed
 from ..sandbox.walls import passed
 
 log = logging.getLogger(__name__)
@@ -47,7 +46,6 @@ GRACE_SECONDS = 0.5
 TREE_SECONDS = KILL_GRACE_SECONDS + 1.0
 """How long it may take after SIGTERM: the trampoline's grace for every descendant (between
 its SIGTERM and its SIGKILL), and a margin for it to reap them and exit."""
-MAX_KILL_PASSES = 20
 
 
 def server_environment(
@@ -311,20 +309,10 @@ def _kill_group(process: Process, sig: signal.Signals = signal.SIGKILL) -> None:
 
 
 def _kill_tree(process: Process) -> None:
-    """SIGKILL every descendant of the process, then its group (blocking: reads ``/proc``).
-    While it lives, the trampoline is the subreaper of everything the server started, so
-    what is orphaned meanwhile is found again on the next pass."""
+    """SIGKILL every descendant of the process (``kill_tree``), then its group (blocking:
+    reads ``/proc``)."""
     if process.returncode is None:  # not reaped: its pid cannot be another process's
-        for _ in range(MAX_KILL_PASSES):
-            try:
-                found = descendants(process.pid)
-            except OSError:  # no /proc (and so no trampoline): the group is all there is
-                break
-            if not found:
-                break
-            for pid in found:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
+        kill_tree(process.pid)
     _kill_group(process)
 
 

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -32,6 +33,8 @@ REAPS = sys.platform.startswith("linux")
 """Whether the trampoline can end a command's processes here (a Linux subreaper)."""
 KILL_GRACE_SECONDS = trampoline.DEFAULT_GRACE_SECONDS
 """Between SIGTERM and SIGKILL, for every process of a command."""
+MAX_KILL_PASSES = 20
+"""How many times ``kill_tree`` looks again for what was orphaned while it killed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +72,25 @@ def unsandboxed(argv: Sequence[str], env: Mapping[str, str]) -> Prepared:
     if not REAPS:
         return Prepared(list(argv), dict(env))
     return Prepared(through_trampoline(argv, {}), dict(env), reaped=True)
+
+
+def kill_tree(root: int) -> None:
+    """SIGKILL every live descendant of ``root`` — those that left its process group or
+    session too (blocking: reads ``/proc``; nothing without it). The last hammer of a
+    cleanup, once the trampoline (or bubblewrap) had its grace and did not finish: while
+    ``root`` lives, it is the subreaper of everything below it, so what is orphaned
+    meanwhile is found again on the next pass. ``root`` must not have been reaped yet (its
+    pid could be another process's); ``root`` itself is left to its caller."""
+    for _ in range(MAX_KILL_PASSES):
+        try:
+            found = trampoline.descendants(root)
+        except OSError:  # no /proc (and so no trampoline): the group is all there is
+            return
+        if not found:
+            return
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _filter_fd(program: bytes) -> int:

@@ -11,8 +11,9 @@ ends with it: SIGTERM, and SIGKILL for anything still alive ``KILL_GRACE_SECONDS
 That includes background leftovers (``server &``) and processes that left the group on
 purpose (``setsid``, a double fork, ``nohup setsid …``): bubblewrap's PID namespace holds
 them, and otherwise the trampoline bash starts through is their subreaper and ends them
-(``sandbox/trampoline.py``; Linux). A tool call must not leave processes behind that the
-user never sees.
+(``sandbox/trampoline.py``; Linux) — given its whole grace first; whatever of the tree is
+still alive after it is SIGKILLed here, before the group (``sandbox.runner.kill_tree``).
+A tool call must not leave processes behind that the user never sees.
 
 Output is read while the command runs and capped: the first and last halves of
 ``output_limit`` characters are kept, with a marker line saying how much was cut between.
@@ -43,6 +44,7 @@ from ..errors import ToolError
 from ..host import RunsCommands
 from ..sandbox import Prepared, Sandbox, blocked_reason, unsandboxed
 from ..sandbox.runner import KILL_GRACE_SECONDS as SANDBOX_KILL_GRACE_SECONDS
+from ..sandbox.runner import kill_tree
 from ..writes.coherence import after_command, before_command, unsaved_note
 from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult, one_line
 from .git_guard import git_environment, refusal, refused_settings
@@ -242,7 +244,7 @@ async def _run(
                 # Also on cancellation: shielded, so the grace period can run its course
                 # before the cancellation propagates.
                 with anyio.CancelScope(shield=True):
-                    await _stop_group(pgid, grace)
+                    await _stop_group(process, grace)
                     stopped = True
             # The group is gone: what it wrote last is still in the pipe (or a process that
             # left the group holds it, hence the bound).
@@ -252,7 +254,7 @@ async def _run(
     finally:
         with anyio.CancelScope(shield=True):
             if not stopped:  # on_start failed: nothing above ran
-                await _stop_group(pgid, grace)
+                await _stop_group(process, grace)
             await process.aclose()
 
     output, truncated = capture.finish()
@@ -302,15 +304,21 @@ async def _pump(
         eof.set()
 
 
-async def _stop_group(pgid: int, grace: float) -> None:
-    """SIGTERM the process group, SIGKILL it if anything lives on after ``grace``
-    seconds; return when it is gone."""
+async def _stop_group(process: anyio.abc.Process, grace: float) -> None:
+    """SIGTERM the process group (bash, and the trampoline that ends every descendant
+    within its own grace); when anything of it lives on after ``grace`` seconds, SIGKILL
+    the whole tree — the descendants of the command's first process, those that left the
+    group too — then the group; return when it is gone. The group kill comes after the
+    tree: once the trampoline is gone, what it was still holding would be out of reach."""
+    pgid = process.pid  # it leads its group (``start_new_session``)
     if not _signal_group(pgid, signal.SIGTERM):
         return
     # A stopped process (Ctrl-Z'd, or SIGSTOP) only acts on SIGTERM once continued.
     _signal_group(pgid, signal.SIGCONT)
     if await _wait_group_gone(pgid, grace):
         return
+    if process.returncode is None:  # not reaped: its pid cannot be another process's
+        await anyio.to_thread.run_sync(kill_tree, pgid)
     if _signal_group(pgid, signal.SIGKILL):
         await _wait_group_gone(pgid, KILL_WAIT_SECONDS)
 
