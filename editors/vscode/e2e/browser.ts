@@ -12,6 +12,7 @@ export interface Locator {
   getAttribute(name: string): Promise<string | null>;
   count(): Promise<number>;
   first(): Locator;
+  nth(index: number): Locator;
   last(): Locator;
   allTextContents(): Promise<string[]>;
   locator(selector: string, options?: { hasText?: string | RegExp; has?: Locator }): Locator;

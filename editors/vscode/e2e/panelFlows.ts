@@ -235,6 +235,11 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
   await askedAgain.locator("button", { hasText: /^Deny$/ }).click();
   await waitFor("the run to finish", () => finishedRuns(userData) > before);
   assert.match(transcript(userData), /not again/);
+  // The denied card says the denial once (its words were the result's output and its error).
+  const denied = ranWith("panel-ran-3");
+  await denied.locator("summary").click();
+  const deniedOutput = (await denied.locator(".tool-output").textContent()) ?? "";
+  assert.strictEqual(deniedOutput.match(/Not done: the user denied it/g)?.length, 1, deniedOutput);
   passed.push(
     "panel: Always allow `echo *` for the project from the card stores the server's rule; a later `echo` runs unasked; Revoke in the Rules list removes it; the server asks again",
   );
@@ -386,6 +391,9 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
   await prompt.press("Enter");
   await waitFor("the run to finish", () => finishedRuns(userData) > before);
   assert.match(serverLog(userData), /"prompt": "what is in @app\.py ?"/, "agent/run lacked the mention");
+  // No run since the undone one changed a file: nothing for Undo this run to aim at.
+  assert.notStrictEqual(await lastRun().locator("button.run-undo").getAttribute("hidden"), null);
+  assert.notStrictEqual(await panel.locator("#undo").getAttribute("hidden"), null);
   await bench.screenshot("panel-mention-sent");
   passed.push(
     "panel: the `@` list in the prompt box offers app.py; a click inserts @app.py, which the run carries",

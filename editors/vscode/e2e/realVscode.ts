@@ -11,8 +11,10 @@ import * as path from "path";
 import { launchChromium } from "./browser";
 import { APP, flows } from "./flows";
 import { mcpFlows } from "./mcpFlows";
+import { commandFlows } from "./commandFlows";
 import { panelFlows } from "./panelFlows";
 import { progressFlows } from "./progressFlows";
+import { settingsFlows } from "./settingsFlows";
 import { reviewFlows } from "./reviewFlows";
 import { STEP_TIMEOUT_MS, Workbench, waitFor } from "./workbench";
 
@@ -82,8 +84,15 @@ async function main(): Promise<void> {
   const common = ["--config", config, "--user-data-dir", userData, "--extensions-dir", extensions];
   const pathWithNode24 = `${path.dirname(env.node24)}:${process.env.PATH ?? ""}`;
   // XDG_CONFIG_HOME: the user's rules file (allow-always rules) in the scratch folder.
+  // Nothing of the shell's model settings: the flows set them as a user does (a key from the
+  // shell would also send a prompt to a real API).
+  const shellEnv = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([key]) => !/^TETHER_(PROVIDER|MODEL|BASE_URL|SCRIPT)$|^(OPENAI|ANTHROPIC)_API_KEY$/.test(key),
+    ),
+  );
   const childEnv = {
-    ...process.env,
+    ...shellEnv,
     PATH: pathWithNode24,
     TETHER_STATE_DIR: path.join(scratch, "state"),
     XDG_CONFIG_HOME: path.join(scratch, "config"),
@@ -152,18 +161,20 @@ async function main(): Promise<void> {
       .locator(".monaco-workbench .part.editor")
       .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
     await bench.screenshot("workbench");
-    // TETHER_VSCODE_E2E_ONLY=panel, review, progress, mcp or a list (panel,mcp): those flows alone
+    // TETHER_VSCODE_E2E_ONLY=panel, settings, commands, review, progress, mcp or a list (panel,mcp): those flows alone
     // (quicker while working on them).
     const only = process.env.TETHER_VSCODE_E2E_ONLY?.split(",");
     const runs = (part: string): boolean => only === undefined || only.includes(part);
     const first = only !== undefined ? [] : await flows(bench, root, userData);
     const panel = runs("panel") ? await panelFlows(bench, root, userData) : [];
+    const settings = runs("settings") ? await settingsFlows(bench, root, userData) : [];
+    const commands = runs("commands") ? await commandFlows(bench, root, userData) : [];
     const review = runs("review") ? await reviewFlows(bench, root, userData) : [];
     const progress = runs("progress") ? await progressFlows(bench, root, userData) : [];
     // The notes MCP server, run by the Python that runs `tether serve` (it has the mcp SDK).
     const notes = { python: path.join(path.dirname(env.server), "python"), script: env.mcpServer };
     const mcp = runs("mcp") ? await mcpFlows(bench, root, userData, notes) : [];
-    const passed = [...first, ...panel, ...review, ...progress, ...mcp];
+    const passed = [...first, ...panel, ...settings, ...commands, ...review, ...progress, ...mcp];
     for (const flow of passed) {
       console.log(`ok - ${flow}`);
     }

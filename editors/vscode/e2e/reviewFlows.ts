@@ -67,6 +67,10 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   const blockAction = (title: string, action: string): Locator =>
     block(title).locator(".head .action-label", { hasText: new RegExp(`^${action}$`) });
   const dirtyTabs = async (): Promise<number> => page.locator(".tabs-container .tab.dirty").count();
+  /** VS Code's Comments view, shown in the panel. */
+  const commentsView = page
+    .locator(".part.panel .pane-body.commentsView, .part.panel .comments-panel")
+    .first();
   /** Quick Open lists a new file once VS Code has seen it on disk: asked again until it does. */
   const open = async (name: string, text: string): Promise<void> => {
     const row = page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first();
@@ -138,6 +142,15 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   await card
     .locator(".approval-where", { hasText: "under review in the file · 1 of 2 accepted" })
     .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  // The edit's tool row counts the lines its card counts (one diff, the proposal's).
+  const row = panelPage.locator("details.tool", { hasText: "edit_file calc.py" }).last();
+  assert.deepStrictEqual(
+    await row.locator(".tool-stat .stat").textContent(),
+    await card.locator(".file-pill .stat").textContent(),
+  );
+  assert.strictEqual(await card.locator(".file-pill .stat").textContent(), "+2−2");
+  // VS Code showed its Comments view for the blocks (they are comment threads).
+  await commentsView.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
   await bench.screenshot("inline-review-first-accepted");
   // The second from the keyboard: Alt+F5 goes to the next change, Alt+N rejects it.
   await page.locator(".editor-instance .view-line", { hasText: "three = 3" }).click();
@@ -162,6 +175,8 @@ export async function reviewFlows(bench: Workbench, root: string, userData: stri
   await waitFor("calc.py saved", () => read("calc.py") === accepted);
   await waitFor("the lenses to go", async () => (await lens("Open Diff").count()) === 0);
   assert.match(transcript(userData), /✓ edit_file/);
+  // …and it closes with the review, not left open and empty.
+  await commentsView.waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
   await bench.screenshot("inline-review-done");
   passed.push(
     "inline review in the file, typing above it: the first change accepted (the panel's card says 1 of 2 accepted), the second rejected with Alt+F5 then Alt+N; only the first lands",

@@ -115,3 +115,77 @@ export async function runsFinished(userData: string, count: number): Promise<voi
     return (transcript(userData).match(/^■ /gm) ?? []).length >= count;
   });
 }
+
+/** The "Tether Server" output channel (the LanguageClient's trace of every message). */
+function serverTrace(userData: string): string {
+  const logs = path.join(userData, "logs");
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        walk(full);
+      } else if (/output_logging_/.test(dir) && /^\d+-Tether Server\.log$/.test(entry.name)) {
+        found.push(full);
+      }
+    }
+  };
+  if (fs.existsSync(logs)) {
+    walk(logs);
+  }
+  return found.map((file) => fs.readFileSync(file, "utf8")).join("");
+}
+
+/**
+ * Changes User settings as a user does, in the settings.json editor (code-server does not
+ * notice the file written from outside): `undefined` removes a setting. Waits until the file
+ * holds them and the extension told the server (workspace/didChangeConfiguration).
+ */
+export async function changeUserSettings(
+  bench: Workbench,
+  userData: string,
+  change: Record<string, unknown>,
+): Promise<void> {
+  const file = path.join(userData, "User", "settings.json");
+  const wanted = JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(change)) {
+    if (value === undefined) {
+      delete wanted[key];
+    } else {
+      wanted[key] = value;
+    }
+  }
+  const sent = /Sending notification 'workspace\/didChangeConfiguration'/g;
+  const before = (serverTrace(userData).match(sent) ?? []).length;
+  const page = bench.page;
+  await bench.command("Preferences: Open User Settings (JSON)");
+  // VS Code 1.139 opens it in a modal editor (no tab): found by its text.
+  const lines = page.locator(".editor-instance .view-lines", { hasText: "files.autoSave" }).last();
+  await lines.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
+  await lines.click();
+  await page.keyboard.press("Control+A");
+  await page.keyboard.press("Delete");
+  await page.keyboard.insertText(JSON.stringify(wanted));
+  await page.keyboard.press("Control+S");
+  await waitFor("settings.json to be saved", () => {
+    try {
+      return JSON.stringify(JSON.parse(fs.readFileSync(file, "utf8"))) === JSON.stringify(wanted);
+    } catch {
+      return false; // being written
+    }
+  });
+  // Closing sometimes meets "save changes?" (the modal JSON editor still counts itself
+  // dirty): the file on disk is what counts.
+  await page.keyboard.press("Control+W");
+  const dontSave = page.locator(".monaco-dialog-box .monaco-button", { hasText: "Don't Save" });
+  await waitFor("the settings editor to close", async () => {
+    if ((await dontSave.count()) > 0) {
+      await dontSave.click();
+    }
+    return (await lines.count()) === 0;
+  });
+  await waitFor(
+    "the settings change to reach the server",
+    () => (serverTrace(userData).match(sent) ?? []).length > before,
+  );
+}

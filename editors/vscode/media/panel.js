@@ -520,6 +520,12 @@
     ];
     rules.replaceChildren(...ruleNodes.filter(Boolean));
     drawChips($("context-chips"), state.context || [], true);
+    if (completing === "command" && !mentions.hidden) {
+      const query = commandQuery();
+      if (query !== undefined) {
+        drawCommands(query); // the server's commands may have come since `/` was typed
+      }
+    }
     const empty = $("empty");
     if (empty) {
       empty.hidden = state.runs.length > 0;

@@ -151,6 +151,9 @@ export class PanelController {
       this.model.refused(runId, prompt, how.refused);
     } else {
       this.model.finish(how.result);
+      if (!this.commandsLoaded) {
+        void this.refreshCommands(); // the server is up now
+      }
     }
     this.schedule();
   }
@@ -429,7 +432,7 @@ export class PanelController {
       this.commands = commandList((await this.services.commands?.()) ?? []);
       this.commandsLoaded = this.services.commands !== undefined;
     } catch {
-      // No server yet (it is reported where a prompt is run): the panel's own commands stay.
+      // No server (it is said where a prompt runs): the panel's own commands, until a run ends.
     }
     this.schedule();
   }
