@@ -201,18 +201,36 @@ def test_a_terminal_shows_each_message_once_rendered_in_place_of_its_stream(
     assert lines[outcome - 2 : outcome] == [" • two", ""], shown
 
 
-def test_an_answer_taller_than_the_screen_stays_as_streamed_and_is_not_repeated(
+WORDS = (
+    "Every word of this paragraph stays whole at the edge of a narrow terminal, "
+    "however long the answer is, and **bold** shows bold, not as its stars. "
+)
+TALL = (
+    "Here it is:\n\n"
+    + "".join(f"- item {n} of the list\n" for n in range(1, 41))
+    + "\n"
+    + WORDS * 12  # one paragraph taller than the screen by itself
+    + "\n\nThat is `all`.\n"
+)
+
+
+def test_an_answer_taller_than_the_screen_is_rendered_once_wrapped_at_words(
     tmp_path: Path,
 ) -> None:
-    items = [f"- item {n} of the list" for n in range(1, 41)]
-    script = {"turns": [{"text": "Here it is:\n\n" + "\n".join(items) + "\n"}]}
-    lines = on_screen(tmp_path, script, 100, 24)
-    for item in items:
-        assert lines.count(item) == 1, "\n".join(lines)  # as streamed, once
-    assert not [line for line in lines if line.startswith(" • item")], "\n".join(lines)
+    lines = on_screen(tmp_path, {"turns": [{"text": TALL}]}, 60, 20)
+    shown = "\n".join(lines)
+    assert "**" not in shown and "`" not in shown and "- item" not in shown, shown
+    for n in range(1, 41):  # the list as a list, each item once
+        assert lines.count(f" • item {n} of the list") == 1, shown
+    assert lines.count("Here it is:") == 1 and lines.count("That is all.") == 1, shown
+    # The paragraph: once, on rows no wider than the terminal that break between words.
+    first = lines.index(next(line for line in lines if line.startswith("Every word")))
+    rows = lines[first : lines.index("", first)]
+    assert all(len(row) <= 60 for row in rows), rows
+    assert " ".join(rows).split() == WORDS.replace("**", "").split() * 12, rows
+    assert shown.count("stars.") == 12, shown  # a word the terminal cannot break
     outcome = last_index(lines, "outcome done")
-    assert lines[outcome - 2 : outcome] == [items[-1], ""], "\n".join(lines)
-    assert "Answer:" not in lines, "\n".join(lines)
+    assert lines[outcome - 2 : outcome] == ["That is all.", ""], shown
 
 
 PIPED = """▶ say hi

@@ -136,3 +136,49 @@ def test_a_tool_card_measures_tabs_as_drawn_and_does_not_wrap_code() -> None:
     assert '        fmt.Println("hello there, a line")' in text, text  # one line, tab as 8
     widths = {len(line) for line in text.splitlines() if line}
     assert len(widths) == 1, text  # every row of the card as wide as the others
+
+
+def on_screen(events: list[RunEvent], columns: int, rows: int) -> list[str]:
+    """The lines a ``columns``×``rows`` terminal holds after the events (scrollback first)."""
+    from tests.e2e.test_cli_rich import screen
+
+    out = Tty()
+    renderer = RichRenderer(out, size=lambda: (columns, rows))
+    renderer.console.width = columns
+    for event in events:
+        renderer.render(event)
+    return screen(out.getvalue().replace("\n", "\r\n"), columns, rows)  # as a pty writes it
+
+
+def streamed(text: str, piece: int) -> list[RunEvent]:
+    pieces = [text[at : at + piece] for at in range(0, len(text), piece)]
+    return [
+        StepEvent(run_id="r", seq=1, step=1),
+        *(TextDeltaEvent(run_id="r", seq=2 + n, text=p) for n, p in enumerate(pieces)),
+    ]
+
+
+CODE = "Look:\n\n```python\n" + "".join(f"x{n} = f({n})  # line {n}\n" for n in range(40))
+
+
+def test_a_block_taller_than_the_screen_shows_its_end_then_all_of_it_rendered() -> None:
+    text = CODE + "```\n\nThat is **all**.\n"
+    events = streamed(text, 5)
+    cropped = on_screen(events[:-10], 60, 12)  # inside the code block: its last rows
+    assert cropped[1:4] == ["Look:", "", "…"], cropped  # the part before it, rendered
+    assert cropped[4:-1] == [f"x{n} = f({n})  # line {n}" for n in range(31, 38)], cropped
+    assert cropped[-1].startswith("x38 = f(38)"), cropped  # as it streams
+    assert len(cropped) == 12, cropped  # nothing scrolled off, the rest not on the screen
+    finished = RunFinishedEvent(run_id="r", seq=99, outcome="done", steps=1)
+    done = on_screen([*events, AssistantEvent(run_id="r", seq=98, text=text), finished], 60, 12)
+    assert "…" not in done and "```python" not in done and "That is all." in done, done
+    for n in range(40):
+        assert sum(line.strip() == f"x{n} = f({n})  # line {n}" for line in done) == 1, done
+
+
+def test_a_message_cut_off_while_only_its_end_shows_stays_whole_as_it_came() -> None:
+    cancelled = RunFinishedEvent(run_id="r", seq=99, outcome="cancelled", steps=1)
+    lines = on_screen([*streamed(CODE, 7), cancelled], 60, 12)
+    assert "…" not in lines and lines.count("```python") == 1, lines
+    for n in range(40):
+        assert lines.count(f"x{n} = f({n})  # line {n}") == 1, lines
