@@ -62,6 +62,7 @@ export function activate(context: vscode.ExtensionContext): void {
     channel,
     recent,
     () => panel.visible,
+    () => tether.lastError(),
   );
   const startFailed = (error: unknown): Promise<void> => reportStartFailure(tether, error);
   const command = (id: string, run: (...args: unknown[]) => unknown): vscode.Disposable =>

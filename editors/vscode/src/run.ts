@@ -48,12 +48,24 @@ export type Settled =
   /** Refused (no provider, no key, settings that cannot be used…) or no server to run it. */
   | { readonly refused: Explained };
 
-/** Why a run could not start, in the user's words, with its fix. */
-export function refusal(error: unknown): Explained {
+/** The connection's words when the server process went away under a request. */
+const CONNECTION_LOST =
+  /connection got disposed|connection is closed|client is not running|connection.*(closed|disposed)/i;
+
+/**
+ * Why a run could not start, in the user's words, with its fix; `serverError`: what the
+ * server process said as it stopped, if it did (the connection only says it went away).
+ */
+export function refusal(error: unknown, serverError?: string): Explained {
   if (error instanceof ServerNotFoundError) {
     return { message: error.message, fix: { kind: "setting", key: "serverPath" } };
   }
-  return explainError(errorMessage(error));
+  const message = errorMessage(error);
+  if (CONNECTION_LOST.test(message) && serverError !== undefined) {
+    const why = explainError(serverError);
+    return { ...why, message: `The Tether server stopped. ${why.message}` };
+  }
+  return explainError(message);
 }
 
 export class Runs {
@@ -86,6 +98,8 @@ export class Runs {
     private readonly recent?: RecentFiles,
     /** Whether the agent panel is visible now (it then shows the run, nothing else does). */
     private readonly panelVisible: () => boolean = () => false,
+    /** What the server process said as it stopped, if it did (`TetherServer.lastError`). */
+    private readonly serverError: () => string | undefined = () => undefined,
   ) {}
 
   /** Tether: Run (and Continue Session, with its id): ask for a prompt, then run it. */
@@ -224,7 +238,7 @@ export class Runs {
    * the panel (when it shows the run) or a notification the user's, with the fix.
    */
   private refused(runId: string, prompt: string, error: unknown, inPanel: boolean): void {
-    const explained = refusal(error);
+    const explained = refusal(error, this.serverError());
     this.transcript.note(`✗ run ${runId} could not run: ${errorMessage(error)}`);
     this.settle(runId, prompt, { refused: explained });
     if (!inPanel) {

@@ -44,6 +44,21 @@ export class TetherServer implements vscode.Disposable {
   private protocol: TetherProtocol | undefined;
   private starting: Promise<TetherProtocol> | undefined;
   private readonly serverOutput = vscode.window.createOutputChannel("Tether Server");
+  /** The end of what the server process wrote (its stderr comes through the channel). */
+  private outputTail = "";
+  /** The channel as the LanguageClient writes to it: each write also kept in `outputTail`. */
+  private readonly clientOutput = new Proxy(this.serverOutput, {
+    get: (channel, name: keyof vscode.OutputChannel) => {
+      if (name === "append" || name === "appendLine") {
+        return (text: string) => {
+          this.outputTail = `${this.outputTail}${text}${name === "appendLine" ? "\n" : ""}`.slice(-4000);
+          channel[name](text);
+        };
+      }
+      const value = channel[name];
+      return typeof value === "function" ? value.bind(channel) : value;
+    },
+  });
 
   constructor(
     private readonly secrets: vscode.SecretStorage,
@@ -97,6 +112,15 @@ export class TetherServer implements vscode.Disposable {
     this.serverOutput.show();
   }
 
+  /**
+   * Why the server process stopped, when it said so since it was last started: the last
+   * `tether: …` line it wrote (a config file that cannot be used ends it with status 2).
+   */
+  lastError(): string | undefined {
+    const said = [...this.outputTail.matchAll(/^tether: (.+)$/gm)].at(-1);
+    return said?.[1].trim();
+  }
+
   dispose(): void {
     void this.stop();
     this.serverOutput.dispose();
@@ -123,8 +147,9 @@ export class TetherServer implements vscode.Disposable {
       // Every file buffer is synced: the agent reads what the user sees, unsaved text included.
       documentSelector: [{ scheme: "file" }],
       initializationOptions: settingsFromConfiguration(),
-      outputChannel: this.serverOutput,
+      outputChannel: this.clientOutput,
     };
+    this.outputTail = ""; // a new process: what an earlier one said no longer holds
     const client = new LanguageClient("tether", "Tether", server, clientOptions);
     client.registerFeature(new TetherCapabilitiesFeature());
     const protocol = new TetherProtocol(client, {
