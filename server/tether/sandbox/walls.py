@@ -175,7 +175,8 @@ def bwrap_mounts(walls: Walls) -> list[str]:
     for folder in walls.closed:
         mounts.append((folder, _CLOSED, ["--ro-bind", str(folder), str(folder)]))
         mounts += [(p, _REOPENED, ["--bind", str(p), str(p)]) for p in _reopened(folder, walls)]
-    read_only = (*walls.protected, *walls.kept)
+    own = {p for p, _ in SPECIAL}  # the sandbox's own already: never the machine's again
+    read_only = [p for p in (*walls.protected, *walls.kept) if p not in own]
     mounts += [(p, _READ_ONLY, ["--ro-bind", str(p), str(p)]) for p in read_only]
     emptied: list[Path] = []
     for path in walls.hidden:
