@@ -107,7 +107,12 @@ class ToolProgressEvent(_Event):
     count as a change), never written to the session log, never shown to the model. It has
     no ``seq`` of its own: it repeats the ``seq`` of the event before it, so the events that
     stay count 1, 2, 3… without a gap in the stream and in the log alike. The call's
-    ``tool-result`` replaces what it says."""
+    ``tool-result`` replaces what it says.
+
+    Also Tether's own wait, before a run's first model call, for a session's MCP servers
+    to start: ``callId`` ``mcp-start`` (no call of the model's: no ``tool-call`` or
+    ``tool-result`` comes with it), ``tool`` ``mcp``, ``lastLine`` ``waiting for MCP
+    server notes to start``, then how the wait ended; the next event replaces it."""
 
     kind: Literal["tool-progress"] = "tool-progress"
     call_id: str

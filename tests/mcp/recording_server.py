@@ -3,7 +3,9 @@ runs: at start it writes ``$MARKS/$TAG.json`` with its folder, ``PATH`` and pid.
 
 With ``STUBBORN_CHILD`` set (a file name), it first starts a child that leaves the server's
 process group (``setsid``), ignores SIGTERM, writes its pid to that file and lingers: what a
-careless server leaves behind. One tool, ``echo``.
+careless server leaves behind. With ``GATE`` set (a FIFO), it answers nothing until the
+test opens that FIFO for writing: a server slow to start, released by the test rather than
+by time. One tool, ``echo``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ def stubborn_child(pid_file: str) -> None:
     os.replace(pid_file + ".tmp", pid_file)
     while True:
         signal.pause()  # lingers until killed
+
+
+def wait_for(gate: str) -> None:
+    """Hold the start until the test opens the FIFO ``gate`` for writing and closes it."""
+    with open(gate) as released:
+        released.read()
 
 
 def record() -> None:
@@ -83,4 +91,6 @@ if __name__ == "__main__":
     if os.environ.get("STUBBORN_CHILD"):
         stubborn_child(os.environ["STUBBORN_CHILD"])
     record()
+    if os.environ.get("GATE"):
+        wait_for(os.environ["GATE"])
     serve()

@@ -105,6 +105,9 @@ class Translator:
     """The call running now (calls of one run are sequential)."""
     shown_so_far: dict[str, str] = field(default_factory=dict)
     """The output so far each running call last showed, by call id (until its result)."""
+    waiting: tuple[str, str] | None = None
+    """Tether's own wait shown as a tool call (the progress of no call of the model: a
+    session's MCP servers starting): its id and title, until the run's next lasting event."""
     _message_id: str | None = None
     _last_input: int = 0
     _last_output: int = 0
@@ -116,6 +119,13 @@ class Translator:
         return self.tools.presented(tool, arguments)
 
     def updates(self, event: RunEvent, *, replay: bool = False) -> Iterator[dict[str, Any]]:
+        if self.waiting is not None and not isinstance(event, ToolProgressEvent):
+            yield {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": self.waiting[0],
+                "status": "completed",
+            }
+            self.waiting = None
         if isinstance(event, TextDeltaEvent):
             if not replay and event.text:
                 yield self._chunk("agent_message_chunk", event.text)
@@ -184,6 +194,9 @@ class Translator:
         """A running command's output so far, as the call's content, when it changed (a
         report that only counts the time shows nothing new here)."""
         call = tool_call_id(event.run_id, event.call_id)
+        if call not in self.calls:  # no call of the model's: Tether's own wait
+            yield from self._wait(call, shown(event.last_line))
+            return
         if not event.tail or self.shown_so_far.get(call) == event.tail:
             return
         self.shown_so_far[call] = event.tail
@@ -193,6 +206,22 @@ class Translator:
             "status": "in_progress",
             "content": [{"type": "content", "content": _text(event.tail)}],
         }
+
+    def _wait(self, call: str, title: str) -> Iterator[dict[str, Any]]:
+        """Tether's wait as a tool call of its own, titled by what it waits for (a new
+        title when that changes), completed at the run's next lasting event."""
+        if self.waiting is None or self.waiting[0] != call:
+            self.waiting = (call, title)
+            yield {
+                "sessionUpdate": "tool_call",
+                "toolCallId": call,
+                "title": title,
+                "kind": "other",
+                "status": "in_progress",
+            }
+        elif self.waiting[1] != title:
+            self.waiting = (call, title)
+            yield {"sessionUpdate": "tool_call_update", "toolCallId": call, "title": title}
 
     def _tool_result(self, event: ToolResultEvent) -> dict[str, Any]:
         call = tool_call_id(event.run_id, event.call_id)

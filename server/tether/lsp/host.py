@@ -250,12 +250,16 @@ def progress_message(event: StepEvent | ToolCallEvent, step: int) -> str:
 def running_message(call: str, event: ToolProgressEvent) -> str:
     """``step 2 · bash make · 3 s · compiling foo.c``: the call's message (cut to 60
     characters: a status line shows the start), the seconds so far and the last line it
-    printed (cut to 200 characters in all, shown as text from outside is)."""
+    printed (cut to 200 characters in all, shown as text from outside is). Before any
+    call, Tether's own wait: ``waiting for MCP server notes to start (3 s)``."""
     if len(call) > 60:
         call = call[:59] + "…"
-    said = f"{call} · {event.elapsed_ms // 1000} s"
-    if event.last_line:
-        said += f" · {event.last_line}"
+    if not call:
+        said = f"{event.last_line} ({event.elapsed_ms // 1000} s)"
+    else:
+        said = f"{call} · {event.elapsed_ms // 1000} s"
+        if event.last_line:
+            said += f" · {event.last_line}"
     return shown(said if len(said) <= 200 else said[:199] + "…")
 
 

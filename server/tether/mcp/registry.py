@@ -5,19 +5,23 @@ capped)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..prompt.server_text import server_definitions
 from ..providers.base import ToolCall, ToolSpec
 from ..text.display import shown
 from ..tools.base import Tool, ToolDeps, ToolResult
+from ..tools.progress import ReportProgress
 from ..tools.registry import ToolRegistry
 from .hub import McpHub
 from .server import McpServer
 from .tools import McpTool
 
 log = logging.getLogger(__name__)
+
+WAIT_CALL = "mcp-start"
+"""The call id the wait for the servers is reported under: no call of the model's."""
 
 
 class RunTools(ToolRegistry):
@@ -46,6 +50,13 @@ class RunTools(ToolRegistry):
         if self._specs is None or self._specs[0] is not tools:
             self._specs = (tools, model_specs(tools))
         return [*self.base.specs(), *self._specs[1]]
+
+    async def ready(self, progress_of: Callable[[str, str], ReportProgress]) -> str | None:
+        """Wait for the servers in their first start (``McpHub.settle``: bounded, reported
+        as the progress of Tether's own ``mcp-start``); the servers whose tools are still
+        missing, for the model."""
+        await self.hub.settle(progress_of(WAIT_CALL, "mcp"))
+        return self.hub.missing()
 
     async def _ready(self, name: str) -> McpServer | None:
         """Wait while the server that will have the tool ``name`` lists its tools (bounded

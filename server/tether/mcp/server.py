@@ -9,6 +9,7 @@ A server that ended is started again by the next call that needs it.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -86,6 +87,8 @@ class McpServer:
         self._starting = False
         self._connecting = anyio.CancelScope()
         self._done.set()  # not running
+        self.since: float | None = None
+        """When it was first asked to start (``time.monotonic()``); None before."""
 
     @property
     def tool_timeout(self) -> float:
@@ -113,6 +116,11 @@ class McpServer:
         return self._stop.is_set()
 
     @property
+    def in_first_start(self) -> bool:
+        """Being started for the first time: it has neither listed its tools nor failed."""
+        return self.tools is None and self.failure is None and not self.stopping
+
+    @property
     def running(self) -> bool:
         """Connected, and neither exited nor cut off."""
         ending = self._ending
@@ -124,7 +132,10 @@ class McpServer:
         if self._starting or self.running:
             return
         self._starting = True
-        self._ready = anyio.Event()
+        if self.since is None:
+            self.since = time.monotonic()
+        if self._ready.is_set():  # a new start (the first one's is awaited already)
+            self._ready = anyio.Event()
         self._stop = anyio.Event()
         self._done = anyio.Event()
         self._ending = Ending()
@@ -268,6 +279,10 @@ class McpServer:
         return f"MCP server '{self.name}' closed the connection"
 
     def _describe_failure(self, exc: BaseException) -> str:
+        # The SDK's session and the transport each run a task group: the error comes
+        # wrapped, its startup timeout too.
+        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]
         if isinstance(exc, TimeoutError):
             return (
                 f"MCP server '{self.name}' did not start within {self.startup_timeout:g} s"

@@ -65,21 +65,18 @@ def _watcher(editor: Editor, workspace: Workspace, config: Config) -> ProblemWat
     )
 
 
-MCP_FIRST_WAIT = 2.0
-"""How long a run's start waits for MCP servers still starting (then they join later)."""
-
-
 async def _with_mcp(
     tools: ToolRegistry, mcp: McpHub | None, config: Config, workspace: Workspace
 ) -> ToolRegistry:
-    """The run's tools: the MCP servers' too when the front runs any."""
+    """The run's tools: the MCP servers' too when the front runs any. Nothing waits for
+    them here: the run does, once it started (``RunTools.ready``), so that the wait is
+    shown and a cancel ends it."""
     if mcp is None:
         return tools
     await mcp.configure(config.mcp_servers, workspace.root)
     if not mcp.servers:
         return tools
     mcp.start()
-    await mcp.ready(MCP_FIRST_WAIT)
     mcp.warn_failed()
     from ..mcp.registry import RunTools  # only a front with MCP servers needs it
 

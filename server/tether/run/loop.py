@@ -152,6 +152,7 @@ class AgentLoop:
         try:
             with self._cancel, anyio.move_on_after(self.limits.timeout_seconds) as deadline:
                 try:
+                    await self._tools_ready()
                     await self._steps()
                 except ProviderError as exc:
                     self._finish("error", str(exc))
@@ -177,6 +178,15 @@ class AgentLoop:
         if self.state.outcome is None:
             self.state.outcome = outcome
             self.state.error = error
+
+    async def _tools_ready(self) -> None:
+        """Tools still being made available (a session's MCP servers starting) are waited
+        for, bounded and shown as progress, before the first model call; what is still
+        missing the model reads in the system prompt."""
+        note = await self.tools.ready(self.events.progress_of)
+        if note:
+            self.system = f"{self.system}\n\n{note}"
+        self._tools_tokens = tools_tokens(self.tools.specs())
 
     async def _steps(self) -> None:
         while True:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -14,6 +14,7 @@ from ..errors import ToolError
 from ..host import ReportsDrift
 from ..providers.base import ToolCall, ToolSpec
 from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult
+from .progress import ReportProgress
 
 if TYPE_CHECKING:
     from ..policy.gate import Verdict
@@ -78,6 +79,13 @@ class ToolRegistry:
     def get(self, name: str) -> Tool[Any] | None:
         """The tool called ``name``, if there is one."""
         return self._tools.get(name)
+
+    async def ready(self, progress_of: Callable[[str, str], ReportProgress]) -> str | None:
+        """Before a run's first model call, wait (bounded) for tools still being made
+        available — a session's MCP servers starting — reporting the wait as the progress
+        of the call ``progress_of(call_id, tool)`` names; what the model should be told of
+        the tools still missing (None: nothing is)."""
+        return None
 
     async def label(self, name: str) -> str | None:
         """What the fronts call the tool ``name`` when its name is no name for people
