@@ -57,8 +57,8 @@ def start_mcp(
     root: Path,
     warn: Any = None,
 ) -> McpHub:
-    """A session's MCP servers, starting in the background at once (a run waits briefly for
-    the ones still starting); ``warn`` tells the user one could not start. The hub runs
+    """A session's MCP servers, starting in the background at once (a run waits for the ones
+    still in their first start, bounded and shown); ``warn`` tells the user one could not start. The hub runs
     until ``close_front`` (or its own ``close``). Imported only when servers are
     configured."""
     from ..mcp.hub import McpHub
