@@ -58,9 +58,9 @@ def start_mcp(
     warn: Any = None,
 ) -> McpHub:
     """A session's MCP servers, starting in the background at once (a run waits for the ones
-    still in their first start, bounded and shown); ``warn`` tells the user one could not start. The hub runs
-    until ``close_front`` (or its own ``close``). Imported only when servers are
-    configured."""
+    still in their first start, bounded and shown); ``warn`` tells the user one could not
+    start. The hub runs until ``close_front`` (or its own ``close``). Imported only when
+    servers are configured."""
     from ..mcp.hub import McpHub
 
     hub = McpHub(environ, warn)
