@@ -2,7 +2,14 @@
 // initializationOptions and stored API keys in its environment, told about settings
 // changes, restarted when its path or a key changes.
 import * as vscode from "vscode";
-import { Executable, LanguageClient, LanguageClientOptions } from "vscode-languageclient/node";
+import {
+  CloseAction,
+  type CloseHandlerResult,
+  type ErrorHandler,
+  Executable,
+  LanguageClient,
+  LanguageClientOptions,
+} from "vscode-languageclient/node";
 import type { Approvals } from "./approvals";
 import { TetherCapabilitiesFeature } from "./capabilities";
 import { answerDiagnostics } from "./diagnostics";
@@ -148,7 +155,18 @@ export class TetherServer implements vscode.Disposable {
       documentSelector: [{ scheme: "file" }],
       initializationOptions: settingsFromConfiguration(),
       outputChannel: this.clientOutput,
+      errorHandler: {
+        error: (error, message, count) => restarts().error(error, message, count),
+        // A server that said why it stopped (`tether: …`, status 2: a config file that
+        // cannot be used) would stop again: not restarted, the prompt says why instead.
+        closed: (): CloseHandlerResult | Promise<CloseHandlerResult> =>
+          this.lastError() !== undefined
+            ? { action: CloseAction.DoNotRestart, handled: true }
+            : restarts().closed(),
+      },
     };
+    let defaults: ErrorHandler | undefined;
+    const restarts = (): ErrorHandler => (defaults ??= client.createDefaultErrorHandler());
     this.outputTail = ""; // a new process: what an earlier one said no longer holds
     const client = new LanguageClient("tether", "Tether", server, clientOptions);
     client.registerFeature(new TetherCapabilitiesFeature());
