@@ -60,8 +60,13 @@ def called(folder: Path) -> list[str]:
 
 
 def outcomes(client: RecordingClient) -> list[tuple[str, str]]:
-    """Each tool call of the conversation, in order: its final status and what it said."""
-    order = [u.update["toolCallId"] for u in client.updates if u.kind == "tool_call"]
+    """Each tool call of the conversation, in order: its final status and what it said (not
+    the wait for MCP servers still starting, shown as a call of its own on a slow machine)."""
+    order = [
+        u.update["toolCallId"]
+        for u in client.updates
+        if u.kind == "tool_call" and not u.update["toolCallId"].endswith("/mcp-start")
+    ]
     final: dict[str, tuple[str, str]] = {}
     for u in client.updates:
         if u.kind == "tool_call_update" and "rawOutput" in u.update:
