@@ -10,11 +10,13 @@ tools over it, which record each call in the file ``NOTES_MCP_CALLS``.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, for tests/
+from tests.stdio_mcp import serve
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}}
 NOTHING = {"type": "object", "properties": {}}
@@ -49,33 +51,4 @@ def call(name: str, arguments: dict[str, Any]) -> str:
     return "erased"
 
 
-def answer(request: dict[str, Any]) -> dict[str, Any] | None:
-    method, params = request.get("method"), request.get("params") or {}
-    if method == "initialize":
-        return {
-            "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "notes", "version": "1"},
-        }
-    if method == "tools/list":
-        return {"tools": TOOLS}
-    if method == "tools/call":
-        text = call(str(params.get("name")), params.get("arguments") or {})
-        return {"content": [{"type": "text", "text": text}], "isError": False}
-    if method == "ping":
-        return {}
-    return None
-
-
-for line in sys.stdin:
-    request = json.loads(line)
-    if "id" not in request:
-        continue  # a notification (initialized, cancelled)
-    result = answer(request)
-    reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
-    if result is None:
-        reply["error"] = {"code": -32601, "message": f"unknown method {request.get('method')}"}
-    else:
-        reply["result"] = result
-    sys.stdout.write(json.dumps(reply) + "\n")
-    sys.stdout.flush()
+serve("notes", TOOLS, lambda name, arguments: (call(name, arguments), False))

@@ -3,10 +3,13 @@ machine): one tool, ``echo``, which records its calls in the file ``TINY_MCP_CAL
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, for tests/
+from tests.stdio_mcp import serve
 
 ECHO = {
     "name": "echo",
@@ -19,35 +22,11 @@ ECHO = {
 }
 
 
-def answer(request: dict[str, Any]) -> dict[str, Any] | None:
-    method, params = request.get("method"), request.get("params") or {}
-    if method == "initialize":
-        return {
-            "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "tiny", "version": "1"},
-        }
-    if method == "tools/list":
-        return {"tools": [ECHO]}
-    if method == "tools/call":
-        text = str(params.get("arguments", {}).get("text", ""))
-        with open(os.environ["TINY_MCP_CALLS"], "a") as calls:
-            calls.write(text + "\n")
-        return {"content": [{"type": "text", "text": f"echo: {text}"}], "isError": False}
-    if method == "ping":
-        return {}
-    return None
+def call(name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+    text = str(arguments.get("text", ""))
+    with open(os.environ["TINY_MCP_CALLS"], "a") as calls:
+        calls.write(text + "\n")
+    return f"echo: {text}", False
 
 
-for line in sys.stdin:
-    request = json.loads(line)
-    if "id" not in request:
-        continue  # a notification (initialized, cancelled)
-    result = answer(request)
-    reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
-    if result is None:
-        reply["error"] = {"code": -32601, "message": f"unknown method {request.get('method')}"}
-    else:
-        reply["result"] = result
-    sys.stdout.write(json.dumps(reply) + "\n")
-    sys.stdout.flush()
+serve("tiny", [ECHO], call)

@@ -17,6 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, for tests/
+from tests.stdio_mcp import serve
+
 
 def stubborn_child(pid_file: str) -> None:
     """Fork a child that outlives what it can: its own session, SIGTERM ignored."""
@@ -54,37 +57,8 @@ ECHO = {
 }
 
 
-def answer(request: dict[str, Any]) -> dict[str, Any] | None:
-    method, params = request.get("method"), request.get("params") or {}
-    if method == "initialize":
-        return {
-            "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "recording", "version": "1"},
-        }
-    if method == "tools/list":
-        return {"tools": [ECHO]}
-    if method == "tools/call":
-        text = str(params.get("arguments", {}).get("text", ""))
-        return {"content": [{"type": "text", "text": f"echo: {text}"}], "isError": False}
-    if method == "ping":
-        return {}
-    return None
-
-
-def serve() -> None:
-    for line in sys.stdin:
-        request = json.loads(line)
-        if "id" not in request:
-            continue
-        result = answer(request)
-        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
-        if result is None:
-            reply["error"] = {"code": -32601, "message": f"unknown method {request.get('method')}"}
-        else:
-            reply["result"] = result
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+def call(name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+    return f"echo: {arguments.get('text', '')}", False
 
 
 if __name__ == "__main__":
@@ -93,4 +67,4 @@ if __name__ == "__main__":
     record()
     if os.environ.get("GATE"):
         wait_for(os.environ["GATE"])
-    serve()
+    serve("recording", [ECHO], call)
