@@ -1,11 +1,12 @@
 """Every ACP message, both directions, checked against the official JSON schema.
 
-The schema is vendored (``schema.json``, ``meta.json``): ACP v1 at the tag ``schema-v1.19.0``
-(commit a213df5240048f96d2b23f644984bb20c188a234 of agentclientprotocol/agent-client-protocol),
-the version the Python SDK 0.12.1 generated its models from. The SDK validates too, but it
-logs and *drops* an incoming notification that does not match (claude-agent-acp's
-``usage_update`` with ``used: null``), so a client built on it would never notice; this
-checker sees the raw message first and reports it as a ``Violation``.
+The schema is vendored (``schema.json``, ``meta.json``): ACP v1 at the tag ``schema-v1.21.0``
+(commit 272bf799f35a258c6a4107a0410ed361e83683d3 of agentclientprotocol/agent-client-protocol),
+the current stable v1 (the Python SDK 0.12.1 generated its models from 1.19.0; 1.21 adds
+elicitation and terminal authentication). The SDK validates too, but it logs and *drops*
+an incoming notification that does not match (claude-agent-acp's ``usage_update`` with
+``used: null``), so a client built on it would never notice; this checker sees the raw
+message first and reports it as a ``Violation``.
 
 Each message is checked by method: a request's ``params`` against its ``…Request``
 definition, the answer's ``result`` against the matching ``…Response`` (the checker
@@ -27,8 +28,8 @@ from jsonschema.exceptions import ValidationError
 HERE = Path(__file__).resolve().parent
 SCHEMA_PATH = HERE / "schema.json"
 META_PATH = HERE / "meta.json"
-SCHEMA_TAG = "schema-v1.19.0"
-SCHEMA_COMMIT = "a213df5240048f96d2b23f644984bb20c188a234"
+SCHEMA_TAG = "schema-v1.21.0"
+SCHEMA_COMMIT = "272bf799f35a258c6a4107a0410ed361e83683d3"
 
 Direction = Literal["to_agent", "to_client"]
 """``to_agent``: sent by the client; ``to_client``: sent by the agent."""
@@ -62,6 +63,8 @@ AGENT_TO_CLIENT: dict[str, tuple[str, str | None]] = {
     "terminal/wait_for_exit": ("WaitForTerminalExitRequest", "WaitForTerminalExitResponse"),
     "terminal/kill": ("KillTerminalRequest", "KillTerminalResponse"),
     "terminal/release": ("ReleaseTerminalRequest", "ReleaseTerminalResponse"),
+    "elicitation/create": ("CreateElicitationRequest", "CreateElicitationResponse"),
+    "elicitation/complete": ("CompleteElicitationNotification", None),
 }
 EITHER_WAY: dict[str, tuple[str, str | None]] = {
     "$/cancel_request": ("CancelRequestNotification", None),
