@@ -109,6 +109,8 @@ async def assemble_run(
     read = await model_input(workspace, tools.names, params.prompt, params.context)
     events = RunEvents(run_id, [*sinks, SessionSink(log_writer, session_id)])
     memory.policy.configure(config.auto_approve, rules)
+    recorder = SessionRecorder(log_writer, session_id, run_id)
+    recorder.workspace(workspace.roots)  # which folder's session it is (ACP's session/list)
     sandbox = await sandbox_for(
         config.sandbox,
         os.environ,
@@ -137,7 +139,7 @@ async def assemble_run(
         ),
         system=read.system,
         history=memory.history,
-        recorder=SessionRecorder(log_writer, session_id, run_id),
+        recorder=recorder,
         context_budget=config.context_budget_tokens,
         window=memory.windows.window(session_id, provider),
     )

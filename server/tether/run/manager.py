@@ -184,6 +184,19 @@ class RunManager:
         ``InvalidRun`` naming why when another process has it open."""
         await self._claim(session_id)
 
+    def forget(self, session_id: str) -> bool:
+        """Close a session here (ACP's ``session/close``): its memory dropped and every
+        claim of it given back, so another process may continue it. False (nothing done)
+        while a run of it is in flight."""
+        if any(r.session_id == session_id for r in self._runs.values()):
+            return False
+        self._sessions.pop(session_id, None)
+        self._locks.pop(session_id, None)
+        locks = self.log_writer.locks
+        while locks.holds(session_id):
+            locks.release(session_id)
+        return True
+
     async def _claim(self, session_id: str) -> SessionLocks:
         """Open the session for prompting in this process (``session/lock.py``); the locks
         it was claimed in. ``InvalidRun`` naming why when another process has it open."""

@@ -44,6 +44,11 @@ def _shorten(prompt: str) -> str:
     return flat if len(flat) <= TITLE_CHARS else flat[: TITLE_CHARS - 1] + "…"
 
 
+def session_title(prompt: str) -> str:
+    """A session's title: its first prompt on one line, shortened."""
+    return _shorten(prompt)
+
+
 class SessionIndex(BaseModel):
     """What listing sessions and finding runs need to know of one log."""
 
@@ -58,6 +63,8 @@ class SessionIndex(BaseModel):
     """The first prompt, shortened."""
     last_prompt: str = ""
     run_ids: list[str] = Field(default_factory=list)
+    roots: list[str] = Field(default_factory=list)
+    """The folders the latest run worked in (``workspace`` records)."""
     last_outcome: Outcome | None = None
     events: int = 0
     records: int = 0
@@ -69,6 +76,13 @@ class SessionIndex(BaseModel):
     def observe(self, line: bytes) -> tuple[str, str] | None:
         """Count one complete log line (without its newline); ``(kind, run id)`` for a
         ``run-started`` or ``run-finished`` event."""
+        if line.startswith(b'{"record":"workspace"'):  # as Tether writes it: first key
+            self.records += 1
+            with contextlib.suppress(ValueError):
+                roots = json.loads(line).get("roots")
+                if isinstance(roots, list) and all(isinstance(r, str) for r in roots):
+                    self.roots = roots
+            return None
         if b'"run-started"' not in line and b'"run-finished"' not in line:
             if b'"record":' in line:  # as a key only: inside a string the quote is escaped
                 self.records += 1

@@ -474,6 +474,15 @@ class RunErrorRecord(_Record):
     error: str
 
 
+class WorkspaceRecord(_Record):
+    """The folders a run worked in (the first is the session's ``cwd`` for ACP's session
+    list), written as the run is put together."""
+
+    record: Literal["workspace"] = "workspace"
+    run_id: str
+    roots: list[str]
+
+
 LogRecord = (
     MessageRecord
     | HistoryRecord
@@ -482,6 +491,7 @@ LogRecord = (
     | EditOutcomeRecord
     | UndoneRecord
     | RunErrorRecord
+    | WorkspaceRecord
 )
 
 
@@ -504,6 +514,8 @@ class SessionData:
     them before its prompt (``RunManager``), so none lands between a call and its result."""
     errors: dict[str, str] = field(default_factory=dict)
     """Each failed run's error text, by run id."""
+    roots: list[str] = field(default_factory=list)
+    """The folders the latest run worked in (none: no run said)."""
     skipped_lines: int = 0
     skipped: list[str] = field(default_factory=list)
     """The first few skipped lines: their number and why (``"line 3: not an object"``)."""
@@ -617,6 +629,8 @@ def _apply(data: SessionData, item: dict[str, Any]) -> None:
     elif kind == "run-error":
         failed = RunErrorRecord.model_validate(item)
         data.errors[failed.run_id] = failed.error
+    elif kind == "workspace":
+        data.roots = WorkspaceRecord.model_validate(item).roots
     else:
         raise BadLine(f"unknown record kind {_short(kind)}")
 

@@ -43,6 +43,7 @@ from .records import (
     LoggedMessage,
     MessageRecord,
     RunErrorRecord,
+    WorkspaceRecord,
 )
 
 log = logging.getLogger(__name__)
@@ -370,6 +371,11 @@ class SessionRecorder:
         """The conversation was replaced as a whole (compaction)."""
         logged = [LoggedMessage.of(m) for m in messages]
         self._writer.append(self._session_id, HistoryRecord(run_id=self._run_id, messages=logged))
+
+    def workspace(self, roots: Sequence[Path]) -> None:
+        """The folders the run works in (the first is the session's folder)."""
+        record = WorkspaceRecord(run_id=self._run_id, roots=[str(r) for r in roots])
+        self._writer.append(self._session_id, record)
 
     def error(self, text: str) -> None:
         """The run ended with this error."""
