@@ -48,6 +48,13 @@ from ..sandbox.runner import kill_tree
 from ..writes.coherence import after_command, before_command, unsaved_note
 from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult, one_line
 from .git_guard import git_environment, refusal, refused_settings
+from .input_wait import (
+    CHECK_SECONDS,
+    INPUT_WAIT_SECONDS,
+    InputTerminal,
+    asked_line,
+    open_input_terminal,
+)
 from .progress import OutputWatch, ReportProgress, report_progress
 
 if TYPE_CHECKING:
@@ -133,6 +140,9 @@ class CommandOutcome:
     """How many characters were cut out of the middle of ``output`` (0: nothing)."""
     duration: float
     """Seconds from start until the command and its process group were gone."""
+    asked: str | None = None
+    """When it was ended for waiting for input: what it asked (its output's last line,
+    "" when it printed none); see ``tools/input_wait.py``."""
 
 
 async def run_command(
@@ -204,19 +214,29 @@ async def _run(
     started = time.monotonic()
     capture = _OutputCapture(output_limit)
     watch = OutputWatch() if progress is not None else None
+    # Its input: a terminal no one types into, to see it ask (``input_wait``), else nothing.
+    terminal = open_input_terminal()
+    asked: list[str] = []
     # Shielded: the command may already run (and fork) before the spawn returns, and a cancel
     # landing then would lose the group; it is delivered at the first await below instead.
-    with anyio.CancelScope(shield=True):
-        process = await anyio.open_process(
-            prepared.argv,
-            cwd=cwd,
-            env=prepared.env,
-            pass_fds=prepared.pass_fds,
-            stdin=subprocess.DEVNULL,  # a command waiting for input would hang till the timeout
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,  # one pipe keeps stdout and stderr in the order written
-            start_new_session=True,  # own process group, to kill grandchildren; no tty prompts
-        )
+    try:
+        with anyio.CancelScope(shield=True):
+            process = await anyio.open_process(
+                prepared.argv,
+                cwd=cwd,
+                env=prepared.env,
+                pass_fds=prepared.pass_fds,
+                stdin=subprocess.DEVNULL if terminal is None else terminal.slave,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,  # one pipe keeps stdout and stderr in the order written
+                start_new_session=True,  # own process group, to kill grandchildren
+            )
+    except BaseException:
+        if terminal is not None:
+            terminal.close()
+        raise
+    if terminal is not None:
+        terminal.started()
     pgid = process.pid  # a new session's leader leads its process group: pgid == pid
     grace = KILL_GRACE_SECONDS + (REAPER_SLACK_SECONDS if prepared.reaped else 0.0)
     timed_out = False
@@ -233,9 +253,15 @@ async def _run(
                 tg.start_soon(report_progress, watch, started, progress)
             try:
                 with anyio.move_on_after(timeout) as deadline:
-                    await _wait_for_exit(process)
+                    async with anyio.create_task_group() as waiting:
+                        if terminal is not None:
+                            waiting.start_soon(
+                                _watch_input, terminal, pgid, capture, watch, asked, waiting
+                            )
+                        await _wait_for_exit(process)
+                        waiting.cancel_scope.cancel()
                 timed_out = deadline.cancelled_caught
-                if not timed_out:
+                if not timed_out and not asked:
                     # Background leftovers hold the pipe open: read what is in flight, but
                     # don't wait for an EOF that only comes when they end.
                     with anyio.move_on_after(DRAIN_SECONDS):
@@ -256,15 +282,61 @@ async def _run(
             if not stopped:  # on_start failed: nothing above ran
                 await _stop_group(process, grace)
             await process.aclose()
+            if terminal is not None:
+                await anyio.to_thread.run_sync(_drain_into, terminal, capture, watch, 0.0)
+                terminal.close()
 
     output, truncated = capture.finish()
     return CommandOutcome(
-        exit_code=None if timed_out else _exit_code(process.returncode),
+        exit_code=None if timed_out or asked else _exit_code(process.returncode),
         output=output,
         timed_out=timed_out,
         truncated_chars=truncated,
         duration=time.monotonic() - started,
+        asked=asked_line(capture.recent()) if asked else None,
     )
+
+
+def _drain_into(
+    terminal: InputTerminal, capture: _OutputCapture, watch: OutputWatch | None, wait: float
+) -> None:
+    """Add what the command wrote to its terminal to its output (blocking)."""
+    while data := terminal.drain(wait):
+        capture.feed(data)
+        if watch is not None:
+            watch.feed(data)
+        wait = 0.0
+
+
+async def _watch_input(
+    terminal: InputTerminal,
+    root: int,
+    capture: _OutputCapture,
+    watch: OutputWatch | None,
+    asked: list[str],
+    waiting: anyio.abc.TaskGroup,
+) -> None:
+    """Every ``CHECK_SECONDS``, keep the terminal read and, while the command prints
+    nothing, look whether it waits for input; once it has for ``INPUT_WAIT_SECONDS``,
+    say so in ``asked`` and stop the waiting for its exit."""
+    since: float | None = None
+    seen = -1
+    while True:
+        await anyio.sleep(CHECK_SECONDS)
+        await anyio.to_thread.run_sync(_drain_into, terminal, capture, watch, 0.0)
+        if capture.total != seen:
+            seen, since = capture.total, None
+            continue
+        if not await anyio.to_thread.run_sync(terminal.asking, root):
+            since = None
+            continue
+        now = anyio.current_time()
+        if since is None:
+            since = now
+        elif now - since >= INPUT_WAIT_SECONDS:
+            asked.append("yes")
+            waiting.cancel_scope.cancel()
+            return
 
 
 def _exit_code(returncode: int | None) -> int | None:
@@ -417,6 +489,15 @@ class _OutputCapture:
             while self._tail_len - len(self._tail[0]) > self._tail_limit:
                 self._tail_len -= len(self._tail.popleft())
 
+    @property
+    def total(self) -> int:
+        """How many characters were fed so far."""
+        return self._total
+
+    def recent(self) -> str:
+        """The end of the output so far (at most its kept tail)."""
+        return "".join(self._tail) if self._tail else "".join(self._head)
+
     def finish(self) -> tuple[str, int]:
         """The capped output and how many characters were cut from its middle."""
         self._add(self._decoder.decode(b"", final=True))
@@ -441,6 +522,13 @@ class _OutputCapture:
         if head and not head.endswith("\n"):
             marker = "\n" + marker  # the marker gets a line of its own
         return head + marker + tail, cut
+
+
+def waited_for_input(asked: str) -> str:
+    """How a command that was ended for waiting for input is described."""
+    if not asked.strip():
+        return "the command waited for input (it printed no question)"
+    return f"the command waited for input: `{asked}`"
 
 
 def _plural(n: int, noun: str) -> str:
@@ -523,8 +611,9 @@ class Bash(Tool[BashArgs]):
 
     description: ClassVar[str] = (
         "Run a shell command with bash in the workspace root and get its exit code and "
-        "output (stdout and stderr merged). It runs non-interactively: no input (stdin is "
-        "closed), no terminal, no pager. Use it to build, run tests, use git and other "
+        "output (stdout and stderr merged). It runs non-interactively: no one types into "
+        "it and there is no pager; a command that stops to ask for input is ended and the "
+        "result says what it asked. Use it to build, run tests, use git and other "
         "command-line tools; use read_file, list_files and search to read files, and "
         "edit_file and write_file to change them. Output longer than "
         f"{DEFAULT_OUTPUT_LIMIT} characters is cut in the middle. The command is killed "
@@ -596,12 +685,19 @@ class Bash(Tool[BashArgs]):
             await after_command(deps.workspace, buffers),
         ]
         output = outcome.output if outcome.output else "(no output)\n"
-        if outcome.timed_out:
+        error: str | None
+        if outcome.asked is not None:
+            error = waited_for_input(outcome.asked)
+            status = (
+                f"stopped: {error}. Nothing types into a command: give it its answer another "
+                "way (a flag such as --yes, `yes |`, a here-string) or run it without asking"
+            )
+        elif outcome.timed_out:
             status = (
                 f"killed after timeout of {_seconds(timeout)} (set timeout_seconds, at most "
                 f"{_seconds(MAX_TIMEOUT_SECONDS)}, if it needs longer)"
             )
-            error: str | None = f"the command timed out after {_seconds(timeout)}"
+            error = f"the command timed out after {_seconds(timeout)}"
         else:
             status = f"exit code: {outcome.exit_code}"
             error = None if outcome.exit_code == 0 else f"exit code {outcome.exit_code}"

@@ -1,0 +1,193 @@
+"""Telling that a command stopped to ask for input, and what it asked.
+
+A command's standard input is a terminal no one ever types into (a pseudo-terminal whose
+other end Tether holds and never writes to), not its controlling terminal. So a program
+that asks (``read -p``, ``input()``, a ``[y/N]``, a REPL's ``>>>``) prints its question as
+it would for a person, then waits; a program that only reads input when it is not a
+terminal (``jq``, a formatter's stdin mode) sees a terminal and reads none.
+
+While the command runs quietly, ``InputTerminal.asking`` looks in ``/proc`` (Linux) for a
+process of the command's tree blocked in a ``read`` of that terminal: the kernel's own
+answer (``/proc/PID/syscall``, the descriptor it reads, and what that descriptor is), so a
+shell waiting for a ``$(…)`` or ``cat`` reading a pipe is never taken for one that asks.
+The runner ends such a command once it has waited ``INPUT_WAIT_SECONDS`` and says what it
+asked: its output's last line. Where ``/proc/PID/syscall`` cannot be read (not Linux, a
+restricted ``/proc``), commands get ``/dev/null`` as before: an empty input that ends at
+once, the question unnamed. Programs that wait in ``epoll`` or ``select`` (Node's
+``readline``) are not seen; they end at their timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import select
+import termios
+from dataclasses import dataclass, field
+from functools import cache
+
+__all__ = [
+    "INPUT_WAIT_SECONDS",
+    "InputTerminal",
+    "asked_line",
+    "open_input_terminal",
+]
+
+INPUT_WAIT_SECONDS = 1.0
+"""How long a command must have waited for input, printing nothing, before it is ended."""
+CHECK_SECONDS = 0.25
+"""How often a quiet command's processes are looked at."""
+PROMPT_CHARS = 200
+
+# read, pread64, readv, preadv, preadv2: the calls a program waits in for typed input.
+_READS = {
+    "x86_64": frozenset({0, 17, 19, 295, 327}),
+    "aarch64": frozenset({63, 65, 67, 69, 286}),
+}
+_DEV_TTY = os.makedev(5, 0)
+
+
+@cache
+def _reads() -> frozenset[int] | None:
+    """The read calls' numbers here, or None when this kernel's calls cannot be seen."""
+    numbers = _READS.get(platform.machine())
+    if numbers is None:
+        return None
+    try:
+        with open("/proc/self/syscall") as f:  # "running" for the reader itself
+            f.read()
+    except OSError:
+        return None
+    return numbers
+
+
+@dataclass(slots=True)
+class InputTerminal:
+    """The pseudo-terminal a command reads its input from: ``slave`` goes to the command
+    (closed here once it started), ``master`` stays with Tether, never written to."""
+
+    master: int
+    slave: int
+    device: int
+    """The terminal's device number, to know its descriptors in other processes."""
+    written: list[bytes] = field(default_factory=list)
+
+    def started(self) -> None:
+        """The command has its copy of the terminal: close ours."""
+        if self.slave >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.slave)
+            self.slave = -1
+
+    def close(self) -> None:
+        """Close both ends (after the command ended)."""
+        self.started()
+        if self.master >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.master)
+            self.master = -1
+
+    def drain(self, timeout: float) -> bytes:
+        """What the command wrote to the terminal (a program writing its question to its
+        input, or to ``/dev/tty`` when the terminal became its controlling one), waiting
+        up to ``timeout`` seconds for some; blocking: call from a worker thread. Kept
+        read so a writer never blocks on a full terminal."""
+        if self.master < 0:
+            return b""
+        try:
+            ready, _, _ = select.select([self.master], [], [], timeout)
+            if not ready:
+                return b""
+            return os.read(self.master, 4096)
+        except (OSError, ValueError):  # EIO: no process holds the terminal any more
+            return b""
+
+    def asking(self, root: int) -> bool:
+        """Whether a process of ``root``'s tree is blocked reading this terminal
+        (blocking: reads ``/proc``)."""
+        numbers = _reads()
+        if numbers is None:
+            return False
+        return any(_reads_terminal(pid, numbers, self.device) for pid in _tree(root))
+
+
+def open_input_terminal() -> InputTerminal | None:
+    """A fresh pseudo-terminal for a command's input, or None where waiting for input
+    cannot be seen (then the command gets ``/dev/null``)."""
+    if _reads() is None:
+        return None
+    try:
+        master, slave = os.openpty()
+    except OSError:
+        return None
+    try:
+        attrs = termios.tcgetattr(slave)
+        attrs[1] &= ~termios.OPOST  # what reaches the master as written: no "\r\n"
+        termios.tcsetattr(slave, termios.TCSANOW, attrs)
+        os.set_inheritable(slave, False)
+        device = os.fstat(slave).st_rdev
+    except (OSError, termios.error):
+        os.close(master)
+        os.close(slave)
+        return None
+    return InputTerminal(master, slave, device)
+
+
+def _tree(root: int) -> list[int]:
+    """``root`` and its live descendants (one pass over ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return [root]
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) >= 2:
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, ()))
+    return found
+
+
+def _reads_terminal(pid: int, numbers: frozenset[int], device: int) -> bool:
+    """Whether ``pid`` is blocked in a read of the terminal ``device`` (directly, or as
+    its controlling terminal through ``/dev/tty``)."""
+    try:
+        with open(f"/proc/{pid}/syscall") as f:
+            parts = f.read().split()
+        if len(parts) < 2 or not parts[0].isdigit() or int(parts[0]) not in numbers:
+            return False
+        fd = int(parts[1], 16)
+        rdev = os.stat(f"/proc/{pid}/fd/{fd}").st_rdev
+        if rdev == device:
+            return True
+        if rdev != _DEV_TTY:
+            return False
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        tty = stat[stat.rfind(b")") + 2 :].split()[4]
+        return int(tty) == device
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+def asked_line(output: str) -> str:
+    """What a command that waited for input asked: its output's last line that is not
+    blank, trailing spaces kept (``Continue? ``), at most ``PROMPT_CHARS``; "" if none."""
+    for line in reversed(output.split("\n")):
+        if line.strip():
+            line = line.rsplit("\r", 1)[-1] if line.rsplit("\r", 1)[-1].strip() else line
+            return line[-PROMPT_CHARS:]
+    return ""
