@@ -115,6 +115,9 @@ ReasoningEffort = Literal["off", "low", "medium", "high"]
 
 class TetherSettings(WireModel):
     """Configuration: ``initializationOptions``, ``settings.tether`` and the environment.
+OpenAIApi = Literal["responses", "chat"]
+"""Which OpenAI API the ``openai`` provider speaks."""
+
 
     Every field is optional here; unset fields fall back to the next source and then to the
     server's defaults (see ``docs/configuration.md``).
@@ -146,6 +149,10 @@ class TetherSettings(WireModel):
     auto_approve: list[str] | None = None
     """Tool names that need no approval (default: none)."""
     sandbox: Literal["auto", "bwrap", "landlock", "off"] | None = None
+    openai_api: OpenAIApi | None = None
+    """The API the ``openai`` provider speaks: ``responses`` (the default for OpenAI's own
+    endpoint: reasoning kept between tool calls) or ``chat`` (Chat Completions, the default
+    for any other ``baseUrl``)."""
     """``bash`` commands that would be asked run unasked inside a sandbox instead, and every
     allowed command runs inside it too: ``auto`` picks bubblewrap, else Landlock; ``off``
     (the default) never sandboxes."""

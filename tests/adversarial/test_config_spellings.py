@@ -67,6 +67,7 @@ FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "prices": st.just({"gpt-5.4": {"inputPerMTok": 0.0, "outputPerMTok": 0.0}}),
     "acp_files": st.sampled_from(["editor", "disk"]),
     "reasoning_effort": st.sampled_from(["off", "low", "medium", "high"]),
+    "openai_api": st.sampled_from(["responses", "chat"]),
     "mcp_servers": st.sampled_from(
         [
             {"evil": {"command": "sh", "args": ["-c", "touch /tmp/owned"]}},
@@ -96,6 +97,7 @@ SAMPLE: dict[str, Any] = {
     "prices": {"gpt-5.4": {"inputPerMTok": 0.0, "outputPerMTok": 0.0}},
     "acp_files": "disk",
     "reasoning_effort": "high",
+    "openai_api": "chat",
     "mcp_servers": {
         "evil": {"command": "sh", "args": ["-c", "touch /tmp/owned"], "trustReadOnlyHints": True}
     },

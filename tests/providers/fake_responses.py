@@ -4,7 +4,11 @@ The wire format Codex speaks (``wire_api = "responses"``): typed server-sent eve
 ``response.created``, then per output item ``response.output_item.added`` → its deltas →
 ``response.output_item.done``, and ``response.completed`` with the usage. Items are
 assistant messages (``output_text`` deltas), ``function_call`` (JSON ``arguments``) and
-``custom_tool_call`` (free-form ``input``, e.g. Codex's ``apply_patch``).
+``custom_tool_call`` (free-form ``input``, e.g. Codex's ``apply_patch``), after a
+``reasoning`` item when asked (its summary parts streamed as
+``response.reasoning_summary_text.delta``; its ``encrypted_content`` complete only in
+``response.output_item.done``, as the API sends it). A reply stopped at the output limit
+ends in ``response.incomplete``; a failed one in ``response.failed``.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ class _Events:
             "model": "gpt-test",
             "output": output,
             "usage": usage,
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
         }
 
 
@@ -44,18 +51,27 @@ def responses_stream(
     custom_calls: Sequence[tuple[str, str, str]] = (),
     usage: tuple[int, int] = (100, 20),
     response_id: str = "resp_1",
+    summary: Sequence[Sequence[str]] = (),
+    encrypted: str | None = None,
+    reasoning_tokens: int = 0,
+    cached: int = 0,
+    incomplete: bool = False,
 ) -> list[str]:
-    """A whole response: a message of ``texts`` (each one delta), then function calls
-    (call id, name, argument pieces) and custom tool calls (call id, name, input)."""
+    """A whole response: a reasoning item when ``summary`` (its parts, each as delta
+    pieces) or ``encrypted`` (its ``encrypted_content``) is given, a message of ``texts``
+    (each one delta), then function calls (call id, name, argument pieces) and custom tool
+    calls (call id, name, input). ``incomplete``: stopped at ``max_output_tokens``."""
     events = _Events(response_id)
     events.add("response.created", response=events.response("in_progress", [], None))
     output: list[dict[str, Any]] = []
+    if summary or encrypted is not None:
+        output.append(_reasoning(events, f"rs_{response_id}", summary, encrypted))
     if texts:
-        item_id = f"msg_{response_id}"
+        index, item_id = len(output), f"msg_{response_id}"
         item = {"id": item_id, "type": "message", "role": "assistant", "status": "in_progress"}
-        events.add("response.output_item.added", output_index=0, item={**item, "content": []})
+        events.add("response.output_item.added", output_index=index, item={**item, "content": []})
         part = {"type": "output_text", "text": "", "annotations": []}
-        where = {"item_id": item_id, "output_index": 0, "content_index": 0}
+        where = {"item_id": item_id, "output_index": index, "content_index": 0}
         events.add("response.content_part.added", **where, part=part)
         for text in texts:
             events.add("response.output_text.delta", **where, delta=text, logprobs=[])
@@ -63,7 +79,7 @@ def responses_stream(
         events.add("response.output_text.done", **where, text=full, logprobs=[])
         events.add("response.content_part.done", **where, part={**part, "text": full})
         done = {**item, "status": "completed", "content": [{**part, "text": full}]}
-        events.add("response.output_item.done", output_index=0, item=done)
+        events.add("response.output_item.done", output_index=index, item=done)
         output.append(done)
     for call_id, name, pieces in calls:
         index, item_id = len(output), f"fc_{call_id}"
@@ -105,12 +121,51 @@ def responses_stream(
         output.append(done)
     tokens = {
         "input_tokens": usage[0],
-        "input_tokens_details": {"cached_tokens": 0},
+        "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": 0},
         "output_tokens": usage[1],
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
         "total_tokens": sum(usage),
     }
-    events.add("response.completed", response=events.response("completed", output, tokens))
+    if incomplete:
+        response = events.response("incomplete", output, tokens)
+        response["incomplete_details"] = {"reason": "max_output_tokens"}
+        events.add("response.incomplete", response=response)
+    else:
+        events.add("response.completed", response=events.response("completed", output, tokens))
+    return events.frames
+
+
+def _reasoning(
+    events: _Events, item_id: str, summary: Sequence[Sequence[str]], encrypted: str | None
+) -> dict[str, Any]:
+    """A reasoning item at output index 0: its summary parts streamed, then the item done
+    with its ``encrypted_content`` (``null`` while in progress, as the API sends it)."""
+    item = {"id": item_id, "type": "reasoning", "summary": [], "encrypted_content": None}
+    events.add("response.output_item.added", output_index=0, item=item)
+    parts: list[dict[str, str]] = []
+    for index, pieces in enumerate(summary):
+        where = {"item_id": item_id, "output_index": 0, "summary_index": index}
+        empty = {"type": "summary_text", "text": ""}
+        events.add("response.reasoning_summary_part.added", **where, part=empty)
+        for piece in pieces:
+            events.add("response.reasoning_summary_text.delta", **where, delta=piece)
+        text = "".join(pieces)
+        events.add("response.reasoning_summary_text.done", **where, text=text)
+        events.add("response.reasoning_summary_part.done", **where, part={**empty, "text": text})
+        parts.append({"type": "summary_text", "text": text})
+    done = {**item, "summary": parts, "encrypted_content": encrypted}
+    events.add("response.output_item.done", output_index=0, item=done)
+    return done
+
+
+def responses_failed(message: str, code: str = "server_error") -> list[str]:
+    """A stream that fails after it started: ``response.created``, then ``response.failed``
+    with the error."""
+    events = _Events("resp_failed")
+    events.add("response.created", response=events.response("in_progress", [], None))
+    failed = events.response("failed", [], None)
+    failed["error"] = {"code": code, "message": message}
+    events.add("response.failed", response=failed)
     return events.frames
 
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import openai
+import json
+import typing
 
-from .fake_responses import responses_stream, tool_outputs
+import openai
+import pytest
+from openai.types.responses import ResponseStreamEvent
+
+from .fake_responses import responses_failed, responses_stream, tool_outputs
 from .fakes import FakeApi, Sse
 
 
@@ -43,3 +48,39 @@ def test_tool_outputs_are_counted_from_the_request_input() -> None:
         ]
     }
     assert tool_outputs(body) == 2 and tool_outputs({}) == 0
+
+
+def _event_types() -> dict[str, type[openai.BaseModel]]:
+    """The SDK's model of each Responses stream event, by its ``type``."""
+    union = typing.get_args(ResponseStreamEvent)[0]
+    return {
+        typing.get_args(model.model_fields["type"].annotation)[0]: model
+        for model in typing.get_args(union)
+    }
+
+
+@pytest.mark.parametrize(
+    "frames",
+    [
+        responses_stream(
+            "It is 4.",
+            calls=[("c1", "read_file", ['{"path": ', '"a.py"}'])],
+            summary=[["Two ", "and two."], ["Four."]],
+            encrypted="gAAAAenc==",
+            reasoning_tokens=12,
+            cached=40,
+        ),
+        responses_stream("cut", summary=[["Thinking"]], encrypted="e", incomplete=True),
+        responses_failed("The server had an error."),
+    ],
+    ids=["reasoning, text and a call", "incomplete", "failed"],
+)
+def test_every_event_is_valid_as_the_sdks_own_type(frames: list[str]) -> None:
+    """Validated, not just read: the SDK's stream builds its events without validation,
+    so a fake that drifted from the API's shapes would go unnoticed there."""
+    types = _event_types()
+    for frame in frames:
+        name, data = frame.split("\n", 1)
+        event = json.loads(data.removeprefix("data: "))
+        assert name == f"event: {event['type']}"
+        types[event["type"]].model_validate(event)

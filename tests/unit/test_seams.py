@@ -19,6 +19,7 @@ EDGES = {
     "tether.lsp": "the LSP transport: the one place pygls and lsprotocol live",
     "tether.providers.openai": "the OpenAI SDK adapter",
     "tether.providers.anthropic": "the Anthropic SDK adapter",
+    "tether.providers.openai_responses": "the OpenAI SDK adapter's Responses API",
     "tether.__main__": "runs the command line when imported",
     "tether.demo.workspace": "the demo's sample project, not server code",
 }

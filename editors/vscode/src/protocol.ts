@@ -229,6 +229,7 @@ export type ApprovalEvent = {
   decision: "allow" | "allow-always" | "deny" | "auto" | "denied-by-default";
   rules?: Rule[] | null;
   sandbox?: "bwrap" | "landlock" | null;
+  openaiApi?: "responses" | "chat" | null;
 };
 
 export type AssistantEvent = {

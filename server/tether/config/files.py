@@ -19,6 +19,7 @@ ENVIRONMENT = {
     "TETHER_SANDBOX": "sandbox",
     "TETHER_ACP_FILES": "acp_files",
     "TETHER_REASONING_EFFORT": "reasoning_effort",
+    "TETHER_OPENAI_API": "openai_api",
 }
 """The ``TETHER_*`` variables and the setting each one sets (read by ``config.layers``)."""
 INTEGER_SETTINGS = frozenset({"context_window_tokens", "max_message_bytes"})

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from tether_protocol import McpServerSettings, Script, TetherSettings
-from tether_protocol.config import ModelPrice, ReasoningEffort
+from tether_protocol.config import ModelPrice, OpenAIApi, ReasoningEffort
 
 from ..sandbox.detect import SandboxChoice
 from .files import (
@@ -236,6 +236,9 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
         else default_state_dir(dict(environ))
     )
     return Config(
+    openai_api: OpenAIApi | None = None
+    """The ``openai`` provider's API; None: Responses for OpenAI's own endpoint, Chat
+    Completions behind any other ``baseUrl`` (``providers.make_provider``)."""
         provider=settings.provider,
         model=settings.model,
         base_url=settings.base_url,
@@ -268,3 +271,4 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
 def _or_default(value: int | None, default: int) -> int:
     # 0 is a choice (off), not a missing value.
     return default if value is None else value
+        openai_api=settings.openai_api,

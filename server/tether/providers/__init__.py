@@ -24,6 +24,10 @@ AVAILABLE_PROVIDERS = ("scripted", "openai", "anthropic")
 API_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 """Where each SDK provider finds its key (in the environment of ``tether serve``)."""
 
+OFFICIAL_OPENAI_URLS = ("https://api.openai.com/v1", "https://api.openai.com/v1/")
+"""A ``baseUrl`` naming OpenAI's own endpoint: treated as no ``baseUrl`` at all (the
+Responses API, OpenAI's output limits)."""
+
 LOCAL_SERVER_KEY = "not-needed"
 """Sent when ``baseUrl`` names a server that wants no key (the SDKs insist on one)."""
 
@@ -61,16 +65,30 @@ def make_provider(
         from .openai import DEFAULT_MODEL, OpenAIProvider
         from .retry import OutputLimit
 
+        official = base_url is None or base_url in OFFICIAL_OPENAI_URLS
+        # OpenAI's own API: a limit, raised once; a compatible server keeps its default
+        # (vLLM refuses a limit beyond the context left) and continuation alone applies.
+        limit = OutputLimit(8_192, 16_384) if official else OutputLimit(None, None)
+        if (config.openai_api or ("responses" if official else "chat")) == "responses":
+            from .openai_responses import OpenAIResponsesProvider
+
+            return OpenAIResponsesProvider(
+                model=model or DEFAULT_MODEL,
+                api_key=api_key,
+                base_url=base_url,
+                models=ModelTable(config.prices),
+                context_window=config.context_window_tokens,
+                limit=limit,
+                reasoning_effort=config.reasoning_effort,
+            )
         return OpenAIProvider(
             model=model or DEFAULT_MODEL,
             api_key=api_key,
             base_url=base_url,
             models=ModelTable(config.prices),
             context_window=config.context_window_tokens,
-            # OpenAI's own API: a limit, raised once; a compatible server keeps its default
-            # (vLLM refuses a limit beyond the context left) and continuation alone applies.
-            limit=OutputLimit(8_192, 16_384) if base_url is None else OutputLimit(None, None),
-            limit_parameter="max_completion_tokens" if base_url is None else "max_tokens",
+            limit=limit,
+            limit_parameter="max_completion_tokens" if official else "max_tokens",
             reasoning_effort=config.reasoning_effort,
         )
     from .anthropic import DEFAULT_MODEL as CLAUDE
