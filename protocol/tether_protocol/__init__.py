@@ -12,6 +12,15 @@ from .approvals import (
     SaveDocumentsResult,
 )
 from .base import Position, Range, WireModel
+from .checkpoints import (
+    Checkpoint,
+    CheckpointFile,
+    CheckpointsParams,
+    CheckpointsResult,
+    RewindParams,
+    RewindResult,
+    RewindWhat,
+)
 from .commands import (
     CommandParams,
     CommandResult,
@@ -57,6 +66,9 @@ from .methods import (
     AGENT_CANCEL as AGENT_CANCEL_METHOD,
 )
 from .methods import (
+    AGENT_CHECKPOINTS as AGENT_CHECKPOINTS_METHOD,
+)
+from .methods import (
     AGENT_COMMAND as AGENT_COMMAND_METHOD,
 )
 from .methods import (
@@ -70,6 +82,9 @@ from .methods import (
 )
 from .methods import (
     AGENT_HISTORY as AGENT_HISTORY_METHOD,
+)
+from .methods import (
+    AGENT_REWIND as AGENT_REWIND_METHOD,
 )
 from .methods import (
     AGENT_RULES_ADD as AGENT_RULES_ADD_METHOD,
@@ -138,6 +153,15 @@ from .script import Script, ScriptToolCall, ScriptTurn
 __all__ = [
     "AGENT_APPROVE_METHOD",
     "AGENT_CANCEL_METHOD",
+    "AGENT_CHECKPOINTS_METHOD",
+    "AGENT_REWIND_METHOD",
+    "Checkpoint",
+    "CheckpointFile",
+    "CheckpointsParams",
+    "CheckpointsResult",
+    "RewindParams",
+    "RewindResult",
+    "RewindWhat",
     "AGENT_DIAGNOSTICS_METHOD",
     "AGENT_EVENT_METHOD",
     "AGENT_HISTORY_METHOD",

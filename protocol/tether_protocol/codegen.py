@@ -29,6 +29,8 @@ METHODS = {
     "agentCancel": methods.AGENT_CANCEL,
     "agentSteer": methods.AGENT_STEER,
     "agentUndo": methods.AGENT_UNDO,
+    "agentCheckpoints": methods.AGENT_CHECKPOINTS,
+    "agentRewind": methods.AGENT_REWIND,
     "agentSessions": methods.AGENT_SESSIONS,
     "agentHistory": methods.AGENT_HISTORY,
     "agentRulesList": methods.AGENT_RULES_LIST,

@@ -8,6 +8,8 @@ AGENT_RUN: Final = "agent/run"
 AGENT_CANCEL: Final = "agent/cancel"
 AGENT_STEER: Final = "agent/steer"
 AGENT_UNDO: Final = "agent/undo"
+AGENT_CHECKPOINTS: Final = "agent/checkpoints"
+AGENT_REWIND: Final = "agent/rewind"
 AGENT_SESSIONS: Final = "agent/sessions"
 AGENT_HISTORY: Final = "agent/history"
 AGENT_RULES_LIST: Final = "agent/rules/list"
@@ -30,6 +32,8 @@ CLIENT_TO_SERVER: Final = (
     AGENT_CANCEL,
     AGENT_STEER,
     AGENT_UNDO,
+    AGENT_CHECKPOINTS,
+    AGENT_REWIND,
     AGENT_SESSIONS,
     AGENT_HISTORY,
     AGENT_RULES_LIST,

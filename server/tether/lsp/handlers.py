@@ -16,9 +16,11 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from tether_protocol import (
     AGENT_CANCEL_METHOD,
+    AGENT_CHECKPOINTS_METHOD,
     AGENT_COMMAND_METHOD,
     AGENT_COMMANDS_METHOD,
     AGENT_HISTORY_METHOD,
+    AGENT_REWIND_METHOD,
     AGENT_RUN_METHOD,
     AGENT_SESSIONS_METHOD,
     AGENT_STEER_METHOD,
@@ -26,9 +28,12 @@ from tether_protocol import (
     COMMAND_CANCEL,
     COMMAND_RUN,
     CancelParams,
+    CheckpointsParams,
+    CheckpointsResult,
     CommandParams,
     HistoryParams,
     HistoryResult,
+    RewindParams,
     RunParams,
     SessionsParams,
     SessionsResult,
@@ -156,6 +161,26 @@ async def undo(ls: TetherServer, raw: Any) -> dict[str, Any]:
     return result.to_wire()
 
 
+async def list_checkpoints(ls: TetherServer, raw: Any) -> dict[str, Any]:
+    """``agent/checkpoints``."""
+    params = validate_params(CheckpointsParams, raw, AGENT_CHECKPOINTS_METHOD)
+    try:
+        found = await ls.runs.checkpoints(params.session_id, ls.workspace_model())
+    except InvalidRun as exc:
+        raise JsonRpcInvalidParams(f"{AGENT_CHECKPOINTS_METHOD}: {clip(str(exc))}") from exc
+    return CheckpointsResult(session_id=params.session_id, checkpoints=found).to_wire()
+
+
+async def rewind(ls: TetherServer, raw: Any) -> dict[str, Any]:
+    """``agent/rewind``."""
+    params = validate_params(RewindParams, raw, AGENT_REWIND_METHOD)
+    try:
+        result = await ls.runs.rewind(params, ls.workspace_model(), ls.editor)
+    except InvalidRun as exc:
+        raise JsonRpcInvalidParams(f"{AGENT_REWIND_METHOD}: {clip(str(exc))}") from exc
+    return result.to_wire()
+
+
 async def list_sessions(ls: TetherServer, raw: Any) -> dict[str, Any]:
     """``agent/sessions``."""
     params = validate_params(SessionsParams, raw, "agent/sessions")
@@ -222,6 +247,8 @@ def create_server(tools: ToolRegistry, environ: Mapping[str, str] | None = None)
     server.feature(AGENT_CANCEL_METHOD)(cancel_run)
     server.feature(AGENT_STEER_METHOD)(steer_run)
     server.feature(AGENT_UNDO_METHOD)(undo)
+    server.feature(AGENT_CHECKPOINTS_METHOD)(list_checkpoints)
+    server.feature(AGENT_REWIND_METHOD)(rewind)
     server.feature(AGENT_SESSIONS_METHOD)(list_sessions)
     server.feature(AGENT_HISTORY_METHOD)(session_history)
     server.feature(AGENT_COMMANDS_METHOD)(list_commands)

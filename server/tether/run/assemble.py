@@ -26,6 +26,7 @@ from ..prompt import model_input
 from ..providers import make_provider
 from ..providers.base import Message
 from ..sandbox.probe import sandbox_for
+from ..session.checkpoints import SessionCheckpoints
 from ..session.writer import SessionLogWriter, SessionRecorder, SessionSink
 from ..tools.base import ToolDeps
 from ..tools.registry import ToolRegistry
@@ -129,6 +130,7 @@ async def assemble_run(
                 memory.policy, editor, events, config.approval_timeout_seconds, sandbox=sandbox
             ),
             problems=_watcher(editor, workspace, config),
+            checkpoints=SessionCheckpoints(log_writer, session_id, run_id, workspace),
         ),
         events=events,
         limits=Limits(

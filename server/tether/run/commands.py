@@ -27,6 +27,7 @@ from ..session.undo import UnknownRun, undo_lines
 from ..session.writer import SessionLogWriter
 from ..workspace.folders import Workspace
 from .manager import InvalidRun, RunManager
+from .rewind_command import USAGE, rewind_command
 
 
 class CommandHost(Protocol):
@@ -95,6 +96,15 @@ def _shown(host: CommandHost, uri: str) -> str:
 
             return unquote(uri[len(prefix) :])
     return uri
+
+
+async def _rewind(host: CommandHost, params: CommandParams) -> CommandResult:
+    try:
+        return await rewind_command(
+            host.runs, host.workspace_model(), host.editor, params.session_id, params.argument
+        )
+    except InvalidRun as exc:
+        raise _refused(str(exc)) from exc
 
 
 async def _new(host: CommandHost, params: CommandParams) -> CommandResult:
@@ -167,6 +177,14 @@ async def _cost(host: CommandHost, params: CommandParams) -> CommandResult:
 
 COMMANDS: dict[str, tuple[SessionCommand, Action]] = {
     "undo": (SessionCommand(name="undo", description="put back the last run's edits"), _undo),
+    "rewind": (
+        SessionCommand(
+            name="rewind",
+            description="list the checkpoints, or go back to before a step",
+            argument=USAGE.removeprefix("/rewind "),
+        ),
+        _rewind,
+    ),
     "new": (SessionCommand(name="new", description="start a new session"), _new),
     "model": (
         SessionCommand(name="model", description="show or change the model", argument="[NAME]"),

@@ -16,16 +16,26 @@ from typing import TYPE_CHECKING, Literal
 
 import anyio
 
-from tether_protocol import RunParams, RunResult, UndoResult, Usage
+from tether_protocol import (
+    Checkpoint,
+    RewindParams,
+    RewindResult,
+    RunParams,
+    RunResult,
+    UndoResult,
+    Usage,
+)
 
 from ..config.layers import Config, ConfigError
 from ..host import Editor, EventSink
 from ..policy.gate import ApprovalPolicy
 from ..policy.store import RuleStore
 from ..providers.base import UserMessage
+from ..session.blobs import StoreDamaged
 from ..session.index import session_log_path
 from ..session.lock import SessionBusy, SessionLocks
-from ..session.store import RunIndex, load
+from ..session.rewind import RewindRefused, checkpoint_list, rewind_session
+from ..session.store import RunIndex, load, stored_session
 from ..session.undo import undo_run
 from ..session.writer import SessionLogWriter, new_session_id
 from ..tools.registry import ToolRegistry
@@ -92,6 +102,8 @@ class RunManager:
         self._run_index = RunIndex(log_writer.state_dir)
         self._created: set[str] = set()
         """Run ids this server created (in flight or done; maybe not yet in a log)."""
+        self._rewinding: set[str] = set()
+        """Sessions being rewound: no run of theirs starts meanwhile."""
 
     async def _sessions_with_run(self, run_id: str) -> list[str]:
         """The stored sessions that started a run ``run_id`` (newest first)."""
@@ -111,6 +123,8 @@ class RunManager:
         session_id = params.session_id
         if session_id is not None and any(r.session_id == session_id for r in self._runs.values()):
             raise InvalidRun(f"sessionId: session {session_id!r} already has a run in flight")
+        if session_id in self._rewinding:
+            raise InvalidRun(f"sessionId: session {session_id!r} is being rewound")
         run = Run(run_id, session_id or new_session_id(), params.prompt, params.work_done_token)
         self._runs[run_id] = run
         return run
@@ -286,6 +300,55 @@ class RunManager:
         if memory is not None and undone.note:
             memory.notes.append(undone.note)
         return undone.result
+
+    async def checkpoints(self, session_id: str, workspace: Workspace) -> list[Checkpoint]:
+        """A stored session's checkpoints (``agent/checkpoints``, ``/rewind``), oldest
+        first; ``InvalidRun`` for an unknown session."""
+        data = await stored_session(self.log_writer, session_id)
+        if data is None:
+            raise InvalidRun(f"sessionId: unknown session {session_id!r}")
+        return checkpoint_list(data, workspace)
+
+    async def rewind(
+        self, params: RewindParams, workspace: Workspace, editor: Editor
+    ) -> RewindResult:
+        """Rewind a session to before a checkpoint (``agent/rewind``, ``/rewind``): its
+        files, conversation or both; the session in memory follows. ``InvalidRun`` naming
+        why it cannot (a run in flight, an unknown checkpoint, a damaged store): then
+        nothing was restored."""
+        session_id = params.session_id
+        if any(r.session_id == session_id for r in self._runs.values()):
+            raise InvalidRun(
+                f"sessionId: session {session_id!r} has a run in flight; cancel it first"
+            )
+        if session_id in self._rewinding:
+            raise InvalidRun(f"sessionId: session {session_id!r} is being rewound")
+        self._rewinding.add(session_id)
+        try:
+            done = await rewind_session(
+                self.log_writer,
+                session_id,
+                params.checkpoint_id,
+                params.restore,
+                workspace,
+                editor,
+                force=params.force,
+            )
+            memory = self._sessions.get(session_id)
+            if memory is not None and done.cut:  # the log is the truth: read it again
+                data = await stored_session(self.log_writer, session_id)
+                if data is not None:
+                    memory.history[:] = data.history
+                    memory.notes[:] = data.notes
+            elif memory is not None and done.note:
+                memory.notes.append(done.note)
+        except RewindRefused as exc:
+            raise InvalidRun(str(exc)) from None
+        except StoreDamaged as exc:
+            raise InvalidRun(f"checkpointId: {exc}; nothing was restored") from None
+        finally:
+            self._rewinding.discard(session_id)
+        return done.result
 
     async def compact(
         self,

@@ -5,8 +5,10 @@ record for the server's own use: every message that joins the conversation (``me
 the whole conversation after a compaction (``history``), and every applied edit with the
 changed window and the hashes of the whole texts (for ``agent/undo``: ``edit-intent``
 before it is sent, then ``edit-outcome``; older logs hold whole ``before``/``after``
-texts, the oldest one ``edit`` record) and undo marks (``undone``). The
-conversation is rebuilt from these records alone: the log is the single source of truth.
+texts, the oldest one ``edit`` record), undo marks (``undone``), and each step that could
+change files with its change set and each rewind (``checkpoint``, ``rewound``:
+``checkpoint_records.py``). The conversation is rebuilt from these records alone: the log
+is the single source of truth.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ..providers.base import (
     UserMessage,
 )
 from ..text.window import local_pair
+from .checkpoint_records import CheckpointRecord, RewoundRecord
 from .hunks import CONTEXT_LINES, HUNK_LIMIT, Hunk, context_around
 from .hunks import hunks as window_hunks
 from .repair import close_interrupted_calls
@@ -521,6 +524,11 @@ class SessionData:
     """The first few skipped lines: their number and why (``"line 3: not an object"``)."""
     interrupted_calls: int = 0
     """Tool calls that had no result in the log (the server died) and were given one."""
+    checkpoints: list[CheckpointRecord] = field(default_factory=list)
+    """The steps that could change files, in order, with what they changed (rewinds too)."""
+    call_at: dict[str, int] = field(default_factory=dict)
+    """Where in ``history`` the assistant message making each call is (a conversation
+    rewind cuts it there)."""
 
 
 MAX_REASONS = 5
@@ -602,10 +610,19 @@ def _apply(data: SessionData, item: dict[str, Any]) -> None:
         if isinstance(message, UserMessage):  # a prompt: the notes before it come first
             data.history += [UserMessage(note) for note in data.notes]
             data.notes.clear()
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                data.call_at[call.call_id] = len(data.history)
         data.history.append(message)
         data.run_messages.setdefault(record.run_id, []).append(record.message.message())
     elif kind == "history":
         data.history = [m.message() for m in HistoryRecord.model_validate(item).messages]
+        data.call_at = {
+            call.call_id: at
+            for at, message in enumerate(data.history)
+            if isinstance(message, AssistantMessage)
+            for call in message.tool_calls
+        }
     elif kind == "edit":
         data.edits.append(EditRecord.model_validate(item))
     elif kind == "edit-intent":
@@ -626,6 +643,17 @@ def _apply(data: SessionData, item: dict[str, Any]) -> None:
         data.undone.add(undone.run_id)
         if undone.note:
             data.notes.append(undone.note)
+    elif kind == "checkpoint":
+        data.checkpoints.append(CheckpointRecord.model_validate(item))
+    elif kind == "rewound":
+        rewound = RewoundRecord.model_validate(item)
+        cut = data.call_at.get(rewound.call_id or "")
+        if cut is not None:  # the later turns stay in the log, out of the conversation
+            data.history = data.history[:cut]
+            data.call_at = {c: at for c, at in data.call_at.items() if at < cut}
+            data.notes.clear()
+        if rewound.note:
+            data.notes.append(rewound.note)
     elif kind == "run-error":
         failed = RunErrorRecord.model_validate(item)
         data.errors[failed.run_id] = failed.error

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EditJournal",
+    "StepCheckpoints",
     "Proposal",
     "Tool",
     "ToolArgs",
@@ -76,6 +77,22 @@ class EditJournal(Protocol):
         ...
 
 
+class StepCheckpoints(Protocol):
+    """Keeps, around each step that can change files, what it found and what it left (the
+    session's checkpoints, for rewind)."""
+
+    async def before(
+        self, tool: str, call_id: str, title: str, change: FileEdit | None, step: int
+    ) -> object:
+        """Take what the step can reach: ``change``'s file for an edit, else the workspace;
+        what ``after`` needs."""
+        ...
+
+    async def after(self, taken: object, edits: tuple[FileEdit, ...]) -> None:
+        """The step ended (``edits``: the edits it applied): record what it changed."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class ToolDeps:
     """What a tool call depends on: what it may touch while it runs."""
@@ -93,6 +110,10 @@ class ToolDeps:
     progress: Callable[[int, str, str], None] | None = None
     """Told how the call runs (a command: milliseconds so far, its last line, the end of
     its output), for people only; set for each call by the loop, None: nobody watches."""
+    checkpoints: StepCheckpoints | None = None
+    """Checkpoints each step that can change files (the session's); None: none kept."""
+    step: int = 0
+    """The run's step the call is made in (set for each call by the loop)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,10 +8,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+import anyio
 from pydantic import ValidationError
 
 from ..errors import ToolError
-from ..host import ReportsDrift
+from ..host import FileEdit, ReportsDrift
 from ..providers.base import ToolCall, ToolSpec
 from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult
 from .progress import ReportProgress
@@ -63,6 +64,27 @@ def changed_note(arguments: dict[str, Any]) -> str:
 def noted(result: ToolResult, note: str) -> ToolResult:
     """``result`` with ``note`` before its output, everything else (its edits) kept."""
     return replace(result, output=note + result.output) if note else result
+
+
+async def performed(
+    tool: Tool[Any], args: ToolArgs, proposal: Proposal, call: ToolCall, deps: ToolDeps
+) -> ToolResult:
+    """``tool.perform``, between the checkpoint before the step and its change set after
+    (taken even when the step fails or is cancelled: it may have changed files)."""
+    checkpoints = deps.checkpoints
+    if checkpoints is None or proposal.read_only:
+        return await tool.perform(args, proposal, deps)
+    taken = await checkpoints.before(
+        call.name, call.call_id, proposal.title, proposal.change, deps.step
+    )
+    edits: tuple[FileEdit, ...] = ()
+    try:
+        result = await tool.perform(args, proposal, deps)
+        edits = result.edits
+        return result
+    finally:
+        with anyio.CancelScope(shield=True):
+            await checkpoints.after(taken, edits)
 
 
 class ToolRegistry:
@@ -186,7 +208,7 @@ class ToolRegistry:
         else:
             args, proposal, note = await self._as_changed(tool, args, proposal, call, verdict, deps)
         proposal = replace(proposal, sandbox=verdict.sandbox, builtin=verdict.builtin)
-        result = await tool.perform(args, proposal, deps)
+        result = await performed(tool, args, proposal, call, deps)
         if result.blocked is not None and proposal.sandbox is not None:
             result = await self._outside(tool, args, proposal, call, deps, result, result.blocked)
         return noted(result, note)
@@ -251,4 +273,4 @@ class ToolRegistry:
         args, unsandboxed, note = await self._as_changed(
             tool, args, unsandboxed, call, verdict, deps
         )
-        return noted(await tool.perform(args, unsandboxed, deps), outside + note)
+        return noted(await performed(tool, args, unsandboxed, call, deps), outside + note)

@@ -294,6 +294,42 @@ def make_parents(root: Path, path: Path) -> None:
         pass
 
 
+def unlink_confined(root: Path, path: Path) -> bool:
+    """Remove the file or link at ``path`` (a link itself, never what it points to),
+    reached from ``root`` without following a link; False when nothing was there.
+    ``Refused`` for a folder, a link on the way or a path outside ``root``."""
+    try:
+        with _parent_dir(root, path, create=False) as (folder, leaf):
+            info = os.stat(leaf, dir_fd=folder, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                raise Refused(f"{path.name} is a folder")
+            os.unlink(leaf, dir_fd=folder)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def symlink_confined(root: Path, path: Path, target: str) -> None:
+    """Make ``path`` a link to ``target`` (written as given, never followed), reached from
+    ``root`` without following a link (missing folders made); ``FileExistsError`` when
+    something is there."""
+    with _parent_dir(root, path, create=True) as (folder, leaf):
+        os.symlink(target, leaf, dir_fd=folder)
+
+
+def chmod_confined(root: Path, path: Path, mode: int) -> None:
+    """Set the permission bits of the file at ``path``, reached from ``root`` without
+    following a link; ``Refused`` when it is a link or not a file."""
+    with _parent_dir(root, path, create=False) as (folder, leaf):
+        fd = os.open(leaf, _READ_FLAGS, dir_fd=folder)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise Refused(f"{path.name} is not a regular file")
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+
+
 def own_folder(folder: Path, *, narrowed: bool = True) -> Path:
     """One of Tether's own folders (config, state), made if missing and resolved: links
     the user made to it are followed once, here; below it nothing is followed. It is the

@@ -1,0 +1,190 @@
+"""A checkpoint around every step that can change files, kept in the session's log.
+
+Before an edit (``edit_file``, ``write_file``) the file itself is kept; before a ``bash``
+command or an MCP tool not known to be read-only, the whole workspace is scanned
+(``scan.py``: by stat, reading only what changed since the last scan). After the step, its
+change set — each file modified, created, deleted, its mode changed, a link made — with
+the state before and after goes to the log as a ``checkpoint`` record; the contents are in
+the store (``blobs.py``). A checkpoint never stops a step: one that cannot be taken (the
+store cannot be written, too many files) is logged as incomplete, with why.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio.to_thread
+
+from ..host import FileEdit
+from ..workspace.folders import Workspace, uri_for
+from ..writes.disk import BOM
+from .blobs import BlobStore, digest_of
+from .checkpoint_records import CheckpointFile, CheckpointRecord, FileState
+from .scan import Change, Seen, TooManyFiles, TreeScanner, changes
+from .writer import SessionLogWriter
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
+"""Files larger than this are recorded as not restorable (``checkpointMaxFileBytes``)."""
+
+
+NO_MODE = 0o644
+"""An edited file's mode when it is not on disk (an editor's buffer not saved yet)."""
+
+
+def new_checkpoint_id() -> str:
+    return "c-" + uuid.uuid4().hex[:12]
+
+
+@dataclass
+class _Scanner:
+    scanner: TreeScanner
+    lock: threading.Lock
+
+
+_scanners: dict[tuple[Path, tuple[Path, ...], int], _Scanner] = {}
+_scanners_lock = threading.Lock()
+
+
+def scanner_for(state_dir: Path, roots: tuple[Path, ...], cap: int) -> _Scanner:
+    """The process's scanner of a workspace (its last scan is what the next one compares
+    with), one at a time."""
+    key = (state_dir, roots, cap)
+    with _scanners_lock:
+        found = _scanners.get(key)
+        if found is None:
+            store = BlobStore(state_dir)
+            skip = (state_dir.resolve(),)
+            scanner = TreeScanner(roots, store, cap, skip)
+            found = _scanners[key] = _Scanner(scanner, threading.Lock())
+        return found
+
+
+def _scan(scanner: _Scanner) -> dict[Path, Seen]:
+    with scanner.lock:
+        return scanner.scanner.scan()
+
+
+def text_bytes(text: str, bom: bool) -> bytes:
+    """A text as a file holds it (the writer's encoding)."""
+    return (BOM if bom else b"") + text.encode("utf-8", "surrogatepass")
+
+
+def _text_state(path: Path, text: str, bom: bool, store: BlobStore) -> Seen:
+    data = text_bytes(text, bom)
+    digest = store.put(data, digest_of(data))
+    try:
+        info = os.lstat(path)
+        mode = stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else NO_MODE
+    except OSError:
+        mode = NO_MODE
+    return Seen("file", mode, len(data), 0, 0, 0, digest)
+
+
+@dataclass
+class _Taken:
+    id: str
+    tool: str
+    call_id: str
+    title: str
+    step: int
+    at: float
+    change: FileEdit | None
+    before: dict[Path, Seen] | None
+    problem: str | None = None
+
+
+class SessionCheckpoints:
+    """A run's checkpoints (``tools.base.StepCheckpoints``), written to its session's log."""
+
+    def __init__(
+        self,
+        writer: SessionLogWriter,
+        session_id: str,
+        run_id: str,
+        workspace: Workspace,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    ) -> None:
+        self._writer = writer
+        self._session_id = session_id
+        self._run_id = run_id
+        self._workspace = workspace
+        self._cap = max_file_bytes
+        self._store = BlobStore(writer.state_dir)
+
+    async def before(
+        self, tool: str, call_id: str, title: str, change: FileEdit | None, step: int
+    ) -> object:
+        taken = _Taken(new_checkpoint_id(), tool, call_id, title, step, time.time(), change, None)
+        try:
+            if change is not None:
+                taken.before = await anyio.to_thread.run_sync(self._file_before, change)
+            else:
+                scanner = scanner_for(self._writer.state_dir, self._workspace.roots, self._cap)
+                taken.before = await anyio.to_thread.run_sync(_scan, scanner)
+        except (OSError, TooManyFiles) as exc:
+            taken.problem = _problem(exc)
+            log.warning("checkpoint before %s not taken: %s", tool, taken.problem)
+        return taken
+
+    def _file_before(self, change: FileEdit) -> dict[Path, Seen]:
+        if change.create:
+            return {}
+        return {change.path: _text_state(change.path, change.base_text, change.bom, self._store)}
+
+    def _file_after(self, taken: _Taken, edits: tuple[FileEdit, ...]) -> list[Change]:
+        before = taken.before or {}
+        after = dict(before)
+        for edit in edits:
+            after[edit.path] = _text_state(edit.path, edit.new_text, edit.bom, self._store)
+        return changes(before, after)
+
+    async def after(self, taken: object, edits: tuple[FileEdit, ...]) -> None:
+        assert isinstance(taken, _Taken)
+        found: list[Change] = []
+        if taken.before is not None:
+            try:
+                if taken.change is not None:
+                    found = await anyio.to_thread.run_sync(self._file_after, taken, edits)
+                else:
+                    scanner = scanner_for(self._writer.state_dir, self._workspace.roots, self._cap)
+                    now = await anyio.to_thread.run_sync(_scan, scanner)
+                    found = await anyio.to_thread.run_sync(changes, taken.before, now)
+            except (OSError, TooManyFiles) as exc:
+                taken.problem = _problem(exc)
+                log.warning("checkpoint after %s not taken: %s", taken.tool, taken.problem)
+        record = CheckpointRecord(
+            id=taken.id,
+            run_id=self._run_id,
+            call_id=taken.call_id,
+            step=taken.step,
+            tool=taken.tool,
+            title=taken.title,
+            at=taken.at,
+            files=[change_record(c) for c in found],
+            incomplete=taken.problem,
+        )
+        self._writer.append(self._session_id, record)
+
+
+def change_record(change: Change) -> CheckpointFile:
+    return CheckpointFile(
+        path=str(change.path),
+        uri=uri_for(change.path),
+        before=None if change.before is None else FileState.of(change.before),
+        after=None if change.after is None else FileState.of(change.after),
+    )
+
+
+def _problem(exc: Exception) -> str:
+    if isinstance(exc, OSError):
+        return f"the checkpoint store cannot be written: {exc.strerror or exc}"
+    return str(exc)

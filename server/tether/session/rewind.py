@@ -1,0 +1,410 @@
+"""``agent/rewind``: put a session's files, conversation or both back to before a step.
+
+The files are those the checkpoint's step and every later one changed (``checkpoint``
+records). Each goes back to its state before the earliest of those steps — bytes, mode, a
+link as a link — unless someone else changed it since (it is not as the last step left it,
+or it changed between two steps, or an editor holds unsaved typing in it): then it is a
+conflict, left as it is unless forced. Everything a rewind needs is read from the store
+and checked first; a damaged store restores nothing. Files are written through the
+hardened writer (``writes/disk.py``: reached from their root, no link followed, compared
+before the rename) or, when an editor has them open, through its buffers as undo does.
+
+A rewind is logged as a step of its own (its change set: what it restored), so it can be
+rewound too, and with a ``rewound`` record: the conversation is cut before the step's call
+(the later turns stay in the log), or the model is told which files were put back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio.to_thread
+
+from tether_protocol import (
+    Checkpoint,
+    CheckpointFile,
+    RewindResult,
+    RewindWhat,
+    UndoResult,
+)
+
+from ..host import Editor, FileEdit
+from ..text.edit import minimal_changes
+from ..workspace.folders import Workspace, decode_text
+from ..writes.disk import (
+    BOM,
+    Changed,
+    Refused,
+    chmod_confined,
+    read_confined,
+    replace_confined,
+    symlink_confined,
+    unlink_confined,
+)
+from ..writes.locks import path_lock
+from .blobs import BlobStore, StoreDamaged, digest_of
+from .checkpoint_records import CheckpointFile as LoggedFile
+from .checkpoint_records import CheckpointRecord, FileState, RewoundRecord
+from .checkpoints import DEFAULT_MAX_FILE_BYTES, change_record, new_checkpoint_id, text_bytes
+from .lock import SessionBusy
+from .records import SessionData
+from .scan import Change, Seen, entry_of
+from .store import load
+from .undo import undo_lines
+
+if TYPE_CHECKING:
+    from .writer import SessionLogWriter
+
+
+class RewindRefused(ValueError):
+    """A rewind that cannot be done as asked; the message names the field and why."""
+
+
+def _time(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, UTC).isoformat(timespec="seconds")
+
+
+def _shown(ws: Workspace, path: Path) -> str:
+    return ws.display(path)
+
+
+def _change(file: LoggedFile) -> str:
+    if file.before is None:
+        return "created"
+    if file.after is None:
+        return "deleted"
+    if (file.before.sha256, file.before.target) == (file.after.sha256, file.after.target):
+        return "mode"
+    return "modified"
+
+
+def checkpoint_list(data: SessionData, ws: Workspace) -> list[Checkpoint]:
+    """A session's checkpoints as the protocol lists them."""
+    return [
+        Checkpoint(
+            id=record.id,
+            run_id=record.run_id,
+            step=record.step,
+            time=_time(record.at),
+            tool=record.tool,
+            title=record.title,
+            files=[
+                CheckpointFile(
+                    uri=f.uri,
+                    path=_shown(ws, Path(f.path)),
+                    change=_change(f),  # type: ignore[arg-type]
+                    restorable=f.before is None or f.before.not_restorable is None,
+                )
+                for f in record.files
+            ],
+            incomplete=record.incomplete,
+        )
+        for record in data.checkpoints
+    ]
+
+
+@dataclass
+class _Plan:
+    path: Path
+    uri: str
+    target: FileState | None
+    expected: FileState | None
+    between: bool = False
+    """Someone changed it between two steps."""
+    current: Seen | None = None
+    buffer_text: str | None = None
+    version: int | None = None
+
+
+def _same(a: FileState | Seen | None, b: FileState | Seen | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    one = a.seen() if isinstance(a, FileState) else a
+    return one.same(b.seen() if isinstance(b, FileState) else b)
+
+
+def _plans(records: list[CheckpointRecord]) -> dict[Path, _Plan]:
+    plans: dict[Path, _Plan] = {}
+    for record in records:
+        for file in record.files:
+            path = Path(file.path)
+            plan = plans.get(path)
+            if plan is None:
+                plans[path] = _Plan(path, file.uri, file.before, file.after)
+                continue
+            if not _same(plan.expected, file.before):
+                plan.between = True
+            plan.expected = file.after
+    return plans
+
+
+def _confined(ws: Workspace, plan: _Plan) -> Path | None:
+    """The workspace root the logged path is in (a log is data, not authority)."""
+    path = plan.path
+    if not path.is_absolute() or ws.uri_for(path) != plan.uri:
+        return None
+    return ws.root_of(path)
+
+
+def _now(plan: _Plan, store: BlobStore, cap: int) -> Seen | None:
+    """The path now: on disk, or an open buffer's text when the editor holds one."""
+    current = entry_of(plan.path, store, cap)
+    if plan.buffer_text is None or (current is not None and current.kind == "link"):
+        return current
+    bom = False
+    if current is not None and current.digest is not None:
+        bom = store.get(current.digest).startswith(BOM)
+    data = text_bytes(plan.buffer_text, bom)
+    if current is not None and current.digest == digest_of(data):
+        return current
+    digest = store.put(data)  # unsaved typing (or an edit not saved yet): its own content
+    mode = current.mode if current is not None else 0o644
+    return Seen("file", mode, len(data), 0, 0, 0, digest)
+
+
+def _restore(plan: _Plan, root: Path, data: bytes | None) -> None:
+    """Put one path back on disk (its folder's lock held): ``Changed`` when it moved since."""
+    target, current, path = plan.target, plan.current, plan.path
+    if current is not None and current.kind == "link":
+        unlink_confined(root, path)
+        current = None
+    if target is None:
+        if current is not None:
+            _check(root, path, current)
+            unlink_confined(root, path)
+        return
+    if target.kind == "link":
+        if current is not None:
+            _check(root, path, current)
+            unlink_confined(root, path)
+        symlink_confined(root, path, target.target or "")
+        return
+    assert data is not None
+    base = None if current is None else _check(root, path, current)
+    if base != data:
+        replace_confined(root, path, data, base)
+    chmod_confined(root, path, target.mode)
+
+
+def _check(root: Path, path: Path, current: Seen) -> bytes:
+    """The file's bytes, when it still is ``current``; ``Changed`` else."""
+    data = read_confined(root, path)
+    if data is None or digest_of(data) != current.digest:
+        raise Changed(f"{path.name} changed during the rewind")
+    return data
+
+
+async def _through_editor(plan: _Plan, root: Path, data: bytes | None, editor: Editor) -> bool:
+    """Put back a file open in the editor through its buffer (as undo does)."""
+    assert plan.buffer_text is not None
+    if data is None:
+        outcome = await editor.delete_file(plan.path, plan.uri, plan.version, root)
+        return outcome.applied
+    text = decode_text(data)
+    if text is None:
+        return False
+    bom = data.startswith(BOM)
+    text = text.removeprefix("\ufeff")
+    edit = FileEdit(
+        path=plan.path,
+        root=root,
+        uri=plan.uri,
+        base_text=plan.buffer_text,
+        version=plan.version,
+        create=False,
+        changes=minimal_changes(plan.buffer_text, text),
+        bom=bom,
+        after=text,
+    )
+    outcome = await editor.apply_edit(edit, f"Tether: rewind {plan.path.name}")
+    return outcome.applied
+
+
+@dataclass
+class _Done:
+    restored: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    not_restorable: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Rewound:
+    """What ``rewind_session`` did, and the note the model reads (None: none)."""
+
+    result: RewindResult
+    note: str | None
+    cut: bool
+
+
+def model_note(record: CheckpointRecord, result: RewindResult, files_only: bool) -> str:
+    """The conversation's record of a rewind, in Tether's voice (undo's lines)."""
+    undone = UndoResult(reverted=result.restored, conflicts=result.conflicts)
+    lines = [f"- {line}" for line in undo_lines(undone, lambda shown: shown)]
+    lines += [f"- not restorable (not kept): {p}" for p in result.not_restorable]
+    lines += [f"- could not be written: {p}" for p in result.failed]
+    what = (
+        "the files changed since then were put back"
+        if files_only
+        else "the conversation went back to that point; the files were left as they are"
+    )
+    return (
+        f"[Tether: the user rewound to before step {record.step} of run {record.run_id} "
+        f"({record.tool}: {record.title}); {what}. Read a file again before relying on its "
+        "content.]" + ("\n" + "\n".join(lines) if lines else "")
+    )
+
+
+async def rewind_session(
+    writer: SessionLogWriter,
+    session_id: str,
+    checkpoint_id: str,
+    restore: RewindWhat,
+    ws: Workspace,
+    editor: Editor,
+    *,
+    force: bool = False,
+    cap: int = DEFAULT_MAX_FILE_BYTES,
+) -> Rewound:
+    """Rewind session ``session_id`` to before checkpoint ``checkpoint_id``;
+    ``RewindRefused`` naming why it cannot (nothing done), ``StoreDamaged`` when the
+    store lost what it needs (nothing done)."""
+    await anyio.to_thread.run_sync(writer.flush)
+    try:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(writer.locks.claim, session_id)
+    except SessionBusy as exc:
+        raise RewindRefused(f"sessionId: {exc}") from None
+    try:
+        data = await anyio.to_thread.run_sync(load, writer.state_dir, session_id)
+        if data is None:
+            raise RewindRefused(f"sessionId: unknown session {session_id!r}")
+        ids = [c.id for c in data.checkpoints]
+        if checkpoint_id not in ids:
+            raise RewindRefused(
+                f"checkpointId: unknown checkpoint {checkpoint_id!r} in session {session_id!r}"
+            )
+        at = ids.index(checkpoint_id)
+        record = data.checkpoints[at]
+        cut = restore in ("conversation", "both") and record.tool != "rewind"
+        if cut and (record.call_id or "") not in data.call_at:
+            raise RewindRefused(
+                f"checkpointId: the conversation before {checkpoint_id!r} was compacted since; "
+                "only its files can be rewound"
+            )
+        done = _Done()
+        changed: list[Change] = []
+        if restore in ("files", "both"):
+            store = BlobStore(writer.state_dir)
+            later = data.checkpoints[at:]
+            changed = await _rewind_files(later, store, cap, ws, editor, force, done)
+            if changed:
+                rewind = CheckpointRecord(
+                    id=new_checkpoint_id(),
+                    run_id=record.run_id,
+                    tool="rewind",
+                    title=f"to before {checkpoint_id}",
+                    at=datetime.now(UTC).timestamp(),
+                    files=[change_record(c) for c in changed],
+                )
+                writer.append(session_id, rewind)
+        result = RewindResult(
+            restored=done.restored,
+            conflicts=done.conflicts,
+            not_restorable=done.not_restorable,
+            failed=done.failed,
+            conversation=cut,
+            note=done.note,
+        )
+        note = model_note(record, result, restore == "files") if restore != "both" else None
+        writer.append(
+            session_id,
+            RewoundRecord(
+                checkpoint_id=checkpoint_id, call_id=record.call_id if cut else None, note=note
+            ),
+        )
+        return Rewound(result, note, cut)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(writer.flush)
+        writer.locks.release(session_id)
+
+
+async def _rewind_files(
+    records: list[CheckpointRecord],
+    store: BlobStore,
+    cap: int,
+    ws: Workspace,
+    editor: Editor,
+    force: bool,
+    result: _Done,
+) -> list[Change]:
+    plans = _plans(records)
+    todo: list[tuple[_Plan, Path]] = []
+    for plan in sorted(plans.values(), key=lambda p: str(p.path)):
+        shown = _shown(ws, plan.path)
+        root = _confined(ws, plan)
+        if root is None:
+            result.failed.append(shown)
+            continue
+        buffer = ws.buffers.get(plan.path)
+        if buffer is not None:
+            plan.buffer_text, plan.version = buffer.text, buffer.version
+        plan.current = await anyio.to_thread.run_sync(_now, plan, store, cap)
+        if _same(plan.current, plan.target):
+            continue  # already as it was
+        if (plan.between or not _same(plan.current, plan.expected)) and not force:
+            result.conflicts.append(shown)
+        elif plan.target is not None and plan.target.not_restorable is not None:
+            result.not_restorable.append(shown)
+        else:
+            todo.append((plan, root))
+    blobs: dict[Path, bytes | None] = {}
+    for plan, _ in todo:  # everything read and checked before anything is written
+        digest = plan.target.sha256 if plan.target is not None else None
+        if plan.target is not None and plan.target.kind == "file":
+            if digest is None:
+                raise StoreDamaged(f"the checkpoint store has no content for {plan.path.name}")
+            blobs[plan.path] = await anyio.to_thread.run_sync(store.get, digest)
+        else:
+            blobs[plan.path] = None
+    # Removals first: a rename is put back by deleting the new name, then making the old.
+    todo.sort(key=lambda item: item[0].target is not None)
+    changed: list[Change] = []
+    for plan, root in todo:
+        shown = _shown(ws, plan.path)
+        data = blobs[plan.path]
+        async with path_lock(plan.path):
+            try:
+                if plan.buffer_text is not None and not (
+                    plan.target is not None and plan.target.kind == "link"
+                ):
+                    ok = await _through_editor(plan, root, data, editor)
+                    if ok and plan.target is not None:
+                        await anyio.to_thread.run_sync(
+                            _chmod_if_there, root, plan.path, plan.target.mode
+                        )
+                else:
+                    await anyio.to_thread.run_sync(_restore, plan, root, data)
+                    ok = True
+            except (OSError, Refused, Changed) as exc:
+                ok = False
+                result.note = f"{shown}: {exc}"
+        if not ok:
+            result.failed.append(shown)
+            continue
+        result.restored.append(shown)
+        after = await anyio.to_thread.run_sync(entry_of, plan.path, store, cap)
+        changed.append(Change(plan.path, plan.current, after))
+    return changed
+
+
+def _chmod_if_there(root: Path, path: Path, mode: int) -> None:
+    # An editor's buffer not saved yet: the file gets its mode when it is saved.
+    with contextlib.suppress(OSError, Refused):
+        chmod_confined(root, path, mode)

@@ -1,0 +1,240 @@
+"""What a workspace holds, as a checkpoint sees it: every file not ignored, by stat, with
+its content stored (``blobs.py``) the first time it is seen and again only when its stat
+changed since the last scan.
+
+A scan walks each root with ``os.scandir``, skipping ``.git`` and what ``.gitignore`` and
+``.ignore`` files ignore (git's rules, ``workspace/ignore.py``; an ignored folder is not
+entered) and Tether's own state folder. Links are recorded as links (their target, never
+followed, never entered); FIFOs, sockets and devices are not files and are left out. A
+file larger than the cap, or one that cannot be read, is recorded by its stat alone as
+"not restorable" and the reason. Blocking: run it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from ..workspace.ignore import IgnoreRule, parse_gitignore
+from .blobs import BlobStore, digest_of
+
+IGNORE_FILES = (".gitignore", ".ignore")
+MAX_FILES = 200_000
+"""A workspace with more files than this is not captured (the scan says so)."""
+_READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
+
+
+class TooManyFiles(Exception):
+    """The workspace has more files than a checkpoint captures."""
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """One workspace entry as a scan found it."""
+
+    kind: Literal["file", "link"]
+    mode: int
+    """Its permission bits (0 for a link)."""
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    ino: int
+    digest: str | None = None
+    """A file's stored content; None for a link, or a file not restorable."""
+    target: str | None = None
+    """A link's target, as written (never followed)."""
+    why: str | None = None
+    """Why a file is not restorable (too large, unreadable); None when it is."""
+
+    def same(self, other: Seen | None) -> bool:
+        """Whether ``other`` holds the same thing (kind, content or target, mode)."""
+        if other is None or (self.kind, self.mode, self.target) != (
+            other.kind,
+            other.mode,
+            other.target,
+        ):
+            return False
+        if self.digest is not None or other.digest is not None:
+            return self.digest == other.digest
+        return (self.size, self.mtime_ns) == (other.size, other.mtime_ns)
+
+    def unchanged(self, info: os.stat_result) -> bool:
+        """Whether an entry with stat ``info`` is this one, not read again."""
+        return (
+            self.size == info.st_size
+            and self.mtime_ns == info.st_mtime_ns
+            and self.ctime_ns == info.st_ctime_ns
+            and self.ino == info.st_ino
+            and self.mode == stat.S_IMODE(info.st_mode)
+        )
+
+
+def read_entry(path: Path, info: os.stat_result, store: BlobStore, cap: int) -> Seen:
+    """``path`` (of stat ``info``, not followed) as a checkpoint keeps it: a link's target,
+    a file's content stored, or why it is not restorable."""
+    base = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            target = os.readlink(path)
+        except OSError as exc:
+            return Seen("link", 0, *base, why=f"unreadable link: {exc.strerror or exc}")
+        return Seen("link", 0, *base, target=target)
+    mode = stat.S_IMODE(info.st_mode)
+    if info.st_size > cap:
+        return Seen("file", mode, *base, why=f"larger than the {cap:,}-byte cap")
+    try:
+        fd = os.open(path, _READ_FLAGS)
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(cap + 1)
+    except OSError as exc:
+        return Seen("file", mode, *base, why=f"unreadable: {exc.strerror or exc}")
+    if len(data) > cap:
+        return Seen("file", mode, *base, why=f"larger than the {cap:,}-byte cap")
+    return Seen("file", mode, *base, digest=store.put(data, digest_of(data)))
+
+
+def entry_of(path: Path, store: BlobStore, cap: int) -> Seen | None:
+    """One path as a checkpoint keeps it; None when there is nothing there (or a folder, a
+    FIFO: not a file)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+        return None
+    return read_entry(path, info, store, cap)
+
+
+_Chain = tuple[tuple[int, tuple[IgnoreRule, ...]], ...]
+"""The ignore rules in force: each ignore file's rules with the length of its folder's path
+relative to the root (with its slash), innermost last."""
+
+
+class TreeScanner:
+    """Scans of one workspace, each reading only what changed since the one before."""
+
+    def __init__(
+        self, roots: tuple[Path, ...], store: BlobStore, cap: int, skip: tuple[Path, ...] = ()
+    ) -> None:
+        self.roots = roots
+        self.store = store
+        self.cap = cap
+        self._skip = {str(p) for p in skip}
+        self.last: dict[Path, Seen] = {}
+        self._rules: dict[str, tuple[tuple[int, int], tuple[IgnoreRule, ...]]] = {}
+
+    def scan(self) -> dict[Path, Seen]:
+        """Every entry now; ``TooManyFiles`` past ``MAX_FILES``."""
+        found: dict[Path, Seen] = {}
+        last = self.last
+        for path, info in self._walk():
+            if len(found) >= MAX_FILES:
+                raise TooManyFiles(f"more than {MAX_FILES:,} files in the workspace")
+            key = Path(path)
+            seen = last.get(key)
+            if seen is None or not seen.unchanged(info):
+                seen = read_entry(key, info, self.store, self.cap)
+            found[key] = seen
+        self.last = found
+        return found
+
+    def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
+        for root in self.roots:
+            top = str(root)
+            stack: list[tuple[str, _Chain]] = [(top, ())]
+            while stack:
+                folder, chain = stack.pop()
+                try:
+                    with os.scandir(folder) as it:
+                        entries = list(it)
+                except OSError:
+                    continue  # unreadable folders are skipped
+                chain = self._extend(chain, folder, entries, len(top) + 1)
+                for entry in entries:
+                    name = entry.name
+                    if name == ".git":
+                        continue
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    is_dir = stat.S_ISDIR(info.st_mode)
+                    if not is_dir and not (
+                        stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)
+                    ):
+                        continue
+                    path = entry.path
+                    if chain and _ignored(chain, path[len(top) + 1 :], name, is_dir):
+                        continue
+                    if is_dir:
+                        if path not in self._skip:
+                            stack.append((path, chain))
+                    else:
+                        yield path, info
+
+    def _extend(
+        self, chain: _Chain, folder: str, entries: list[os.DirEntry[str]], start: int
+    ) -> _Chain:
+        for entry in entries:
+            if entry.name in IGNORE_FILES:
+                rules = self._load(entry)
+                if rules:
+                    chain = (*chain, (len(folder) + 1 - start if folder else 0, rules))
+        return chain
+
+    def _load(self, entry: os.DirEntry[str]) -> tuple[IgnoreRule, ...]:
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > 1 << 20:
+                return ()
+            key = (info.st_mtime_ns, info.st_size)
+            cached = self._rules.get(entry.path)
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            with open(entry.path, "rb") as handle:
+                text = handle.read().decode("utf-8", "replace")
+        except OSError:
+            return ()
+        rules = parse_gitignore(text)
+        self._rules[entry.path] = (key, rules)
+        return rules
+
+
+def _ignored(chain: _Chain, rel: str, name: str, is_dir: bool) -> bool:
+    """Git's verdict for one entry (``rel``: from the root): the innermost ignore file with
+    a matching rule decides, the last matching rule of a file wins."""
+    for start, rules in reversed(chain):
+        if start < 0:
+            continue
+        local = rel[start:]
+        for rule in reversed(rules):
+            if rule.matches(local, name, is_dir):
+                return not rule.negate
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One path a step changed: what it was before and after (None: not there)."""
+
+    path: Path
+    before: Seen | None
+    after: Seen | None
+
+
+def changes(before: dict[Path, Seen], after: dict[Path, Seen]) -> list[Change]:
+    """What differs between two scans, by path (a rename is a deletion and a creation)."""
+    found: list[Change] = []
+    for path, was in before.items():
+        now = after.get(path)
+        if not was.same(now):
+            found.append(Change(path, was, now))
+    for path, now in after.items():
+        if path not in before:
+            found.append(Change(path, None, now))
+    found.sort(key=lambda c: str(c.path))
+    return found
