@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,19 +36,24 @@ from ..config.assemble import assemble
 from ..config.layers import Config, ConfigError, resolve
 from ..policy.store import RuleStore
 from ..prompt.frames import ATTACHED_FILE, framed
-from ..providers import warm_up_thread
+from ..providers import make_provider, warm_up_thread
 from ..run.commands import COMMANDS, CommandRefused, run_command
 from ..run.front import background, close_front, serve_run, start_mcp
 from ..run.manager import InvalidRun, RunManager, start_worker_threads
+from ..session.index import session_log_path, session_title
 from ..session.store import stored_session
 from ..session.writer import SessionLogWriter, new_session_id
+from ..text.display import shown as shown_text
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace, path_from_uri
 from ..workspace.places import broad_root_refusal
 
 if TYPE_CHECKING:
     from ..mcp.hub import McpHub
+    from ..run.loop import AgentLoop
 from .editor import AcpBuffers, AcpEditor, ClientCapabilities, Mode
+from .history import BadCursor, delete_stored, iso_time, list_page, session_cost
+from .options import DEFAULT_MODEL, BadOption, OptionState, checked_value, config_options
 from .updates import AcpSink, Translator, replayed
 from .wire import INTERNAL_ERROR, INVALID_PARAMS, Connection, RpcError
 
@@ -104,6 +110,13 @@ def initialize_result() -> dict[str, Any]:
             "loadSession": True,
             "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
             "mcpCapabilities": {"http": True, "sse": False},
+            "sessionCapabilities": {
+                "list": {},
+                "resume": {},
+                "close": {},
+                "delete": {},
+                "additionalDirectories": {},
+            },
         },
         "agentInfo": {"name": "tether", "title": "Tether", "version": tether.__version__},
         "authMethods": [],
@@ -182,10 +195,20 @@ class McpServer(_Params):
 class NewSessionParams(_Params):
     cwd: str
     mcp_servers: list[McpServer] = Field(alias="mcpServers")
+    additional_directories: list[str] = Field(default_factory=list, alias="additionalDirectories")
 
 
 class LoadSessionParams(NewSessionParams):
     session_id: str = Field(alias="sessionId", min_length=1)
+
+
+class ResumeSessionParams(LoadSessionParams):
+    mcp_servers: list[McpServer] = Field(default_factory=list, alias="mcpServers")
+
+
+class ListSessionsParams(_Params):
+    cwd: str | None = None
+    cursor: str | None = None
 
 
 class SessionParams(_Params):
@@ -234,20 +257,35 @@ class AcpSession:
     buffers: AcpBuffers
     translator: Translator
     editor: AcpEditor | None = None
+    extra_roots: list[Path] = field(default_factory=list)
+    """``additionalDirectories``: more roots, under the same confinement as ``root``."""
     mode: Mode = "ask"
     stored: bool = False
     """It has a log to continue (a run ended in it, or it was loaded)."""
     run_id: str | None = None
     prompting: bool = False
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set while no prompt runs."""
     cancel_asked: bool = False
     applied_rules: list[Rule] = field(default_factory=list)
     chosen_model: str | None = None
-    """The model ``/model NAME`` picked for the session's next prompts."""
+    """The model ``/model NAME`` or the model option picked for the session."""
+    effort: str = "off"
+    """The ``reasoningEffort`` option (the configured one until the client changes it)."""
+    loop: AgentLoop | None = None
+    """The running prompt's loop: an option changed meanwhile applies to its next call."""
     mcp: McpHub | None = None
     """The session's MCP servers (the client's, the project's and the user's); None: none."""
 
     def workspace(self) -> Workspace:
-        return Workspace([self.root], self.buffers, "utf-32")
+        return Workspace([self.root, *self.extra_roots], self.buffers, "utf-32")
+
+    def run_config(self) -> Config:
+        """The settings its next model call uses (the options applied)."""
+        return replace(self.config, reasoning_effort=self.effort)  # type: ignore[arg-type]
+
+    def options(self) -> OptionState:
+        return OptionState(self.mode, self.chosen_model or self.config.model, self.effort)
 
 
 @dataclass
@@ -329,7 +367,12 @@ class AcpServer:
             "session/new": self.new_session,
             "session/load": self.load_session,
             "session/set_mode": self.set_mode,
+            "session/set_config_option": self.set_config_option,
             "session/prompt": self.prompt,
+            "session/list": self.list_sessions,
+            "session/resume": self.resume_session,
+            "session/close": self.close_session,
+            "session/delete": self.delete_session,
         }
 
     def notifications(self) -> dict[str, Any]:
@@ -356,7 +399,14 @@ class AcpServer:
     async def authenticate(self, raw: Any) -> dict[str, Any]:
         return {}  # no methods offered: keys come from the environment
 
-    def _open(self, session_id: str, cwd: str, method: str, servers: list[McpServer]) -> AcpSession:
+    def _open(
+        self,
+        session_id: str,
+        cwd: str,
+        method: str,
+        servers: list[McpServer],
+        more: list[str] | None = None,
+    ) -> AcpSession:
         root = _folder(cwd, method)
         given: dict[str, McpServerSettings] = {}
         for index, server in enumerate(servers):
@@ -373,6 +423,7 @@ class AcpServer:
         refused = broad_root_refusal([root], self.environ, settings.allow_broad_workspace)
         if refused is not None:  # `/`, the home folder or above it: not a project
             raise RpcError(INVALID_PARAMS, f"{method}: {refused}"[:1000])
+        extra = self._more_roots(more or [], method, settings.allow_broad_workspace)
         # The client's servers over the project's and the user's: same name, the client's.
         config = replace(config, mcp_servers={**config.mcp_servers, **given})
         old = self.sessions.get(session_id)
@@ -385,7 +436,9 @@ class AcpServer:
             offered = replace(offered, read=False, write=False)
         buffers = AcpBuffers(self.connection, session_id, offered.read)
         translator = Translator(None, self.tools)
-        session = AcpSession(session_id, root, config, buffers, translator)
+        session = AcpSession(session_id, root, config, buffers, translator, extra_roots=extra)
+        session.effort = config.reasoning_effort
+        session.idle.set()
         translator.workspace = session.workspace()
         session.editor = AcpEditor(
             self.connection,
@@ -405,6 +458,24 @@ class AcpServer:
             self.workers = background(start_worker_threads())
         return session
 
+    def _more_roots(self, given: list[str], method: str, broad: bool) -> list[Path]:
+        """``additionalDirectories``: each absolute, an existing folder and not a broad
+        one (``/``, the home folder or above it), else ``-32602`` naming it."""
+        roots: list[Path] = []
+        for n, raw in enumerate(given):
+            where = f"{method}: additionalDirectories.{n}"
+            path = Path(raw)
+            if not path.is_absolute():
+                raise RpcError(INVALID_PARAMS, f"{where}: an absolute path, not {raw!r}"[:500])
+            if not path.is_dir():
+                raise RpcError(INVALID_PARAMS, f"{where}: {raw!r} is not a folder"[:500])
+            resolved = path.resolve()
+            refused = broad_root_refusal([resolved], self.environ, broad)
+            if refused is not None:
+                raise RpcError(INVALID_PARAMS, f"{where}: {refused}"[:1000])
+            roots.append(resolved)
+        return roots
+
     def _stop_mcp(self, session: AcpSession) -> None:
         hub, session.mcp = session.mcp, None
         if hub is not None:
@@ -413,27 +484,64 @@ class AcpServer:
     def _modes(self, session: AcpSession) -> dict[str, Any]:
         return {"currentModeId": session.mode, "availableModes": [dict(m) for m in MODES]}
 
+    def _options(self, session: AcpSession) -> list[dict[str, Any]]:
+        return config_options(session.options(), MODES, session.config)
+
+    def _opened(self, session: AcpSession) -> dict[str, Any]:
+        """What a session's setup answers (besides its id): modes and config options."""
+        return {"modes": self._modes(session), "configOptions": self._options(session)}
+
     async def new_session(self, raw: Any) -> dict[str, Any]:
         params = _params(NewSessionParams, raw, "session/new")
-        session = self._open(new_session_id(), params.cwd, "session/new", params.mcp_servers)
+        session = self._open(
+            new_session_id(),
+            params.cwd,
+            "session/new",
+            params.mcp_servers,
+            params.additional_directories,
+        )
         self._offer_commands(session)
-        return {"sessionId": session.session_id, "modes": self._modes(session)}
+        return {"sessionId": session.session_id, **self._opened(session)}
 
-    async def load_session(self, raw: Any) -> dict[str, Any]:
-        params = _params(LoadSessionParams, raw, "session/load")
-        _folder(params.cwd, "session/load")
+    async def _reopen(self, params: LoadSessionParams, method: str) -> tuple[AcpSession, Any]:
+        """A stored session opened again (``session/load``, ``session/resume``): its log
+        read, held here, its settings and servers anew; its cost so far counted."""
+        _folder(params.cwd, method)
         if params.session_id in self.sessions and self.sessions[params.session_id].prompting:
-            raise RpcError(INVALID_PARAMS, "session/load: the session has a prompt running")
+            raise RpcError(INVALID_PARAMS, f"{method}: the session has a prompt running")
         data = await stored_session(self.log_writer, params.session_id)
         if data is None:
-            raise RpcError(INVALID_PARAMS, f"session/load: unknown session {params.session_id!r}")
+            raise RpcError(INVALID_PARAMS, f"{method}: unknown session {params.session_id!r}")
         try:  # one session, one process: refused when another has it open, nothing written
             await self.runs.hold(params.session_id)
         except InvalidRun as exc:
-            raise RpcError(INVALID_PARAMS, f"session/load: {exc}"[:1000]) from exc
-        session = self._open(params.session_id, params.cwd, "session/load", params.mcp_servers)
+            raise RpcError(INVALID_PARAMS, f"{method}: {exc}"[:1000]) from exc
+        try:
+            session = self._open(
+                params.session_id,
+                params.cwd,
+                method,
+                params.mcp_servers,
+                params.additional_directories,
+            )
+        except RpcError:
+            if params.session_id not in self.sessions:  # not open here after all
+                self.runs.forget(params.session_id)
+            raise
         self._offer_commands(session)
         session.stored = True
+        session.translator.cost_before = session_cost(data)
+        return session, data
+
+    async def resume_session(self, raw: Any) -> dict[str, Any]:
+        """``session/resume``: as ``session/load``, without replaying the conversation."""
+        params = _params(ResumeSessionParams, raw, "session/resume")
+        session, _ = await self._reopen(params, "session/resume")
+        return self._opened(session)
+
+    async def load_session(self, raw: Any) -> dict[str, Any]:
+        params = _params(LoadSessionParams, raw, "session/load")
+        session, data = await self._reopen(params, "session/load")
         events = []
         for item in data.events:
             try:
@@ -443,7 +551,65 @@ class AcpServer:
         assert self.connection is not None
         for update in replayed(events, Translator(session.workspace(), self.tools)):
             self._send(session.session_id, update)
-        return {"modes": self._modes(session)}
+        return self._opened(session)
+
+    async def list_sessions(self, raw: Any) -> dict[str, Any]:
+        """``session/list``: the stored sessions with a folder, the latest first, a page
+        at a time; ``cwd`` keeps those of that folder."""
+        params = _params(ListSessionsParams, raw, "session/list")
+        cwd = None
+        if params.cwd is not None:
+            cwd = Path(params.cwd)
+            if not cwd.is_absolute():
+                message = f"session/list: cwd must be an absolute path, not {params.cwd!r}"
+                raise RpcError(INVALID_PARAMS, message[:500])
+            cwd = cwd.resolve()
+        await asyncio.to_thread(self.log_writer.flush)
+        try:
+            return await asyncio.to_thread(list_page, self.log_writer.state_dir, cwd, params.cursor)
+        except BadCursor as exc:
+            raise RpcError(INVALID_PARAMS, f"session/list: {exc}") from exc
+
+    async def close_session(self, raw: Any) -> dict[str, Any]:
+        """``session/close``: its prompt cancelled and answered, its servers stopped, the
+        session no longer open here (another process may continue it)."""
+        params = _params(SessionParams, raw, "session/close")
+        session = self._session(params.session_id, "session/close")
+        await self._close(session)
+        return {}
+
+    async def _close(self, session: AcpSession) -> None:
+        self.sessions.pop(session.session_id, None)
+        if session.prompting:
+            session.cancel_asked = True
+            if session.run_id is not None:
+                self.runs.cancel(session.run_id)
+            await session.idle.wait()  # the prompt answers `cancelled` first
+        self._stop_mcp(session)
+        self.runs.forget(session.session_id)
+
+    async def delete_session(self, raw: Any) -> dict[str, Any]:
+        """``session/delete``: its log gone from the state folder (and so from every list);
+        an unknown session is no error. Closed first when it is open here; refused while
+        another process has it open."""
+        params = _params(SessionParams, raw, "session/delete")
+        session_id = params.session_id
+        open_here = self.sessions.get(session_id)
+        if open_here is not None:
+            await self._close(open_here)
+        await asyncio.to_thread(self.log_writer.flush)
+        log = session_log_path(self.log_writer.state_dir, session_id)
+        if not await asyncio.to_thread(log.is_file):
+            return {}  # never was, or deleted already: no error
+        try:
+            await self.runs.hold(session_id)
+        except InvalidRun as exc:
+            raise RpcError(INVALID_PARAMS, f"session/delete: {exc}"[:1000]) from exc
+        try:
+            await asyncio.to_thread(delete_stored, self.log_writer.state_dir, session_id)
+        finally:
+            self.runs.forget(session_id)
+        return {}
 
     async def set_mode(self, raw: Any) -> dict[str, Any]:
         params = _params(SetModeParams, raw, "session/set_mode")
@@ -458,7 +624,51 @@ class AcpServer:
             session.session_id,
             {"sessionUpdate": "current_mode_update", "currentModeId": session.mode},
         )
+        self._options_changed(session)
         return {}
+
+    def _options_changed(self, session: AcpSession) -> None:
+        """``config_option_update``: a change the client did not make through the options."""
+        update = {"sessionUpdate": "config_option_update", "configOptions": self._options(session)}
+        self._send(session.session_id, update)
+
+    async def set_config_option(self, raw: Any) -> dict[str, Any]:
+        """``session/set_config_option``: the mode, the model or ``reasoningEffort``, from
+        the session's next model call (a running prompt's too); the whole state answered."""
+        params = _params(SessionParams, raw, "session/set_config_option")
+        session = self._session(params.session_id, "session/set_config_option")
+        try:
+            config_id, value = checked_value(
+                raw, session.options(), [m["id"] for m in MODES], session.config
+            )
+        except BadOption as exc:
+            raise RpcError(INVALID_PARAMS, f"session/set_config_option: {exc}") from exc
+        if config_id == "mode":
+            session.mode = value  # type: ignore[assignment]
+            update = {"sessionUpdate": "current_mode_update", "currentModeId": value}
+            self._send(session.session_id, update)
+        else:
+            before = (session.chosen_model, session.effort)
+            if config_id == "model":
+                session.chosen_model = None if value == DEFAULT_MODEL else value
+            else:
+                session.effort = value
+            try:
+                self._apply_to_running(session)
+            except ConfigError as exc:
+                session.chosen_model, session.effort = before
+                raise RpcError(INVALID_PARAMS, f"session/set_config_option: {exc}") from exc
+        return {"configOptions": self._options(session)}
+
+    def _apply_to_running(self, session: AcpSession) -> None:
+        """The running prompt's next model call uses the session's model and effort now."""
+        loop = session.loop
+        if loop is None:
+            return
+        config = session.run_config()
+        loop.provider = make_provider(
+            config.provider, config, session.root, model=session.chosen_model
+        )
 
     def _session(self, session_id: str, method: str) -> AcpSession:
         session = self.sessions.get(session_id)
@@ -484,12 +694,15 @@ class AcpServer:
             session_id=session.session_id if session.stored else None,
             argument=argument.strip() or None,
         )
+        before = session.chosen_model
         try:
             said = (await run_command(SessionCommandHost(self, session), params)).message
         except CommandRefused as exc:
             said = f"/{name}: {exc}"
         chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": said}}
         self._send(session.session_id, chunk)
+        if session.chosen_model != before:  # /model NAME: the model option shows it
+            self._options_changed(session)
         return {"stopReason": "end_turn"}
 
     def _send(self, session_id: str, update: dict[str, Any]) -> None:
@@ -517,11 +730,13 @@ class AcpServer:
             raise RpcError(INVALID_PARAMS, "session/prompt: the session has a prompt running")
         text = self._prompt_text(session, params.prompt)
         session.prompting, session.cancel_asked = True, False
+        session.idle.clear()
         try:
             answered = await self._command(session, text)
             return answered if answered is not None else await self._run(session, text)
         finally:
             session.prompting = False
+            session.idle.set()
             session.run_id = None
             session.buffers.clear_attached()
 
@@ -588,7 +803,6 @@ class AcpServer:
         return framed(ATTACHED_FILE, {"path": uri}, text)
 
     async def _run(self, session: AcpSession, text: str) -> dict[str, Any]:
-        config = session.config
         memory = await self.runs.session_memory(session.session_id, new=not session.stored)
         memory.policy.read_only = session.mode == "read-only"
         rules = memory.policy.session_rules
@@ -602,18 +816,37 @@ class AcpServer:
         params = RunParams(prompt=text, session_id=session.session_id, model=session.chosen_model)
         try:
             run = await self.runs.create(
-                params, config, session.workspace(), [sink], session.editor, session.mcp
+                params,
+                session.run_config(),
+                session.workspace(),
+                [sink],
+                session.editor,
+                session.mcp,
             )
         except InvalidRun as exc:
             raise RpcError(INVALID_PARAMS, f"session/prompt: {exc}"[:1000]) from exc
         session.run_id = run.run_id
+        session.loop = run.loop
         if run.loop is not None:
             session.translator.context_size = run.loop.window.tokens
         if session.cancel_asked:
             self.runs.cancel(run.run_id)
-        result = await serve_run(self.runs, run)  # $/cancel_request or the end: answered
-        session.stored = True
+        try:
+            result = await serve_run(self.runs, run)  # $/cancel_request or the end: answered
+        finally:
+            session.loop = None
+        first, session.stored = not session.stored, True
+        self._info(session, text if first else None)
         return self._answer(result)
+
+    def _info(self, session: AcpSession, first_prompt: str | None) -> None:
+        """``session_info_update`` once a prompt ran: the title after the first (as the
+        session list shows it), the time of the last activity after each."""
+        update: dict[str, Any] = {"sessionUpdate": "session_info_update"}
+        if first_prompt is not None:
+            update["title"] = shown_text(session_title(first_prompt))
+        update["updatedAt"] = iso_time(time.time())
+        self._send(session.session_id, update)
 
     def _answer(self, result: RunResult) -> dict[str, Any]:
         if result.outcome == "error":

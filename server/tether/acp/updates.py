@@ -97,6 +97,9 @@ class Translator:
     and its label or name)."""
     context_size: int = 0
     """The model's context window in tokens (``usage_update.size``)."""
+    cost_before: float = 0.0
+    """What the session's earlier runs cost (``usage_update.cost`` is the session's)."""
+    _run_cost: float = 0.0
     diffs: dict[str, DiffShown] = field(default_factory=dict)
     """The change each edit call made (or proposed), by call id."""
     calls: dict[str, str] = field(default_factory=dict)
@@ -139,6 +142,9 @@ class Translator:
         elif isinstance(event, StepEvent):
             self._message_id = None
         elif isinstance(event, RunStartedEvent):
+            if not replay:  # the last run's cost joins the session's
+                self.cost_before += self._run_cost
+                self._run_cost = 0.0
             self._last_input = self._last_output = 0
             self.shown_so_far.clear()  # a cancelled call's never got its result
             if replay:
@@ -260,7 +266,9 @@ class Translator:
             "size": int(max(self.context_size, 0)),
         }
         if event.cost_usd is not None:
-            update["cost"] = {"amount": float(event.cost_usd), "currency": "USD"}
+            self._run_cost = float(event.cost_usd)  # cumulative for the run
+            amount = self.cost_before + self._run_cost
+            update["cost"] = {"amount": amount, "currency": "USD"}
         return update
 
 
