@@ -321,11 +321,16 @@ async def test_a_refused_reasoning_item_is_left_out_and_the_reply_goes_on(
     assert [i.get("type") for i in first] == [None, "reasoning", None, None]
     assert [i.get("type") for i in second] == [None, None, None]
     assert reasoning_of(deltas) == [kept("rs_resp_1", "Fresh.", "new")]
+    # The next run (a new provider) of this process does not try it again.
+    fake.queue(Sse(responses_stream("Again.")))
+    await drain(provider(fake), history)
+    assert [i.get("type") for i in fake.requests[2].body["input"]] == [None, None, None]
 
 
 async def test_a_second_refusal_is_a_clear_error(fake: FakeApi) -> None:
     fake.queue(Status(400, REFUSED), Status(400, REFUSED))
-    history = request(UserMessage("q"), AssistantMessage("a", (), (kept(),)), UserMessage("q2"))
+    reasoning = (kept(data="refused-twice"),)
+    history = request(UserMessage("q"), AssistantMessage("a", (), reasoning), UserMessage("q2"))
     with pytest.raises(ProviderError) as caught:
         await drain(provider(fake), history)
     assert "answered 400: The encrypted content gAAA...Bo== could not be verified." in str(

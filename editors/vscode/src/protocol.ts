@@ -6,6 +6,8 @@ export const Methods = {
   agentCancel: "agent/cancel",
   agentSteer: "agent/steer",
   agentUndo: "agent/undo",
+  agentCheckpoints: "agent/checkpoints",
+  agentRewind: "agent/rewind",
   agentSessions: "agent/sessions",
   agentHistory: "agent/history",
   agentRulesList: "agent/rules/list",
@@ -76,6 +78,31 @@ export type AgentUndoResult = {
   conflicts?: string[];
   notFound?: string[];
   refused?: string[];
+  note?: string | null;
+};
+
+export type AgentCheckpointsParams = {
+  sessionId: string;
+};
+
+export type AgentCheckpointsResult = {
+  sessionId: string;
+  checkpoints: Checkpoint[];
+};
+
+export type AgentRewindParams = {
+  sessionId: string;
+  checkpointId: string;
+  restore?: "files" | "conversation" | "both";
+  force?: boolean;
+};
+
+export type AgentRewindResult = {
+  restored?: string[];
+  conflicts?: string[];
+  notRestorable?: string[];
+  failed?: string[];
+  conversation?: boolean;
   note?: string | null;
 };
 
@@ -237,6 +264,24 @@ export type AssistantEvent = {
   seq: number;
   kind?: "assistant";
   text: string;
+};
+
+export type Checkpoint = {
+  id: string;
+  runId: string;
+  step: number;
+  time: string;
+  tool: string;
+  title: string;
+  files?: CheckpointFile[];
+  incomplete?: string | null;
+};
+
+export type CheckpointFile = {
+  uri: string;
+  path: string;
+  change: "modified" | "created" | "deleted" | "mode";
+  restorable?: boolean;
 };
 
 export type CommandPreview = {

@@ -56,6 +56,9 @@ _NO_REASONING = re.compile(r"(gpt-4|gpt-3\.5|chatgpt-4o)")
 
 log = logging.getLogger(__name__)
 _NOTED: set[str] = set()
+_REFUSED: set[str] = set()
+"""Encrypted reasoning the API could not verify (made with another organisation's key, or
+damaged): never sent again by this process, whichever run or session holds it."""
 
 
 def reasons(model: str) -> bool:
@@ -148,8 +151,6 @@ class OpenAIResponsesProvider(OpenAIProvider):
         if self._effort != "off" and not self._reasons and self.model not in _NOTED:
             _NOTED.add(self.model)
             log.info("reasoningEffort %s ignored: %s does not reason", self._effort, self.model)
-        self._refused: frozenset[str] = frozenset()
-        """Encrypted reasoning the API could not verify: not sent again by this provider."""
         self._sent: frozenset[str] = frozenset()
         """The encrypted reasoning of the last request."""
 
@@ -164,7 +165,7 @@ class OpenAIResponsesProvider(OpenAIProvider):
         self, client: AsyncOpenAI, request: ModelRequest, max_tokens: int | None
     ) -> PartStream:
         tools = responses_tools(request)
-        items = responses_input(request, self._refused)
+        items = responses_input(request, frozenset(_REFUSED))
         self._sent = frozenset(
             item["encrypted_content"] for item in items if item.get("type") == "reasoning"
         )
@@ -217,10 +218,10 @@ class OpenAIResponsesProvider(OpenAIProvider):
         return UsageDelta(usage.input_tokens, usage.output_tokens, cost)
 
     def _classify(self, exc: Exception) -> Failure | None:
-        if is_refused_reasoning(exc) and self._sent and not self._sent <= self._refused:
+        if is_refused_reasoning(exc) and self._sent and not self._sent <= _REFUSED:
             # Sent again at once without it: the model loses its earlier reasoning, the
             # session goes on (a key of another organisation made it, or it was damaged).
-            self._refused |= self._sent
+            _REFUSED.update(self._sent)
             where = self._base_url or "the OpenAI API"
             assert isinstance(exc, openai.APIStatusError)
             return Failure(
