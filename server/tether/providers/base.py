@@ -33,17 +33,22 @@ class UserMessage:
 class Reasoning:
     """A block of a reply's reasoning, kept as the provider gave it.
 
-    ``source`` names who made it (``anthropic``, ``openai-chat``): a provider sends back
-    only its own blocks, unchanged — Anthropic checks each thinking block's ``signature``,
-    and wants a ``redacted_thinking`` block's opaque ``data`` back as it came.
+    ``source`` names who made it (``anthropic``, ``openai-responses``, ``openai-chat``): a
+    provider sends back only its own blocks, unchanged — Anthropic checks each thinking
+    block's ``signature`` and wants a ``redacted_thinking`` block's opaque ``data`` back as it
+    came; OpenAI's Responses API wants a reasoning item's ``encrypted_content`` (``data``).
     """
 
     source: str
     kind: str
-    """``thinking``, ``redacted_thinking`` (Anthropic) or ``reasoning_content``."""
+    """``thinking``, ``redacted_thinking`` (Anthropic), ``reasoning`` (Responses API) or
+    ``reasoning_content``."""
     text: str = ""
+    """The thinking, or a reasoning item's summary."""
     signature: str = ""
+    """A thinking block's signature; a Responses reasoning item's id."""
     data: str = ""
+    """A redacted block's data; a Responses reasoning item's encrypted content."""
 
 
 @dataclass(frozen=True, slots=True)
