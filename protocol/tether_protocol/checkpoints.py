@@ -68,7 +68,7 @@ class RewindParams(WireModel):
 
 
 class RewindResult(WireModel):
-    """What the rewind did (paths relative to the workspace folder)."""
+    """What the rewind did with each file (URIs, each in at most one list)."""
 
     restored: list[str] = Field(default_factory=list)
     """Files put back as they were before the checkpoint's step."""

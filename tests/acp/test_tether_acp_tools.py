@@ -368,6 +368,7 @@ async def test_the_session_commands_are_offered_and_run_from_a_prompt(
         names = [c["name"] for c in offered.update["availableCommands"]]
         assert names == [
             "undo",
+            "rewind",
             "model",
             "compact",
             "cost",

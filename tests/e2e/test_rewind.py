@@ -14,6 +14,7 @@ import stat
 import subprocess
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import anyio
 import pytest
@@ -102,6 +103,11 @@ def _git_state(workspace: Path) -> tuple[str, ...]:
     )
 
 
+def paths(uris: list[str], root: Path) -> list[str]:
+    """A rewind's URIs as paths under ``root``, sorted."""
+    return sorted(Path(unquote(urlparse(u).path)).relative_to(root).as_posix() for u in uris)
+
+
 async def _session(client: Any) -> tuple[str, list[dict[str, Any]]]:
     ran = await client.run("change things")
     assert ran["outcome"] == "done", ran
@@ -180,14 +186,15 @@ async def test_a_change_the_user_made_since_is_a_conflict_kept_unless_forced(
         (workspace / "e.txt").write_text("the user's too\n")
         asked = {"sessionId": session, "checkpointId": shell["id"], "restore": "files"}
         undone = await client.request("agent/rewind", asked)
-        assert sorted(undone["conflicts"]) == ["a.txt", "e.txt"]
+        root = workspace.resolve()
+        assert paths(undone["conflicts"], root) == ["a.txt", "e.txt"]
         assert (workspace / "a.txt").read_text() == "the user's\n"
         assert (workspace / "e.txt").read_text() == "the user's too\n"
         assert (workspace / "b.txt").read_text() == "b\n" and not (workspace / "d.txt").exists()
-        assert "run.sh" in undone["restored"]
+        assert "run.sh" in paths(undone["restored"], root)
         assert stat.S_IMODE((workspace / "run.sh").stat().st_mode) == 0o644
         forced = await client.request("agent/rewind", {**asked, "force": True})
-        assert sorted(forced["restored"]) == ["a.txt", "e.txt"]
+        assert paths(forced["restored"], root) == ["a.txt", "e.txt"]
         now = tree(workspace)
         assert now == {**before, "src/app.py": now["src/app.py"]}
 
@@ -212,7 +219,8 @@ async def test_conversation_rewind_continues_from_that_point_and_files_only_tell
             "agent/rewind",
             {"sessionId": session, "checkpointId": latest[0]["id"], "restore": "files"},
         )
-        assert not done["conversation"] and "src/app.py" in done["restored"]
+        assert not done["conversation"]
+        assert "src/app.py" in paths(done["restored"], workspace.resolve())
     from tether.session.store import load
 
     data = load(state, session)

@@ -82,7 +82,7 @@ MODES: tuple[dict[str, str], ...] = (
 STOP_SECONDS = 1.2
 """How long the runs may take to stop at the end of input: with the answers still owed and
 the interpreter's exit, the process is gone within ACP's 2 s, even on a loaded machine."""
-ACP_COMMANDS = ("undo", "model", "compact", "cost")
+ACP_COMMANDS = ("undo", "rewind", "model", "compact", "cost")
 """The session commands offered to ACP clients (``/new`` is the client's own: a new
 thread is a new ``session/new``)."""
 MODE_IDS: tuple[Mode, ...] = ("ask", "accept-edits", "read-only")

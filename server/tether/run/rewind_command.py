@@ -8,7 +8,7 @@ from tether_protocol import Checkpoint, CommandResult, RewindParams, RewindResul
 
 from ..host import Editor
 from ..text.display import shown
-from ..workspace.folders import Workspace
+from ..workspace.folders import Workspace, path_from_uri
 from .manager import InvalidRun, RunManager
 
 USAGE = "/rewind ID [files|conversation|both] [force]"
@@ -34,12 +34,17 @@ def checkpoint_line(checkpoint: Checkpoint) -> str:
     )
 
 
-def result_lines(result: RewindResult) -> list[str]:
-    """What a rewind did, a line each."""
-    lines = [f"restored: {shown(p)}" for p in result.restored]
-    lines += [f"left alone (changed since): {shown(p)}" for p in result.conflicts]
-    lines += [f"not restorable (not kept): {shown(p)}" for p in result.not_restorable]
-    lines += [f"could not be written: {shown(p)}" for p in result.failed]
+def result_lines(result: RewindResult, workspace: Workspace) -> list[str]:
+    """What a rewind did, a line each (files as the user knows them)."""
+
+    def named(uri: str) -> str:
+        path = path_from_uri(uri)
+        return shown(uri if path is None else workspace.display(path))
+
+    lines = [f"restored: {named(u)}" for u in result.restored]
+    lines += [f"left alone (changed since): {named(u)}" for u in result.conflicts]
+    lines += [f"not restorable (not kept): {named(u)}" for u in result.not_restorable]
+    lines += [f"could not be written: {named(u)}" for u in result.failed]
     if result.note:
         lines.append(shown(result.note))
     return lines
@@ -76,8 +81,7 @@ async def rewind_command(
     )
     result = await runs.rewind(params, workspace, editor)
     lines = [f"rewound to before {words[0]} ({what})"]
-    lines += [f"  {line}" for line in result_lines(result)]
+    lines += [f"  {line}" for line in result_lines(result, workspace)]
     if result.conversation:
         lines.append("  the conversation continues from before that step")
-    files = [workspace.uri_for(workspace.root / p) for p in result.restored]
-    return CommandResult(message="\n".join(lines), files=files)
+    return CommandResult(message="\n".join(lines), files=list(result.restored))

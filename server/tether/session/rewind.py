@@ -34,7 +34,7 @@ from tether_protocol import (
 
 from ..host import Editor, FileEdit
 from ..text.edit import minimal_changes
-from ..workspace.folders import Workspace, decode_text
+from ..workspace.folders import Workspace, decode_text, path_from_uri
 from ..writes.disk import (
     BOM,
     Changed,
@@ -242,12 +242,19 @@ class Rewound:
     cut: bool
 
 
-def model_note(record: CheckpointRecord, result: RewindResult, files_only: bool) -> str:
+def model_note(
+    record: CheckpointRecord, result: RewindResult, files_only: bool, ws: Workspace
+) -> str:
     """The conversation's record of a rewind, in Tether's voice (undo's lines)."""
+
+    def named(uri: str) -> str:
+        path = path_from_uri(uri)
+        return uri if path is None else ws.display(path)
+
     undone = UndoResult(reverted=result.restored, conflicts=result.conflicts)
-    lines = [f"- {line}" for line in undo_lines(undone, lambda shown: shown)]
-    lines += [f"- not restorable (not kept): {p}" for p in result.not_restorable]
-    lines += [f"- could not be written: {p}" for p in result.failed]
+    lines = [f"- {line}" for line in undo_lines(undone, named)]
+    lines += [f"- not restorable (not kept): {named(u)}" for u in result.not_restorable]
+    lines += [f"- could not be written: {named(u)}" for u in result.failed]
     what = (
         "the files changed since then were put back"
         if files_only
@@ -321,7 +328,7 @@ async def rewind_session(
             conversation=cut,
             note=done.note,
         )
-        note = model_note(record, result, restore == "files") if restore != "both" else None
+        note = model_note(record, result, restore == "files", ws) if restore != "both" else None
         writer.append(
             session_id,
             RewoundRecord(
@@ -347,7 +354,7 @@ async def _rewind_files(
     plans = _plans(records)
     todo: list[tuple[_Plan, Path]] = []
     for plan in sorted(plans.values(), key=lambda p: str(p.path)):
-        shown = _shown(ws, plan.path)
+        shown = plan.uri
         root = _confined(ws, plan)
         if root is None:
             result.failed.append(shown)
@@ -377,7 +384,7 @@ async def _rewind_files(
     todo.sort(key=lambda item: item[0].target is not None)
     changed: list[Change] = []
     for plan, root in todo:
-        shown = _shown(ws, plan.path)
+        shown = plan.uri
         data = blobs[plan.path]
         async with path_lock(plan.path):
             try:
@@ -394,7 +401,7 @@ async def _rewind_files(
                     ok = True
             except (OSError, Refused, Changed) as exc:
                 ok = False
-                result.note = f"{shown}: {exc}"
+                result.note = f"{_shown(ws, plan.path)}: {exc}"
         if not ok:
             result.failed.append(shown)
             continue
