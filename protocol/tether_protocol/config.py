@@ -55,6 +55,9 @@ class ModelPrice(WireModel):
     """Input tokens written to the prompt cache (Anthropic; default: the input price)."""
 
 
+LANGUAGE_NAME = r"^[a-z][a-z0-9_+-]{0,31}$"
+"""A language's name in ``languageServers``: ``python``, ``typescript``, ``go``, ``cpp``…"""
+MAX_LANGUAGE_SERVER_TIMEOUT_SECONDS = 600.0
 MCP_SERVER_NAME = r"^[A-Za-z0-9_.-]{1,64}$"
 """An MCP server's name: it becomes part of its tools' names (``mcp__<server>__<tool>``)."""
 MAX_MCP_TIMEOUT_SECONDS = 24 * 3600.0
@@ -187,3 +190,21 @@ OpenAIApi = Literal["responses", "chat"]
     )
     """MCP servers whose tools the model may call (each call asked): by name; layers merge
     by name, a later layer's server replacing an earlier one of the same name."""
+    language_servers: (
+        dict[
+            Annotated[str, Field(pattern=LANGUAGE_NAME)],
+            list[Annotated[str, Field(min_length=1, max_length=4096)]],
+        ]
+        | None
+    ) = None
+    """The language servers Tether starts itself for the code tools (``definition``,
+    ``references``, ``hover``, ``symbols``, ``rename``), by language: the program and its
+    arguments (``python = ["basedpyright-langserver", "--stdio"]``); an empty list turns a
+    language off. Unset languages use a server found on ``PATH``. Layers merge by language;
+    a project's file may set it only when you trust the project."""
+    language_server_timeout_seconds: (
+        Annotated[float, Field(gt=0, le=MAX_LANGUAGE_SERVER_TIMEOUT_SECONDS, allow_inf_nan=False)]
+        | None
+    ) = None
+    """How long a language server may take to answer one request (default 30); longer,
+    it is stopped and the call fails."""

@@ -39,10 +39,11 @@ policy       config errors events host sandbox text workspace writes
 session      errors events host providers text workspace writes
 tools        diagnostics errors host policy providers sandbox text workspace writes
 mcp          tether errors prompt providers sandbox text tools
+langserver   tether errors mcp sandbox text tools workspace
 run          config diagnostics errors events host mcp policy prompt providers sandbox
              session text tools workspace
-lsp          tether config events framing host mcp policy providers run sandbox session
-             text tools workspace writes
+lsp          tether config events framing host langserver mcp policy providers run sandbox
+             session text tools workspace writes
 acp          tether config errors events host mcp policy prompt providers run sandbox session
              text tools workspace writes
 client       config framing policy prompt providers session text workspace writes
@@ -70,8 +71,10 @@ def allowed() -> dict[str, set[str]]:
 ALLOWED = allowed()
 
 THIRD_PARTY_OWNERS = {
-    "pygls": ("lsp",),
-    "lsprotocol": ("lsp",),
+    "pygls": ("lsp", "langserver.client"),
+    # the language servers Tether starts: the client, and the pool's conversions (inside
+    # the functions that answer, once a server runs)
+    "lsprotocol": ("lsp", "langserver.client", "langserver.pool"),
     "openai": ("providers.openai",),
     "anthropic": ("providers.anthropic",),
     # the SDKs' HTTP client; retry.py asks it for the TLS context only when an SDK is made,

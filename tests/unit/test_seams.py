@@ -17,6 +17,7 @@ SERVER = Path(tether.__file__).parent
 # The modules at the edges, which may import what the core must not (prefix match).
 EDGES = {
     "tether.lsp": "the LSP transport: the one place pygls and lsprotocol live",
+    "tether.langserver.client": "the LSP client of the language servers Tether starts",
     "tether.providers.openai": "the OpenAI SDK adapter",
     "tether.providers.anthropic": "the Anthropic SDK adapter",
     "tether.providers.openai_responses": "the OpenAI SDK adapter's Responses API",

@@ -240,6 +240,8 @@ export type Settings = {
   prices?: { [key: string]: unknown } | null;
   acpFiles?: "editor" | "disk" | null;
   mcpServers?: { [key: string]: unknown } | null;
+  languageServers?: { [key: string]: unknown } | null;
+  languageServerTimeoutSeconds?: number | null;
 };
 
 export type Script = {

@@ -58,6 +58,9 @@ class Assembly:
     allow_broad_workspace: bool = False
     """The user's own file allows a workspace of ``/``, the home folder or above it
     (``allowBroadWorkspace``; ``workspace.places.broad_root_refusal``)."""
+    trusted_project: bool = False
+    """The user's own file trusts the project (``trustedProjects``): language servers that
+    run the project's code may start by default (``langserver/catalog.py``)."""
 
     @property
     def layers(self) -> tuple[Layer, ...]:
@@ -123,4 +126,5 @@ def assemble(root: Path | None, environ: Mapping[str, str], *above: Layer) -> As
         dict(environ),
         ignored_mcp,
         mine.allow_broad_workspace,
+        root is not None and root.resolve() in trusted,
     )

@@ -44,6 +44,8 @@ DEFAULT_DIAGNOSTICS_SETTLE_MS = 300
 """After an edit, the editor's problems count as settled once unchanged this long."""
 DEFAULT_DIAGNOSTICS_MAX_WAIT_MS = 3000
 """The longest an edit's result waits for the editor's problems."""
+DEFAULT_LANGUAGE_SERVER_TIMEOUT_SECONDS = 30.0
+"""How long a language server Tether started may take to answer one request."""
 
 
 class ConfigError(ValueError):
@@ -178,17 +180,22 @@ def parse_settings(data: object, source: str) -> TetherSettings:
 
 def merge(*layers: TetherSettings) -> TetherSettings:
     """Later layers win wherever they set a field; ``mcpServers`` merge by server name (a
-    later layer's server replaces an earlier one of the same name)."""
+    later layer's server replaces an earlier one of the same name), ``languageServers`` by
+    language."""
     merged: dict[str, Any] = {}
     servers: dict[str, McpServerSettings] = {}
+    languages: dict[str, list[str]] = {}
     for layer in layers:
         for name in TetherSettings.model_fields:
             value = getattr(layer, name)
             if value is not None:
                 merged[name] = value
         servers.update(layer.mcp_servers or {})
+        languages.update(layer.language_servers or {})
     if servers:
         merged["mcp_servers"] = servers
+    if languages:
+        merged["language_servers"] = languages
     return TetherSettings(**merged)
 
 
@@ -222,6 +229,9 @@ class Config:
     diagnostics_max_wait_ms: int = DEFAULT_DIAGNOSTICS_MAX_WAIT_MS
     mcp_servers: Mapping[str, McpServerSettings] = field(default_factory=dict)
     """The MCP servers configured (the enabled ones are started), by name."""
+    language_servers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The language servers configured, by language (an empty command: turned off)."""
+    language_server_timeout_seconds: float = DEFAULT_LANGUAGE_SERVER_TIMEOUT_SECONDS
     acp_files: Literal["editor", "disk"] = "editor"
     """``tether acp``: files through the client's ``fs`` methods when offered, or the disk."""
     reasoning_effort: ReasoningEffort = "off"
@@ -263,6 +273,10 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
             settings.diagnostics_max_wait_ms, DEFAULT_DIAGNOSTICS_MAX_WAIT_MS
         ),
         mcp_servers=dict(settings.mcp_servers or {}),
+        language_servers={k: tuple(v) for k, v in (settings.language_servers or {}).items()},
+        language_server_timeout_seconds=(
+            settings.language_server_timeout_seconds or DEFAULT_LANGUAGE_SERVER_TIMEOUT_SECONDS
+        ),
         acp_files=settings.acp_files or "editor",
         reasoning_effort=settings.reasoning_effort or "off",
     )
