@@ -1,8 +1,8 @@
 """The ``tether`` command: ``serve | acp | chat | run | demo | replay | config | sessions |
-undo | rules | daemon``.
+undo | rewind | rules | daemon``.
 
 Each command's parser and handler live together in a module of this package (``serve.py``:
-serve and acp; ``run.py``: run and chat; ``sessions.py``: sessions, undo and replay;
+serve and acp; ``run.py``: run and chat; ``sessions.py``: sessions, undo, rewind and replay;
 ``config.py``, ``demo.py``, ``daemon.py``; ``rules`` in ``client/rules_cli.py``); this
 module builds the command line from them and dispatches. Their top-level imports are the
 standard library's alone: a command imports what it needs when it runs, so that ``tether
@@ -30,6 +30,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "replay": sessions.replay,
     "sessions": sessions.list_sessions,
     "undo": sessions.undo,
+    "rewind": sessions.rewind,
     "config": config.show_config,
 }
 COMMANDS = frozenset({"serve", "acp", "daemon", "rules"})
@@ -63,6 +64,7 @@ def parser() -> argparse.ArgumentParser:
     config.add_config(commands)
     sessions.add_sessions(commands)
     sessions.add_undo(commands)
+    sessions.add_rewind(commands)
     from ..client.rules_cli import add_rules_command
 
     add_rules_command(commands)

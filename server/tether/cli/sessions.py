@@ -1,9 +1,11 @@
 """The stored sessions: ``tether sessions`` (list them), ``tether undo`` (a run's edits put
-back), ``tether replay`` (one shown again, or re-run)."""
+back), ``tether rewind`` (a session's checkpoints, or back to before one), ``tether replay``
+(one shown again, or re-run)."""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from pathlib import Path
@@ -40,6 +42,29 @@ def add_undo(commands: Commands) -> None:
         "undo", help="put back the files a run edited (default: the last run in this folder)"
     )
     parser.add_argument("run", nargs="?", help="the run id (shown by tether run --json)")
+    parser.add_argument("--cwd", default=".", help="the workspace folder (default: here)")
+    parser.add_argument("--state-dir", help="where session logs are kept")
+
+
+def add_rewind(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "rewind",
+        help="list a session's checkpoints, or put its files and conversation back to "
+        "before one (default: the last session in this folder)",
+    )
+    parser.add_argument("checkpoint", nargs="?", help="the checkpoint id (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the checkpoints")
+    parser.add_argument("--session", help="the session id (default: the last one here)")
+    parser.add_argument(
+        "--restore",
+        choices=("files", "conversation", "both"),
+        default="both",
+        help="what goes back (default: both)",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="put back files changed since too (theirs lost)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the answer as JSON")
     parser.add_argument("--cwd", default=".", help="the workspace folder (default: here)")
     parser.add_argument("--state-dir", help="where session logs are kept")
 
@@ -107,6 +132,44 @@ def undo(args: argparse.Namespace) -> int:
     root = Path(folders(state_dir).get(session_id or "", str(cwd)))
     print(f"undoing run {run_id} in {root}")
     return anyio.run(undo_in_terminal, root, run_id, options)
+
+
+def rewind(args: argparse.Namespace) -> int:
+    """``tether rewind [CHECKPOINT] [--list]``: a session's checkpoints, or a rewind."""
+    import anyio
+
+    from ..client.history import folders
+    from ..client.rewind import rewind_in_terminal
+
+    if args.list and args.checkpoint:
+        print("tether: give a checkpoint or --list, not both", file=sys.stderr)
+        return 2
+    cwd = Path(args.cwd).resolve()
+    options = {"stateDir": args.state_dir} if args.state_dir else {}
+    state_dir = state_dir_of(cwd, options)
+    if isinstance(state_dir, int):
+        return state_dir
+    session_id = args.session
+    if session_id is None:
+        latest = latest_session(cwd, state_dir)
+        if latest is None:
+            print(f"tether: no session to rewind in {cwd}", file=sys.stderr)
+            return 2
+        session_id = latest.session_id
+    # The session's own folder, so its files are inside the server's workspace.
+    root = Path(folders(state_dir).get(session_id, str(cwd)))
+    return anyio.run(
+        functools.partial(
+            rewind_in_terminal,
+            root,
+            session_id,
+            args.checkpoint,
+            options,
+            restore=args.restore,
+            force=args.force,
+            as_json=args.json,
+        )
+    )
 
 
 def replay(args: argparse.Namespace) -> int:
