@@ -40,6 +40,7 @@ from tether_protocol.methods import CLIENT_TO_SERVER
 
 from ..config.assemble import Layer, assemble
 from ..config.layers import Config, ConfigError, parse_settings
+from ..langserver.pool import LanguageServerPool
 from ..policy.requests import RulesService
 from ..policy.store import RuleStore
 from ..providers import AVAILABLE_PROVIDERS
@@ -269,6 +270,8 @@ class TetherServer(LanguageServer):
         self.mcp: McpHub | None = None
         """The MCP servers, once the settings configure one."""
         self._mcp_asked = False
+        self.code = self.runs.code = LanguageServerPool(self.environ)
+        """The language servers of the code tools, started when a call needs one."""
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls' report of a failed notification handler (``window/showMessage``), cut
@@ -390,6 +393,11 @@ class TetherServer(LanguageServer):
 
     def _reconfigure(self) -> None:
         config = self.settings.config
+        self.code.configure(
+            config.language_servers,
+            trusted=self.settings.trusted_project,
+            timeout=config.language_server_timeout_seconds,
+        )
         if config.mcp_servers and not self._mcp_asked and self._loop is not None:
             self._start_mcp(config)
         if config.state_dir != self.config.state_dir:
@@ -457,4 +465,6 @@ class TetherServer(LanguageServer):
         """Stop every run (their tools and children end with them) and the MCP servers
         (their process groups killed), and flush the log (``run.front.close_front``)."""
         hubs = [self.mcp] if self.mcp is not None else []
-        await close_front(self.runs, hubs, self.log_writer, 1.5, 6.0)
+        await asyncio.gather(
+            close_front(self.runs, hubs, self.log_writer, 1.5, 6.0), self.code.close()
+        )

@@ -27,6 +27,16 @@ How to work:
   file paths (and line numbers where they help). Do not paste whole files back.
 {context}"""
 
+CODE_TOOLS_ADVICE = """\
+- For code in a language your code tools name: to find where a name is defined, everything
+  that uses it, its type or a file's outline, prefer definition, references, hover and
+  symbols to search: they follow the language's rules (imports, scopes, methods of the same
+  name), not the text. Use search for text, comments, strings and other languages. To
+  rename a name everywhere, use rename: one change the user reviews, instead of editing
+  file after file.
+"""
+"""Said when the code tools (``tools/lsp_tools.py``) are offered: when to prefer them."""
+
 CONTINUE_PROMPT = (
     "Your reply was cut off at the output limit. Continue exactly where it stopped, "
     "without repeating anything you already wrote."
@@ -68,6 +78,8 @@ def system_prompt(
     """The system prompt for one run: workspace, tools, the user's editor (the section
     ``editor_state.editor_state_section`` wrote) and the project's instructions."""
     lines: list[str] = [editor_state] if editor_state else []
+    if "definition" in tools and "rename" in tools:
+        lines.insert(0, CODE_TOOLS_ADVICE)
     if instructions:
         lines.append(instructions_section(workspace, instructions))
     return SYSTEM_PROMPT.format(

@@ -29,6 +29,7 @@ from ..sandbox.probe import sandbox_for
 from ..session.checkpoints import SessionCheckpoints
 from ..session.writer import SessionLogWriter, SessionRecorder, SessionSink
 from ..tools.base import ToolDeps
+from ..tools.lsp_tools import CodeIntel, with_code_tools
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace
 from .loop import AgentLoop, Limits
@@ -98,6 +99,7 @@ async def assemble_run(
     log_writer: SessionLogWriter,
     rules: RuleStore | None,
     mcp: McpHub | None = None,
+    code: CodeIntel | None = None,
 ) -> AssembledRun:
     """The loop of run ``run_id``, continuing ``memory`` (its conversation is extended in
     place); ``ConfigError`` (naming the field) when the provider cannot be made. Nothing
@@ -106,6 +108,7 @@ async def assemble_run(
         params.provider or config.provider, config, workspace.root, model=params.model
     )
     limits = params.limits
+    tools = await with_code_tools(tools, code, workspace)
     tools = await _with_mcp(tools, mcp, config, workspace)
     read = await model_input(workspace, tools.names, params.prompt, params.context)
     events = RunEvents(run_id, [*sinks, SessionSink(log_writer, session_id)])

@@ -45,6 +45,7 @@ from .loop import AgentLoop
 
 if TYPE_CHECKING:
     from ..mcp.hub import McpHub
+    from ..tools.lsp_tools import CodeIntel
 
 
 class InvalidRun(ValueError):
@@ -91,6 +92,8 @@ class RunManager:
         self.tools = tools
         self.mcp: McpHub | None = None
         """The front's MCP servers (None: the front runs none)."""
+        self.code: CodeIntel | None = None
+        """Who answers the code tools (the front's language servers; None: no one)."""
         self.log_writer = log_writer
         self.rules = rules
         """The user's and the projects' approval rules (None: session rules only)."""
@@ -283,6 +286,7 @@ class RunManager:
                 editor=editor,
                 tools=self.tools,
                 mcp=mcp,
+                code=self.code,
                 log_writer=self.log_writer,
                 rules=self.rules,
             )
