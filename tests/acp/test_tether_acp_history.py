@@ -5,6 +5,7 @@ message checked against the vendored schema."""
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from .client import RequestError
+from .process import alive, descendants
 from .recorder import NOTHING, RecordingClient
 from .tether import EOF_WITHIN, call, tether_acp, turns
 
@@ -27,6 +29,13 @@ def _folder(parent: Path, name: str) -> Path:
 
 async def _listed(agent: Any, **params: Any) -> dict[str, Any]:
     return dict(await agent.request("session/list", params))
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def _infos(client: RecordingClient, session: str) -> list[dict[str, Any]]:
@@ -176,3 +185,59 @@ async def test_additional_directories_are_roots_under_the_same_confinement(
         assert listed["additionalDirectories"] == [str(extra.resolve())]
         client.assert_clean()
         assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
+
+
+async def test_close_ends_the_prompt_and_the_sessions_servers_before_it_answers(
+    tmp_path: Path,
+) -> None:
+    root = _folder(tmp_path, "work")
+    (root / "app.py").write_text("x = 1\n")
+    server = {
+        "name": "notes",
+        "command": sys.executable,
+        "args": [str(Path(__file__).with_name("tiny_mcp.py"))],
+        "env": [{"name": "TINY_MCP_CALLS", "value": str(tmp_path / "calls.txt")}],
+    }
+    script = turns(
+        {"tool_calls": [call("mcp__notes__echo", text="hi")]},
+        {"tool_calls": [call("edit_file", path="app.py", old_text="x = 1", new_text="x = 2")]},
+    )
+    client = RecordingClient(
+        capabilities=NOTHING,
+        permission=lambda asked: "allow_once" if "notes" in str(asked.tool_call) else "never",
+    )
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root, mcp_servers=[server])
+        turn = agent.start_prompt(session, "echo, then edit")
+        await client.wait_for(
+            lambda: next((p for p in client.permissions if p.pending), None),
+            "the edit's permission",
+            30.0,
+        )
+        servers = [pid for pid in descendants(agent.process.pid) if "tiny_mcp.py" in _cmdline(pid)]
+        assert servers  # the session's server runs (it answered the echo)
+        assert await agent.request("session/close", {"sessionId": session}) == {}
+        assert turn.done() and (await turn)["stopReason"] == "cancelled"
+        assert [p for p in servers if alive(p)] == []  # ended before the answer
+        assert (root / "app.py").read_text() == "x = 1\n"
+        client.assert_clean()
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
+
+
+async def test_a_session_open_in_another_process_is_not_deleted(tmp_path: Path) -> None:
+    root = _folder(tmp_path, "work")
+    first, second = RecordingClient(capabilities=NOTHING), RecordingClient(capabilities=NOTHING)
+    async with tether_acp(root, tmp_path, turns({"text": "ok"}), first) as holder:
+        session = await holder.new_session(root)
+        await holder.prompt(session, "keep me")
+        async with tether_acp(root, tmp_path, turns({"text": "ok"}), second) as other:
+            with pytest.raises(RequestError) as busy:
+                await other.request("session/delete", {"sessionId": session})
+            assert busy.value.code == -32602 and "open" in str(busy.value)
+            [listed] = (await _listed(other))["sessions"]
+            assert listed["sessionId"] == session
+            second.assert_clean()
+            assert (await other.exit_after_eof(within=EOF_WITHIN)).clean
+        assert (await holder.prompt(session, "still mine"))["stopReason"] == "end_turn"
+        first.assert_clean()
+        assert (await holder.exit_after_eof(within=EOF_WITHIN)).clean

@@ -82,6 +82,8 @@ MODES: tuple[dict[str, str], ...] = (
 STOP_SECONDS = 1.2
 """How long the runs may take to stop at the end of input: with the answers still owed and
 the interpreter's exit, the process is gone within ACP's 2 s, even on a loaded machine."""
+MCP_STOP_SECONDS = 6.0
+"""How long ``session/close`` waits for the session's MCP servers to stop."""
 ACP_COMMANDS = ("undo", "rewind", "model", "compact", "cost")
 """The session commands offered to ACP clients (``/new`` is the client's own: a new
 thread is a new ``session/new``)."""
@@ -585,7 +587,10 @@ class AcpServer:
             if session.run_id is not None:
                 self.runs.cancel(session.run_id)
             await session.idle.wait()  # the prompt answers `cancelled` first
-        self._stop_mcp(session)
+        hub, session.mcp = session.mcp, None
+        if hub is not None:  # its servers ended before the answer (bounded, as at the end)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(hub.close(), MCP_STOP_SECONDS)
         self.runs.forget(session.session_id)
 
     async def delete_session(self, raw: Any) -> dict[str, Any]:
