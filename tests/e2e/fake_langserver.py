@@ -4,8 +4,9 @@ bad cases: ``python fake_langserver.py MODE [URI...] [--mark FILE]``.
 It answers ``initialize`` and ``shutdown`` like a server; on any other request, by ``MODE``:
 ``hang`` never answers, ``crash`` writes "boom" to stderr and exits with code 3, ``garbage``
 writes a frame that is not JSON, ``rename`` answers a workspace edit changing line 0 of each
-``URI`` given (``definition``: a location in the first). ``--mark FILE``: write the process id
-to FILE when started (the test sees whether it ran, and that it ended).
+``URI`` given (``definition``: a location in the first). ``--mark FILE``: write its process id,
+folder and environment's names to FILE (JSON) when started (the test sees whether it ran,
+where, with what, and that it ended).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def main() -> None:
     mode, uris = args[0], args[1:]
     if mark:
         with open(mark, "w") as handle:
-            handle.write(str(os.getpid()))
+            json.dump({"pid": os.getpid(), "cwd": os.getcwd(), "env": sorted(os.environ)}, handle)
     while (message := read()) is not None:
         method, ident = message.get("method"), message.get("id")
         if ident is None:

@@ -227,6 +227,24 @@ def test_a_denied_rename_lands_nowhere(tmp_path: Path) -> None:
     assert_no_process_left(env)
 
 
+def test_a_language_server_planted_in_the_workspace_is_never_started(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    planted = tmp_path / "planted-ran"
+    for folder in (root / ".venv" / "bin", root / "node_modules" / ".bin"):
+        folder.mkdir(parents=True)
+        fake = folder / "basedpyright-langserver"
+        fake.write_text(f"#!/bin/sh\necho planted > {planted}\n")
+        fake.chmod(0o755)
+    path = os.pathsep.join(
+        [str(root / ".venv" / "bin"), "node_modules/.bin", VENV_BIN, os.environ.get("PATH", "")]
+    )
+    env = env_for(tmp_path, [call("definition", path="app.py", line=3, symbol="greet")], path=path)
+    env["OPENAI_API_KEY"] = "sk-secret"
+    ((ok, output),) = run(root, env)
+    assert ok and output.startswith("Definition of greet (answered by basedpyright-langserver)")
+    assert not planted.exists()
+
+
 def fake_server(tmp_path: Path, mode: str, *uris: str, timeout: float | None = None) -> Path:
     """The user's config naming the misbehaving server for Python; the file it marks."""
     mark = tmp_path / f"started-{mode}"
@@ -272,11 +290,13 @@ def test_a_server_that_crashes_hangs_or_answers_garbage_is_a_tool_error(tmp_path
     }
     for mode, message in expected.items():
         mark = fake_server(tmp_path, mode, (root / "lib.py").as_uri(), timeout=2)
-        env = env_for(tmp_path, [ask, ask])
+        env = env_for(tmp_path, [ask, ask]) | {"OPENAI_API_KEY": "sk-secret"}
         first, second = run(root, env)
         assert not first[0] and first[1].startswith(message), (mode, first)
         assert not second[0] and second[1].startswith(message), (mode, second)  # a new one
-        assert mark.exists()
+        started = json.loads(mark.read_text())
+        assert started["cwd"] == home_of(env)  # a neutral folder, never the workspace
+        assert "TETHER_TEST_MARK" not in started["env"] and "OPENAI_API_KEY" not in started["env"]
         mark.unlink()
 
 
