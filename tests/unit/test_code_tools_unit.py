@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tether.host import NoBuffers
 from tether.prompt.system import CODE_TOOLS_ADVICE, system_prompt
@@ -55,3 +57,17 @@ async def test_the_tools_are_offered_only_when_a_server_can_answer(tmp_path: Pat
     assert spec.description.endswith("Languages: python (pyright-langserver).")
     assert CODE_TOOLS_ADVICE in system_prompt(ws, some.names)
     assert CODE_TOOLS_ADVICE not in system_prompt(ws, base.names)
+
+
+_IDENT = st.from_regex(r"[^\W\d]\w{0,12}", fullmatch=True)
+_FILLER = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20)
+
+
+@given(before=_FILLER, name=_IDENT, after=_FILLER)
+def test_a_name_written_on_a_line_is_always_found_at_a_place_that_spells_it(
+    before: str, name: str, after: str
+) -> None:
+    line = f"{before} {name} {after}"
+    column = column_of(line, name)
+    assert column is not None and line[column:].startswith(name)
+    assert column <= len(before) + 1  # the first occurrence, never one after it
