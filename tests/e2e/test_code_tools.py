@@ -209,6 +209,10 @@ def test_a_two_file_rename_is_one_approval_landing_in_both_files(tmp_path: Path)
     assert (root / "lib.py").read_text() == LIB.replace("greet(", "salute(")
     assert "Renamed greet to salute: 4 occurrences in 2 files" in term.text
     assert_no_process_left(env)
+    run_id = re.findall(r"run (r-[0-9a-f]+)", plain(term.text))[-1]
+    undone = tether(["undo", run_id], root, env, timeout=60)  # the rename, as one step
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert (root / "app.py").read_text() == APP and (root / "lib.py").read_text() == LIB
 
 
 def test_a_denied_rename_lands_nowhere(tmp_path: Path) -> None:
