@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 PROBE = """
 import asyncio, json, socket, sys
 from pydantic._internal import _generate_schema
+from tests.providers.fake_responses import responses_stream
 from tests.providers.fakes import FakeApi, Sse, anthropic_stream, openai_stream
 from tether.providers import prime
 from tether.providers.base import ModelRequest, UserMessage
@@ -44,12 +45,15 @@ if sys.argv[2] == "prime":
 primed = {"connects": list(connects), "schemas": len(schemas)}
 if name == "anthropic":
     from tether.providers.anthropic import AnthropicProvider as Provider
-else:
+elif name == "openai":
     from tether.providers.openai import OpenAIProvider as Provider
-stream = anthropic_stream if name == "anthropic" else openai_stream
+else:
+    from tether.providers.openai_responses import OpenAIResponsesProvider as Provider
+streams = {"anthropic": anthropic_stream, "openai": openai_stream}
+stream = streams.get(name, responses_stream)
 with FakeApi() as fake:
     fake.queue(Sse(stream("hi", calls=[("c1", "read_file", ['{"path": "a"}'])])))
-    url = fake.url + ("/v1" if name == "openai" else "")
+    url = fake.url + ("" if name == "anthropic" else "/v1")
     provider = Provider(model="m", api_key="k", base_url=url)
     modules, schemas[:] = set(sys.modules), []
     request = ModelRequest(system="s", messages=[UserMessage("hi")], tools=[])
@@ -78,7 +82,10 @@ def probe(provider: str, mode: str) -> dict[str, object]:
     return dict(json.loads(out.stdout))
 
 
-@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+PRIMED = ["anthropic", "openai", "openai-responses"]
+
+
+@pytest.mark.parametrize("provider", PRIMED)
 def test_after_prime_the_first_request_imports_and_builds_nothing(provider: str) -> None:
     found = probe(provider, "prime")
     assert found["primed"]["connects"] == []  # type: ignore[index]  # nothing left the process
@@ -89,7 +96,7 @@ def test_after_prime_the_first_request_imports_and_builds_nothing(provider: str)
     assert found["deltas"] == ["TextDelta", "ToolCallReady", "UsageDelta"]
 
 
-@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+@pytest.mark.parametrize("provider", PRIMED)
 def test_without_prime_the_first_request_does_that_work(provider: str) -> None:
     """The other side of the check above: what prime takes off the first request."""
     found = probe(provider, "none")

@@ -9,7 +9,7 @@ import pytest
 
 from tether.config.assemble import assemble
 from tether.config.layers import ConfigError, parse_settings, resolve
-from tether.providers import make_provider
+from tether.providers import make_provider, primed_name
 from tether.providers.openai import OpenAIProvider
 from tether.providers.openai_responses import OpenAIResponsesProvider
 from tether_protocol import TetherSettings
@@ -73,3 +73,20 @@ def test_an_untrusted_project_cannot_choose_it(tmp_path: Path) -> None:
     (project / ".tether" / "config.toml").write_text('openaiApi = "chat"\n')
     environ = {"XDG_CONFIG_HOME": str(tmp_path / "config")}
     assert assemble(project, environ).settings.openai_api is None
+
+
+@pytest.mark.parametrize(
+    ("settings", "primed"),
+    [
+        ({"provider": "openai"}, "openai-responses"),
+        ({"provider": "openai", "openai_api": "chat"}, "openai"),
+        ({"provider": "openai", "base_url": "http://localhost:11434/v1"}, "openai"),
+        ({"provider": "anthropic"}, "anthropic"),
+        ({}, None),
+    ],
+)
+def test_the_warm_up_primes_the_api_the_settings_choose(
+    settings: dict[str, object], primed: str | None
+) -> None:
+    config = resolve(TetherSettings(**settings), {})  # type: ignore[arg-type]
+    assert primed_name(config) == primed

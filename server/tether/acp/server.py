@@ -36,7 +36,7 @@ from ..config.assemble import assemble
 from ..config.layers import Config, ConfigError, resolve
 from ..policy.store import RuleStore
 from ..prompt.frames import ATTACHED_FILE, framed
-from ..providers import make_provider, warm_up_thread
+from ..providers import make_provider, primed_name, warm_up_thread
 from ..run.commands import COMMANDS, CommandRefused, run_command
 from ..run.front import background, close_front, serve_run, start_mcp
 from ..run.manager import InvalidRun, RunManager, start_worker_threads
@@ -455,7 +455,7 @@ class AcpServer:
             session.mcp = start_mcp(self.environ, config.mcp_servers, root)
         if not self._warmed or config.provider != self.provider:  # the project's provider
             self._warmed = True
-            warm_up_thread(config.provider)
+            warm_up_thread(primed_name(config))
         if self.workers is None:  # every prompt's threads, started by the first session
             self.workers = background(start_worker_threads())
         return session

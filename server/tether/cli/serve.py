@@ -44,7 +44,7 @@ def serve(log_level: str = "warning") -> int:
     from ..lsp.handlers import create_server
     from ..lsp.server import ClientErrorFilter, TetherProtocol
     from ..lsp.transport import serve as serve_stdio
-    from ..providers import warm_up_thread
+    from ..providers import primed_name, warm_up_thread
     from ..tools import build_tools
 
     try:
@@ -63,7 +63,7 @@ def serve(log_level: str = "warning") -> int:
     # the first messages are handled (it turns the collector back on when it is done): an
     # editor's first prompt, seconds later, finds it done. A provider the editor's settings
     # name is primed at ``initialized``.
-    warm_up_thread(server.config.provider)
+    warm_up_thread(primed_name(server.config))
     status = 0
     with contextlib.suppress(KeyboardInterrupt):
         status = asyncio.run(

@@ -430,11 +430,15 @@ def watch(conn: socket.socket) -> None:
 
 def preload_sdk(provider: str) -> None:
     """Prime ``provider``'s SDK (``providers.prime``: imported, one canned request made in
-    the process; nothing for an unknown name or the scripted one; once per provider)."""
-    from ..providers import prime
+    the process; nothing for an unknown name or the scripted one; once per provider). For
+    ``openai``, both of its APIs: each run's own settings (``--base-url``, ``openaiApi``)
+    choose one, and a run forked unprimed would build the Responses events anew."""
+    from ..providers import RESPONSES, prime
 
     with contextlib.suppress(Exception):  # the run says what is wrong, as in-process
         prime(provider)
+        if provider == "openai":
+            prime(RESPONSES)
 
 
 def serve_daemon(

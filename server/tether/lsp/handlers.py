@@ -44,7 +44,7 @@ from tether_protocol import (
 from ..config.layers import ConfigError
 from ..host import EventSink
 from ..policy.requests import RULES_PARAMS, RulesRequestError
-from ..providers import warm_up_thread
+from ..providers import primed_name, warm_up_thread
 from ..run.front import serve_run
 from ..run.manager import InvalidRun, Run, start_worker_threads
 from ..sandbox.probe import sandbox_problem
@@ -219,7 +219,7 @@ def _rules_handler(method: str) -> Callable[[TetherServer, Any], Awaitable[dict[
 
 # --- notifications -----------------------------------------------------------------------
 async def initialized(ls: TetherServer, params: types.InitializedParams) -> None:
-    warm_up_thread(ls.config.provider)  # a provider the editor's settings name, primed
+    warm_up_thread(primed_name(ls.config))  # a provider the editor's settings name, primed
     # The worker threads every run uses, started now rather than by the first run: anyio's
     # (files, the session log) and the event loop's executor (a model API's address).
     await start_worker_threads()

@@ -69,7 +69,7 @@ def make_provider(
         # OpenAI's own API: a limit, raised once; a compatible server keeps its default
         # (vLLM refuses a limit beyond the context left) and continuation alone applies.
         limit = OutputLimit(8_192, 16_384) if official else OutputLimit(None, None)
-        if (config.openai_api or ("responses" if official else "chat")) == "responses":
+        if openai_api(config, base_url) == "responses":
             from .openai_responses import OpenAIResponsesProvider
 
             return OpenAIResponsesProvider(
@@ -105,8 +105,28 @@ def make_provider(
     )
 
 
-SDK_PROVIDERS = ("openai", "anthropic")
-"""The providers whose module imports an SDK."""
+def openai_api(config: Config, base_url: str | None) -> str:
+    """The API the ``openai`` provider speaks to ``base_url``: ``openaiApi`` when set, else
+    ``responses`` for OpenAI's own endpoint and ``chat`` for any other."""
+    if config.openai_api is not None:
+        return config.openai_api
+    return "responses" if base_url is None or base_url in OFFICIAL_OPENAI_URLS else "chat"
+
+
+def primed_name(config: Config) -> str | None:
+    """What ``prime`` (and ``warm_up_thread``) should load for ``config``'s provider: its
+    name, or ``openai-responses`` when it speaks OpenAI's Responses API (whose stream
+    events the SDK builds on first use, most of a second)."""
+    if config.provider == "openai" and openai_api(config, config.base_url) == "responses":
+        return RESPONSES
+    return config.provider
+
+
+RESPONSES = "openai-responses"
+"""``prime``'s name of the ``openai`` provider on the Responses API."""
+
+SDK_PROVIDERS = ("openai", "anthropic", RESPONSES)
+"""The providers whose module imports an SDK (and the Responses API's share of one)."""
 
 
 def prime(name: str | None) -> None:
@@ -122,6 +142,8 @@ def prime(name: str | None) -> None:
         _PRIMED.add(name)
     if name == "openai":
         from .openai import prime as prime_sdk
+    elif name == RESPONSES:
+        from .openai_responses import prime as prime_sdk
     else:
         from .anthropic import prime as prime_sdk
     prime_sdk()
