@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
 import tether
 from tether_protocol import (
@@ -54,6 +54,19 @@ if TYPE_CHECKING:
 from .editor import AcpBuffers, AcpEditor, ClientCapabilities, Mode
 from .history import BadCursor, delete_stored, iso_time, list_page, session_cost
 from .options import DEFAULT_MODEL, BadOption, OptionState, checked_value, config_options
+from .params import (
+    ContentBlock,
+    ListSessionsParams,
+    LoadSessionParams,
+    McpServer,
+    NewSessionParams,
+    PromptParams,
+    ResumeSessionParams,
+    SessionParams,
+    SetModeParams,
+    folder,
+    parsed,
+)
 from .updates import AcpSink, Translator, replayed
 from .wire import INTERNAL_ERROR, INVALID_PARAMS, Connection, RpcError
 
@@ -142,111 +155,6 @@ def mode_rules(mode: Mode) -> list[Rule]:
     if mode == "accept-edits":
         return [Rule(tool=t, pattern="**", decision="allow") for t in EDIT_TOOLS]
     return []
-
-
-class _Params(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-class _NameValue(_Params):
-    name: str
-    value: str
-
-
-class McpServer(_Params):
-    """An MCP server the client asks the session to use (ACP's ``McpServer``: stdio
-    without a ``type``; ``http`` and ``sse`` with one)."""
-
-    name: str = Field(min_length=1)
-    type: str | None = None
-    command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: list[_NameValue] = Field(default_factory=list)
-    url: str | None = None
-    headers: list[_NameValue] = Field(default_factory=list)
-
-    @field_validator("env", "headers", mode="before")
-    @classmethod
-    def _pairs(cls, value: Any) -> Any:
-        """ACP sends ``[{name, value}]``; some clients (codecompanion's servers inherited
-        from its config) send an object of strings: taken as the same pairs."""
-        if isinstance(value, dict):
-            return [{"name": name, "value": item} for name, item in value.items()]
-        return value
-
-    def settings(self) -> McpServerSettings:
-        """As Tether's ``mcpServers`` entry; ``ValueError`` when it cannot be one."""
-        if self.type not in (None, "stdio", "http"):
-            raise ValueError(f"{self.type!r} servers are not supported (stdio and http are)")
-        if self.type == "http" or (self.type is None and self.url and not self.command):
-            fields: dict[str, Any] = {"url": self.url, "type": "http"}
-            if self.headers:
-                fields["headers"] = {h.name: h.value for h in self.headers}
-        else:
-            fields = {"command": self.command, "args": self.args}
-            if self.env:
-                fields["env"] = {e.name: e.value for e in self.env}
-        try:
-            return McpServerSettings.model_validate(fields)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "server"
-            raise ValueError(f"{where}: {first['msg']}") from exc
-
-
-class NewSessionParams(_Params):
-    cwd: str
-    mcp_servers: list[McpServer] = Field(alias="mcpServers")
-    additional_directories: list[str] = Field(default_factory=list, alias="additionalDirectories")
-
-
-class LoadSessionParams(NewSessionParams):
-    session_id: str = Field(alias="sessionId", min_length=1)
-
-
-class ResumeSessionParams(LoadSessionParams):
-    mcp_servers: list[McpServer] = Field(default_factory=list, alias="mcpServers")
-
-
-class ListSessionsParams(_Params):
-    cwd: str | None = None
-    cursor: str | None = None
-
-
-class SessionParams(_Params):
-    session_id: str = Field(alias="sessionId", min_length=1)
-
-
-class SetModeParams(SessionParams):
-    mode_id: str = Field(alias="modeId")
-
-
-class ContentBlock(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    type: str
-
-
-class PromptParams(SessionParams):
-    prompt: list[ContentBlock] = Field(min_length=1)
-
-
-def _params(model: type[Any], raw: Any, method: str) -> Any:
-    """Wire params → model, or ``-32602`` naming the first bad field."""
-    try:
-        return model.model_validate(raw if raw is not None else {})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "params"
-        raise RpcError(INVALID_PARAMS, f"{method}: {where}: {first['msg']}"[:500]) from exc
-
-
-def _folder(cwd: str, method: str) -> Path:
-    path = Path(cwd)
-    if not path.is_absolute():
-        raise RpcError(INVALID_PARAMS, f"{method}: cwd must be an absolute path, not {cwd!r}")
-    if not path.is_dir():
-        raise RpcError(INVALID_PARAMS, f"{method}: cwd {cwd!r} is not a folder")
-    return path.resolve()
 
 
 @dataclass(slots=True, eq=False)
@@ -409,7 +317,7 @@ class AcpServer:
         servers: list[McpServer],
         more: list[str] | None = None,
     ) -> AcpSession:
-        root = _folder(cwd, method)
+        root = folder(cwd, method)
         given: dict[str, McpServerSettings] = {}
         for index, server in enumerate(servers):
             try:
@@ -494,7 +402,7 @@ class AcpServer:
         return {"modes": self._modes(session), "configOptions": self._options(session)}
 
     async def new_session(self, raw: Any) -> dict[str, Any]:
-        params = _params(NewSessionParams, raw, "session/new")
+        params = parsed(NewSessionParams, raw, "session/new")
         session = self._open(
             new_session_id(),
             params.cwd,
@@ -508,7 +416,7 @@ class AcpServer:
     async def _reopen(self, params: LoadSessionParams, method: str) -> tuple[AcpSession, Any]:
         """A stored session opened again (``session/load``, ``session/resume``): its log
         read, held here, its settings and servers anew; its cost so far counted."""
-        _folder(params.cwd, method)
+        folder(params.cwd, method)
         if params.session_id in self.sessions and self.sessions[params.session_id].prompting:
             raise RpcError(INVALID_PARAMS, f"{method}: the session has a prompt running")
         data = await stored_session(self.log_writer, params.session_id)
@@ -537,12 +445,12 @@ class AcpServer:
 
     async def resume_session(self, raw: Any) -> dict[str, Any]:
         """``session/resume``: as ``session/load``, without replaying the conversation."""
-        params = _params(ResumeSessionParams, raw, "session/resume")
+        params = parsed(ResumeSessionParams, raw, "session/resume")
         session, _ = await self._reopen(params, "session/resume")
         return self._opened(session)
 
     async def load_session(self, raw: Any) -> dict[str, Any]:
-        params = _params(LoadSessionParams, raw, "session/load")
+        params = parsed(LoadSessionParams, raw, "session/load")
         session, data = await self._reopen(params, "session/load")
         events = []
         for item in data.events:
@@ -558,7 +466,7 @@ class AcpServer:
     async def list_sessions(self, raw: Any) -> dict[str, Any]:
         """``session/list``: the stored sessions with a folder, the latest first, a page
         at a time; ``cwd`` keeps those of that folder."""
-        params = _params(ListSessionsParams, raw, "session/list")
+        params = parsed(ListSessionsParams, raw, "session/list")
         cwd = None
         if params.cwd is not None:
             cwd = Path(params.cwd)
@@ -575,7 +483,7 @@ class AcpServer:
     async def close_session(self, raw: Any) -> dict[str, Any]:
         """``session/close``: its prompt cancelled and answered, its servers stopped, the
         session no longer open here (another process may continue it)."""
-        params = _params(SessionParams, raw, "session/close")
+        params = parsed(SessionParams, raw, "session/close")
         session = self._session(params.session_id, "session/close")
         await self._close(session)
         return {}
@@ -597,7 +505,7 @@ class AcpServer:
         """``session/delete``: its log gone from the state folder (and so from every list);
         an unknown session is no error. Closed first when it is open here; refused while
         another process has it open."""
-        params = _params(SessionParams, raw, "session/delete")
+        params = parsed(SessionParams, raw, "session/delete")
         session_id = params.session_id
         open_here = self.sessions.get(session_id)
         if open_here is not None:
@@ -617,7 +525,7 @@ class AcpServer:
         return {}
 
     async def set_mode(self, raw: Any) -> dict[str, Any]:
-        params = _params(SetModeParams, raw, "session/set_mode")
+        params = parsed(SetModeParams, raw, "session/set_mode")
         session = self._session(params.session_id, "session/set_mode")
         if params.mode_id not in MODE_IDS:
             known = ", ".join(MODE_IDS)
@@ -640,7 +548,7 @@ class AcpServer:
     async def set_config_option(self, raw: Any) -> dict[str, Any]:
         """``session/set_config_option``: the mode, the model or ``reasoningEffort``, from
         the session's next model call (a running prompt's too); the whole state answered."""
-        params = _params(SessionParams, raw, "session/set_config_option")
+        params = parsed(SessionParams, raw, "session/set_config_option")
         session = self._session(params.session_id, "session/set_config_option")
         try:
             config_id, value = checked_value(
@@ -729,7 +637,7 @@ class AcpServer:
 
     # --- prompts -----------------------------------------------------------------------
     async def prompt(self, raw: Any) -> dict[str, Any]:
-        params = _params(PromptParams, raw, "session/prompt")
+        params = parsed(PromptParams, raw, "session/prompt")
         session = self._session(params.session_id, "session/prompt")
         if session.prompting:
             raise RpcError(INVALID_PARAMS, "session/prompt: the session has a prompt running")
