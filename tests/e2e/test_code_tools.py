@@ -215,6 +215,17 @@ def test_a_two_file_rename_is_one_approval_landing_in_both_files(tmp_path: Path)
     assert (root / "app.py").read_text() == APP and (root / "lib.py").read_text() == LIB
 
 
+def test_auto_approve_names_the_rename_tool(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    user_config(tmp_path, 'autoApprove = ["rename"]\n')
+    env = env_for(
+        tmp_path, [call("rename", path="lib.py", line=4, symbol="greet", new_name="salute")]
+    )
+    ((ok, output),) = run(root, env)
+    assert ok and output.startswith("Renamed greet to salute: 4 occurrences in 2 files"), output
+    assert (root / "app.py").read_text() == APP.replace("greet", "salute")
+
+
 def test_a_denied_rename_lands_nowhere(tmp_path: Path) -> None:
     root = project(tmp_path)
     env = env_for(

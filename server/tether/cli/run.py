@@ -198,7 +198,9 @@ def check_settings(settings: TetherSettings) -> str | None:
         )
     if provider not in AVAILABLE_PROVIDERS:
         return f"unknown provider {provider!r}; known: {', '.join(AVAILABLE_PROVIDERS)}"
-    tools = list(build_tools().names)
+    from ..tools.lsp_tools import CODE_TOOL_NAMES  # offered where a language server answers
+
+    tools = [*build_tools().names, *CODE_TOOL_NAMES]
     unknown = [t for t in settings.auto_approve or [] if t not in tools]
     if unknown:
         return f"autoApprove: no tool named {', '.join(unknown)}; the tools: {', '.join(tools)}"

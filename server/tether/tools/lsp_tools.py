@@ -587,6 +587,9 @@ def _rename_target(ws: Workspace, uri: str) -> Path:
 
 
 CODE_TOOLS = (Definition, References, Hover, Symbols, Rename)
+CODE_TOOL_NAMES = tuple(cls.name for cls in CODE_TOOLS)
+"""The code tools' names: offered where a language server answers, named in settings
+(``autoApprove``) wherever."""
 
 
 async def with_code_tools(
