@@ -18,6 +18,7 @@ from .report import Row, machine, table, write_json
 from .scenarios import (
     big_buffer,
     cancel,
+    checkpoints,
     cold_start,
     concurrency,
     daemon,
@@ -45,6 +46,7 @@ SCENARIOS: tuple[ModuleType, ...] = (
     concurrency,
     exit,
     cancel,
+    checkpoints,
 )
 DEFAULT_JSON = REPO / "benchmarks" / "results" / "latest.json"
 

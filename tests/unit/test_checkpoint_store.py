@@ -88,7 +88,7 @@ def test_the_scan_follows_ignore_rules_and_keeps_links_as_links(tmp_path: Path) 
     os.symlink("src/deep/code.py", root / "code")
     os.mkfifo(root / "pipe")  # not a file: left out (reading it would block)
     found = _scanner(root, tmp_path).scan()
-    rel = {p.relative_to(root).as_posix(): s for p, s in found.items()}
+    rel = {Path(p).relative_to(root).as_posix(): s for p, s in found.items()}
     assert sorted(rel) == [
         ".gitignore",
         "code",
@@ -109,9 +109,9 @@ def test_past_the_cap_or_unreadable_is_recorded_not_restorable(tmp_path: Path) -
     (root / "locked.txt").write_text("x")
     (root / "locked.txt").chmod(0)
     found = _scanner(root, tmp_path).scan()
-    big = found[root / "big.bin"]
+    big = found[str(root / "big.bin")]
     assert big.digest is None and big.why is not None and "cap" in big.why
-    locked = found[root / "locked.txt"]
+    locked = found[str(root / "locked.txt")]
     if os.geteuid() != 0:  # root reads anything
         assert locked.digest is None and locked.why is not None and "unreadable" in locked.why
 
@@ -144,3 +144,16 @@ def test_a_scan_reads_only_what_changed_and_the_change_set_says_what(tmp_path: P
     assert found["c"].after is None and found["d"].after is not None
     assert found["d"].after.digest == found["c"].before.digest  # type: ignore[union-attr]
     assert found["run.sh"].after.mode == 0o755  # type: ignore[union-attr]
+
+
+def test_a_changed_or_removed_ignore_file_is_followed_at_the_next_scan(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / ".gitignore").write_text("*.log\n")
+    (root / "a.log").write_text("x")
+    scanner = _scanner(root, tmp_path)
+    assert str(root / "a.log") not in scanner.scan()
+    (root / ".gitignore").unlink()
+    assert str(root / "a.log") in scanner.scan()
+    (root / ".gitignore").write_text("a.*\n")
+    assert str(root / "a.log") not in scanner.scan()

@@ -68,7 +68,7 @@ def scanner_for(state_dir: Path, roots: tuple[Path, ...], cap: int) -> _Scanner:
         return found
 
 
-def _scan(scanner: _Scanner) -> dict[Path, Seen]:
+def _scan(scanner: _Scanner) -> dict[str, Seen]:
     with scanner.lock:
         return scanner.scanner.scan()
 
@@ -98,7 +98,7 @@ class _Taken:
     step: int
     at: float
     change: FileEdit | None
-    before: dict[Path, Seen] | None
+    before: dict[str, Seen] | None
     problem: str | None = None
 
 
@@ -135,16 +135,17 @@ class SessionCheckpoints:
             log.warning("checkpoint before %s not taken: %s", tool, taken.problem)
         return taken
 
-    def _file_before(self, change: FileEdit) -> dict[Path, Seen]:
+    def _file_before(self, change: FileEdit) -> dict[str, Seen]:
         if change.create:
             return {}
-        return {change.path: _text_state(change.path, change.base_text, change.bom, self._store)}
+        path = change.path
+        return {str(path): _text_state(path, change.base_text, change.bom, self._store)}
 
     def _file_after(self, taken: _Taken, edits: tuple[FileEdit, ...]) -> list[Change]:
         before = taken.before or {}
         after = dict(before)
         for edit in edits:
-            after[edit.path] = _text_state(edit.path, edit.new_text, edit.bom, self._store)
+            after[str(edit.path)] = _text_state(edit.path, edit.new_text, edit.bom, self._store)
         return changes(before, after)
 
     async def after(self, taken: object, edits: tuple[FileEdit, ...]) -> None:

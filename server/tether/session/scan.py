@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -124,27 +124,26 @@ class TreeScanner:
         self.store = store
         self.cap = cap
         self._skip = {str(p) for p in skip}
-        self.last: dict[Path, Seen] = {}
+        self.last: dict[str, Seen] = {}
         self._rules: dict[str, tuple[tuple[int, int], tuple[IgnoreRule, ...]]] = {}
+        self._verdicts: dict[str, bool] = {}
+        """Whether each entry seen is ignored (forgotten when an ignore file changes)."""
 
-    def scan(self) -> dict[Path, Seen]:
-        """Every entry now; ``TooManyFiles`` past ``MAX_FILES``."""
-        found: dict[Path, Seen] = {}
+    def scan(self) -> dict[str, Seen]:
+        """Every entry now, by path; ``TooManyFiles`` past ``MAX_FILES``.
+
+        The loop is the cost of every ``bash`` step: a directory is known from its entry's
+        type (no system call), a file is one ``lstat``, an unchanged one (size, times and
+        inode as before) is not opened, and an entry's ignore verdict is remembered until an
+        ignore file changes."""
+        found: dict[str, Seen] = {}
         last = self.last
-        for path, info in self._walk():
-            if len(found) >= MAX_FILES:
-                raise TooManyFiles(f"more than {MAX_FILES:,} files in the workspace")
-            key = Path(path)
-            seen = last.get(key)
-            if seen is None or not seen.unchanged(info):
-                seen = read_entry(key, info, self.store, self.cap)
-            found[key] = seen
-        self.last = found
-        return found
-
-    def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
+        self._check_rules()
+        verdicts = self._verdicts
+        skip = self._skip
         for root in self.roots:
             top = str(root)
+            start = len(top) + 1
             stack: list[tuple[str, _Chain]] = [(top, ())]
             while stack:
                 folder, chain = stack.pop()
@@ -153,28 +152,60 @@ class TreeScanner:
                         entries = list(it)
                 except OSError:
                     continue  # unreadable folders are skipped
-                chain = self._extend(chain, folder, entries, len(top) + 1)
+                chain = self._extend(chain, folder, entries, start)
                 for entry in entries:
                     name = entry.name
                     if name == ".git":
+                        continue
+                    path = entry.path
+                    try:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if chain:
+                        key = path + "/" if is_dir else path
+                        ignored = verdicts.get(key)
+                        if ignored is None:
+                            ignored = verdicts[key] = _ignored(chain, path[start:], name, is_dir)
+                        if ignored:
+                            continue
+                    if is_dir:
+                        if path not in skip:
+                            stack.append((path, chain))
                         continue
                     try:
                         info = entry.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    is_dir = stat.S_ISDIR(info.st_mode)
-                    if not is_dir and not (
-                        stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)
+                    seen = last.get(path)
+                    if (
+                        seen is None
+                        or seen.mtime_ns != info.st_mtime_ns
+                        or seen.ctime_ns != info.st_ctime_ns
+                        or seen.size != info.st_size
+                        or seen.ino != info.st_ino
                     ):
-                        continue
-                    path = entry.path
-                    if chain and _ignored(chain, path[len(top) + 1 :], name, is_dir):
-                        continue
-                    if is_dir:
-                        if path not in self._skip:
-                            stack.append((path, chain))
-                    else:
-                        yield path, info
+                        mode = info.st_mode
+                        if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+                            continue  # a FIFO, a socket, a device: not a file
+                        seen = read_entry(Path(path), info, self.store, self.cap)
+                    found[path] = seen
+            if len(found) > MAX_FILES:
+                raise TooManyFiles(f"more than {MAX_FILES:,} files in the workspace")
+        self.last = found
+        return found
+
+    def _check_rules(self) -> None:
+        """Forget every ignore verdict when an ignore file read before changed or went."""
+        for path, (key, _) in list(self._rules.items()):
+            try:
+                info = os.lstat(path)
+                now = (info.st_mtime_ns, info.st_size)
+            except OSError:
+                now = None
+            if now != key:
+                del self._rules[path]
+                self._verdicts.clear()
 
     def _extend(
         self, chain: _Chain, folder: str, entries: list[os.DirEntry[str]], start: int
@@ -195,6 +226,7 @@ class TreeScanner:
             cached = self._rules.get(entry.path)
             if cached is not None and cached[0] == key:
                 return cached[1]
+            self._verdicts.clear()  # new or changed rules: every verdict is asked again
             with open(entry.path, "rb") as handle:
                 text = handle.read().decode("utf-8", "replace")
         except OSError:
@@ -226,15 +258,15 @@ class Change:
     after: Seen | None
 
 
-def changes(before: dict[Path, Seen], after: dict[Path, Seen]) -> list[Change]:
+def changes(before: Mapping[str, Seen], after: Mapping[str, Seen]) -> list[Change]:
     """What differs between two scans, by path (a rename is a deletion and a creation)."""
     found: list[Change] = []
     for path, was in before.items():
         now = after.get(path)
-        if not was.same(now):
-            found.append(Change(path, was, now))
+        if now is not was and not was.same(now):
+            found.append(Change(Path(path), was, now))
     for path, now in after.items():
         if path not in before:
-            found.append(Change(path, None, now))
+            found.append(Change(Path(path), None, now))
     found.sort(key=lambda c: str(c.path))
     return found
