@@ -68,9 +68,8 @@ def _at_prompt(ui: PtyScreen) -> bool:
 
 
 async def leave(ui: PtyScreen) -> None:
-    """Ctrl-D once the prompt is back. Typed while the turn still ends (the terminal in line
-    mode), it is an end of file the prompt never reads, and the chat waits on: a loaded
-    machine made that gap long enough to type into."""
+    """Ctrl-D once the prompt is back (typed earlier, it ends the chat once the turn ends:
+    ``test_cli_typeahead.py``)."""
     await ui.wait_until(lambda: _at_prompt(ui), "the prompt")
     ui.press("ctrl-d")
 

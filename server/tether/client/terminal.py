@@ -190,7 +190,9 @@ def open_terminal() -> tuple[int, bool] | None:
 def unechoed(stream: TextIO) -> Iterator[None]:
     """While a turn streams: keys typed at ``stream`` (a terminal) are not echoed into its
     output and Ctrl-C prints no ``^C`` (it still interrupts: ``ISIG`` stays); what was
-    typed waits for the next prompt. Nothing changes for a stream that is no terminal."""
+    typed waits for the next prompt as it was typed. Out of line mode, so that the line
+    discipline keeps each key: in it, a Ctrl-D is an end of file stored as a NUL that the
+    next prompt would read as Ctrl-Space. Nothing changes for a stream that is no terminal."""
     try:
         fd = stream.fileno()
         saved = termios.tcgetattr(fd)
@@ -198,7 +200,10 @@ def unechoed(stream: TextIO) -> Iterator[None]:
         yield
         return
     quiet = termios.tcgetattr(fd)
-    quiet[3] &= ~(termios.ECHO | termios.ECHOCTL)  # lflag
+    quiet[3] &= ~(termios.ECHO | termios.ECHOCTL | termios.ICANON)  # lflag
+    quiet[6] = list(quiet[6])
+    quiet[6][termios.VMIN] = 1
+    quiet[6][termios.VTIME] = 0
     termios.tcsetattr(fd, termios.TCSANOW, quiet)
     try:
         yield
