@@ -17,6 +17,7 @@ import stat
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +51,11 @@ class _Scanner:
     lock: threading.Lock
 
 
-_scanners: dict[tuple[Path, tuple[Path, ...], int], _Scanner] = {}
+SCANNERS_KEPT = 4
+"""Workspaces whose last scan a process keeps (the least recently used one is dropped: its
+next scan reads every file again)."""
+
+_scanners: OrderedDict[tuple[Path, tuple[Path, ...], int], _Scanner] = OrderedDict()
 _scanners_lock = threading.Lock()
 
 
@@ -65,6 +70,9 @@ def scanner_for(state_dir: Path, roots: tuple[Path, ...], cap: int) -> _Scanner:
             skip = (state_dir.resolve(),)
             scanner = TreeScanner(roots, store, cap, skip)
             found = _scanners[key] = _Scanner(scanner, threading.Lock())
+            while len(_scanners) > SCANNERS_KEPT:
+                _scanners.popitem(last=False)
+        _scanners.move_to_end(key)
         return found
 
 

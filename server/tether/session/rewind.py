@@ -16,7 +16,6 @@ rewound too, and with a ``rewound`` record: the conversation is cut before the s
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,27 +31,30 @@ from tether_protocol import (
     UndoResult,
 )
 
-from ..host import Editor, FileEdit
-from ..text.edit import minimal_changes
-from ..workspace.folders import Workspace, decode_text, path_from_uri
+from ..host import Editor
+from ..workspace.folders import Workspace, path_from_uri
 from ..writes.disk import (
-    BOM,
     Changed,
     Refused,
-    chmod_confined,
-    read_confined,
-    replace_confined,
-    symlink_confined,
-    unlink_confined,
 )
 from ..writes.locks import path_lock
-from .blobs import BlobStore, StoreDamaged, digest_of
+from .blobs import BlobStore, StoreDamaged
 from .checkpoint_records import CheckpointFile as LoggedFile
-from .checkpoint_records import CheckpointRecord, FileState, RewoundRecord
-from .checkpoints import DEFAULT_MAX_FILE_BYTES, change_record, new_checkpoint_id, text_bytes
+from .checkpoint_records import CheckpointRecord, RewoundRecord
+from .checkpoints import DEFAULT_MAX_FILE_BYTES, change_record, new_checkpoint_id
 from .lock import SessionBusy
 from .records import SessionData
-from .scan import Change, Seen, entry_of
+from .restore import (
+    Plan,
+    chmod_if_there,
+    confined_root,
+    current_state,
+    plans_of,
+    restore_on_disk,
+    same_state,
+    through_editor,
+)
+from .scan import Change, entry_of
 from .store import load
 from .undo import undo_lines
 
@@ -105,123 +107,6 @@ def checkpoint_list(data: SessionData, ws: Workspace) -> list[Checkpoint]:
         )
         for record in data.checkpoints
     ]
-
-
-@dataclass
-class _Plan:
-    path: Path
-    uri: str
-    target: FileState | None
-    expected: FileState | None
-    between: bool = False
-    """Someone changed it between two steps."""
-    current: Seen | None = None
-    buffer_text: str | None = None
-    version: int | None = None
-
-
-def _same(a: FileState | Seen | None, b: FileState | Seen | None) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    one = a.seen() if isinstance(a, FileState) else a
-    return one.same(b.seen() if isinstance(b, FileState) else b)
-
-
-def _plans(records: list[CheckpointRecord]) -> dict[Path, _Plan]:
-    plans: dict[Path, _Plan] = {}
-    for record in records:
-        for file in record.files:
-            path = Path(file.path)
-            plan = plans.get(path)
-            if plan is None:
-                plans[path] = _Plan(path, file.uri, file.before, file.after)
-                continue
-            if not _same(plan.expected, file.before):
-                plan.between = True
-            plan.expected = file.after
-    return plans
-
-
-def _confined(ws: Workspace, plan: _Plan) -> Path | None:
-    """The workspace root the logged path is in (a log is data, not authority)."""
-    path = plan.path
-    if not path.is_absolute() or ws.uri_for(path) != plan.uri:
-        return None
-    return ws.root_of(path)
-
-
-def _now(plan: _Plan, store: BlobStore, cap: int) -> Seen | None:
-    """The path now: on disk, or an open buffer's text when the editor holds one."""
-    current = entry_of(plan.path, store, cap)
-    if plan.buffer_text is None or (current is not None and current.kind == "link"):
-        return current
-    bom = False
-    if current is not None and current.digest is not None:
-        bom = store.get(current.digest).startswith(BOM)
-    data = text_bytes(plan.buffer_text, bom)
-    if current is not None and current.digest == digest_of(data):
-        return current
-    digest = store.put(data)  # unsaved typing (or an edit not saved yet): its own content
-    mode = current.mode if current is not None else 0o644
-    return Seen("file", mode, len(data), 0, 0, 0, digest)
-
-
-def _restore(plan: _Plan, root: Path, data: bytes | None) -> None:
-    """Put one path back on disk (its folder's lock held): ``Changed`` when it moved since."""
-    target, current, path = plan.target, plan.current, plan.path
-    if current is not None and current.kind == "link":
-        unlink_confined(root, path)
-        current = None
-    if target is None:
-        if current is not None:
-            _check(root, path, current)
-            unlink_confined(root, path)
-        return
-    if target.kind == "link":
-        if current is not None:
-            _check(root, path, current)
-            unlink_confined(root, path)
-        symlink_confined(root, path, target.target or "")
-        return
-    assert data is not None
-    base = None if current is None else _check(root, path, current)
-    if base != data:
-        replace_confined(root, path, data, base)
-    chmod_confined(root, path, target.mode)
-
-
-def _check(root: Path, path: Path, current: Seen) -> bytes:
-    """The file's bytes, when it still is ``current``; ``Changed`` else."""
-    data = read_confined(root, path)
-    if data is None or digest_of(data) != current.digest:
-        raise Changed(f"{path.name} changed during the rewind")
-    return data
-
-
-async def _through_editor(plan: _Plan, root: Path, data: bytes | None, editor: Editor) -> bool:
-    """Put back a file open in the editor through its buffer (as undo does)."""
-    assert plan.buffer_text is not None
-    if data is None:
-        outcome = await editor.delete_file(plan.path, plan.uri, plan.version, root)
-        return outcome.applied
-    text = decode_text(data)
-    if text is None:
-        return False
-    bom = data.startswith(BOM)
-    text = text.removeprefix("\ufeff")
-    edit = FileEdit(
-        path=plan.path,
-        root=root,
-        uri=plan.uri,
-        base_text=plan.buffer_text,
-        version=plan.version,
-        create=False,
-        changes=minimal_changes(plan.buffer_text, text),
-        bom=bom,
-        after=text,
-    )
-    outcome = await editor.apply_edit(edit, f"Tether: rewind {plan.path.name}")
-    return outcome.applied
 
 
 @dataclass
@@ -351,21 +236,25 @@ async def _rewind_files(
     force: bool,
     result: _Done,
 ) -> list[Change]:
-    plans = _plans(records)
-    todo: list[tuple[_Plan, Path]] = []
+    plans = plans_of(records)
+    todo: list[tuple[Plan, Path]] = []
     for plan in sorted(plans.values(), key=lambda p: str(p.path)):
         shown = plan.uri
-        root = _confined(ws, plan)
+        root = confined_root(ws, plan)
         if root is None:
             result.failed.append(shown)
             continue
         buffer = ws.buffers.get(plan.path)
         if buffer is not None:
             plan.buffer_text, plan.version = buffer.text, buffer.version
-        plan.current = await anyio.to_thread.run_sync(_now, plan, store, cap)
-        if _same(plan.current, plan.target):
+        try:
+            plan.current = await anyio.to_thread.run_sync(current_state, plan, store, cap)
+        except OSError as exc:  # the store cannot keep what the rewind replaces
+            message = f"the checkpoint store cannot be written: {exc.strerror or exc}"
+            raise StoreDamaged(message) from None
+        if same_state(plan.current, plan.target):
             continue  # already as it was
-        if (plan.between or not _same(plan.current, plan.expected)) and not force:
+        if (plan.between or not same_state(plan.current, plan.expected)) and not force:
             result.conflicts.append(shown)
         elif plan.target is not None and plan.target.not_restorable is not None:
             result.not_restorable.append(shown)
@@ -391,13 +280,13 @@ async def _rewind_files(
                 if plan.buffer_text is not None and not (
                     plan.target is not None and plan.target.kind == "link"
                 ):
-                    ok = await _through_editor(plan, root, data, editor)
+                    ok = await through_editor(plan, root, data, editor)
                     if ok and plan.target is not None:
                         await anyio.to_thread.run_sync(
-                            _chmod_if_there, root, plan.path, plan.target.mode
+                            chmod_if_there, root, plan.path, plan.target.mode
                         )
                 else:
-                    await anyio.to_thread.run_sync(_restore, plan, root, data)
+                    await anyio.to_thread.run_sync(restore_on_disk, plan, root, data)
                     ok = True
             except (OSError, Refused, Changed) as exc:
                 ok = False
@@ -409,9 +298,3 @@ async def _rewind_files(
         after = await anyio.to_thread.run_sync(entry_of, plan.path, store, cap)
         changed.append(Change(plan.path, plan.current, after))
     return changed
-
-
-def _chmod_if_there(root: Path, path: Path, mode: int) -> None:
-    # An editor's buffer not saved yet: the file gets its mode when it is saved.
-    with contextlib.suppress(OSError, Refused):
-        chmod_confined(root, path, mode)
