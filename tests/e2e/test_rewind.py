@@ -12,6 +12,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -323,3 +324,38 @@ async def test_no_rewind_while_a_run_of_the_session_is_going(
                 )
             release.set()
         assert started["sessionId"] == session
+
+
+async def test_what_an_mcp_tool_wrote_is_checkpointed_and_rewound(
+    workspace: Path, tmp_path: Path
+) -> None:
+    server = Path(__file__).parents[1] / "mcp" / "notes_server.py"
+    out = workspace / "out"  # the server writes its marks here: a tool that writes files
+    out.mkdir()
+    call = {"name": "mcp__notes__echo", "arguments": {"text": "written by a tool"}}
+    options = {
+        **_options(tmp_path / "state", [{"toolCalls": [call]}, {"text": "done"}]),
+        "autoApprove": ["mcp__notes__echo"],
+        "mcpServers": {
+            "notes": {
+                "command": sys.executable,
+                "args": [str(server)],
+                "env": {"NOTES_MARKS": str(out)},
+                "startupTimeoutSeconds": 90,
+            }
+        },
+    }
+    async with connect(workspace, options) as client:
+        ran = await client.run("note it")
+        assert ran["outcome"] == "done", ran
+        assert (out / "called-echo").read_text() == "written by a tool"
+        asked = {"sessionId": ran["sessionId"]}
+        [checkpoint] = (await client.request("agent/checkpoints", asked))["checkpoints"]
+        assert checkpoint["tool"] == "mcp__notes__echo"
+        assert [(f["path"], f["change"]) for f in checkpoint["files"]] == [
+            ("out/called-echo", "created")
+        ]
+        await client.request(
+            "agent/rewind", {**asked, "checkpointId": checkpoint["id"], "restore": "files"}
+        )
+        assert not (out / "called-echo").exists()
