@@ -185,6 +185,9 @@ OpenAIApi = Literal["responses", "chat"]
     client's ``fs`` methods when it offers them (its unsaved buffers); ``disk`` has Tether
     read the disk and write with its own confined writer, for clients whose methods lose
     text (avante.nvim, whose ``fs`` cannot be turned off)."""
+    checkpoint_max_file_bytes: Annotated[int, Field(ge=1024, le=1 << 30)] | None = None
+    """Files larger than this (default 10 MB) are recorded by a step's checkpoint as not
+    restorable: their content is not kept."""
     mcp_servers: dict[Annotated[str, Field(pattern=MCP_SERVER_NAME)], McpServerSettings] | None = (
         None
     )

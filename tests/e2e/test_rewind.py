@@ -359,3 +359,29 @@ async def test_what_an_mcp_tool_wrote_is_checkpointed_and_rewound(
             "agent/rewind", {**asked, "checkpointId": checkpoint["id"], "restore": "files"}
         )
         assert not (out / "called-echo").exists()
+
+
+async def test_a_file_past_the_size_cap_is_listed_not_restorable(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "big.bin").write_bytes(b"x" * 4096)
+    (workspace / "small.txt").write_text("small\n")
+    call = {"name": "bash", "arguments": {"command": "rm big.bin small.txt"}}
+    options = {
+        **_options(tmp_path / "state", [{"toolCalls": [call]}, {"text": "done"}]),
+        "checkpointMaxFileBytes": 1024,
+    }
+    async with connect(workspace, options) as client:
+        ran = await client.run("clean")
+        asked = {"sessionId": ran["sessionId"]}
+        [checkpoint] = (await client.request("agent/checkpoints", asked))["checkpoints"]
+        restorable = {f["path"]: f["restorable"] for f in checkpoint["files"]}
+        assert restorable == {"big.bin": False, "small.txt": True}
+        done = await client.request(
+            "agent/rewind", {**asked, "checkpointId": checkpoint["id"], "restore": "files"}
+        )
+        root = workspace.resolve()
+        assert paths(done["notRestorable"], root) == ["big.bin"]
+        assert paths(done["restored"], root) == ["small.txt"]
+    assert (workspace / "small.txt").read_text() == "small\n"
+    assert not (workspace / "big.bin").exists()

@@ -239,6 +239,7 @@ export type Settings = {
   maxMessageBytes?: number | null;
   prices?: { [key: string]: unknown } | null;
   acpFiles?: "editor" | "disk" | null;
+  checkpointMaxFileBytes?: number | null;
   mcpServers?: { [key: string]: unknown } | null;
   languageServers?: { [key: string]: unknown } | null;
   languageServerTimeoutSeconds?: number | null;

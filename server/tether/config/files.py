@@ -18,11 +18,14 @@ ENVIRONMENT = {
     "TETHER_MAX_MESSAGE_BYTES": "max_message_bytes",
     "TETHER_SANDBOX": "sandbox",
     "TETHER_ACP_FILES": "acp_files",
+    "TETHER_CHECKPOINT_MAX_FILE_BYTES": "checkpoint_max_file_bytes",
     "TETHER_REASONING_EFFORT": "reasoning_effort",
     "TETHER_OPENAI_API": "openai_api",
 }
 """The ``TETHER_*`` variables and the setting each one sets (read by ``config.layers``)."""
-INTEGER_SETTINGS = frozenset({"context_window_tokens", "max_message_bytes"})
+INTEGER_SETTINGS = frozenset(
+    {"context_window_tokens", "max_message_bytes", "checkpoint_max_file_bytes"}
+)
 NUMBER_SETTINGS = frozenset({"approval_timeout_seconds"})
 
 USER_CONFIG = "tether/config.toml"

@@ -40,6 +40,8 @@ DEFAULT_TIMEOUT_SECONDS = 900.0
 DEFAULT_APPROVAL_TIMEOUT_SECONDS = 300.0
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """A 10 MB buffer in ``didOpen`` fits with room for JSON escaping."""
+DEFAULT_CHECKPOINT_MAX_FILE_BYTES = 10 * 1024 * 1024
+"""Files past this are not kept by a checkpoint (``checkpointMaxFileBytes``)."""
 DEFAULT_DIAGNOSTICS_SETTLE_MS = 300
 """After an edit, the editor's problems count as settled once unchanged this long."""
 DEFAULT_DIAGNOSTICS_MAX_WAIT_MS = 3000
@@ -233,6 +235,8 @@ class Config:
     """The language servers configured, by language (an empty command: turned off)."""
     language_server_timeout_seconds: float = DEFAULT_LANGUAGE_SERVER_TIMEOUT_SECONDS
     acp_files: Literal["editor", "disk"] = "editor"
+    checkpoint_max_file_bytes: int = DEFAULT_CHECKPOINT_MAX_FILE_BYTES
+    """Files larger than this are recorded by a checkpoint as not restorable."""
     """``tether acp``: files through the client's ``fs`` methods when offered, or the disk."""
     reasoning_effort: ReasoningEffort = "off"
     """How hard a reasoning model thinks (``providers.anthropic`` maps it to a budget)."""
@@ -278,6 +282,9 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
             settings.language_server_timeout_seconds or DEFAULT_LANGUAGE_SERVER_TIMEOUT_SECONDS
         ),
         acp_files=settings.acp_files or "editor",
+        checkpoint_max_file_bytes=(
+            settings.checkpoint_max_file_bytes or DEFAULT_CHECKPOINT_MAX_FILE_BYTES
+        ),
         reasoning_effort=settings.reasoning_effort or "off",
     )
 

@@ -133,7 +133,9 @@ async def assemble_run(
                 memory.policy, editor, events, config.approval_timeout_seconds, sandbox=sandbox
             ),
             problems=_watcher(editor, workspace, config),
-            checkpoints=SessionCheckpoints(log_writer, session_id, run_id, workspace),
+            checkpoints=SessionCheckpoints(
+                log_writer, session_id, run_id, workspace, config.checkpoint_max_file_bytes
+            ),
         ),
         events=events,
         limits=Limits(
