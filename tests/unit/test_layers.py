@@ -44,8 +44,8 @@ run          config diagnostics errors events host mcp policy prompt providers s
              session text tools workspace
 lsp          tether config events framing host langserver mcp policy providers run sandbox
              session text tools workspace writes
-acp          tether config errors events host mcp policy prompt providers run sandbox session
-             text tools workspace writes
+acp          tether config errors events host langserver mcp policy prompt providers run
+             sandbox session text tools workspace writes
 client       config framing policy prompt providers session text workspace writes
 demo         client
 daemon       tether client config providers

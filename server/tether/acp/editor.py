@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from tether_protocol import ApproveParams, ApproveResult, CommandPreview, ProposedRule
+from tether_protocol import (
+    ApproveParams,
+    ApproveResult,
+    CommandPreview,
+    DiffPreview,
+    ProposedRule,
+)
 
 from ..host import Buffer, EditOutcome, FileEdit, TerminalOutcome
 from ..text.display import shown, shown_value
@@ -146,6 +152,9 @@ class AcpEditor:
             self._translator.diffs[call] = diff
             tool_call["content"] = [diff.to_wire()]
             tool_call["locations"] = [{"path": str(diff.path)}]
+        elif isinstance(preview, DiffPreview):  # a change of several files (a rename)
+            text = shown(preview.diff, lines=True)
+            tool_call["content"] = [{"type": "content", "content": {"type": "text", "text": text}}]
         elif isinstance(preview, CommandPreview):
             tool_call["kind"] = "execute"
             command, cwd = shown(preview.command, lines=True), shown(preview.cwd)

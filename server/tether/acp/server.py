@@ -34,6 +34,7 @@ from tether_protocol import (
 
 from ..config.assemble import assemble
 from ..config.layers import Config, ConfigError, resolve
+from ..langserver.pool import LanguageServerPool
 from ..policy.store import RuleStore
 from ..prompt.frames import ATTACHED_FILE, framed
 from ..providers import make_provider, primed_name, warm_up_thread
@@ -260,6 +261,8 @@ class AcpServer:
         """The provider the config file and ``TETHER_*`` name (its SDK loaded early)."""
         self.log_writer = SessionLogWriter(base.state_dir, self._state_dir_failed)
         self.runs = RunManager(tools, self.log_writer, RuleStore.from_environment(self.environ))
+        self.code = self.runs.code = LanguageServerPool(self.environ)
+        """The language servers of the code tools, per session folder and its settings."""
         self.capabilities = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
         self.connection: Connection | None = None
@@ -295,7 +298,10 @@ class AcpServer:
     async def close(self) -> None:
         """End of input: stop every run (their tools and children end with them)."""
         hubs = [s.mcp for s in self.sessions.values() if s.mcp is not None]
-        await close_front(self.runs, hubs, self.log_writer, STOP_SECONDS, STOP_SECONDS)
+        await asyncio.gather(
+            close_front(self.runs, hubs, self.log_writer, STOP_SECONDS, STOP_SECONDS),
+            self.code.close(),
+        )
 
     # --- the methods -------------------------------------------------------------------
     async def initialize(self, raw: Any) -> dict[str, Any]:
@@ -359,6 +365,12 @@ class AcpServer:
             lambda: session.mode,
         )
         self.sessions[session_id] = session
+        self.code.configure(
+            config.language_servers,
+            trusted=settings.trusted_project,
+            timeout=config.language_server_timeout_seconds,
+            roots=session.workspace().roots,
+        )
         if config.mcp_servers:  # a server that cannot start is logged: stderr, once
             session.mcp = start_mcp(self.environ, config.mcp_servers, root)
         if not self._warmed or config.provider != self.provider:  # the project's provider

@@ -10,6 +10,7 @@ answered garbage) is stopped and replaced by a new one on the next call.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,8 +31,21 @@ DEFAULT_TIMEOUT_SECONDS = 30.0
 Key = tuple[str, tuple[Path, ...]]
 
 
+@dataclass(frozen=True, slots=True)
+class PoolSettings:
+    """What the settings say of a workspace's language servers."""
+
+    configured: Mapping[str, tuple[str, ...]]
+    """``languageServers``."""
+    trusted: bool
+    """The project is trusted: defaults that run its code may start."""
+    timeout: float
+    """``languageServerTimeoutSeconds``."""
+
+
 class LanguageServerPool:
-    """The language servers of a front (``tether serve``'s workspace)."""
+    """The language servers of a front: ``tether serve``'s workspace, or each folder of
+    ``tether acp``'s sessions (each with its own settings)."""
 
     def __init__(
         self,
@@ -42,9 +56,8 @@ class LanguageServerPool:
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
     ) -> None:
         self.environ = dict(environ)
-        self.configured: dict[str, tuple[str, ...]] = {}
-        self.trusted = trusted
-        self.timeout = timeout
+        self._default = PoolSettings({}, trusted, timeout)
+        self._settings: dict[tuple[Path, ...], PoolSettings] = {}
         self._found: dict[tuple[Path, ...], dict[str, ServerCommand]] = {}
         self._servers: dict[Key, LanguageServerProcess] = {}
         self._locks: dict[Key, anyio.Lock] = {}
@@ -52,20 +65,38 @@ class LanguageServerPool:
         self.configure(configured or {}, trusted=trusted, timeout=timeout)
 
     def configure(
-        self, configured: Mapping[str, Sequence[str]], *, trusted: bool, timeout: float
+        self,
+        configured: Mapping[str, Sequence[str]],
+        *,
+        trusted: bool,
+        timeout: float,
+        roots: tuple[Path, ...] | None = None,
     ) -> None:
-        """New settings: the commands are looked for again on the next call; a running
-        server whose command changed is replaced then."""
-        self.configured = {lang: tuple(argv) for lang, argv in configured.items()}
-        self.trusted = trusted
-        self.timeout = timeout
-        self._found.clear()
+        """New settings, for the workspace of ``roots`` (None: every workspace without its
+        own): the commands are looked for again on the next call; a running server whose
+        command changed is replaced then."""
+        settings = PoolSettings(
+            {lang: tuple(argv) for lang, argv in configured.items()}, trusted, timeout
+        )
+        if roots is None:
+            self._default = settings
+            self._found.clear()
+        else:
+            self._settings[roots] = settings
+            self._found.pop(roots, None)
+
+    def settings(self, ws: Workspace) -> PoolSettings:
+        """The settings of ``ws``'s language servers."""
+        return self._settings.get(ws.roots, self._default)
 
     async def _commands(self, ws: Workspace) -> dict[str, ServerCommand]:
         found = self._found.get(ws.roots)
         if found is None:
+            settings = self.settings(ws)
             found = await anyio.to_thread.run_sync(
-                lambda: commands(self.configured, self.environ, ws.root, trusted=self.trusted)
+                lambda: commands(
+                    settings.configured, self.environ, ws.root, trusted=settings.trusted
+                )
             )
             self._found[ws.roots] = found
         return found
@@ -81,9 +112,9 @@ class LanguageServerPool:
             shown = ws.display(path)
             if language is None:
                 what = f"{shown}: no language server here knows files like it"
-            elif language in self.configured:
+            elif language in self.settings(ws).configured:
                 what = f"{shown}: the {language} language server is turned off (languageServers)"
-            elif not self.trusted and untrusted_defaults(language):
+            elif not self.settings(ws).trusted and untrusted_defaults(language):
                 programs = ", ".join(untrusted_defaults(language))
                 what = (
                     f"{shown}: {programs} runs the project's own code, so it is started only "
@@ -115,7 +146,8 @@ class LanguageServerPool:
             if server is None:
                 from .client import LanguageServerProcess  # pygls only once a server starts
 
-                server = LanguageServerProcess(command, ws.roots, self.environ, self.timeout)
+                timeout = self.settings(ws).timeout
+                server = LanguageServerProcess(command, ws.roots, self.environ, timeout)
                 self._servers[key] = server
                 try:
                     await server.start()
@@ -124,6 +156,7 @@ class LanguageServerPool:
                     with anyio.CancelScope(shield=True):
                         await server.close()
                     raise
+            server.timeout = self.settings(ws).timeout
             return server
 
     async def _ready(self, ws: Workspace, path: Path) -> LanguageServerProcess:
