@@ -290,3 +290,24 @@ def test_the_chats_resume_and_rules_commands_list_continue_and_revoke(nvim: Nvim
     assert f"resumed session {again['sessionId']}: hello" in lines
     assert r["rule_number"] is not None and "removed allow bash `echo *`" in lines
     assert "echo *" not in rules.read_text()
+
+
+@pytest.mark.parametrize(
+    ("settings", "key", "says"),
+    [
+        ({"provider": "openai", "model": "gpt-5.4"}, "", "needs an API key: set OPENAI_API_KEY"),
+        (
+            {"provider": "openai", "model": "m", "baseUrl": "http://127.0.0.1:9/v1"},
+            "k",
+            "http://127.0.0.1:9/v1 failed",
+        ),
+    ],
+    ids=["no key", "no server at the URL"],
+)
+def test_a_run_the_settings_cannot_make_says_why_in_the_chat(
+    nvim: Nvim, settings: dict[str, str], key: str, says: str
+) -> None:
+    r = nvim.run("chat_refused", env=env(SETTINGS=settings, OPENAI_API_KEY=key), timeout=90)
+    text = "\n".join(r["lines"])  # said in the chat, where the message was typed
+    assert says in text, (text, r["notes"])
+    assert r["lines"][-2:] == ["## You", ""], r["lines"]  # the chat is ready again

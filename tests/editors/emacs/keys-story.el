@@ -1,8 +1,8 @@
 ;;; keys-story.el --- tether.el in an `emacs -nw' the test drives with keys  -*- lexical-binding: t; -*-
 
 ;; Environment as story.el, plus TETHER_PROXY / TETHER_PROXY_LOG (the wire recorder the
-;; server runs behind), TETHER_FAKE_URL (an OpenAI-shaped fake model; else the scripted
-;; one), TETHER_APPROVAL_TIMEOUT and TETHER_MARKDOWN_DIR (Debian's markdown-mode).  The
+;; server runs behind), TETHER_FAKE_URL (an OpenAI-shaped fake model, or "none": OpenAI's
+;; own URL; else the scripted one), TETHER_APPROVAL_TIMEOUT and TETHER_MARKDOWN_DIR (Debian's markdown-mode).  The
 ;; story only sets up: the test types everything, as a user would.  After each run it
 ;; writes the report: the user's buffer, every key typed into a buffer, which buffer was
 ;; selected when each approval arrived, the echo area's history, the chat and transcript.
@@ -19,10 +19,12 @@
       (list (getenv "TETHER_PYTHON") (getenv "TETHER_PROXY") (getenv "TETHER_PROXY_LOG")
             (getenv "TETHER_PYTHON") "-m" "tether" "serve"))
 (setq tether-initialization-options
-      (append (if (getenv "TETHER_FAKE_URL")
-                  (list :provider "openai" :model "gpt-5.4"
-                        :baseUrl (concat (getenv "TETHER_FAKE_URL") "/v1"))
-                (list :provider "scripted" :script (getenv "TETHER_SCRIPT_FILE")))
+      (append (cond ((equal (getenv "TETHER_FAKE_URL") "none") ; OpenAI's own: a key needed
+                     (list :provider "openai" :model "gpt-5.4"))
+                    ((getenv "TETHER_FAKE_URL")
+                     (list :provider "openai" :model "gpt-5.4"
+                           :baseUrl (concat (getenv "TETHER_FAKE_URL") "/v1")))
+                    (t (list :provider "scripted" :script (getenv "TETHER_SCRIPT_FILE"))))
               (list :approvalTimeoutSeconds
                     (string-to-number (or (getenv "TETHER_APPROVAL_TIMEOUT") "60")))))
 
