@@ -98,9 +98,17 @@ STOP_SECONDS = 1.2
 the interpreter's exit, the process is gone within ACP's 2 s, even on a loaded machine."""
 MCP_STOP_SECONDS = 6.0
 """How long ``session/close`` waits for the session's MCP servers to stop."""
-ACP_COMMANDS = ("undo", "rewind", "model", "compact", "cost")
-"""The session commands offered to ACP clients (``/new`` is the client's own: a new
-thread is a new ``session/new``)."""
+CLIENT_COMMANDS = frozenset({"new"})
+"""Session commands ACP clients do not get: ``/new`` is the client's own (a new thread is
+a new ``session/new``)."""
+
+
+def acp_command(name: str) -> bool:
+    """Whether ``/name`` is a session command offered to ACP clients: every one of
+    ``run/commands.py``'s table but ``CLIENT_COMMANDS``, read when asked (a command added
+    there is offered here with no edit)."""
+    return name in COMMANDS and name not in CLIENT_COMMANDS
+
 MODE_IDS: tuple[Mode, ...] = ("ask", "accept-edits", "read-only")
 EDIT_TOOLS = ("edit_file", "write_file")
 
@@ -238,8 +246,9 @@ class SessionCommandHost:
 def available_commands() -> dict[str, Any]:
     """The ``available_commands_update`` of every session: the session commands."""
     offered = []
-    for name in ACP_COMMANDS:
-        command, _ = COMMANDS[name]
+    for name, (command, _) in COMMANDS.items():
+        if not acp_command(name):
+            continue
         item: dict[str, Any] = {"name": command.name, "description": command.description}
         if command.argument:
             item["input"] = {"hint": command.argument.strip("[]")}
@@ -612,7 +621,7 @@ class AcpServer:
         text goes to the model, as a client's own slash command would)."""
         word, _, argument = text.strip().partition(" ")
         name = word[1:]
-        if not word.startswith("/") or name not in ACP_COMMANDS:
+        if not word.startswith("/") or not acp_command(name):
             return None
         params = CommandParams(
             name=name,
