@@ -391,3 +391,38 @@ def test_emacs_one_renderer_for_the_transcript_and_the_chat(tmp_path: Path) -> N
             "\n{tether-prompt-face:tether> }",  # a blank line, then the prompt
         ]
     )
+
+
+def test_neovim_shows_the_wait_for_mcp_servers_on_a_line_of_its_own(nvim: Nvim) -> None:
+    """The wait before the first model call is no call of the model's (``mcp-start``): its
+    reports show on a line of their own, in both views, and the last one stays."""
+    seq = itertools.count(1)
+
+    def wire(record: type[Any], **fields: Any) -> dict[str, Any]:
+        event: dict[str, Any] = record(run_id="run-1", seq=next(seq), **fields).to_wire()
+        return event
+
+    def waited(ms: int, line: str) -> dict[str, Any]:
+        return wire(
+            ToolProgressEvent, call_id="mcp-start", tool="mcp", elapsed_ms=ms, last_line=line
+        )
+
+    events = [
+        wire(RunStartedEvent, prompt="list my notes", session_id="s-1"),
+        waited(1000, "waiting for MCP server notes to start"),
+        waited(2000, "MCP server notes started"),
+        wire(StepEvent, step=1),
+        wire(AssistantEvent, text="Noted."),
+        wire(RunFinishedEvent, outcome="done", steps=1),
+    ]
+    result = {"runId": "run-1", "sessionId": "s-1", "outcome": "done", "steps": 1}
+    r = nvim.run("render", env=env(EVENTS=events, RESULT=result))
+    first = "⋯ ⠋ 1 s · waiting for MCP server notes to start"
+    then = "⋯ ⠋ 2 s · MCP server notes started"
+    waits = [(shown(p["transcript"]), shown(p["chat"])) for p in r["pieces"][1:3]]
+    assert waits == [
+        ([f"call@mcp-start: {first}"], [f"call@mcp-start: {first}"]),
+        ([f"progress@mcp-start: {then}"], [f"progress@mcp-start: {then}"]),
+    ]
+    assert then in r["chat"] and first not in r["chat"], r["chat"]
+    assert then in r["transcript"] and first not in r["transcript"], r["transcript"]

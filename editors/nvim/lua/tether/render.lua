@@ -38,6 +38,7 @@ M.styles = {
 ---@field finished? boolean its `run-finished` event was shown
 ---@field calls? table<string, string> callId → its line as shown
 ---@field running? table<string, boolean> callIds whose line shows that they run
+---@field waits? table<string, boolean> ids of progress that is no call's (the MCP wait)
 
 local SPINNER = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
 
@@ -209,8 +210,14 @@ function M.event(event, st, style)
     return { { kind = 'note', id = event.callId, line = M.approval_text(event), approval = true } }
   elseif kind == 'tool-progress' then
     local call = (st.calls or {})[event.callId]
-    if not call then
-      return {}
+    if not call or (st.waits or {})[event.callId] then
+      -- no call of the model's (the wait for MCP servers to start): a line of its own,
+      -- its last report staying
+      local line = '⋯ ' .. M.running_text(event)
+      local first = not call
+      st.calls, st.waits = st.calls or {}, st.waits or {}
+      st.calls[event.callId], st.waits[event.callId] = line, true
+      return { { kind = first and 'call' or 'progress', id = event.callId, line = line } }
     end
     st.running = st.running or {}
     st.running[event.callId] = true
