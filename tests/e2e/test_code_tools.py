@@ -8,6 +8,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -313,6 +314,23 @@ def test_a_server_that_crashes_hangs_or_answers_garbage_is_a_tool_error(tmp_path
         assert started["cwd"] == home_of(env)  # a neutral folder, never the workspace
         assert "TETHER_TEST_MARK" not in started["env"] and "OPENAI_API_KEY" not in started["env"]
         mark.unlink()
+
+
+def test_ctrl_c_during_a_hung_language_server_call_ends_it(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    mark = fake_server(tmp_path, "hang", (root / "lib.py").as_uri(), timeout=300)
+    env = env_for(tmp_path, [call("definition", path="app.py", line=3, symbol="greet")])
+    term = Terminal(["run", "go"], env, root)
+    term.expect("definition", timeout=120)  # the call is under way
+    deadline = time.monotonic() + 60
+    while not mark.exists():  # its server started (and is asked, or about to be)
+        assert time.monotonic() < deadline, term.text
+        term._read(0.2)
+    term.send("\x03")
+    assert term.wait(timeout=60) == 130, term.text
+    assert "Traceback" not in term.text
+    assert_no_process_left(env)
+    assert not Path(f"/proc/{json.loads(mark.read_text())['pid']}").exists()
 
 
 def test_no_server_no_code_tools_and_a_cloned_project_cannot_name_one(tmp_path: Path) -> None:
