@@ -229,6 +229,7 @@ export type Settings = {
   contextBudgetTokens?: number | null;
   contextWindowTokens?: number | null;
   reasoningEffort?: "off" | "low" | "medium" | "high" | null;
+  openaiApi?: "responses" | "chat" | null;
   autoApprove?: string[] | null;
   sandbox?: "auto" | "bwrap" | "landlock" | "off" | null;
   sandboxEnv?: string[] | null;
@@ -259,7 +260,6 @@ export type ApprovalEvent = {
   decision: "allow" | "allow-always" | "deny" | "auto" | "denied-by-default";
   rules?: Rule[] | null;
   sandbox?: "bwrap" | "landlock" | null;
-  openaiApi?: "responses" | "chat" | null;
 };
 
 export type AssistantEvent = {
