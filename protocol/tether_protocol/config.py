@@ -115,12 +115,12 @@ class McpServerSettings(WireModel):
 ReasoningEffort = Literal["off", "low", "medium", "high"]
 """How hard a reasoning model thinks before it answers."""
 
-
-class TetherSettings(WireModel):
-    """Configuration: ``initializationOptions``, ``settings.tether`` and the environment.
 OpenAIApi = Literal["responses", "chat"]
 """Which OpenAI API the ``openai`` provider speaks."""
 
+
+class TetherSettings(WireModel):
+    """Configuration: ``initializationOptions``, ``settings.tether`` and the environment.
 
     Every field is optional here; unset fields fall back to the next source and then to the
     server's defaults (see ``docs/configuration.md``).
@@ -149,13 +149,13 @@ OpenAIApi = Literal["responses", "chat"]
     """How hard a reasoning model thinks before it answers (default ``off``): Anthropic's
     extended thinking with a budget of 2,048, 6,144 or 16,384 tokens; ignored, with one
     note in the log, by a model that cannot think."""
-    auto_approve: list[str] | None = None
-    """Tool names that need no approval (default: none)."""
-    sandbox: Literal["auto", "bwrap", "landlock", "off"] | None = None
     openai_api: OpenAIApi | None = None
     """The API the ``openai`` provider speaks: ``responses`` (the default for OpenAI's own
     endpoint: reasoning kept between tool calls) or ``chat`` (Chat Completions, the default
     for any other ``baseUrl``)."""
+    auto_approve: list[str] | None = None
+    """Tool names that need no approval (default: none)."""
+    sandbox: Literal["auto", "bwrap", "landlock", "off"] | None = None
     """``bash`` commands that would be asked run unasked inside a sandbox instead, and every
     allowed command runs inside it too: ``auto`` picks bubblewrap, else Landlock; ``off``
     (the default) never sandboxes."""

@@ -240,6 +240,9 @@ class Config:
     """``tether acp``: files through the client's ``fs`` methods when offered, or the disk."""
     reasoning_effort: ReasoningEffort = "off"
     """How hard a reasoning model thinks (``providers.anthropic`` maps it to a budget)."""
+    openai_api: OpenAIApi | None = None
+    """The ``openai`` provider's API; None: Responses for OpenAI's own endpoint, Chat
+    Completions behind any other ``baseUrl`` (``providers.make_provider``)."""
 
 
 def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
@@ -250,9 +253,6 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
         else default_state_dir(dict(environ))
     )
     return Config(
-    openai_api: OpenAIApi | None = None
-    """The ``openai`` provider's API; None: Responses for OpenAI's own endpoint, Chat
-    Completions behind any other ``baseUrl`` (``providers.make_provider``)."""
         provider=settings.provider,
         model=settings.model,
         base_url=settings.base_url,
@@ -286,10 +286,10 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
             settings.checkpoint_max_file_bytes or DEFAULT_CHECKPOINT_MAX_FILE_BYTES
         ),
         reasoning_effort=settings.reasoning_effort or "off",
+        openai_api=settings.openai_api,
     )
 
 
 def _or_default(value: int | None, default: int) -> int:
     # 0 is a choice (off), not a missing value.
     return default if value is None else value
-        openai_api=settings.openai_api,
