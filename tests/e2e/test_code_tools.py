@@ -192,6 +192,24 @@ def test_bad_locations_are_clear_errors_and_the_server_keeps_serving(tmp_path: P
     assert good.startswith("Definition of greet (answered by basedpyright-langserver)")
 
 
+def test_answers_outside_the_workspace_are_named_never_read(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    env = env_for(
+        tmp_path,
+        [
+            call("definition", path="app.py", line=3, symbol="print"),
+            call("rename", path="app.py", line=3, symbol="print", new_name="show"),
+        ],
+    )
+    (ok, builtin), (renamed, refused) = run(root, env)
+    assert ok and not renamed
+    place = builtin.splitlines()[1]
+    assert place.endswith("(outside the workspace)") and "builtins.pyi:" in place, builtin
+    assert "def print" not in builtin  # its text is not read
+    assert refused.startswith("basedpyright-langserver proposes no change for renaming print")
+    assert (root / "app.py").read_text() == APP
+
+
 def test_a_two_file_rename_is_one_approval_landing_in_both_files(tmp_path: Path) -> None:
     root = project(tmp_path)
     env = env_for(
