@@ -370,6 +370,7 @@ async def test_the_session_commands_are_offered_and_run_from_a_prompt(
             "undo",
             "rewind",
             "model",
+            "effort",
             "compact",
             "cost",
         ]  # the server's own list, /new the client's

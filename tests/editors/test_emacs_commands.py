@@ -62,7 +62,16 @@ def commands_in_a_chat(tmp_path: Path, fake: FakeApi, rules: Path) -> None:
         # `/' at the empty prompt lists the commands, with what each does.
         emacs.type("/")
         listed = emacs.wait_for("/rules")
-        for command in ("/undo", "/new", "/model", "/compact", "/cost", "/resume", "/rules"):
+        for command in (
+            "/undo",
+            "/new",
+            "/model",
+            "/effort",
+            "/compact",
+            "/cost",
+            "/resume",
+            "/rules",
+        ):
             assert command in listed, listed
         assert "put back the last run's edits" in listed, listed
         emacs.type("un")

@@ -45,10 +45,20 @@ export async function commandFlows(bench: Workbench, root: string, userData: str
   await prompt.fill("");
   await prompt.press("/");
   const list = panel.locator("#mentions li.command-option");
-  await waitFor("the session commands listed", async () => (await list.count()) === 7);
+  await waitFor("the session commands listed", async () => (await list.count()) === 9);
   assert.deepStrictEqual(
     (await panel.locator("#mentions li.command-option .command-name").allTextContents()).map((t) => t.trim()),
-    ["/undo", "/new", "/model [NAME]", "/compact", "/cost", "/resume [SESSION]", "/rules"],
+    [
+      "/undo",
+      "/rewind ID [files|conversation|both] [force]",
+      "/new",
+      "/model [NAME]",
+      "/effort [off|low|medium|high]",
+      "/compact",
+      "/cost",
+      "/resume [SESSION]",
+      "/rules",
+    ],
   );
   await bench.screenshot("commands-listed");
   await prompt.press("c");

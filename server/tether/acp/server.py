@@ -223,6 +223,14 @@ class SessionCommandHost:
         self.session.chosen_model = name
 
     @property
+    def chosen_effort(self) -> str | None:
+        return self.session.effort
+
+    @chosen_effort.setter
+    def chosen_effort(self, effort: str | None) -> None:
+        self.session.effort = effort or self.session.config.reasoning_effort
+
+    @property
     def log_writer(self) -> SessionLogWriter:
         return self.server.log_writer
 
@@ -628,14 +636,14 @@ class AcpServer:
             session_id=session.session_id if session.stored else None,
             argument=argument.strip() or None,
         )
-        before = session.chosen_model
+        before = (session.chosen_model, session.effort)
         try:
             said = (await run_command(SessionCommandHost(self, session), params)).message
         except CommandRefused as exc:
             said = f"/{name}: {exc}"
         chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": said}}
         self._send(session.session_id, chunk)
-        if session.chosen_model != before:  # /model NAME: the model option shows it
+        if (session.chosen_model, session.effort) != before:  # /model, /effort: the options
             self._options_changed(session)
         return {"stopReason": "end_turn"}
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from lsprotocol import types
@@ -111,7 +112,10 @@ async def run_agent(ls: TetherServer, raw: Any) -> dict[str, Any]:
     events = ls.client_tether.events
     sinks: list[EventSink] = [NotifySink(ls) if events else TranscriptSink(ls)]
     try:
-        run = await ls.runs.create(params, ls.config, ls.workspace_model(), sinks, ls.editor)
+        config = ls.config
+        if ls.chosen_effort is not None:  # picked with /effort
+            config = replace(config, reasoning_effort=ls.chosen_effort)  # type: ignore[arg-type]
+        run = await ls.runs.create(params, config, ls.workspace_model(), sinks, ls.editor)
     except InvalidRun as exc:
         raise JsonRpcInvalidParams(f"agent/run: {clip(str(exc))}") from exc
 

@@ -264,6 +264,8 @@ class TetherServer(LanguageServer):
         self.log_writer = SessionLogWriter(self.config.state_dir, self._state_dir_failed)
         self.chosen_model: str | None = None
         """The model picked with the ``/model`` session command, for this client's runs."""
+        self.chosen_effort: str | None = None
+        """The effort picked with the ``/effort`` session command, for this client's runs."""
         self.rules = RulesService(RuleStore.from_environment(self.environ))
         self.runs = RunManager(tools, self.log_writer, self.rules.store)
         self._told_approvals_unsupported = False

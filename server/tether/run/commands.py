@@ -8,7 +8,7 @@ conversation (``RunManager.compact``), ``/cost`` reads the session log."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Protocol, get_args
 
 from tether_protocol import (
     CommandParams,
@@ -17,6 +17,7 @@ from tether_protocol import (
     UsageEvent,
     parse_event,
 )
+from tether_protocol.config import ReasoningEffort
 
 from ..config.layers import Config
 from ..errors import ProviderError
@@ -35,6 +36,8 @@ class CommandHost(Protocol):
 
     chosen_model: str | None
     """The model ``/model NAME`` picked for the next runs (None: the configured one)."""
+    chosen_effort: str | None
+    """The effort ``/effort VALUE`` picked for the next runs (None: ``reasoningEffort``)."""
 
     @property
     def log_writer(self) -> SessionLogWriter: ...
@@ -126,6 +129,24 @@ async def _model(host: CommandHost, params: CommandParams) -> CommandResult:
     return CommandResult(message=message, choices=choices)
 
 
+EFFORTS: tuple[str, ...] = get_args(ReasoningEffort)
+"""The values of ``reasoningEffort`` and ``/effort``."""
+
+
+async def _effort(host: CommandHost, params: CommandParams) -> CommandResult:
+    value = (params.argument or "").strip()
+    shown = "|".join(EFFORTS)
+    if value:
+        if value.lower() not in EFFORTS:
+            raise _refused(f"argument: no effort {value[:40]!r}; the efforts: {', '.join(EFFORTS)}")
+        host.chosen_effort = value.lower()
+        return CommandResult(message=f"effort: {value.lower()} from the next message on")
+    current = host.chosen_effort or host.config.reasoning_effort
+    return CommandResult(
+        message=f"effort: {current}; /effort {shown} changes it", choices=list(EFFORTS)
+    )
+
+
 async def _compact(host: CommandHost, params: CommandParams) -> CommandResult:
     if params.session_id is None:
         return CommandResult(message="nothing to compact: no session yet")
@@ -189,6 +210,14 @@ COMMANDS: dict[str, tuple[SessionCommand, Action]] = {
     "model": (
         SessionCommand(name="model", description="show or change the model", argument="[NAME]"),
         _model,
+    ),
+    "effort": (
+        SessionCommand(
+            name="effort",
+            description="show or change how hard the model thinks",
+            argument="[" + "|".join(EFFORTS) + "]",
+        ),
+        _effort,
     ),
     "compact": (
         SessionCommand(name="compact", description="summarize the earlier turns of the session"),
