@@ -385,3 +385,26 @@ async def test_a_file_past_the_size_cap_is_listed_not_restorable(
         assert paths(done["restored"], root) == ["small.txt"]
     assert (workspace / "small.txt").read_text() == "small\n"
     assert not (workspace / "big.bin").exists()
+
+
+async def test_file_names_and_commands_are_shown_escaped(workspace: Path, tmp_path: Path) -> None:
+    hostile = "evil\x1b]0;pwned\x07\u202etxt.exe"
+    command = f"printf x > '{hostile}'"
+    call = {"name": "bash", "arguments": {"command": command}}
+    options = _options(tmp_path / "state", [{"toolCalls": [call]}, {"text": "done"}])
+    async with connect(workspace, options) as client:
+        ran = await client.run("make it")
+        assert (workspace / hostile).exists()
+        listed = await client.request(
+            "agent/command", {"name": "rewind", "sessionId": ran["sessionId"]}
+        )
+        message = listed["message"]
+        assert "\x1b" not in message and "\u202e" not in message and "\x07" not in message
+        assert "\\x1b" in message and "\\u202e" in message
+        [checkpoint] = listed["choices"]
+        done = await client.request(
+            "agent/command",
+            {"name": "rewind", "sessionId": ran["sessionId"], "argument": f"{checkpoint} files"},
+        )
+        assert "\x1b" not in done["message"] and "\\x1b" in done["message"]
+    assert not (workspace / hostile).exists()

@@ -157,3 +157,33 @@ def test_a_changed_or_removed_ignore_file_is_followed_at_the_next_scan(tmp_path:
     assert str(root / "a.log") in scanner.scan()
     (root / ".gitignore").write_text("a.*\n")
     assert str(root / "a.log") not in scanner.scan()
+
+
+async def test_a_checkpoint_that_cannot_be_taken_says_why_and_never_stops_the_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tether.host import NoBuffers
+    from tether.session import scan
+    from tether.session.checkpoints import SessionCheckpoints
+    from tether.session.store import load
+    from tether.session.writer import SessionLogWriter
+    from tether.workspace.folders import Workspace
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    for name in ("a", "b", "c"):
+        (root / name).write_text(name)
+    monkeypatch.setattr(scan, "MAX_FILES", 2)
+    writer = SessionLogWriter(tmp_path / "state")
+    try:
+        checkpoints = SessionCheckpoints(writer, "s-x", "r-x", Workspace([root], NoBuffers()))
+        taken = await checkpoints.before("bash", "call_1", "rm a", None, 1)
+        (root / "a").unlink()
+        await checkpoints.after(taken, ())
+        assert writer.flush()
+    finally:
+        writer.close()
+    data = load(tmp_path / "state", "s-x")
+    assert data is not None
+    [record] = data.checkpoints
+    assert record.files == [] and record.incomplete == "more than 2 files in the workspace"

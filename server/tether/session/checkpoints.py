@@ -138,7 +138,7 @@ class SessionCheckpoints:
             else:
                 scanner = scanner_for(self._writer.state_dir, self._workspace.roots, self._cap)
                 taken.before = await anyio.to_thread.run_sync(_scan, scanner)
-        except (OSError, TooManyFiles) as exc:
+        except Exception as exc:  # a checkpoint never stops a step
             taken.problem = _problem(exc)
             log.warning("checkpoint before %s not taken: %s", tool, taken.problem)
         return taken
@@ -167,7 +167,7 @@ class SessionCheckpoints:
                     scanner = scanner_for(self._writer.state_dir, self._workspace.roots, self._cap)
                     now = await anyio.to_thread.run_sync(_scan, scanner)
                     found = await anyio.to_thread.run_sync(changes, taken.before, now)
-            except (OSError, TooManyFiles) as exc:
+            except Exception as exc:  # a checkpoint never stops a step
                 taken.problem = _problem(exc)
                 log.warning("checkpoint after %s not taken: %s", taken.tool, taken.problem)
         record = CheckpointRecord(
@@ -196,4 +196,7 @@ def change_record(change: Change) -> CheckpointFile:
 def _problem(exc: Exception) -> str:
     if isinstance(exc, OSError):
         return f"the checkpoint store cannot be written: {exc.strerror or exc}"
-    return str(exc)
+    if isinstance(exc, TooManyFiles):
+        return str(exc)
+    log.exception("checkpoint failed")
+    return f"internal error: {type(exc).__name__}: {exc}"
