@@ -146,9 +146,10 @@ class TetherSettings(WireModel):
     """Context window of a model the built-in table does not know (default 8192 behind
     ``baseUrl``, else 128000)."""
     reasoning_effort: ReasoningEffort | None = None
-    """How hard a reasoning model thinks before it answers (default ``off``): Anthropic's
-    extended thinking with a budget of 2,048, 6,144 or 16,384 tokens; ignored, with one
-    note in the log, by a model that cannot think."""
+    """How hard a reasoning model thinks before it answers (default ``off``): OpenAI's
+    ``reasoning.effort`` on the Responses API; Anthropic's extended thinking with a budget
+    of 2,048, 6,144 or 16,384 tokens; ignored, with one note in the log, by a model that
+    cannot think."""
     openai_api: OpenAIApi | None = None
     """The API the ``openai`` provider speaks: ``responses`` (the default for OpenAI's own
     endpoint: reasoning kept between tool calls) or ``chat`` (Chat Completions, the default
