@@ -24,6 +24,7 @@ H.result.finish_pieces = {
 
 -- The same run in the transcript and in a chat, as they show it.
 local chat = require('tether.chat').open()
+require('tether.transcript').open()
 local run = { id = events[1].runId, prompt = events[1].prompt, events = {}, tx = {}, chat = chat }
 for _, event in ipairs(events) do
   require('tether.transcript').on_event(run, event)
@@ -34,4 +35,25 @@ require('tether.transcript').finish(run)
 require('tether.chat').finish(run)
 H.result.transcript = require('tether.transcript').lines()
 H.result.chat = H.lines(chat.buf)
+
+-- The fold of each view's thinking block, as its window shows it.
+local function thinking_fold(buf)
+  return vim.api.nvim_win_call(vim.fn.bufwinid(buf), function()
+    for lnum = 1, vim.api.nvim_buf_line_count(buf) do
+      if vim.startswith(vim.fn.getline(lnum), '▸ thinking') then
+        return {
+          line = lnum,
+          closed = vim.fn.foldclosed(lnum),
+          closed_end = vim.fn.foldclosedend(lnum),
+          text = vim.fn.foldtextresult(lnum),
+        }
+      end
+    end
+    return vim.NIL
+  end)
+end
+H.result.thinking_folds = {
+  transcript = thinking_fold(require('tether.transcript').buffer()),
+  chat = thinking_fold(chat.buf),
+}
 H.finish('done')

@@ -24,6 +24,9 @@
 --- ## You
 ---
 --- ```
+---
+--- The model's thinking, when it thinks, comes before the text of its step as a block
+--- folded under `▸ thinking (12 words)` (closed; `zo` opens it).
 local M = {}
 
 local render = require('tether.render')
@@ -41,6 +44,7 @@ local YOU, TETHER = '## You', '## Tether'
 ---@field waiting table<string, integer> callId → the line noting its approval waits
 ---@field pending table<integer, boolean> lines of calls whose approval waits (not folded)
 ---@field open_line boolean the last line is streamed text still growing
+---@field thinking? integer the summary line of the thinking block growing at the end
 ---@field st tether.RenderState the renderer's state of the run in flight
 
 ---@type table<integer, tether.Chat> by buffer
@@ -55,7 +59,9 @@ local count = 0
 ---@return string
 function M.foldexpr(lnum)
   local line = vim.fn.getline(lnum)
-  if M.is_call_line(line) then
+  if vim.startswith(line, render.THINKING) then
+    return '>1' -- the model's thinking, its text in the fold
+  elseif M.is_call_line(line) then
     local chat = chats[vim.api.nvim_get_current_buf()]
     if chat and chat.pending[lnum] then
       return '0' -- its approval waits: kept open, so what waits stays readable
@@ -203,6 +209,7 @@ local function append(chat, lines)
     vim.api.nvim_buf_set_lines(buf, -1, -1, false, lines)
   end)
   chat.open_line = false
+  chat.thinking = nil
 end
 
 ---@param chat tether.Chat
@@ -218,7 +225,9 @@ end
 ---@param kind 'text'|'call'|'outcome'
 local function block(chat, lines, kind)
   local last = last_line(chat)
-  local glued = kind == 'call' and (M.is_call_line(last) or vim.startswith(last, '  '))
+  local glued = kind == 'call'
+      and not chat.thinking -- the thinking block stands apart
+      and (M.is_call_line(last) or vim.startswith(last, '  '))
     or kind == 'outcome' and vim.startswith(last, '■ ')
   if last ~= '' and not glued then
     table.insert(lines, 1, '')
@@ -239,6 +248,34 @@ local function stream(chat, text)
     vim.api.nvim_buf_set_lines(buf, last - 1, last, false, parts)
   end)
   chat.open_line = true
+  chat.thinking = nil
+end
+
+--- The model's thinking: a block of its own, folded (closed) under its summary line
+--- (`▸ thinking (12 words)`, rewritten as it grows), its text indented in the fold. A
+--- piece continues the block while nothing else was written after it.
+---@param chat tether.Chat
+---@param piece table a `thinking` piece
+local function think(chat, piece)
+  local at = chat.thinking
+  if piece.new or not at then
+    block(chat, { piece.line, '  ' }, 'text')
+    at = vim.api.nvim_buf_line_count(chat.buf) - 1
+  else
+    write(chat, function(buf)
+      vim.api.nvim_buf_set_lines(buf, at - 1, at, false, { piece.line })
+    end)
+  end
+  local parts = vim.split(piece.text, '\n', { plain = true })
+  write(chat, function(buf)
+    local last = vim.api.nvim_buf_line_count(buf)
+    parts[1] = (vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1] or '') .. parts[1]
+    for i = 2, #parts do
+      parts[i] = '  ' .. parts[i]
+    end
+    vim.api.nvim_buf_set_lines(buf, last - 1, last, false, parts)
+  end)
+  chat.thinking = at
 end
 
 --- The message below the last `## You`: its first and last line (1-based) and its text.
@@ -411,6 +448,7 @@ function M.send(buf)
     vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
   end
   chat.calls, chat.waiting, chat.pending, chat.st = {}, {}, {}, {}
+  chat.thinking = nil
   chat.open_line = false
   vim.bo[buf].modifiable = false -- until the answer is in: nothing typed gets lost in it
   if text:sub(1, 1) == '/' and run_command(chat, text) then
@@ -473,6 +511,7 @@ local function into_call(chat, call_id, lines)
   write(chat, function(buf)
     vim.api.nvim_buf_set_lines(buf, at, at, false, lines)
   end)
+  chat.thinking = nil
   local shift = #lines
   for id, l in pairs(chat.calls) do
     if l > at then
@@ -573,6 +612,8 @@ local function place(chat, pieces)
       block(chat, piece.lines, 'outcome')
     elseif kind == 'text' then
       stream(chat, piece.text)
+    elseif kind == 'thinking' then
+      think(chat, piece)
     elseif kind == 'end' then
       chat.open_line = false
     elseif kind == 'call' then

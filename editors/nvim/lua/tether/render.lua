@@ -16,6 +16,9 @@
 ---   progress, by the result, or by the call's own line when the run ends first
 --- - `{ kind = 'result', id, line, output }` the call's line now (`✓`/`✗` for `→`) and its
 ---   output, as the fold's lines
+--- - `{ kind = 'thinking', new, line, text }` the model's thinking (never the answer): a
+---   collapsed block, its summary `line` (`▸ thinking (12 words)`) rewritten as it grows,
+---   `text` (escaped) added to its folded lines; `new` starts a block
 --- - `{ kind = 'outcome', lines }` how the run ended
 local M = {}
 
@@ -39,6 +42,7 @@ M.styles = {
 ---@field calls? table<string, string> callId → its line as shown
 ---@field running? table<string, boolean> callIds whose line shows that they run
 ---@field waits? table<string, boolean> ids of progress that is no call's (the MCP wait)
+---@field thinking? { words: integer, in_word: boolean } the thinking block growing, if any
 
 local SPINNER = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
 
@@ -134,6 +138,80 @@ function M.running_text(event)
   return last ~= '' and (text .. ' · ' .. last) or text
 end
 
+--- The code point of one UTF-8 character.
+---@param ch string
+---@return integer
+local function codepoint(ch)
+  local code = ch:byte(1) % (#ch == 2 and 32 or #ch == 3 and 16 or 8)
+  for i = 2, #ch do
+    code = code * 64 + ch:byte(i) % 64
+  end
+  return code
+end
+
+--- Characters a screen does not show as themselves (`server/tether/text/display.py`): C1
+--- controls, soft hyphen, invisible marks, line separators, bidi controls, zero-width and
+--- tag characters.
+---@param code integer
+---@return boolean
+local function hidden(code)
+  return (code >= 0x80 and code <= 0x9f)
+    or code == 0xad
+    or code == 0x61c
+    or code == 0x180e
+    or (code >= 0x200b and code <= 0x200f)
+    or (code >= 0x2028 and code <= 0x202e)
+    or (code >= 0x2060 and code <= 0x206f)
+    or code == 0xfeff
+    or (code >= 0xfff9 and code <= 0xfffb)
+    or (code >= 0xe0000 and code <= 0xe007f)
+end
+
+--- Text from outside (the model's) as a person may be shown it, as the server's
+--- `text.display.shown(lines=True)` writes it: line breaks and tabs kept, every control
+--- character, carriage return, bidi control, zero-width or tag character escaped
+--- (`\x1b`, `\r`, `\u202e`), so nothing is dropped and nothing acts. A zero-width
+--- joiner between two characters that are not ASCII (an emoji sequence) stays.
+---@param text string
+---@return string
+function M.shown(text)
+  text = text:gsub('\r\n', '\n'):gsub('[%z\1-\8\11-\31\127]', function(c)
+    return c == '\r' and '\\r' or string.format('\\x%02x', c:byte())
+  end)
+  return (
+    text:gsub('()([\194-\244][\128-\191]*)()', function(at, ch, after)
+      local code = codepoint(ch)
+      if not hidden(code) then
+        return ch
+      end
+      if
+        (code == 0x200c or code == 0x200d)
+        and at > 1
+        and text:byte(at - 1) >= 0x80
+        and (text:byte(after) or 0) >= 0xc2
+      then
+        return ch -- joins two letters that are not ASCII
+      end
+      if code < 0x100 then
+        return string.format('\\x%02x', code)
+      elseif code < 0x10000 then
+        return string.format('\\u%04x', code)
+      end
+      return string.format('\\U%08x', code)
+    end)
+  )
+end
+
+--- How a thinking block's summary line starts (the views fold from it).
+M.THINKING = '▸ thinking ('
+
+--- `▸ thinking (12 words)`: the summary of a thinking block.
+---@param words integer
+---@return string
+function M.thinking_line(words)
+  return string.format('▸ thinking (%d word%s)', words, words == 1 and '' or 's')
+end
+
 --- The lines of calls that still showed that they ran when the run ended (cancelled, timed
 --- out): their own line again.
 ---@param st tether.RenderState
@@ -182,6 +260,9 @@ end
 ---@return table[] pieces
 function M.event(event, st, style)
   local kind = event.kind
+  if kind ~= 'thinking' then
+    st.thinking = nil -- anything else ends the thinking block: the next thinking starts one
+  end
   if kind == 'run-started' then
     return style.prompt and { { kind = 'prompt', line = M.prompt_line(event.prompt) } } or {}
   elseif kind == 'step' then
@@ -193,6 +274,21 @@ function M.event(event, st, style)
   elseif kind == 'text-delta' then
     st.streamed = true
     return { { kind = 'text', text = type(event.text) == 'string' and event.text or '' } }
+  elseif kind == 'thinking' then
+    local text = type(event.text) == 'string' and event.text or ''
+    local new = st.thinking == nil
+    local thinking = st.thinking or { words = 0, in_word = false }
+    st.thinking = thinking
+    for at, word in text:gmatch('()(%S+)') do -- a word cut between two pieces counts once
+      if not (at == 1 and thinking.in_word) then
+        thinking.words = thinking.words + 1
+      end
+    end
+    if text ~= '' then
+      thinking.in_word = text:match('%S$') ~= nil
+    end
+    local line = M.thinking_line(thinking.words)
+    return { { kind = 'thinking', new = new, line = line, text = M.shown(text) } }
   elseif kind == 'assistant' then
     local text = type(event.text) == 'string' and vim.trim(event.text) or ''
     if not st.streamed and text ~= '' then

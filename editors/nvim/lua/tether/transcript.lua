@@ -11,6 +11,9 @@
 ---   README.md
 --- ■ done · 2 steps · 120 in / 30 out tokens
 --- ```
+---
+--- The model's thinking, when it thinks, is a fold too (closed: `▸ thinking (12 words)`)
+--- before the text of its step.
 local M = {}
 
 local render = require('tether.render')
@@ -24,6 +27,7 @@ local state = {
   fresh = true, -- the buffer holds only its initial empty line
   writer = nil, ---@type string? the run that wrote last
   open_line = false, -- the last line is streamed text still growing
+  thinking = nil, ---@type integer? the summary line of the thinking block growing at the end
 }
 
 --- 'foldexpr' of the transcript window.
@@ -45,6 +49,9 @@ end
 ---@return string
 function M.fold_summary(notes)
   local first = vim.fn.getline(vim.v.foldstart)
+  if vim.startswith(first, render.THINKING) then
+    return first -- a thinking block: its summary says how long it is
+  end
   local note = ''
   for _, line in ipairs(vim.fn.getline(vim.v.foldstart + 1, vim.v.foldend)) do
     for _, prefix in ipairs(notes) do
@@ -174,6 +181,7 @@ local function append(lines, fold)
     state.fresh = false
   end)
   state.open_line = false
+  state.thinking = nil
 end
 
 --- Adds streamed text to the growing last line (a new line when none is growing).
@@ -193,6 +201,34 @@ local function stream(text)
     vim.api.nvim_buf_set_lines(buf, last - 1, last, false, parts)
   end)
   state.open_line = true
+  state.thinking = nil
+end
+
+--- The model's thinking: a fold (closed) whose first line sums it up (`▸ thinking (12
+--- words)`, rewritten as it grows) and whose lines hold its text, indented. A piece
+--- continues the block while nothing else was written after it.
+---@param piece table a `thinking` piece
+local function think(piece)
+  local at = state.thinking
+  if piece.new or not at then
+    append({ piece.line, '  ' }, 'start')
+    at = vim.api.nvim_buf_line_count(M.buffer()) - 1
+  else
+    write(function(buf)
+      vim.api.nvim_buf_set_lines(buf, at - 1, at, false, { piece.line })
+    end)
+  end
+  local parts = vim.split(piece.text, '\n', { plain = true })
+  write(function(buf)
+    local last = vim.api.nvim_buf_line_count(buf)
+    parts[1] = vim.api.nvim_buf_get_lines(buf, last - 1, last, false)[1] .. parts[1]
+    for i = 1, #parts do -- before the change, as in append()
+      parts[i] = i > 1 and ('  ' .. parts[i]) or parts[i]
+      state.levels[last - 1 + i] = '1'
+    end
+    vim.api.nvim_buf_set_lines(buf, last - 1, last, false, parts)
+  end)
+  state.thinking = at
 end
 
 ---@param run tether.Run
@@ -229,6 +265,8 @@ local function place(run, pieces)
       append(piece.lines)
     elseif kind == 'text' then
       stream(piece.text)
+    elseif kind == 'thinking' then
+      think(piece)
     elseif kind == 'end' then
       state.open_line = false
     elseif kind == 'call' then
