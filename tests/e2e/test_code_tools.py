@@ -351,6 +351,23 @@ def test_ctrl_c_during_a_hung_language_server_call_ends_it(tmp_path: Path) -> No
     assert not Path(f"/proc/{json.loads(mark.read_text())['pid']}").exists()
 
 
+def test_tether_config_lists_the_language_servers(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    user_config(tmp_path, '[languageServers]\nc = []\nrust = ["ra-multiplex", "client"]\n')
+    env = env_for(tmp_path, [])
+    done = tether(["config"], root, env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    listed = done.stdout[done.stdout.index("language servers:") :].splitlines()
+    program = Path(VENV_BIN) / "basedpyright-langserver"
+    assert f"  python      {program} --stdio  (found on PATH)" in listed, listed
+    assert "  rust        ra-multiplex client  (languageServers)" in listed, listed
+    assert "  c           off (languageServers)" in listed, listed
+    assert (
+        "  not started here: typescript-language-server, gopls (they run the project's code; "
+        "the project is not trusted)"
+    ) in listed, listed
+
+
 def test_no_server_no_code_tools_and_a_cloned_project_cannot_name_one(tmp_path: Path) -> None:
     root = project(tmp_path)
     mark = tmp_path / "started"

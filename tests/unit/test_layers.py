@@ -46,7 +46,7 @@ lsp          tether config events framing host langserver mcp policy providers r
              session text tools workspace writes
 acp          tether config errors events host langserver mcp policy prompt providers run
              sandbox session text tools workspace writes
-client       config framing policy prompt providers session text workspace writes
+client       config framing langserver policy prompt providers session text workspace writes
 demo         client
 daemon       tether client config providers
 cli          tether acp client config daemon demo lsp providers sandbox session tools

@@ -109,6 +109,8 @@ def describe(settings: Assembly, environ: Mapping[str, str] | None = None) -> st
     lines.extend(f"  skipped {item.path}: {item.reason}" for item in found.skipped)
     lines.append("")
     lines.extend(_mcp_lines(settings))
+    lines.append("")
+    lines.extend(_language_server_lines(settings, env))
     if settings.dropped:
         lines.append("")
         ignored = ", ".join(shown_key(key) for key in settings.dropped)
@@ -119,6 +121,40 @@ def describe(settings: Assembly, environ: Mapping[str, str] | None = None) -> st
             "trusted)"
         )
     return "\n".join(lines)
+
+
+def _language_server_lines(settings: Assembly, env: Mapping[str, str]) -> list[str]:
+    """The language servers of the code tools as they would start here: configured, found
+    on ``PATH``, turned off, or not started because the project is not trusted."""
+    from ..langserver.catalog import DEFAULTS, commands  # looks at PATH: only here
+
+    configured = settings.config.language_servers
+    trusted = settings.trusted_project
+    found = commands(configured, env, settings.project_root, trusted=trusted)
+    lines = ["language servers:"]
+    for language in sorted({*found, *configured}):
+        command = found.get(language)
+        if command is None:
+            lines.append(f"  {language:11} off (languageServers)")
+            continue
+        where = "languageServers" if command.configured else "found on PATH"
+        lines.append(f"  {language:11} {shlex.join(command.argv)}  ({where})")
+    if len(lines) == 1:
+        lines[0] += " none found (set languageServers)"
+    if not trusted:
+        skipped = [
+            d.program
+            for lang, defaults in DEFAULTS.items()
+            if lang not in configured
+            for d in defaults
+            if d.runs_project_code
+        ]
+        if skipped:
+            lines.append(
+                f"  not started here: {', '.join(dict.fromkeys(skipped))} (they run the "
+                "project's code; the project is not trusted)"
+            )
+    return lines
 
 
 def _mcp_lines(settings: Assembly) -> list[str]:
