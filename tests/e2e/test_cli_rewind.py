@@ -65,3 +65,28 @@ def test_no_session_here_is_said(tmp_path: Path) -> None:
     project.mkdir()
     nothing = tether(["rewind", "--list"], project, env)
     assert nothing.returncode == 2 and "no session to rewind" in nothing.stderr
+
+
+async def test_a_session_from_an_editor_is_rewound_in_its_own_folder(tmp_path: Path) -> None:
+    from tether.client.headless import connect
+
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "a.txt").write_text("one\n")
+    env = cli_env(tmp_path, TETHER_PROVIDER="scripted")
+    options = {
+        "provider": "scripted",
+        "script": {"turns": [{"toolCalls": [BASH]}]},
+        "stateDir": env["TETHER_STATE_DIR"],
+        "autoApprove": ["bash"],
+    }
+    async with connect(project, options) as client:
+        session = (await client.run("tidy up"))["sessionId"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    listed = tether(["rewind", "--session", session, "--json"], elsewhere, env)
+    assert listed.returncode == 0, listed.stderr
+    [checkpoint] = json.loads(listed.stdout)["checkpoints"]
+    done = tether(["rewind", "--session", session, checkpoint["id"]], elsewhere, env)
+    assert done.returncode == 0, done.stderr
+    assert (project / "a.txt").read_text() == "one\n" and not (project / "b.txt").exists()

@@ -140,6 +140,7 @@ def rewind(args: argparse.Namespace) -> int:
 
     from ..client.history import folders
     from ..client.rewind import rewind_in_terminal
+    from ..session.store import load
 
     if args.list and args.checkpoint:
         print("tether: give a checkpoint or --list, not both", file=sys.stderr)
@@ -156,8 +157,11 @@ def rewind(args: argparse.Namespace) -> int:
             print(f"tether: no session to rewind in {cwd}", file=sys.stderr)
             return 2
         session_id = latest.session_id
-    # The session's own folder, so its files are inside the server's workspace.
-    root = Path(folders(state_dir).get(session_id, str(cwd)))
+    # The session's own folder, so its files are inside the server's workspace: the one
+    # its log names, else the one the terminal remembers, else this one.
+    data = load(state_dir, session_id)
+    logged = data.roots[0] if data is not None and data.roots else None
+    root = Path(logged or folders(state_dir).get(session_id, str(cwd)))
     return anyio.run(
         functools.partial(
             rewind_in_terminal,
