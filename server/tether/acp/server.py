@@ -109,6 +109,7 @@ def acp_command(name: str) -> bool:
     there is offered here with no edit)."""
     return name in COMMANDS and name not in CLIENT_COMMANDS
 
+
 MODE_IDS: tuple[Mode, ...] = ("ask", "accept-edits", "read-only")
 EDIT_TOOLS = ("edit_file", "write_file")
 
