@@ -5,7 +5,9 @@
 ;; M-x tether-chat opens `*tether-chat*': type at the `tether> ' prompt and RET
 ;; sends, as in shell-mode.  The answer streams in above the prompt (with
 ;; Markdown's faces when `markdown-mode' is installed), tool calls show as
-;; one-line entries, and approvals appear inline: their keys (a, A, d) and buttons
+;; one-line entries, the model's thinking as a collapsed block before the answer
+;; (`▸ thinking (12 words)': RET on it shows or hides it), and approvals appear
+;; inline: their keys (a, A, d) and buttons
 ;; work only on the approval itself, so typing at the prompt is never taken for an
 ;; answer.  Follow-ups continue the same session.  C-u M-x tether-chat starts a
 ;; new one.  A message `/name [argument]' naming a session command (/undo, /new,
@@ -256,9 +258,13 @@ without asking (the others close their approval's block)."
   (let ((items (tether-render-event tether-chat--render event)))
     (tether-render-replace-progress (current-buffer) items)
     (dolist (item items)
-      (if (stringp item)
-          (tether-chat--line item)
-        (tether-chat--insert (cdr item))))))  ; streamed text
+      (cond ((stringp item) (tether-chat--line item))
+            ((eq (car item) 'thinking)  ; the model's thinking: a block, collapsed
+             (set-marker tether-chat--output
+                         (tether-render-think item tether-chat--output
+                                              '(read-only t rear-nonsticky t
+                                                          tether-chat-own t))))
+            (t (tether-chat--insert (cdr item)))))))  ; streamed text
 
 (defun tether-chat--finished (result)
   "The chat's run ended with RESULT: later prompts continue its session."

@@ -13,6 +13,12 @@
 ;; others, marked `tether-progress': a view calls `tether-render-replace-progress' with
 ;; each event's items before it puts them in, so that the line is there while the
 ;; command runs and its result (or anything else) takes its place.
+;;
+;; The model's thinking is never shown as the answer: each piece is a `(thinking NEW
+;; SUMMARY TEXT)' item, which a view puts in with `tether-render-think' — a block of
+;; its own before the step's text, a summary line (`▸ thinking (12 words)', a button:
+;; RET or a click shows or hides the text) growing as it streams, the text hidden
+;; (the `invisible' property).
 
 ;;; Code:
 
@@ -41,14 +47,138 @@
   "A run's outcome line."
   :group 'tether)
 
+(defface tether-thinking-face '((t :inherit shadow))
+  "The model's thinking: its summary line and its text."
+  :group 'tether)
+
 (cl-defstruct (tether-render (:constructor tether-render-create (&key prompt stream approvals))
                              (:copier nil))
   "How a view shows a run's events.
 PROMPT: the run's prompt as a line (`▶ ...').  STREAM: the text as it streams (else
 each step's whole text at its end).  APPROVALS: the decisions taken without asking
 \(the others are shown where they are taken).  STREAMED: the current step's text
-arrived as deltas."
-  prompt stream approvals streamed)
+arrived as deltas.  THINKING: the thinking block growing, (WORDS . IN-WORD), or nil."
+  prompt stream approvals streamed thinking)
+
+(defconst tether-render--hidden
+  (rx (any (0 . 8) (11 . 31) (#x7f . #x9f) #xad #x61c #x180e (#x200b . #x200f)
+           (#x2028 . #x202e) (#x2060 . #x206f) #xfeff (#xfff9 . #xfffb)
+           (#xe0000 . #xe007f)))
+  "Characters a screen does not show as themselves.
+The server's `text/display.py' escapes the same.")
+
+(defun tether-render--escape (char)
+  "CHAR written as an escape a person can read: `\\r', `\\x1b', `\\u202e'."
+  (cond ((eq char ?\r) "\\r")
+        ((< char #x100) (format "\\x%02x" char))
+        ((< char #x10000) (format "\\u%04x" char))
+        (t (format "\\U%08x" char))))
+
+(defun tether-render-shown (text)
+  "TEXT from outside (the model's) as a person may be shown it.
+As the server's `text.display.shown' with lines: line breaks and tabs
+kept, every control character, carriage return, bidi control, zero-width
+or tag character escaped, so nothing is dropped and nothing acts.  A
+zero-width joiner between two characters that are not ASCII (an emoji
+sequence) stays."
+  (let ((text (replace-regexp-in-string "\r\n" "\n" text t t))
+        (case-fold-search nil)
+        (start 0)
+        (out nil))
+    (while (string-match tether-render--hidden text start)
+      (let* ((at (match-beginning 0))
+             (char (aref text at)))
+        (push (substring text start at) out)
+        (push (if (and (memq char '(#x200c #x200d)) (> at 0) (< (1+ at) (length text))
+                       (> (aref text (1- at)) 127) (> (aref text (1+ at)) 127))
+                  (string char)
+                (tether-render--escape char))
+              out)
+        (setq start (1+ at))))
+    (push (substring text start) out)
+    (apply #'concat (nreverse out))))
+
+(defun tether-render-thinking-line (words)
+  "`▸ thinking (WORDS words)': the summary of a thinking block."
+  (format "▸ thinking (%d word%s)" words (if (eql words 1) "" "s")))
+
+(defun tether-render--thinking (render text)
+  "The item of a piece TEXT of thinking, counted in RENDER's block.
+A new block when RENDER has none."
+  (let* ((new (null (tether-render-thinking render)))
+         (block (or (tether-render-thinking render) (cons 0 nil)))
+         (pos 0))
+    (while (string-match "[^ \t\n\r\f\v]+" text pos)
+      (unless (and (= (match-beginning 0) 0) (cdr block))  ; a word cut between two pieces
+        (setcar block (1+ (car block))))
+      (setq pos (match-end 0)))
+    (unless (string-empty-p text)
+      (setcdr block (string-match-p "[^ \t\n\r\f\v]\\'" text)))
+    (setf (tether-render-thinking render) block)
+    (list (list 'thinking new (tether-render-thinking-line (car block))
+                (tether-render-shown text)))))
+
+(defvar-local tether-render--block nil
+  "The thinking block growing at the end of this buffer: (SYMBOL START TAIL), START
+and TAIL markers (its summary line, where its text goes on).")
+
+(defvar-local tether-render--blocks 0
+  "How many thinking blocks this buffer holds (each hidden by a symbol of its own).")
+
+(defun tether-render-toggle-thinking (&optional button)
+  "Show or hide the thinking block of BUTTON, or of point."
+  (interactive)
+  (let ((block (get-text-property (if button (button-start button) (point)) 'tether-thinking)))
+    (when block
+      (if (invisible-p block)
+          (remove-from-invisibility-spec block)
+        (add-to-invisibility-spec block)))))
+
+(defun tether-render--summary (summary block properties)
+  "The SUMMARY line of BLOCK as a button that shows or hides it, with PROPERTIES."
+  (apply #'propertize
+         (make-text-button (copy-sequence summary) nil
+                           'action #'tether-render-toggle-thinking 'follow-link t
+                           'help-echo "RET or click: show or hide the model's thinking")
+         'tether-thinking block 'font-lock-face 'tether-thinking-face properties))
+
+(defun tether-render-think (item output &optional properties)
+  "Put the thinking ITEM in the current buffer, whose view writes at OUTPUT.
+ITEM is `(thinking NEW SUMMARY TEXT)'.  A new block (NEW, or something
+else was written since) starts on a line of its own: SUMMARY, a button,
+then TEXT, hidden, its lines indented.  A piece of the same block
+rewrites its summary and adds its text.  PROPERTIES go on all that is
+inserted.  Return where the output goes now."
+  (pcase-let ((`(thinking ,new ,summary ,text) item)
+              (inhibit-read-only t)
+              (block tether-render--block))
+    (save-excursion
+      (if (and block (not new) (= (1+ (nth 2 block)) output))
+          (let ((start (nth 1 block)))
+            (goto-char start)
+            (delete-region start (line-end-position))
+            (insert (tether-render--summary summary (car block) properties)))
+        (goto-char output)
+        (unless (memq (char-before) '(nil ?\n))
+          (insert (apply #'propertize "\n" properties)))
+        (let ((symbol (intern (format "tether-thinking-%d"
+                                      (setq tether-render--blocks
+                                            (1+ tether-render--blocks))))))
+          (add-to-invisibility-spec symbol)
+          (setq block (list symbol (point-marker)))
+          (insert (tether-render--summary summary symbol properties))
+          (insert (apply #'propertize "\n  " 'invisible symbol 'tether-thinking symbol
+                         'font-lock-face 'tether-thinking-face properties))
+          (setq block (append block (list (point-marker))))
+          (insert (apply #'propertize "\n" properties))
+          (setq tether-render--block block)))
+      (let ((tail (nth 2 block)))
+        (goto-char tail)
+        (insert (apply #'propertize (replace-regexp-in-string "\n" "\n  " text t t)
+                       'invisible (car block) 'tether-thinking (car block)
+                       'font-lock-face 'tether-thinking-face properties))
+        (set-marker tail (point))
+        (1+ tail)))))
 
 (defun tether-render-first-line (text)
   "The first non-blank line of TEXT."
@@ -131,8 +261,12 @@ Remember whether ITEMS bring a new one."
 
 (defun tether-render-event (render event)
   "EVENT as RENDER shows it: a list of lines, each a string with its faces, or of
-\(text . STRING) items, streamed text that continues the current line."
+\(text . STRING) items, streamed text that continues the current line, or of
+\(thinking NEW SUMMARY TEXT) items (`tether-render-think')."
+  (unless (equal (plist-get event :kind) "thinking")
+    (setf (tether-render-thinking render) nil))  ; anything else ends a thinking block
   (pcase (plist-get event :kind)
+    ("thinking" (tether-render--thinking render (or (plist-get event :text) "")))
     ("run-started"
      (when (tether-render-prompt render)
        (list (tether-render--face (format "▶ %s" (plist-get event :prompt))

@@ -349,6 +349,13 @@ the answers to approvals, the outcomes echoed.")
         (goto-char (point-max))
         (insert (apply #'format format-string args) "\n")))))
 
+(defun tether--think (item)
+  "Put the model's thinking ITEM in `*tether*': a collapsed block.
+See `tether-render-think'."
+  (with-current-buffer (get-buffer-create "*tether*")
+    (unless (derived-mode-p 'tether-transcript-mode) (tether-transcript-mode))
+    (tether-render-think item (point-max))))
+
 (defvar tether--transcript (tether-render-create :prompt t)
   "How `*tether*' shows events: with each run's prompt, each step's text whole.")
 
@@ -360,7 +367,9 @@ the answers to approvals, the outcomes echoed.")
   (let ((lines (tether-render-event tether--transcript event)))  ; lines only: no :stream
     (tether-render-replace-progress (get-buffer-create "*tether*") lines)
     (dolist (line lines)
-      (tether--log "%s" line)))
+      (if (stringp line)
+          (tether--log "%s" line)
+        (tether--think line))))
   (when-let ((run (gethash (plist-get event :runId) tether--runs)))
     (when (tether--run-on-event run)
       (with-demoted-errors "Tether: showing an event failed: %S"

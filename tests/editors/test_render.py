@@ -52,6 +52,10 @@ def run_events() -> list[dict[str, Any]]:
         wire(ToolResultEvent, call_id="c1", tool="read_file", ok=True, output="1\tx = 1\n2\ty\n"),
         wire(InjectionFlaggedEvent, call_id="c1", tool="read_file", markers=["ignore previous"]),
         wire(StepEvent, step=2),
+        # the model thinks before it answers: a word cut between two pieces, two lines, and
+        # what a screen would obey (an escape sequence, a bidi override) shown escaped
+        wire(ThinkingEvent, text="The te"),
+        wire(ThinkingEvent, text="st wants a comma.\nAdd it\x1b[2J \u202eexe.txt"),
         wire(AssistantEvent, text="  Running the tests.\n"),  # nothing streamed: the whole text
         wire(ToolCallEvent, call_id="c2", tool="bash", arguments={"command": "pytest -q"}),
         wire(
@@ -78,7 +82,6 @@ def run_events() -> list[dict[str, Any]]:
         ),
         wire(PlanEvent, entries=[PlanEntry(content="fix greet", status="in_progress")]),
         wire(RetryEvent, attempt=1, delay_seconds=2.0, reason="429 Too Many Requests"),
-        wire(ThinkingEvent, text="The test wants a comma."),
         wire(StepEvent, step=3),
         wire(
             ToolCallEvent,
@@ -116,6 +119,9 @@ def run_events() -> list[dict[str, Any]]:
 
 
 EVENTS = run_events()
+SHOWN_THOUGHT = "st wants a comma.\nAdd it\\x1b[2J \\u202eexe.txt"
+"""The second piece of thinking as the editors show it: its escape sequence and bidi
+override written out, not obeyed."""
 RESULT = {"runId": "run-1", "sessionId": "s-1", "outcome": "done", "steps": 3, "answer": ""}
 
 
@@ -128,6 +134,8 @@ def shown(pieces: list[dict[str, Any]]) -> list[str]:
     out = []
     for piece in pieces:
         lines = piece.get("lines") or [piece.get("line") or piece.get("text") or ""]
+        if piece["kind"] == "thinking":  # its summary line, then the piece of text it adds
+            lines = [piece["line"], piece["text"]]
         lines = lines + piece.get("output", [])
         about = f"@{piece['id']}" if "id" in piece else ""
         out.append(f"{piece['kind']}{about}: " + " | ".join(lines))
@@ -156,6 +164,16 @@ def test_neovim_one_renderer_for_the_transcript_and_the_chat(nvim: Nvim) -> None
             ["note@c1:   ⚠ read_file output looks like instructions: ignore previous"],
         ),
         ("step", ["lines: ── step 2 ──"], ["end: "]),
+        (  # a collapsed block whose summary counts the words so far
+            "thinking",
+            ["thinking: ▸ thinking (2 words) | The te"],
+            ["thinking: ▸ thinking (2 words) | The te"],
+        ),
+        (  # the same block grows; what a screen would obey is shown escaped
+            "thinking",
+            [f"thinking: ▸ thinking (8 words) | {SHOWN_THOUGHT}"],
+            [f"thinking: ▸ thinking (8 words) | {SHOWN_THOUGHT}"],
+        ),
         ("assistant", ["text: Running the tests.", "end: "], ["text: Running the tests.", "end: "]),
         (
             "tool-call",
@@ -179,7 +197,6 @@ def test_neovim_one_renderer_for_the_transcript_and_the_chat(nvim: Nvim) -> None
         ),
         ("plan", [], []),
         ("retry", [], []),
-        ("thinking", [], []),
         ("step", ["lines: ── step 3 ──"], ["end: "]),
         (
             "tool-call",  # an MCP call by the name people know, in both
@@ -226,6 +243,11 @@ def test_neovim_one_renderer_for_the_transcript_and_the_chat(nvim: Nvim) -> None
             ["outcome: ■ done · 3 steps"],
         ),
     ]
+    # Each view's thinking block is a fold, closed, that reads as its summary line.
+    for view in ("transcript", "chat"):
+        fold = r["thinking_folds"][view]
+        assert fold["closed"] == fold["line"] and fold["closed_end"] == fold["line"] + 2, fold
+        assert fold["text"] == "▸ thinking (8 words)", fold
     # The agent/run answer after run-finished adds nothing; a failed request says why.
     finish = r["finish_pieces"]
     assert finish["transcript"] == [] and finish["chat"] == []
@@ -241,6 +263,9 @@ def test_neovim_one_renderer_for_the_transcript_and_the_chat(nvim: Nvim) -> None
         "  2\ty",
         "  ⚠ read_file output looks like instructions: ignore previous",
         "── step 2 ──",
+        "▸ thinking (8 words)",
+        "  The test wants a comma.",
+        "  Add it\\x1b[2J \\u202eexe.txt",
         "Running the tests.",
         '✗ bash {"command": "pytest -q"}',
         "  approval: auto · rule `pytest *` (project)",
@@ -268,6 +293,10 @@ def test_neovim_one_renderer_for_the_transcript_and_the_chat(nvim: Nvim) -> None
         "  1\tx = 1",
         "  2\ty",
         "  ⚠ read_file output looks like instructions: ignore previous",
+        "",
+        "▸ thinking (8 words)",
+        "  The test wants a comma.",
+        "  Add it\\x1b[2J \\u202eexe.txt",
         "",
         "Running the tests.",
         "",
@@ -322,6 +351,16 @@ def test_emacs_one_renderer_for_the_transcript_and_the_chat(tmp_path: Path) -> N
         ),
         ("injection-flagged", [], []),
         ("step", [], []),
+        (  # the model's thinking: a block, its summary counting the words so far
+            "thinking",
+            [["thinking", "new", "▸ thinking (2 words)", "The te"]],
+            [["thinking", "new", "▸ thinking (2 words)", "The te"]],
+        ),
+        (  # the same block grows; what a screen would obey is shown escaped
+            "thinking",
+            [["thinking", "more", "▸ thinking (8 words)", SHOWN_THOUGHT]],
+            [["thinking", "more", "▸ thinking (8 words)", SHOWN_THOUGHT]],
+        ),
         ("assistant", ["Running the tests."], ["Running the tests."]),
         ("tool-call", [f"{{{call}:→ bash pytest -q}}"], [f"{{{call}:→ bash pytest -q}}"]),
         ("approval", [], [f"{{{ok}:  ✓ allowed without asking}}"]),
@@ -337,7 +376,6 @@ def test_emacs_one_renderer_for_the_transcript_and_the_chat(tmp_path: Path) -> N
         ),
         ("plan", [], []),
         ("retry", [], []),
-        ("thinking", [], []),
         ("step", [], []),
         (
             "tool-call",  # an MCP call by the name people know, about its arguments
@@ -378,19 +416,35 @@ def test_emacs_one_renderer_for_the_transcript_and_the_chat(tmp_path: Path) -> N
     ]
 
     # The transcript and the chat put those lines in their buffers, faces and all; the
-    # running command's status line is gone once its result came.
+    # running command's status line is gone once its result came. The thinking is one
+    # block: its summary line, then its text, indented.
+    thought = "  The test wants a comma.\n  Add it\\x1b[2J \\u202eexe.txt"
+    block = f"{{tether-thinking-face:▸ thinking (8 words)\n{thought}}}\n"
+
+    def written(items: list[Any]) -> list[str]:
+        return [
+            item + "\n" if isinstance(item, str) else block if item[1] == "new" else ""
+            for item in items
+        ]
+
     kept = [(kind, *views) for kind, *views in by_event if kind != "tool-progress"]
-    lines = [line for _, transcript, _ in kept for line in transcript]
-    assert r["transcript"] == "\n".join(lines) + "\n"
+    assert r["transcript"] == "".join(s for _, items, _ in kept for s in written(items))
     chat = r["chat"]
     answer = chat[chat.index("}") + 1 :]  # after the chat's first lines
     assert answer == "".join(
         [
             "Let me look.\n",
-            *(line + "\n" for _, _, items in kept[5:] for line in items),
+            *(s for _, _, items in kept[5:] for s in written(items)),
             "\n{tether-prompt-face:tether> }",  # a blank line, then the prompt
         ]
     )
+    # On screen the block is its summary line alone; RET on it shows the text, again hides it.
+    for view in ("transcript", "chat"):
+        assert "▸ thinking (8 words)\nRunning the tests.\n" in r[f"{view}Shown"]
+        assert "The test wants" not in r[f"{view}Shown"]
+        opened = f"▸ thinking (8 words)\n{thought}\nRunning the tests.\n"
+        assert opened in r[f"{view}Opened"]
+    assert r["chatClosed"] == r["chatShown"]
 
 
 def test_neovim_shows_the_wait_for_mcp_servers_on_a_line_of_its_own(nvim: Nvim) -> None:

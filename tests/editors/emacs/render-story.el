@@ -27,10 +27,32 @@
     out))
 
 (defun render-story-items (items)
-  "The renderer's ITEMS as JSON: a line as its markup, streamed text as [\"text\", TEXT]."
+  "The renderer's ITEMS as JSON: a line as its markup, streamed text as [\"text\", TEXT],
+thinking as [\"thinking\", \"new\" or \"more\", SUMMARY, TEXT]."
   (vconcat (mapcar (lambda (item)
-                     (if (stringp item) (render-story-markup item) (vector "text" (cdr item))))
+                     (cond ((stringp item) (render-story-markup item))
+                           ((eq (car item) 'thinking)
+                            (pcase-let ((`(thinking ,new ,summary ,text) item))
+                              (vector "thinking" (if new "new" "more") summary text)))
+                           (t (vector "text" (cdr item)))))
                    items)))
+
+(defun render-story-visible (buffer)
+  "BUFFER's text as the screen shows it: without what is invisible."
+  (with-current-buffer buffer
+    (let ((pos (point-min)) (out ""))
+      (while (< pos (point-max))
+        (let ((next (next-single-char-property-change pos 'invisible)))
+          (unless (invisible-p pos)
+            (setq out (concat out (buffer-substring-no-properties pos next))))
+          (setq pos next)))
+      out)))
+
+(defun render-story-toggle (buffer)
+  "Push the first thinking summary's button in BUFFER, as RET on it does."
+  (with-current-buffer buffer
+    (let ((at (text-property-not-all (point-min) (point-max) 'tether-thinking nil)))
+      (push-button at))))
 
 (defun render-story-text (buffer)
   "BUFFER's text, faces marked."
@@ -53,8 +75,19 @@
     (setq tether-chat--render (tether-chat--renderer))
     (dolist (event events) (tether-chat--event event))
     (tether-chat--finished result))
-  (with-temp-file (getenv "TETHER_RESULT")
-    (insert (json-encode `((pieces . ,(vconcat pieces))
-                           (transcript . ,(render-story-text "*tether*"))
-                           (chat . ,(render-story-text "*tether-chat*"))))))
+  (let ((shown `((transcriptShown . ,(render-story-visible "*tether*"))
+                 (chatShown . ,(render-story-visible "*tether-chat*")))))
+    (when (text-property-not-all 1 (with-current-buffer "*tether*" (point-max))
+                                 'tether-thinking nil (get-buffer "*tether*"))
+      (render-story-toggle "*tether*")
+      (render-story-toggle "*tether-chat*")
+      (push `(transcriptOpened . ,(render-story-visible "*tether*")) shown)
+      (push `(chatOpened . ,(render-story-visible "*tether-chat*")) shown)
+      (render-story-toggle "*tether-chat*")
+      (push `(chatClosed . ,(render-story-visible "*tether-chat*")) shown))
+    (with-temp-file (getenv "TETHER_RESULT")
+      (insert (json-encode `((pieces . ,(vconcat pieces))
+                             (transcript . ,(render-story-text "*tether*"))
+                             (chat . ,(render-story-text "*tether-chat*"))
+                             ,@shown)))))
   (kill-emacs 0))
