@@ -1,5 +1,5 @@
 // The session commands typed in the panel's prompt box: the server's (`agent/commands`:
-// /undo, /new, /model, /compact, /cost — run with `agent/command`) and the panel's own two,
+// /undo, /new, /model, /effort, /compact, /cost — run with `agent/command`) and the panel's own two,
 // which act on what only the panel has: /resume (its session) and /rules (its rules list).
 // No `vscode` import: tested directly.
 import type { SessionCommand } from "../protocol";
@@ -9,6 +9,19 @@ export const PANEL_COMMANDS: readonly SessionCommand[] = [
   { name: "resume", description: "continue a stored session in this panel", argument: "[SESSION]" },
   { name: "rules", description: "the approval rules in force" },
 ];
+
+/**
+ * The server's commands that, typed without an argument, offer their choices in a quick pick:
+ * its title, and what follows the current choice in the command's answer (`model: NAME (…`,
+ * `effort: LEVEL;…`), which marks it current.
+ */
+export const PICKED_COMMANDS: Readonly<Record<string, { title: string; after: string }>> = {
+  model: { title: "Tether: the model of the next prompts (or type /model NAME in the panel)", after: " (" },
+  effort: {
+    title: "Tether: how hard the model thinks in the next prompts (or type /effort LEVEL in the panel)",
+    after: ";",
+  },
+};
 
 /** The server's commands, then the panel's own that the server does not list. */
 export function commandList(server: readonly SessionCommand[]): SessionCommand[] {

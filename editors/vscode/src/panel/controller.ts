@@ -17,7 +17,7 @@ import type { ContextPart } from "../context";
 import { errorMessage } from "../protocolClient";
 import type { Settled } from "../run";
 import { explainError, type Fix } from "../userErrors";
-import { commandList, parseCommand, undoneRun } from "./commands";
+import { PICKED_COMMANDS, commandList, parseCommand, undoneRun } from "./commands";
 import { approvalView, contextChips, PanelModel } from "./model";
 import { FromView, PanelState, RuleView, SessionView, ToView, parseFromView } from "./messages";
 import type { SharedApprovals } from "./sharedApprovals";
@@ -322,8 +322,8 @@ export class PanelController {
   /**
    * A session command typed in the prompt box: its answer shows in the conversation. The
    * server's run with `agent/command` on this panel's session; /new and /resume change the
-   * session the next prompt continues; /model without a name and /resume without one offer
-   * a pick.
+   * session the next prompt continues; /model and /effort without an argument and /resume
+   * without one offer a pick.
    */
   private async runCommand(input: string, name: string, argument: string | undefined): Promise<void> {
     if (this.activeRunId !== undefined) {
@@ -365,14 +365,15 @@ export class PanelController {
       });
     };
     let result = await run(argument);
-    if (name === "model" && argument === undefined && result.choices?.length && this.services.pick) {
-      const shown = result.message; // "model: NAME (provider); …"
+    const offer = PICKED_COMMANDS[name];
+    if (offer !== undefined && argument === undefined && result.choices?.length && this.services.pick) {
+      const shown = result.message; // "model: NAME (provider); …", "effort: LEVEL; …"
       const picked = await this.services.pick(
-        "Tether: the model of the next prompts (or type /model NAME in the panel)",
+        offer.title,
         result.choices.map((choice) => ({
           value: choice,
           label: choice,
-          ...(shown.startsWith(`model: ${choice} (`) ? { description: "current" } : {}),
+          ...(shown.startsWith(`${name}: ${choice}${offer.after}`) ? { description: "current" } : {}),
         })),
       );
       if (picked === undefined) {

@@ -365,6 +365,56 @@ describe("panel: controller", () => {
     assert.strictEqual(last().notice, "That approval is no longer pending.");
   });
 
+  it("/effort without a level offers the levels in a pick, the current one marked; a typed level needs no pick", async () => {
+    const asked: unknown[] = [];
+    server.commands = async () => [
+      {
+        name: "effort",
+        description: "show or change how hard the model thinks",
+        argument: "[off|low|medium|high]",
+      },
+    ];
+    server.command = async (params) => {
+      asked.push(params);
+      return params.argument
+        ? { message: `effort: ${params.argument} from the next message on` }
+        : {
+            message: "effort: low; /effort off|low|medium|high changes it",
+            choices: ["off", "low", "medium", "high"],
+          };
+    };
+    const picks: unknown[] = [];
+    server.pick = async (title, items) => {
+      picks.push([title, items]);
+      return items[3].value;
+    };
+    await controller.handle({ type: "ready" });
+    await vscode.until(() => last().commands.some((c) => c.name === "effort"));
+    const entry = (input: string) => last().runs.find((r) => r.prompt === input && r.command !== undefined);
+    await controller.handle({ type: "run", prompt: "/effort" });
+    await settle();
+    assert.deepStrictEqual(picks, [
+      [
+        "Tether: how hard the model thinks in the next prompts (or type /effort LEVEL in the panel)",
+        [
+          { value: "off", label: "off" },
+          { value: "low", label: "low", description: "current" },
+          { value: "medium", label: "medium" },
+          { value: "high", label: "high" },
+        ],
+      ],
+    ]);
+    assert.strictEqual(entry("/effort")?.command?.message, "effort: high from the next message on");
+    await controller.handle({ type: "run", prompt: "/effort medium" });
+    await settle();
+    assert.strictEqual(picks.length, 1);
+    assert.deepStrictEqual(asked, [
+      { name: "effort" },
+      { name: "effort", argument: "high" },
+      { name: "effort", argument: "medium" },
+    ]);
+  });
+
   it("session commands typed in the box run with agent/command on the panel's session, their answers in the conversation", async () => {
     const asked: unknown[] = [];
     server.commands = async () => [
