@@ -32,6 +32,7 @@ from tether_protocol import (
 )
 
 from ..host import Editor
+from ..text.display import shown
 from ..workspace.folders import Workspace, path_from_uri
 from ..writes.disk import (
     Changed,
@@ -127,28 +128,39 @@ class Rewound:
     cut: bool
 
 
+NOTE_LINES = 40
+"""Files a rewind's note names one by one; the rest are counted."""
+CALL_CHARS = 200
+
+
 def model_note(
     record: CheckpointRecord, result: RewindResult, files_only: bool, ws: Workspace
 ) -> str:
-    """The conversation's record of a rewind, in Tether's voice (undo's lines)."""
+    """The conversation's record of a rewind, in Tether's voice (undo's lines). File names
+    come from whatever made the files: escaped (a name cannot start a line of its own) and
+    capped; the call is the model's own, on one line."""
 
     def named(uri: str) -> str:
         path = path_from_uri(uri)
-        return uri if path is None else ws.display(path)
+        return shown(uri if path is None else ws.display(path))
 
     undone = UndoResult(reverted=result.restored, conflicts=result.conflicts)
     lines = [f"- {line}" for line in undo_lines(undone, named)]
     lines += [f"- not restorable (not kept): {named(u)}" for u in result.not_restorable]
     lines += [f"- could not be written: {named(u)}" for u in result.failed]
+    if len(lines) > NOTE_LINES:
+        lines = [*lines[:NOTE_LINES], f"- and {len(lines) - NOTE_LINES} more files"]
     what = (
         "the files changed since then were put back"
         if files_only
         else "the conversation went back to that point; the files were left as they are"
     )
+    call = shown(f"{record.tool}: {record.title}")
+    call = call if len(call) <= CALL_CHARS else call[: CALL_CHARS - 1] + "…"
     return (
         f"[Tether: the user rewound to before step {record.step} of run {record.run_id} "
-        f"({record.tool}: {record.title}); {what}. Read a file again before relying on its "
-        "content.]" + ("\n" + "\n".join(lines) if lines else "")
+        f"({call}); {what}. Read a file again before relying on its content.]"
+        + ("\n" + "\n".join(lines) if lines else "")
     )
 
 
