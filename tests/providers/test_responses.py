@@ -5,6 +5,7 @@ usage with reasoning tokens, retries, cut streams, the output limit, a refused i
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 
@@ -337,3 +338,21 @@ async def test_a_second_refusal_is_a_clear_error(fake: FakeApi) -> None:
         caught.value
     )
     assert len(fake.requests) == 2
+
+
+async def test_a_server_that_reports_no_usage_gets_an_estimate(fake: FakeApi) -> None:
+    frames = responses_stream("four chars", calls=READ_A)
+    head, data = frames[-1].split("data: ", 1)
+    completed = json.loads(data)
+    completed["response"]["usage"] = None
+    fake.queue(Sse([*frames[:-1], f"{head}data: {json.dumps(completed)}\n\n"]))
+    [usage] = [d for d in await drain(provider(fake)) if isinstance(d, UsageDelta)]
+    # Four characters a token: the text and the call's arguments (26 characters).
+    assert usage.output_tokens == 7 and usage.input_tokens > 50  # the prompt and the tools
+    assert usage.cost_usd is None  # as on Chat Completions: an estimate has no price
+
+
+async def test_a_fine_tuned_model_of_a_non_reasoning_base_gets_no_reasoning(fake: FakeApi) -> None:
+    fake.queue(Sse(responses_stream("hi")))
+    await drain(provider(fake, "off", model="ft:gpt-4.1-mini:acme::abc123"))
+    assert "reasoning" not in fake.requests[0].body

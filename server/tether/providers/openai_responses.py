@@ -39,6 +39,7 @@ from .base import (
     ToolCallReady,
     UsageDelta,
     UserMessage,
+    estimate_tokens,
 )
 from .openai import OpenAIProvider
 from .retry import Failure, PartStream, PendingCall, ReplyEnd, StreamInterrupted
@@ -51,7 +52,7 @@ ENCRYPTED_REASONING: list[ResponseIncludable] = ["reasoning.encrypted_content"]
 """Each reasoning item comes with its ``encrypted_content``, to be sent back (``store``
 is false: the API keeps nothing)."""
 
-_NO_REASONING = re.compile(r"(gpt-4|gpt-3\.5|chatgpt-4o)")
+_NO_REASONING = re.compile(r"(ft:)?(gpt-4|gpt-3\.5|chatgpt-4o)")
 """Models that do not reason: the Responses API refuses reasoning settings for them."""
 
 log = logging.getLogger(__name__)
@@ -197,12 +198,14 @@ class OpenAIResponsesProvider(OpenAIProvider):
             yield ReasoningReady(block)
         for index in sorted(reply.calls):
             yield ToolCallReady(reply.calls[index].finish(reply.truncated))
-        yield self._usage_of(reply.usage)
+        yield self._usage_of(reply, [request.system, items, tools])
         yield ReplyEnd(reply.truncated)
 
-    def _usage_of(self, usage: ResponseUsage | None) -> UsageDelta:
-        if usage is None:
-            return UsageDelta(0, 0)
+    def _usage_of(self, reply: _Reply, sent: list[Any]) -> UsageDelta:
+        usage = reply.usage
+        if usage is None:  # a server that reports none: estimate instead
+            output = reply.text + "".join(call.arguments for call in reply.calls.values())
+            return UsageDelta(estimate_tokens(json.dumps(sent)), estimate_tokens(output))
         # Read as optional: the SDK builds the usage unvalidated, and servers omit some.
         details = getattr(usage, "input_tokens_details", None)
         cached = getattr(details, "cached_tokens", None) or 0
