@@ -32,6 +32,10 @@ class ClientTetherCapabilities(WireModel):
     """The client answers ``agent/saveDocuments``."""
     diagnostics: bool = False
     """The client answers ``agent/diagnostics`` (its language servers' problems)."""
+    change_sets: bool = False
+    """The client's approvals show a change of several files: an ``agent/approve`` whose
+    diff preview covers them all (``diff``, one file after another) and has no
+    ``proposed`` window. ``rename`` is offered to a client with approvals only then."""
 
 
 class ServerTetherCapabilities(WireModel):

@@ -46,13 +46,23 @@ class Answers:
         return self.languages
 
 
+class ShowsAll:
+    """An editor whose approvals show a change of several files."""
+
+    def shows_change_sets(self) -> bool:
+        return True
+
+
 async def test_the_tools_are_offered_only_when_a_server_can_answer(tmp_path: Path) -> None:
     ws = Workspace([tmp_path], NoBuffers())
     base = build_tools()
     none = await with_code_tools(base, Answers({}), ws)  # type: ignore[arg-type]
     assert none is base and "definition" not in none.names
-    some = await with_code_tools(base, Answers({"python": "pyright-langserver"}), ws)  # type: ignore[arg-type]
+    answers = Answers({"python": "pyright-langserver"})
+    some = await with_code_tools(base, answers, ws, ShowsAll())  # type: ignore[arg-type]
     assert some.names[-5:] == ["definition", "references", "hover", "symbols", "rename"]
+    unshown = await with_code_tools(base, answers, ws, object())  # type: ignore[arg-type]
+    assert unshown.names[-4:] == ["definition", "references", "hover", "symbols"]
     spec = next(s for s in some.specs() if s.name == "definition")
     assert spec.description.endswith("Languages: python (pyright-langserver).")
     assert CODE_TOOLS_ADVICE in system_prompt(ws, some.names)

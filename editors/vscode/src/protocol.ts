@@ -211,6 +211,7 @@ export type ClientCapabilities = {
   events?: boolean;
   saveDocuments?: boolean;
   diagnostics?: boolean;
+  changeSets?: boolean;
 };
 
 export type ServerCapabilities = {

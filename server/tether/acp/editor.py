@@ -203,6 +203,10 @@ class AcpEditor:
     ) -> EditOutcome:
         return await delete_on_disk(path, root)
 
+    def shows_change_sets(self) -> bool:
+        """A change of several files (a rename) is shown as its diff, as text."""
+        return True
+
     def unsaved_edits(self) -> Sequence[Path]:
         return ()
 

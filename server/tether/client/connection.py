@@ -56,12 +56,10 @@ def client_capabilities(
     """What the terminal client declares in ``initialize``: no documents (no
     ``workspace/applyEdit``: the server writes approved edits itself), Tether's events and
     approvals as asked."""
-    return {
-        "window": {"workDoneProgress": False},
-        "experimental": {
-            "tether": {"events": events, "approvals": approvals, "saveDocuments": save_documents}
-        },
-    }
+    tether = {"events": events, "approvals": approvals, "saveDocuments": save_documents}
+    if approvals:  # the terminal shows every file of a change (a rename) as one diff
+        tether["changeSets"] = True
+    return {"window": {"workDoneProgress": False}, "experimental": {"tether": tether}}
 
 
 class TetherClient:

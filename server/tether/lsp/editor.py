@@ -300,6 +300,13 @@ class LspEditor:
             buffers.saved(path)
         return done
 
+    def shows_change_sets(self) -> bool:
+        """A change of several files (a rename) is shown whole: by a client that declared
+        ``changeSets``, or in the message of a client without ``agent/approve``
+        (``lsp/prompt.py``: the diff as text, or opened with ``showDocument``)."""
+        declared = self._link.client_tether
+        return declared.change_sets or not declared.approvals
+
     def unsaved_edits(self) -> Sequence[Path]:
         return self._buffers.unsaved_agent_edits()
 

@@ -108,7 +108,7 @@ async def assemble_run(
         params.provider or config.provider, config, workspace.root, model=params.model
     )
     limits = params.limits
-    tools = await with_code_tools(tools, code, workspace)
+    tools = await with_code_tools(tools, code, workspace, editor)
     tools = await _with_mcp(tools, mcp, config, workspace)
     read = await model_input(workspace, tools.names, params.prompt, params.context)
     events = RunEvents(run_id, [*sinks, SessionSink(log_writer, session_id)])

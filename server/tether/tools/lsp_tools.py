@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import Field
 
@@ -592,19 +592,33 @@ CODE_TOOL_NAMES = tuple(cls.name for cls in CODE_TOOLS)
 (``autoApprove``) wherever."""
 
 
+@runtime_checkable
+class ShowsChangeSets(Protocol):
+    """An editor whose approvals can show a change of several files (a rename's)."""
+
+    def shows_change_sets(self) -> bool:
+        """Whether an approval's diff of several files, without a window to edit, is shown
+        whole to the user."""
+        ...
+
+
 async def with_code_tools(
-    tools: ToolRegistry, code: CodeIntel | None, ws: Workspace
+    tools: ToolRegistry, code: CodeIntel | None, ws: Workspace, editor: object = None
 ) -> ToolRegistry:
     """``tools`` plus the code tools when some language server can answer here (their
-    descriptions name the languages); ``tools`` as they are otherwise."""
+    descriptions name the languages); ``tools`` as they are otherwise. ``rename`` only for
+    an ``editor`` that shows a change of several files (``ShowsChangeSets``)."""
     if code is None:
         return tools
     languages = await code.available(ws)
     if not languages:
         return tools
     listed = ", ".join(f"{lang} ({server})" for lang, server in sorted(languages.items()))
+    renames = isinstance(editor, ShowsChangeSets) and editor.shows_change_sets()
     made: list[Tool[Any]] = []
     for cls in CODE_TOOLS:
+        if cls is Rename and not renames:
+            continue
         tool = cls(code, languages)
         tool.description = f"{cls.description} Languages: {listed}."  # type: ignore[misc]
         made.append(tool)
