@@ -92,3 +92,15 @@ async def test_an_editor_with_change_sets_is_asked_once_and_edits_its_buffers(
         assert len(editor.applied) == 2  # each file through workspace/applyEdit
     assert (root / "app.py").read_text() == APP.replace("greet", "hi")
     assert (root / "lib.py").read_text() == LIB.replace("greet", "hi")
+
+
+async def test_a_plain_lsp_client_is_asked_with_the_diff_of_every_file(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    async with serving(tmp_path / "state", env=env()) as editor:
+        await open_session(editor, root, {})  # no Tether plugin: asked by showMessageRequest
+        await editor.run(runId="r1", prompt="rename greet")
+        [asked] = editor.message_requests
+        assert "Rename greet → hi in 2 files" in asked.message
+        assert "app.py" in asked.message and "lib.py" in asked.message, asked.message
+    assert (root / "app.py").read_text() == APP.replace("greet", "hi")
+    assert (root / "lib.py").read_text() == LIB.replace("greet", "hi")
