@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.providers.fakes import FakeApi, Sse, openai_stream
+from tests.providers.fakes import FakeApi, Sse, anthropic_stream, openai_stream
 
 from ..waiting import wait_until_sync
 from .conftest import Nvim, app_project, decisions, env, script
@@ -311,3 +311,72 @@ def test_a_run_the_settings_cannot_make_says_why_in_the_chat(
     text = "\n".join(r["lines"])  # said in the chat, where the message was typed
     assert says in text, (text, r["notes"])
     assert r["lines"][-2:] == ["## You", ""], r["lines"]  # the chat is ready again
+
+
+THOUGHT = ["Let me look at app.py ", "and see what greet\nreturns\x1b[31m first."]
+
+
+def test_the_models_thinking_streams_into_a_closed_fold_before_the_answer(nvim: Nvim) -> None:
+    """A model that thinks (Anthropic's extended thinking, through the real server and its
+    SDK against a fake API): the chat shows the thinking as it streams in a closed fold
+    whose summary counts its words, the answer after it; `zo` opens it, escaped."""
+    app_project(nvim)
+    with FakeApi() as fake:
+        fake.queue(Sse(anthropic_stream("It greets people.", thinking=THOUGHT), delay=0.05))
+        settings = {
+            "provider": "anthropic",
+            "model": "claude-sonnet-5-5",
+            "baseUrl": fake.url,
+            "reasoningEffort": "medium",
+        }
+        r = nvim.run(
+            "chat_thinking",
+            env=env(OPEN="src/app.py", SETTINGS=settings, ANTHROPIC_API_KEY="test-key"),
+            timeout=90,
+        )
+        [request] = [request.body for request in fake.requests]
+    assert request["thinking"]["type"] == "enabled", request  # the model was asked to think
+    assert r["run"]["result"]["outcome"] == "done", r["run"]
+
+    # As it streams: one block, closed, its summary growing, the answer not there yet.
+    growing = r["growing"]
+    assert [g["block"]["summary"] for g in growing] == [
+        "▸ thinking (5 words)",
+        "▸ thinking (11 words)",
+    ]
+    for g in growing:
+        assert g["block"]["closed"] == g["block"]["line"], g
+        assert "It greets" not in g["last"], g
+
+    shown = "  and see what greet"
+    escaped = "  returns\\x1b[31m first."
+    chat = r["chat"]
+    at = chat.index("▸ thinking (11 words)")
+    assert chat[chat.index("## Tether") : at + 6] == [
+        "## Tether",
+        "",
+        "▸ thinking (11 words)",
+        "  Let me look at app.py and see what greet",
+        escaped,
+        "",
+        "It greets people.",
+        "",
+    ]
+    assert shown.strip() not in "\n".join(chat[at + 3 :])  # never part of the answer
+    closed = r["closed"]
+    assert (closed["closed"], closed["closed_end"]) == (at + 1, at + 3), closed
+    assert closed["text"] == "▸ thinking (11 words)"
+    assert r["opened"]["closed"] == -1  # `zo` shows the thinking
+
+    transcript = r["transcript"]
+    at = transcript.index("▸ thinking (11 words)")
+    assert transcript[at - 1 : at + 4] == [
+        "── step 1 ──",
+        "▸ thinking (11 words)",
+        "  Let me look at app.py and see what greet",
+        escaped,
+        "It greets people.",
+    ]
+    block = r["transcript_block"]
+    assert (block["closed"], block["closed_end"]) == (at + 1, at + 3), block
+    assert block["text"] == "▸ thinking (11 words)"
