@@ -251,10 +251,10 @@ async def _rewind_files(
     plans = plans_of(records)
     todo: list[tuple[Plan, Path]] = []
     for plan in sorted(plans.values(), key=lambda p: str(p.path)):
-        shown = plan.uri
+        uri = plan.uri
         root = confined_root(ws, plan)
         if root is None:
-            result.failed.append(shown)
+            result.failed.append(uri)
             continue
         buffer = ws.buffers.get(plan.path)
         if buffer is not None:
@@ -267,28 +267,26 @@ async def _rewind_files(
         if same_state(plan.current, plan.target):
             continue  # already as it was
         if (plan.between or not same_state(plan.current, plan.expected)) and not force:
-            result.conflicts.append(shown)
+            result.conflicts.append(uri)
         elif plan.target is not None and plan.target.not_restorable is not None:
-            result.not_restorable.append(shown)
+            result.not_restorable.append(uri)
         else:
             todo.append((plan, root))
-    blobs: dict[Path, bytes | None] = {}
-    for plan, _ in todo:  # everything read and checked before anything is written
-        digest = plan.target.sha256 if plan.target is not None else None
+    for plan, _ in todo:  # everything checked before anything is written (one at a time)
         if plan.target is not None and plan.target.kind == "file":
-            if digest is None:
+            if plan.target.sha256 is None:
                 raise StoreDamaged(f"the checkpoint store has no content for {plan.path.name}")
-            blobs[plan.path] = await anyio.to_thread.run_sync(store.get, digest)
-        else:
-            blobs[plan.path] = None
+            await anyio.to_thread.run_sync(store.get, plan.target.sha256)
     # Removals first: a rename is put back by deleting the new name, then making the old.
     todo.sort(key=lambda item: item[0].target is not None)
     changed: list[Change] = []
     for plan, root in todo:
-        shown = plan.uri
-        data = blobs[plan.path]
+        uri = plan.uri
+        data: bytes | None = None
         async with path_lock(plan.path):
             try:
+                if plan.target is not None and plan.target.sha256 is not None:
+                    data = await anyio.to_thread.run_sync(store.get, plan.target.sha256)
                 if plan.buffer_text is not None and not (
                     plan.target is not None and plan.target.kind == "link"
                 ):
@@ -300,13 +298,13 @@ async def _rewind_files(
                 else:
                     await anyio.to_thread.run_sync(restore_on_disk, plan, root, data)
                     ok = True
-            except (OSError, Refused, Changed) as exc:
+            except (OSError, Refused, Changed, StoreDamaged) as exc:
                 ok = False
                 result.note = f"{_shown(ws, plan.path)}: {exc}"
         if not ok:
-            result.failed.append(shown)
+            result.failed.append(uri)
             continue
-        result.restored.append(shown)
+        result.restored.append(uri)
         after = await anyio.to_thread.run_sync(entry_of, plan.path, store, cap)
         changed.append(Change(plan.path, plan.current, after))
     return changed
