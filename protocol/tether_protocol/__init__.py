@@ -11,6 +11,7 @@ from .approvals import (
     SaveDocumentsParams,
     SaveDocumentsResult,
 )
+from .ask import AskParams, AskResult
 from .base import Position, Range, WireModel
 from .checkpoints import (
     Checkpoint,
@@ -61,6 +62,9 @@ from .events import (
 )
 from .methods import (
     AGENT_APPROVE as AGENT_APPROVE_METHOD,
+)
+from .methods import (
+    AGENT_ASK as AGENT_ASK_METHOD,
 )
 from .methods import (
     AGENT_CANCEL as AGENT_CANCEL_METHOD,
@@ -152,6 +156,9 @@ from .script import Script, ScriptToolCall, ScriptTurn
 
 __all__ = [
     "AGENT_APPROVE_METHOD",
+    "AGENT_ASK_METHOD",
+    "AskParams",
+    "AskResult",
     "AGENT_CANCEL_METHOD",
     "AGENT_CHECKPOINTS_METHOD",
     "AGENT_REWIND_METHOD",

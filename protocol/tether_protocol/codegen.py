@@ -42,6 +42,7 @@ METHODS = {
     "agentApprove": methods.AGENT_APPROVE,
     "agentSaveDocuments": methods.AGENT_SAVE_DOCUMENTS,
     "agentDiagnostics": methods.AGENT_DIAGNOSTICS,
+    "agentAsk": methods.AGENT_ASK,
     "commandRun": methods.COMMAND_RUN,
     "commandCancel": methods.COMMAND_CANCEL,
 }

@@ -36,6 +36,8 @@ class ClientTetherCapabilities(WireModel):
     """The client's approvals show a change of several files: an ``agent/approve`` whose
     diff preview covers them all (``diff``, one file after another) and has no
     ``proposed`` window. ``rename`` is offered to a client with approvals only then."""
+    ask: bool = False
+    """The client answers ``agent/ask`` (a person sees the model's question and answers)."""
 
 
 class ServerTetherCapabilities(WireModel):

@@ -21,6 +21,7 @@ AGENT_EVENT: Final = "agent/event"
 AGENT_APPROVE: Final = "agent/approve"
 AGENT_SAVE_DOCUMENTS: Final = "agent/saveDocuments"
 AGENT_DIAGNOSTICS: Final = "agent/diagnostics"
+AGENT_ASK: Final = "agent/ask"
 
 COMMAND_RUN: Final = "tether.run"
 COMMAND_CANCEL: Final = "tether.cancel"
@@ -42,5 +43,11 @@ CLIENT_TO_SERVER: Final = (
     AGENT_COMMANDS,
     AGENT_COMMAND,
 )
-SERVER_TO_CLIENT: Final = (AGENT_EVENT, AGENT_APPROVE, AGENT_SAVE_DOCUMENTS, AGENT_DIAGNOSTICS)
+SERVER_TO_CLIENT: Final = (
+    AGENT_EVENT,
+    AGENT_APPROVE,
+    AGENT_SAVE_DOCUMENTS,
+    AGENT_DIAGNOSTICS,
+    AGENT_ASK,
+)
 COMMANDS: Final = (COMMAND_RUN, COMMAND_CANCEL)

@@ -17,6 +17,8 @@ from pydantic import TypeAdapter
 from . import (
     ApproveParams,
     ApproveResult,
+    AskParams,
+    AskResult,
     CancelParams,
     CancelResult,
     CheckpointsParams,
@@ -90,6 +92,8 @@ SHAPES: dict[str, Any] = {
     "agent-saveDocuments.result": SaveDocumentsResult,
     "agent-diagnostics.params": DiagnosticsParams,
     "agent-diagnostics.result": DiagnosticsResult,
+    "agent-ask.params": AskParams,
+    "agent-ask.result": AskResult,
     "client-capabilities": ClientTetherCapabilities,
     "server-capabilities": ServerTetherCapabilities,
     "settings": TetherSettings,

@@ -51,6 +51,9 @@ class AcpAgent:
             process.process.stdin,
             process.process.stdout,
             observers=[client.observe],
+            # elicitation is stable in schema 1.21; the SDK (from 1.19) still routes it as
+            # unstable: enabled for a client that declares it
+            use_unstable_protocol=client.capabilities.elicitation,
         )
         self._raw = self.connection._conn  # the SDK's JSON-RPC layer, for raw requests
         self._tasks: set[asyncio.Task[Any]] = set()

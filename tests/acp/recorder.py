@@ -20,7 +20,10 @@ from acp.connection import StreamDirection, StreamEvent
 from acp.interfaces import Agent
 from acp.schema import (
     ClientCapabilities,
+    CreateElicitationResponse,
     CreateTerminalResponse,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
     EnvVariable,
     FileSystemCapabilities,
     KillTerminalResponse,
@@ -35,7 +38,7 @@ from acp.schema import (
     WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from .permissions import PermissionAsked, Policy, decide
 from .terminals import Terminals
@@ -51,10 +54,15 @@ class Capabilities:
     read: bool = True
     write: bool = True
     terminal: bool = True
+    elicitation: bool = False
+    """``elicitation: {form: {}}``: the agent may ask with ``elicitation/create``."""
 
     def declared(self) -> ClientCapabilities:
         fs = FileSystemCapabilities(read_text_file=self.read, write_text_file=self.write)
-        return ClientCapabilities(fs=fs, terminal=self.terminal)
+        form = ElicitationCapabilities(form=ElicitationFormCapabilities())
+        return ClientCapabilities(
+            fs=fs, terminal=self.terminal, elicitation=form if self.elicitation else None
+        )
 
 
 EDITOR = Capabilities()
@@ -102,6 +110,7 @@ class RecordingClient:
         permission: Policy = "allow_once",
         buffers: dict[str, str] | None = None,
         after_withdrawal: str = "cancelled",
+        elicit: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         self.capabilities = capabilities
         self.permission: Policy = permission
@@ -109,6 +118,11 @@ class RecordingClient:
         """How a withdrawn request is answered: ``cancelled``, or an option kind (a late
         answer racing the withdrawal)."""
         self.buffers: dict[str, str] = dict(buffers or {})
+        self.elicit = elicit
+        """Answers ``elicitation/create``: given the raw params, the raw response (default:
+        ``decline``)."""
+        self.elicitations: list[dict[str, Any]] = []
+        """The raw params of every ``elicitation/create``, in order."""
         """The editor's open buffers by absolute path (unsaved text wins over the disk)."""
         self.messages: list[Message] = []
         self.updates: list[Update] = []
@@ -254,6 +268,21 @@ class RecordingClient:
         asked.answered_ns = time.monotonic_ns()
         self.wake()
         return RequestPermissionResponse.model_validate({"outcome": asked.answer})
+
+    async def create_elicitation(self, message: str, mode: Any, **kw: Any) -> Any:
+        """``elicitation/create``: recorded (the raw params, as observed) and answered by
+        ``elicit``; a client that did not declare it answers method-not-found."""
+        self._require(self.capabilities.elicitation, "elicitation/create")
+        asked = [
+            m.payload["params"]
+            for m in self.messages
+            if m.direction == "to_client" and m.payload.get("method") == "elicitation/create"
+        ]
+        params = asked[len(self.elicitations)]
+        self.elicitations.append(params)
+        answer = self.elicit(params) if self.elicit is not None else {"action": "decline"}
+        self.wake()
+        return TypeAdapter(CreateElicitationResponse).validate_python(answer)
 
     def settle(self, session_id: str) -> None:
         """The client cancelled the turn: its pending permissions end as ``cancelled``."""

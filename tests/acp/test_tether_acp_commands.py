@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tether_protocol import CommandResult, SessionCommand
 
 from tether.acp import server as acp_server
 from tether.run import commands
+from tether_protocol import CommandResult, SessionCommand
 
 from .recorder import NOTHING, RecordingClient
 from .tether import EOF_WITHIN, tether_acp, turns

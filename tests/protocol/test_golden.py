@@ -15,6 +15,8 @@ from pydantic import TypeAdapter, ValidationError
 from tether_protocol import (
     ApproveParams,
     ApproveResult,
+    AskParams,
+    AskResult,
     CheckpointsResult,
     DiagnosticsParams,
     DiagnosticsResult,
@@ -44,6 +46,8 @@ MODELS: dict[str, Any] = {
     "agent-event.params.json": RunEvent,
     "agent-approve.params.json": ApproveParams,
     "agent-approve.result.json": ApproveResult,
+    "agent-ask.params.json": AskParams,
+    "agent-ask.result.json": AskResult,
     "settings.json": TetherSettings,
     "agent-undo.result.json": UndoResult,
     "agent-checkpoints.result.json": CheckpointsResult,

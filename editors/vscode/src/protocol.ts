@@ -19,6 +19,7 @@ export const Methods = {
   agentApprove: "agent/approve",
   agentSaveDocuments: "agent/saveDocuments",
   agentDiagnostics: "agent/diagnostics",
+  agentAsk: "agent/ask",
   commandRun: "tether.run",
   commandCancel: "tether.cancel",
 } as const;
@@ -206,12 +207,25 @@ export type AgentDiagnosticsResult = {
   items?: FileDiagnostics[];
 };
 
+export type AgentAskParams = {
+  runId: string;
+  callId: string;
+  question: string;
+  choices?: string[] | null;
+  freeText?: boolean;
+};
+
+export type AgentAskResult = {
+  answer?: string | null;
+};
+
 export type ClientCapabilities = {
   approvals?: boolean;
   events?: boolean;
   saveDocuments?: boolean;
   diagnostics?: boolean;
   changeSets?: boolean;
+  ask?: boolean;
 };
 
 export type ServerCapabilities = {

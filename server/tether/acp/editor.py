@@ -27,9 +27,11 @@ from tether_protocol import (
 
 from ..host import Buffer, EditOutcome, FileEdit, TerminalOutcome
 from ..text.display import shown, shown_value
+from ..tools.ask import Question
 from ..tools.base import one_line
 from ..workspace.folders import uri_for
 from ..writes.disk import apply_on_disk, delete_on_disk
+from .ask import elicitation, elicited
 from .updates import DiffShown, Translator, tool_call_id
 from .wire import Connection, RpcError
 
@@ -50,6 +52,8 @@ class ClientCapabilities:
     read: bool = False
     write: bool = False
     terminal: bool = False
+    elicitation: bool = False
+    """``elicitation.form`` declared: ``ask_user`` asks through ``elicitation/create``."""
 
     @classmethod
     def from_wire(cls, raw: object) -> ClientCapabilities:
@@ -60,7 +64,13 @@ class ClientCapabilities:
             read=fs.get("readTextFile") is True,
             write=fs.get("writeTextFile") is True,
             terminal=caps.get("terminal") is True,
+            elicitation=_declared_form(caps.get("elicitation")),
         )
+
+
+def _declared_form(raw: object) -> bool:
+    """``elicitation: {form: {}}``: form elicitation declared (absent or null: not)."""
+    return isinstance(raw, dict) and isinstance(raw.get("form"), dict)
 
 
 class AcpBuffers:
@@ -174,6 +184,21 @@ class AcpEditor:
             log.warning("session/request_permission answered with an error (denied): %s", exc)
             return None
         return _answer(raw, patterns)
+
+    # --- questions (``ask_user``) ------------------------------------------------------
+    def can_ask(self) -> bool:
+        return self.capabilities.elicitation
+
+    async def ask_user(self, question: Question) -> str | None:
+        """``elicitation/create`` in form mode, tied to the asking call (``acp/ask.py``)."""
+        call = tool_call_id(question.run_id, question.call_id) if question.call_id else None
+        params = elicitation(self._session_id, call, question)
+        try:
+            raw = await self._connection.request("elicitation/create", params)
+        except RpcError as exc:
+            log.warning("elicitation/create answered with an error (no answer): %s", exc)
+            return None
+        return elicited(raw, question)
 
     # --- edits -------------------------------------------------------------------------
     async def apply_edit(self, edit: FileEdit, label: str) -> EditOutcome:

@@ -25,6 +25,7 @@ from tether_protocol import (
 )
 
 from .approver import TerminalApprover
+from .asker import TerminalAsker
 from .connection import ServerError, TetherClient
 from .exits import EXIT_OK, EXIT_USAGE
 from .headless import connect
@@ -255,7 +256,8 @@ async def chat_in_terminal(job: TerminalRun) -> int:
         yes=job.yes, out=out, color=renderer.color, diff_printer=renderer.diff_printer()
     )
     try:
-        async with connect(job.root, job.options, approver=approver) as client:
+        asker = TerminalAsker(approver)
+        async with connect(job.root, job.options, approver=approver, asker=asker) as client:
             client.on_event = renderer
             client.on_notice = renderer.others_wrote
             chat = Chat(job, client, renderer, approver, job.run_params.get("sessionId"))

@@ -51,14 +51,16 @@ class ServerError(Exception):
 
 
 def client_capabilities(
-    events: bool = True, approvals: bool = False, save_documents: bool = False
+    events: bool = True, approvals: bool = False, save_documents: bool = False, ask: bool = False
 ) -> dict[str, Any]:
     """What the terminal client declares in ``initialize``: no documents (no
-    ``workspace/applyEdit``: the server writes approved edits itself), Tether's events and
-    approvals as asked."""
+    ``workspace/applyEdit``: the server writes approved edits itself), Tether's events,
+    approvals and the model's questions (``agent/ask``) as asked."""
     tether = {"events": events, "approvals": approvals, "saveDocuments": save_documents}
     if approvals:  # the terminal shows every file of a change (a rename) as one diff
         tether["changeSets"] = True
+    if ask:
+        tether["ask"] = True
     return {"window": {"workDoneProgress": False}, "experimental": {"tether": tether}}
 
 
@@ -200,6 +202,7 @@ class TetherClient:
         events: bool = True,
         approvals: bool = False,
         save_documents: bool = False,
+        ask: bool = False,
     ) -> dict[str, Any]:
         """``initialize`` + ``initialized`` for a workspace folder (an absolute path)."""
         result = await self.request(
@@ -209,7 +212,7 @@ class TetherClient:
                 "clientInfo": {"name": "tether-headless"},
                 "rootUri": root.as_uri(),
                 "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-                "capabilities": client_capabilities(events, approvals, save_documents),
+                "capabilities": client_capabilities(events, approvals, save_documents, ask),
                 "initializationOptions": options,
             },
         )

@@ -22,6 +22,7 @@ async def connect(
     environ: dict[str, str] | None = None,
     events: bool = True,
     approver: RequestHandler | None = None,
+    asker: RequestHandler | None = None,
     process: Process | None = None,
 ) -> AsyncIterator[TetherClient]:
     """A client connected to a fresh ``tether serve`` for ``root``; shut down on exit.
@@ -30,7 +31,9 @@ async def connect(
     writes each approved edit itself, with its confined writer (no link followed, never
     over text the edit was not computed on). With an ``approver`` the client declares
     ``approvals`` and answers ``agent/approve`` with it (without one, the server asks with
-    ``window/showMessageRequest``, which this client leaves unanswered: deny). ``process``
+    ``window/showMessageRequest``, which this client leaves unanswered: deny). With an
+    ``asker`` it declares ``ask`` and answers the model's questions (``agent/ask``) with it;
+    without one the server tells the model at once that no one can be asked. ``process``
     is a server already started in ``root`` (``spawn_server``); else one is started.
     """
     root = Path(await anyio.Path(root).resolve())
@@ -46,6 +49,8 @@ async def connect(
             client = TetherClient(process, tg)
             if approver is not None:
                 client.handle("agent/approve", approver)
+            if asker is not None:
+                client.handle("agent/ask", asker)
             tg.start_soon(client.read_messages)
             try:
                 await client.initialize(
@@ -53,6 +58,7 @@ async def connect(
                     options,
                     events=events,
                     approvals=approver is not None,
+                    ask=asker is not None,
                 )
                 yield client
             finally:

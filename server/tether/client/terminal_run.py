@@ -16,6 +16,7 @@ from anyio.abc import Process
 from tether_protocol import RunEvent
 
 from .approver import TerminalApprover
+from .asker import TerminalAsker, can_ask_here
 from .connection import ServerError, TetherClient
 from .exits import EXIT_INTERRUPTED as EXIT_INTERRUPTED
 from .exits import EXIT_NOT_DONE as EXIT_NOT_DONE
@@ -152,7 +153,10 @@ async def run_in_terminal(job: TerminalRun, server: Process | None = None) -> in
     try:
         with anyio.CancelScope() as everything, on_interrupt(stopper.interrupt):
             stopper.everything = everything
-            async with connect(job.root, job.options, approver=approver, process=server) as client:
+            asker = TerminalAsker(approver) if can_ask_here() else None  # else: no one to ask
+            async with connect(
+                job.root, job.options, approver=approver, asker=asker, process=server
+            ) as client:
                 stopper.client = client
                 client.on_event = show
                 client.on_notice = renderer.others_wrote

@@ -20,6 +20,7 @@ from pygls.exceptions import JsonRpcException
 
 from tether_protocol import (
     AGENT_APPROVE_METHOD,
+    AGENT_ASK_METHOD,
     AGENT_DIAGNOSTICS_METHOD,
     AGENT_SAVE_DOCUMENTS_METHOD,
     ApproveParams,
@@ -34,7 +35,9 @@ from tether_protocol import (
 from ..host import BufferDrift, EditOutcome, FileEdit
 from ..text.display import shown
 from ..text.edit import range_at
+from ..tools.ask import Question
 from ..writes.disk import Refused, apply_on_disk, delete_on_disk, make_parents
+from .ask import ask_params, asked_answer
 from .documents import encoding_name
 from .host import LspBuffers
 from .link import ClientLink
@@ -282,6 +285,21 @@ class LspEditor:
             log.warning("agent/diagnostics answered with an error (not asked again): %s", message)
             return None
         return diagnostics_answer(raw)
+
+    # --- questions (``ask_user``) ------------------------------------------------------
+    def can_ask(self) -> bool:
+        return self._link.client_tether.ask
+
+    async def ask_user(self, question: Question) -> str | None:
+        """``agent/ask`` (``lsp/ask.py``); cancelling the wait withdraws it."""
+        sent = ask_params(question)
+        try:
+            raw = await self._request(AGENT_ASK_METHOD, sent.to_wire())
+        except JsonRpcException as exc:
+            message = " ".join(str(exc.message or exc).split())[:200]
+            log.warning("agent/ask answered with an error (no answer): %s", message)
+            return None
+        return asked_answer(raw, question, sent)
 
     # --- saving ------------------------------------------------------------------------
     async def save_documents(self, paths: Sequence[Path]) -> Sequence[Path]:

@@ -33,6 +33,7 @@ TOOL_NAMES = (
     "search",
     "diagnostics",
     "plan",
+    "ask_user",
     "edit_file",
     "write_file",
     "bash",

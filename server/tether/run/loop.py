@@ -299,7 +299,7 @@ class AgentLoop:
         label = await self.tools.label(call.name)
         self.events.tool_call(call.call_id, call.name, call.arguments, label)
         progress = self.events.progress_of(call.call_id, call.name)  # a command's, for people
-        deps = replace(self.deps, progress=progress, step=self.state.steps)
+        deps = replace(self.deps, progress=progress, step=self.state.steps, call_id=call.call_id)
         result = await self.tools.execute(call, deps)
         for edit in result.edits:
             if edit.uri not in self.state.changed_files:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 def build_tools() -> StaticToolRegistry:
     """Every tool the server offers, their specs built once (``tools.static``)."""
+    from .ask import AskUser
     from .diagnostics import Diagnostics
     from .edits import EditFile, WriteFile
     from .files import READ_TOOLS
@@ -24,4 +25,6 @@ def build_tools() -> StaticToolRegistry:
     from .shell import Bash
     from .static import StaticToolRegistry
 
-    return StaticToolRegistry([*READ_TOOLS, Diagnostics(), Plan(), EditFile(), WriteFile(), Bash()])
+    return StaticToolRegistry(
+        [*READ_TOOLS, Diagnostics(), Plan(), AskUser(), EditFile(), WriteFile(), Bash()]
+    )

@@ -114,6 +114,8 @@ class ToolDeps:
     """Checkpoints each step that can change files (the session's); None: none kept."""
     step: int = 0
     """The run's step the call is made in (set for each call by the loop)."""
+    call_id: str = ""
+    """The call being made (set for each call by the loop; ``ask_user`` names it)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ M.methods = {
   agentApprove = "agent/approve",
   agentSaveDocuments = "agent/saveDocuments",
   agentDiagnostics = "agent/diagnostics",
+  agentAsk = "agent/ask",
   commandRun = "tether.run",
   commandCancel = "tether.cancel",
 }
