@@ -60,6 +60,7 @@ from .events import (
     UsageEvent,
     parse_event,
 )
+from .jobs import JobInfo, JobsParams, JobsResult, JobState, JobStopParams, JobStopResult
 from .methods import (
     AGENT_APPROVE as AGENT_APPROVE_METHOD,
 )
@@ -86,6 +87,12 @@ from .methods import (
 )
 from .methods import (
     AGENT_HISTORY as AGENT_HISTORY_METHOD,
+)
+from .methods import (
+    AGENT_JOB_STOP as AGENT_JOB_STOP_METHOD,
+)
+from .methods import (
+    AGENT_JOBS as AGENT_JOBS_METHOD,
 )
 from .methods import (
     AGENT_REWIND as AGENT_REWIND_METHOD,
@@ -178,6 +185,14 @@ __all__ = [
     "AGENT_RUN_METHOD",
     "AGENT_SAVE_DOCUMENTS_METHOD",
     "AGENT_SESSIONS_METHOD",
+    "AGENT_JOBS_METHOD",
+    "AGENT_JOB_STOP_METHOD",
+    "JobInfo",
+    "JobState",
+    "JobStopParams",
+    "JobStopResult",
+    "JobsParams",
+    "JobsResult",
     "AGENT_STEER_METHOD",
     "AGENT_UNDO_METHOD",
     "AGENT_COMMANDS_METHOD",

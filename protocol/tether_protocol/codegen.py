@@ -43,6 +43,8 @@ METHODS = {
     "agentSaveDocuments": methods.AGENT_SAVE_DOCUMENTS,
     "agentDiagnostics": methods.AGENT_DIAGNOSTICS,
     "agentAsk": methods.AGENT_ASK,
+    "agentJobs": methods.AGENT_JOBS,
+    "agentJobStop": methods.AGENT_JOB_STOP,
     "commandRun": methods.COMMAND_RUN,
     "commandCancel": methods.COMMAND_CANCEL,
 }

@@ -169,6 +169,9 @@ class TetherSettings(WireModel):
     sandbox_env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] | None = None
     """Environment variables a sandboxed command gets besides the standard ones (``PATH``,
     ``HOME``, ``LANG``, ``LC_*``, …): names, not values; the user's own config only."""
+    max_background_jobs: Annotated[int, Field(ge=0, le=64)] | None = None
+    """How many background jobs (``bash`` with ``background: true``) may run at once in a
+    session (default 4); 0: none. Each job ends with its session."""
     approval_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     """How long an approval may wait for the user's answer before the call is denied
     (default 300); the client is told to close it (``$/cancelRequest``)."""

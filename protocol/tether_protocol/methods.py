@@ -22,6 +22,8 @@ AGENT_APPROVE: Final = "agent/approve"
 AGENT_SAVE_DOCUMENTS: Final = "agent/saveDocuments"
 AGENT_DIAGNOSTICS: Final = "agent/diagnostics"
 AGENT_ASK: Final = "agent/ask"
+AGENT_JOBS: Final = "agent/jobs"
+AGENT_JOB_STOP: Final = "agent/jobStop"
 
 COMMAND_RUN: Final = "tether.run"
 COMMAND_CANCEL: Final = "tether.cancel"
@@ -42,6 +44,8 @@ CLIENT_TO_SERVER: Final = (
     AGENT_RULES_REMOVE,
     AGENT_COMMANDS,
     AGENT_COMMAND,
+    AGENT_JOBS,
+    AGENT_JOB_STOP,
 )
 SERVER_TO_CLIENT: Final = (
     AGENT_EVENT,

@@ -20,6 +20,8 @@ export const Methods = {
   agentSaveDocuments: "agent/saveDocuments",
   agentDiagnostics: "agent/diagnostics",
   agentAsk: "agent/ask",
+  agentJobs: "agent/jobs",
+  agentJobStop: "agent/jobStop",
   commandRun: "tether.run",
   commandCancel: "tether.cancel",
 } as const;
@@ -219,6 +221,24 @@ export type AgentAskResult = {
   answer?: string | null;
 };
 
+export type AgentJobsParams = {
+  sessionId?: string | null;
+};
+
+export type AgentJobsResult = {
+  jobs: JobInfo[];
+};
+
+export type AgentJobStopParams = {
+  sessionId: string;
+  jobId: string;
+};
+
+export type AgentJobStopResult = {
+  stopped: boolean;
+  job?: JobInfo | null;
+};
+
 export type ClientCapabilities = {
   approvals?: boolean;
   events?: boolean;
@@ -248,6 +268,7 @@ export type Settings = {
   autoApprove?: string[] | null;
   sandbox?: "auto" | "bwrap" | "landlock" | "off" | null;
   sandboxEnv?: string[] | null;
+  maxBackgroundJobs?: number | null;
   approvalTimeoutSeconds?: number | null;
   diagnosticsSettleMs?: number | null;
   diagnosticsMaxWaitMs?: number | null;
@@ -343,6 +364,18 @@ export type InjectionFlaggedEvent = {
   callId: string;
   tool: string;
   markers: string[];
+};
+
+export type JobInfo = {
+  jobId: string;
+  sessionId: string;
+  command: string;
+  state: "running" | "exited" | "stopped" | "failed";
+  runtimeSeconds: number;
+  exitCode?: number | null;
+  lastLine: string;
+  sandbox?: string | null;
+  note?: string | null;
 };
 
 export type McpServerSettings = {

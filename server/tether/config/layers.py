@@ -39,6 +39,7 @@ DEFAULT_MAX_STEPS = 40
 DEFAULT_TIMEOUT_SECONDS = 900.0
 DEFAULT_APPROVAL_TIMEOUT_SECONDS = 300.0
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_BACKGROUND_JOBS = 4
 """A 10 MB buffer in ``didOpen`` fits with room for JSON escaping."""
 DEFAULT_CHECKPOINT_MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files past this are not kept by a checkpoint (``checkpointMaxFileBytes``)."""
@@ -218,6 +219,8 @@ class Config:
     state_dir: Path
     approval_timeout_seconds: float = DEFAULT_APPROVAL_TIMEOUT_SECONDS
     """An approval unanswered this long is denied (and withdrawn from the client)."""
+    max_background_jobs: int = DEFAULT_MAX_BACKGROUND_JOBS
+    """Background jobs that may run at once in a session (``tools/jobs.py``)."""
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     """Largest message body the transport reads."""
     prices: Mapping[str, ModelPrice] = field(default_factory=dict)
@@ -267,6 +270,7 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
             settings.approval_timeout_seconds or DEFAULT_APPROVAL_TIMEOUT_SECONDS
         ),
         max_message_bytes=settings.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES,
+        max_background_jobs=_or_default(settings.max_background_jobs, DEFAULT_MAX_BACKGROUND_JOBS),
         prices=dict(settings.prices or {}),
         sandbox=settings.sandbox or "off",
         sandbox_env=tuple(settings.sandbox_env or ()),

@@ -37,6 +37,8 @@ TOOL_NAMES = (
     "edit_file",
     "write_file",
     "bash",
+    "job_output",
+    "job_stop",
 )
 """``tools.build_tools().names``."""
 PROVIDERS = ("scripted", "openai", "anthropic")

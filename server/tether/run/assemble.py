@@ -29,6 +29,7 @@ from ..sandbox.probe import sandbox_for
 from ..session.checkpoints import SessionCheckpoints
 from ..session.writer import SessionLogWriter, SessionRecorder, SessionSink
 from ..tools.base import ToolDeps
+from ..tools.jobs import JobTable
 from ..tools.lsp_tools import CodeIntel, with_code_tools
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace
@@ -49,6 +50,8 @@ class SessionMemory:
     """What the model is told before the session's next prompt (an undo since its last)."""
     windows: SessionWindows = field(default_factory=SessionWindows)
     """Context windows a model's refusal lowered (forgotten with the session)."""
+    jobs: JobTable = field(default_factory=JobTable)
+    """The session's background jobs (they end with it: ``RunManager`` closes them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,7 @@ async def assemble_run(
     read = await model_input(workspace, tools.names, params.prompt, params.context)
     events = RunEvents(run_id, [*sinks, SessionSink(log_writer, session_id)])
     memory.policy.configure(config.auto_approve, rules)
+    memory.jobs.limit = config.max_background_jobs
     recorder = SessionRecorder(log_writer, session_id, run_id)
     recorder.workspace(workspace.roots)  # which folder's session it is (ACP's session/list)
     sandbox = await sandbox_for(
@@ -136,6 +140,7 @@ async def assemble_run(
             checkpoints=SessionCheckpoints(
                 log_writer, session_id, run_id, workspace, config.checkpoint_max_file_bytes
             ),
+            jobs=memory.jobs,
         ),
         events=events,
         limits=Limits(

@@ -27,6 +27,8 @@ from ..session.store import stored_session
 from ..session.undo import UnknownRun, undo_lines
 from ..session.writer import SessionLogWriter
 from ..workspace.folders import Workspace
+from .jobs_command import USAGE as JOBS_USAGE
+from .jobs_command import jobs_command
 from .manager import InvalidRun, RunManager
 from .rewind_command import USAGE, rewind_command
 
@@ -196,6 +198,10 @@ async def _cost(host: CommandHost, params: CommandParams) -> CommandResult:
     )
 
 
+async def _jobs(host: CommandHost, params: CommandParams) -> CommandResult:
+    return await jobs_command(host.runs, params)
+
+
 COMMANDS: dict[str, tuple[SessionCommand, Action]] = {
     "undo": (SessionCommand(name="undo", description="put back the last run's edits"), _undo),
     "rewind": (
@@ -224,6 +230,14 @@ COMMANDS: dict[str, tuple[SessionCommand, Action]] = {
         _compact,
     ),
     "cost": (SessionCommand(name="cost", description="tokens and cost of the session"), _cost),
+    "jobs": (
+        SessionCommand(
+            name="jobs",
+            description="list the background jobs, or stop one",
+            argument=JOBS_USAGE.removeprefix("/jobs "),
+        ),
+        _jobs,
+    ),
 }
 """The session commands, in the order fronts list them."""
 

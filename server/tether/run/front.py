@@ -83,8 +83,10 @@ async def close_front(
 ) -> None:
     """The end of input: cancel every run (their tools and children end with them) and
     stop the MCP servers (their process groups killed) side by side, each within its
-    time, then close the session log (which writes what is queued)."""
+    time, then close the session log (which writes what is queued). Every session's
+    background jobs end too, within the runs' time."""
     runs.cancel_all()
+    jobs = runs.close_jobs()
 
     async def bounded(work: Awaitable[Any], seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
@@ -93,6 +95,7 @@ async def close_front(
     closing = [hub.close() for hub in hubs]
     await asyncio.gather(
         bounded(runs.wait_all(), runs_seconds),
+        *(bounded(asyncio.wait([job]), runs_seconds) for job in jobs),
         *(bounded(hub, hubs_seconds) for hub in closing),
         return_exceptions=True,
     )

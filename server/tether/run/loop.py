@@ -216,9 +216,11 @@ class AgentLoop:
             if not reply.tool_calls:
                 return self._finish("done")
             for call in reply.tool_calls:
-                self._seen[call_key(call)] += 1
-                if self._seen[call_key(call)] >= REPEAT_LIMIT:
-                    return self._finish("no-progress")
+                tool = self.tools.get(call.name)
+                if tool is None or not tool.answers_change:  # waiting on a job: it may
+                    self._seen[call_key(call)] += 1
+                    if self._seen[call_key(call)] >= REPEAT_LIMIT:
+                        return self._finish("no-progress")
                 await self._execute(call)
 
     async def _query(self) -> AssistantMessage:

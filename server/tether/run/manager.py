@@ -12,7 +12,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -45,6 +45,7 @@ from .loop import AgentLoop
 
 if TYPE_CHECKING:
     from ..mcp.hub import McpHub
+    from ..tools.jobs import JobTable
     from ..tools.lsp_tools import CodeIntel
 
 
@@ -148,7 +149,7 @@ class RunManager:
         busy = {r.session_id for r in self._runs.values()}
         idle = [s for s in self._sessions if s not in busy]
         for session_id in idle[: max(0, len(self._sessions) - SESSIONS_KEPT)]:
-            del self._sessions[session_id]
+            self._sessions.pop(session_id).jobs.close()  # a session's jobs end with it
             locks = self._locks.pop(session_id, None)
             if locks is not None:  # no longer open here: another process may continue it
                 locks.release(session_id)
@@ -207,7 +208,9 @@ class RunManager:
         while a run of it is in flight."""
         if any(r.session_id == session_id for r in self._runs.values()):
             return False
-        self._sessions.pop(session_id, None)
+        memory = self._sessions.pop(session_id, None)
+        if memory is not None:
+            memory.jobs.close()
         self._locks.pop(session_id, None)
         locks = self.log_writer.locks
         while locks.holds(session_id):
@@ -463,6 +466,19 @@ class RunManager:
         """Cancel every run not finished (shutdown)."""
         for run_id in list(self._runs):
             self.cancel(run_id)
+
+    def session_jobs(self, session_id: str) -> JobTable | None:
+        """The background jobs of a session in memory (None: it is not)."""
+        memory = self._sessions.get(session_id)
+        return None if memory is None else memory.jobs
+
+    def jobs(self) -> list[tuple[str, JobTable]]:
+        """Every session in memory with its background jobs."""
+        return [(session_id, memory.jobs) for session_id, memory in self._sessions.items()]
+
+    def close_jobs(self) -> list[asyncio.Task[Any]]:
+        """End every session's background jobs (shutdown): their tasks, to wait for."""
+        return [task for memory in self._sessions.values() for task in memory.jobs.close()]
 
     async def wait_all(self) -> None:
         """Wait until every run now in flight has finished (bound it with a deadline)."""

@@ -21,10 +21,21 @@ def build_tools() -> StaticToolRegistry:
     from .diagnostics import Diagnostics
     from .edits import EditFile, WriteFile
     from .files import READ_TOOLS
+    from .jobs import JobOutputTool, JobStop
     from .plan import Plan
     from .shell import Bash
     from .static import StaticToolRegistry
 
     return StaticToolRegistry(
-        [*READ_TOOLS, Diagnostics(), Plan(), AskUser(), EditFile(), WriteFile(), Bash()]
+        [
+            *READ_TOOLS,
+            Diagnostics(),
+            Plan(),
+            AskUser(),
+            EditFile(),
+            WriteFile(),
+            Bash(),
+            JobOutputTool(),
+            JobStop(),
+        ]
     )

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -93,6 +94,22 @@ class StepCheckpoints(Protocol):
         ...
 
 
+class BackgroundJobs(Protocol):
+    """A session's background jobs, as ``bash`` starts one (``tools/jobs.JobTable``)."""
+
+    async def launch(
+        self,
+        command: str,
+        cwd: Path,
+        *,
+        sandbox: Sandbox | None,
+        extra_env: Callable[[Mapping[str, str]], Mapping[str, str]] | None,
+    ) -> str:
+        """Start ``command`` as a job; what the call answers (its id, its first output).
+        ``ToolError`` when it cannot start."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class ToolDeps:
     """What a tool call depends on: what it may touch while it runs."""
@@ -116,6 +133,8 @@ class ToolDeps:
     """The run's step the call is made in (set for each call by the loop)."""
     call_id: str = ""
     """The call being made (set for each call by the loop; ``ask_user`` names it)."""
+    jobs: BackgroundJobs | None = None
+    """The session's background jobs (``tools/jobs.py``); None: no job can start."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +191,9 @@ class Tool(Generic[A]):
     description: ClassVar[str]
     args_model: ClassVar[type[ToolArgs]]
     needs_approval: ClassVar[bool] = False
+    answers_change: ClassVar[bool] = False
+    """The same call may rightly be made again and again, its answer changing with time
+    (``job_output``): not taken for a run going round in circles."""
     takes_changed_arguments: ClassVar[bool] = True
     """An approval answer may change the call's arguments (then the call is proposed again
     with them); False: a changed call is not done."""

@@ -11,7 +11,7 @@ process of the command's tree blocked in a ``read`` of that terminal: the kernel
 answer (``/proc/PID/syscall``, the descriptor it reads, and what that descriptor is), so a
 shell waiting for a ``$(…)`` or ``cat`` reading a pipe is never taken for one that asks.
 The runner ends such a command once it has waited ``INPUT_WAIT_SECONDS`` and says what it
-asked: its output's last line. Where ``/proc/PID/syscall`` cannot be read (not Linux, a
+asked: the line of output it left unfinished. Where ``/proc/PID/syscall`` cannot be read (not Linux, a
 restricted ``/proc``), commands get ``/dev/null`` as before: an empty input that ends at
 once, the question unnamed. Programs that wait in ``epoll`` or ``select`` (Node's
 ``readline``) are not seen; they end at their timeout.
@@ -184,10 +184,10 @@ def _reads_terminal(pid: int, numbers: frozenset[int], device: int) -> bool:
 
 
 def asked_line(output: str) -> str:
-    """What a command that waited for input asked: its output's last line that is not
-    blank, trailing spaces kept (``Continue? ``), at most ``PROMPT_CHARS``; "" if none."""
-    for line in reversed(output.split("\n")):
-        if line.strip():
-            line = line.rsplit("\r", 1)[-1] if line.rsplit("\r", 1)[-1].strip() else line
-            return line[-PROMPT_CHARS:]
-    return ""
+    """What a command that waited for input asked: the line it left unfinished (a question
+    waits on its own line: ``Continue? ``, trailing spaces kept), at most ``PROMPT_CHARS``
+    of its end; "" when its output ends with a full line (it asked nothing)."""
+    line = output.rsplit("\n", 1)[-1]
+    if "\r" in line and line.rsplit("\r", 1)[-1].strip():
+        line = line.rsplit("\r", 1)[-1]  # what a terminal shows of the line
+    return line[-PROMPT_CHARS:] if line.strip() else ""

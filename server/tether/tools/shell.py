@@ -156,6 +156,7 @@ async def run_command(
     sandbox: Sandbox | None = None,
     extra_env: Callable[[Mapping[str, str]], Mapping[str, str]] | None = None,
     progress: ReportProgress | None = None,
+    on_output: Callable[[bytes], None] | None = None,
 ) -> CommandOutcome:
     """Run ``bash -c command`` in ``cwd`` and return how it ended; see the module docstring.
 
@@ -167,7 +168,8 @@ async def run_command(
     With ``sandbox``, bash runs inside it (see ``tether.sandbox``), with the environment
     it lets in; ``extra_env`` gives Tether's own variables for that environment, set on
     top of it in either case. ``progress`` is told, while it runs, the time so far and
-    the end of its output (``tools/progress.py``: for people, throttled).
+    the end of its output (``tools/progress.py``: for people, throttled); ``on_output`` is
+    given every piece of output as read (a background job's ring, ``tools/jobs.py``).
     """
     if timeout <= 0:
         raise ValueError(f"timeout must be positive, not {timeout}")
@@ -185,7 +187,7 @@ async def run_command(
     if extra_env is not None:
         prepared.env.update(extra_env(prepared.env))
     try:
-        return await _run(prepared, cwd, timeout, output_limit, on_start, progress)
+        return await _run(prepared, cwd, timeout, output_limit, on_start, progress, on_output)
     finally:
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(prepared.cleanup)
@@ -210,6 +212,7 @@ async def _run(
     output_limit: int,
     on_start: Callable[[int], None] | None,
     progress: ReportProgress | None = None,
+    on_output: Callable[[bytes], None] | None = None,
 ) -> CommandOutcome:
     started = time.monotonic()
     capture = _OutputCapture(output_limit)
@@ -217,6 +220,14 @@ async def _run(
     # Its input: a terminal no one types into, to see it ask (``input_wait``), else nothing.
     terminal = open_input_terminal()
     asked: list[str] = []
+
+    def feed(data: bytes) -> None:  # what it wrote to that terminal: output too
+        capture.feed(data)
+        if watch is not None:
+            watch.feed(data)
+        if on_output is not None:
+            on_output(data)
+
     # Shielded: the command may already run (and fork) before the spawn returns, and a cancel
     # landing then would lose the group; it is delivered at the first await below instead.
     try:
@@ -248,7 +259,7 @@ async def _run(
         assert stdout is not None  # stdout=PIPE
         eof = anyio.Event()
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_pump, stdout, capture, eof, watch)
+            tg.start_soon(_pump, stdout, capture, eof, watch, on_output)
             if progress is not None and watch is not None:
                 tg.start_soon(report_progress, watch, started, progress)
             try:
@@ -256,7 +267,7 @@ async def _run(
                     async with anyio.create_task_group() as waiting:
                         if terminal is not None:
                             waiting.start_soon(
-                                _watch_input, terminal, pgid, capture, watch, asked, waiting
+                                _watch_input, terminal, pgid, capture, feed, asked, waiting
                             )
                         await _wait_for_exit(process)
                         waiting.cancel_scope.cancel()
@@ -283,7 +294,7 @@ async def _run(
                 await _stop_group(process, grace)
             await process.aclose()
             if terminal is not None:
-                await anyio.to_thread.run_sync(_drain_into, terminal, capture, watch, 0.0)
+                await anyio.to_thread.run_sync(_drain_into, terminal, feed, 0.0)
                 terminal.close()
 
     output, truncated = capture.finish()
@@ -297,14 +308,10 @@ async def _run(
     )
 
 
-def _drain_into(
-    terminal: InputTerminal, capture: _OutputCapture, watch: OutputWatch | None, wait: float
-) -> None:
+def _drain_into(terminal: InputTerminal, feed: Callable[[bytes], None], wait: float) -> None:
     """Add what the command wrote to its terminal to its output (blocking)."""
     while data := terminal.drain(wait):
-        capture.feed(data)
-        if watch is not None:
-            watch.feed(data)
+        feed(data)
         wait = 0.0
 
 
@@ -312,7 +319,7 @@ async def _watch_input(
     terminal: InputTerminal,
     root: int,
     capture: _OutputCapture,
-    watch: OutputWatch | None,
+    feed: Callable[[bytes], None],
     asked: list[str],
     waiting: anyio.abc.TaskGroup,
 ) -> None:
@@ -323,7 +330,7 @@ async def _watch_input(
     seen = -1
     while True:
         await anyio.sleep(CHECK_SECONDS)
-        await anyio.to_thread.run_sync(_drain_into, terminal, capture, watch, 0.0)
+        await anyio.to_thread.run_sync(_drain_into, terminal, feed, 0.0)
         if capture.total != seen:
             seen, since = capture.total, None
             continue
@@ -363,13 +370,17 @@ async def _pump(
     capture: _OutputCapture,
     eof: anyio.Event,
     watch: OutputWatch | None = None,
+    on_output: Callable[[bytes], None] | None = None,
 ) -> None:
-    """Feed the merged output into ``capture`` (and ``watch``) until the pipe ends."""
+    """Feed the merged output into ``capture`` (and ``watch``, ``on_output``) until the
+    pipe ends."""
     try:
         async for chunk in stream:
             capture.feed(chunk)
             if watch is not None:
                 watch.feed(chunk)
+            if on_output is not None:
+                on_output(chunk)
     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
         pass
     finally:
@@ -583,6 +594,17 @@ class BashArgs(ToolArgs):
         ),
     )
 
+    background: bool = Field(
+        default=False,
+        description=(
+            "Start the command as a background job and return at once with its id (job-1, "
+            "…) and its first output; it keeps running (a dev server, a watcher, a long "
+            "build) until it ends, job_stop ends it, or the session ends. Read its output "
+            "with job_output (which can wait until a pattern shows up). timeout_seconds does "
+            "not apply to it."
+        ),
+    )
+
     @field_validator("command")
     @classmethod
     def _not_blank(cls, value: str) -> str:
@@ -607,7 +629,10 @@ class Bash(Tool[BashArgs]):
     kind: ClassVar[str] = "execute"
 
     def title(self, arguments: dict[str, Any]) -> str:
-        return f"Run {one_line(arguments.get('command', ''), 200)}"
+        command = one_line(arguments.get("command", ""), 200)
+        if arguments.get("background") is True:
+            return f"Run in the background {command}"
+        return f"Run {command}"
 
     description: ClassVar[str] = (
         "Run a shell command with bash in the workspace root and get its exit code and "
@@ -619,8 +644,8 @@ class Bash(Tool[BashArgs]):
         f"{DEFAULT_OUTPUT_LIMIT} characters is cut in the middle. The command is killed "
         f"after timeout_seconds (default {DEFAULT_TIMEOUT_SECONDS:g}), and every process it "
         "started ends when it finishes (background jobs, nohup, setsid and daemons "
-        "included), so it cannot start long-running servers: start a server and query it "
-        "in the same command. The user may be asked to allow each command first; with the "
+        "included); to keep a server or a watcher running, start it with background: true. "
+        "The user may be asked to allow each command first; with the "
         "sandbox on, commands run inside it (only the workspace writable, no network, no "
         "unix sockets, $HOME hidden) and one the sandbox stopped may be asked to run "
         "outside."
@@ -632,6 +657,9 @@ class Bash(Tool[BashArgs]):
     async def propose(self, args: BashArgs, deps: ToolDeps) -> Proposal:
         """The command and the folder it would run in, for the user to allow."""
         preview = CommandPreview(command=args.command, cwd=str(deps.workspace.root))
+        if args.background:
+            title = f"Run in the background (it keeps running): {_first_line(args.command)}"
+            return Proposal(title, preview)
         return Proposal(f"Run {_first_line(args.command)}", preview)
 
     async def perform(self, args: BashArgs, proposal: Proposal, deps: ToolDeps) -> ToolResult:
@@ -663,6 +691,8 @@ class Bash(Tool[BashArgs]):
             unsaved = deps.editor.unsaved_edits()
             if unsaved:
                 await deps.editor.save_documents(unsaved)
+        if args.background:
+            return await _start_job(args, deps, sandbox, builtin)
         timeout = args.timeout_seconds or DEFAULT_TIMEOUT_SECONDS
         buffers = await before_command(deps.workspace)
         try:
@@ -709,3 +739,20 @@ class Bash(Tool[BashArgs]):
         return ToolResult(
             ok=outcome.exit_code == 0, output=f"{status}\n{body}", error=error, blocked=blocked
         )
+
+
+async def _start_job(
+    args: BashArgs, deps: ToolDeps, sandbox: Sandbox | None, builtin: bool
+) -> ToolResult:
+    """Start the allowed command as a background job of the session (``tools/jobs.py``)."""
+    if deps.jobs is None:
+        raise ToolError("background jobs are not available here: run it without background")
+    output = await deps.jobs.launch(
+        args.command,
+        deps.workspace.root,
+        sandbox=sandbox,
+        extra_env=git_environment if builtin else None,
+    )
+    if sandbox is not None:
+        output += f"\n(in the {sandbox.backend} sandbox: {SANDBOX_WALLS})"
+    return ToolResult(ok=True, output=output)

@@ -20,6 +20,8 @@ M.methods = {
   agentSaveDocuments = "agent/saveDocuments",
   agentDiagnostics = "agent/diagnostics",
   agentAsk = "agent/ask",
+  agentJobs = "agent/jobs",
+  agentJobStop = "agent/jobStop",
   commandRun = "tether.run",
   commandCancel = "tether.cancel",
 }
