@@ -20,6 +20,9 @@ from tether_protocol import (
     CheckpointsResult,
     DiagnosticsParams,
     DiagnosticsResult,
+    JobsResult,
+    JobStopParams,
+    JobStopResult,
     RewindParams,
     RewindResult,
     RulesAddParams,
@@ -56,6 +59,9 @@ MODELS: dict[str, Any] = {
     "agent-rules-list.result.json": RulesListResult,
     "agent-rules-add.params.json": RulesAddParams,
     "agent-rules-remove.params.json": RulesRemoveParams,
+    "agent-jobs.result.json": JobsResult,
+    "agent-jobStop.params.json": JobStopParams,
+    "agent-jobStop.result.json": JobStopResult,
 }
 
 
