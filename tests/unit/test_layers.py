@@ -75,12 +75,18 @@ THIRD_PARTY_OWNERS = {
     # the language servers Tether starts: the client, and the pool's conversions (inside
     # the functions that answer, once a server runs)
     "lsprotocol": ("lsp", "langserver.client", "langserver.pool"),
-    "openai": ("providers.openai",),
+    "openai": ("providers.openai", "providers.openai_responses"),
     "anthropic": ("providers.anthropic",),
     # the SDKs' HTTP client; retry.py asks it for the TLS context only when an SDK is made,
     # sdk.py for the in-process transport of the prime's canned request (``providers.prime``)
     "httpx": ("providers.openai", "providers.anthropic", "providers.retry"),
-    "httpx2": ("providers.openai", "providers.anthropic", "providers.retry", "providers.sdk"),
+    "httpx2": (
+        "providers.openai",
+        "providers.openai_responses",
+        "providers.anthropic",
+        "providers.retry",
+        "providers.sdk",
+    ),
     # the MCP SDK, imported only inside the functions that start or call a server
     "mcp": ("mcp",),
     "mcp_types": ("mcp",),
