@@ -6,10 +6,9 @@
 ;; sends, as in shell-mode.  The answer streams in above the prompt (with
 ;; Markdown's faces when `markdown-mode' is installed), tool calls show as
 ;; one-line entries, the model's thinking as a collapsed block before the answer
-;; (`▸ thinking (12 words)': RET on it shows or hides it), and approvals appear
-;; inline: their keys (a, A, d) and buttons
-;; work only on the approval itself, so typing at the prompt is never taken for an
-;; answer.  Follow-ups continue the same session.  C-u M-x tether-chat starts a
+;; (`▸ thinking (12 words)': RET on it, or C-c C-t, shows or hides it), and
+;; approvals appear inline: their keys (a, A, d) and buttons work only on the
+;; approval itself, so typing at the prompt is never taken for an answer.  Follow-ups continue the same session.  C-u M-x tether-chat starts a
 ;; new one.  A message `/name [argument]' naming a session command (/undo, /new,
 ;; /model, /compact, /cost, /resume, /rules...) runs it: `/' at an empty prompt
 ;; lists them and TAB completes one (tether-chat-commands.el).
@@ -69,6 +68,7 @@
     (define-key map (kbd "RET") #'tether-chat-send)
     (define-key map (kbd "C-c C-c") #'tether-chat-cancel)
     (define-key map (kbd "C-c C-a") #'tether-chat-goto-approval)
+    (define-key map (kbd "C-c C-t") #'tether-render-toggle-thinking)
     (define-key map (kbd "TAB") #'completion-at-point)
     (define-key map "/" #'tether-chat-slash)
     map)

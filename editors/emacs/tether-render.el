@@ -17,8 +17,9 @@
 ;; The model's thinking is never shown as the answer: each piece is a `(thinking NEW
 ;; SUMMARY TEXT)' item, which a view puts in with `tether-render-think' — a block of
 ;; its own before the step's text, a summary line (`▸ thinking (12 words)', a button:
-;; RET or a click shows or hides the text) growing as it streams, the text hidden
-;; (the `invisible' property).
+;; RET or a click shows or hides the text, as C-c C-t does for the block at point or
+;; the latest) growing as it streams, the text hidden
+;; (an overlay's `invisible' property).
 
 ;;; Code:
 
@@ -119,20 +120,26 @@ A new block when RENDER has none."
                 (tether-render-shown text)))))
 
 (defvar-local tether-render--block nil
-  "The thinking block growing at the end of this buffer: (SYMBOL START TAIL), START
-and TAIL markers (its summary line, where its text goes on).")
+  "The thinking block growing at the end of this buffer.
+\(SYMBOL START TAIL OVERLAY): START and TAIL are markers (its summary line,
+where its text goes on); OVERLAY hides the text (an overlay: Markdown's
+font-lock strips an `invisible' text property).")
 
 (defvar-local tether-render--blocks 0
   "How many thinking blocks this buffer holds (each hidden by a symbol of its own).")
 
 (defun tether-render-toggle-thinking (&optional button)
-  "Show or hide the thinking block of BUTTON, or of point."
+  "Show or hide the thinking block of BUTTON, of point, or else the latest one."
   (interactive)
-  (let ((block (get-text-property (if button (button-start button) (point)) 'tether-thinking)))
+  (let ((block (or (get-text-property (if button (button-start button) (point))
+                                      'tether-thinking)
+                   (and (> tether-render--blocks 0)
+                        (intern (format "tether-thinking-%d" tether-render--blocks))))))
     (when block
       (if (invisible-p block)
           (remove-from-invisibility-spec block)
-        (add-to-invisibility-spec block)))))
+        (add-to-invisibility-spec block))
+      (force-window-update (current-buffer)))))  ; no text changed: redisplay would not know
 
 (defun tether-render--summary (summary block properties)
   "The SUMMARY line of BLOCK as a button that shows or hides it, with PROPERTIES."
@@ -167,17 +174,22 @@ inserted.  Return where the output goes now."
           (add-to-invisibility-spec symbol)
           (setq block (list symbol (point-marker)))
           (insert (tether-render--summary summary symbol properties))
-          (insert (apply #'propertize "\n  " 'invisible symbol 'tether-thinking symbol
-                         'font-lock-face 'tether-thinking-face properties))
-          (setq block (append block (list (point-marker))))
+          (let ((hidden (point)))
+            (insert (apply #'propertize "\n  " 'tether-thinking symbol
+                           'font-lock-face 'tether-thinking-face properties))
+            (let ((overlay (make-overlay hidden (point) nil t nil)))
+              (overlay-put overlay 'invisible symbol)
+              (setq block (append block (list (point-marker) overlay)))))
           (insert (apply #'propertize "\n" properties))
           (setq tether-render--block block)))
-      (let ((tail (nth 2 block)))
+      (let ((tail (nth 2 block))
+            (overlay (nth 3 block)))
         (goto-char tail)
         (insert (apply #'propertize (replace-regexp-in-string "\n" "\n  " text t t)
-                       'invisible (car block) 'tether-thinking (car block)
+                       'tether-thinking (car block)
                        'font-lock-face 'tether-thinking-face properties))
         (set-marker tail (point))
+        (move-overlay overlay (overlay-start overlay) tail)
         (1+ tail)))))
 
 (defun tether-render-first-line (text)

@@ -340,6 +340,8 @@ the answers to approvals, the outcomes echoed.")
   "The `*tether*' transcript: prompts, the model's text, tool calls, outcomes."
   (setq-local font-lock-defaults '(tether-transcript-font-lock-keywords t)))
 
+(define-key tether-transcript-mode-map (kbd "C-c C-t") #'tether-render-toggle-thinking)
+
 (defun tether--log (format-string &rest args)
   "Append a line to `*tether*'."
   (with-current-buffer (get-buffer-create "*tether*")

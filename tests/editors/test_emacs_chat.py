@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.providers.fakes import FakeApi, Sse, openai_stream
+from tests.providers.fakes import FakeApi, Sse, anthropic_stream, openai_stream
 
 from .emacs_harness import STORIES, emacs_batch, markdown_dirs, require_emacs, story_env
 from .emacs_tmux import wait_for_report
@@ -129,3 +129,56 @@ def test_without_markdown_mode_the_chat_is_text_mode_and_works(tmp_path: Path) -
     assert report["textMode"] is True
     assert "tether> hi\n" in report["chat"] and "Hello **there**." in report["chat"]
     assert report["chat"].endswith("tether> ")
+
+
+THOUGHT = ["Let me look at app.py ", "and see what greet\nreturns\x1b[31m first."]
+
+
+def test_the_models_thinking_streams_hidden_under_its_summary_before_the_answer(
+    tmp_path: Path,
+) -> None:
+    """A model that thinks (Anthropic's extended thinking, through the real server and its
+    SDK against a fake API): the chat shows a summary line that grows as the thinking
+    streams, the thinking itself hidden, the answer after it; RET on the summary shows the
+    thinking (escaped), RET again hides it."""
+    with FakeApi() as fake:
+        fake.queue(Sse(anthropic_stream("It greets people.", thinking=THOUGHT), delay=0.5))
+        extra = {
+            "TETHER_FAKE_ANTHROPIC_URL": fake.url,
+            "ANTHROPIC_API_KEY": "test-key",
+            "TETHER_MARKDOWN_DIR": str(markdown_dir()),
+        }
+        with emacs_with_keys(tmp_path, {"turns": []}, extra) as (emacs, folder):
+            emacs.command("tether-chat")
+            emacs.wait_for("tether>")
+            emacs.type("what does app.py do?")
+            emacs.keys("Enter")
+            # While it thinks: the summary, its words so far; no thinking, no answer.
+            screen = emacs.wait_until(
+                lambda s: "▸ thinking (5 words)" in s and "It greets" not in s,
+                "the thinking's summary alone",
+            )
+            assert "Let me look" not in screen
+            screen = emacs.wait_for("■ done · 1 step")
+            assert "▸ thinking (11 words)\nIt greets people." in screen, screen
+            assert "Let me look" not in screen and "greet\n" not in screen
+            report = wait_for_report(folder / "result.json", runs=1)
+            # C-c C-t at the prompt shows the latest thinking, escaped.
+            emacs.keys("C-c", "C-t")
+            screen = emacs.wait_for("returns\\x1b[31m first.")
+            assert (
+                "▸ thinking (11 words)\n  Let me look at app.py and see what greet\n"
+                "  returns\\x1b[31m first.\nIt greets people." in screen
+            ), screen
+            # The user goes to the summary (a button) and presses RET: it hides again.
+            rows = screen.splitlines()
+            line = rows.index("▸ thinking (11 words)") - rows.index("tether> what does app.py do?")
+            emacs.command("backward-button")
+            emacs.wait_until(lambda s: f"*tether-chat*   All L{line + 4} " in s, "the summary")
+            emacs.keys("Enter")
+            emacs.wait_until(lambda s: "Let me look" not in s, "the thinking hidden again")
+        [request] = [request.body for request in fake.requests]
+    assert request["thinking"]["type"] == "enabled", request  # the model was asked to think
+    thought = "  Let me look at app.py and see what greet\n  returns\\x1b[31m first.\n"
+    assert f"▸ thinking (11 words)\n{thought}It greets people." in report["chat"]
+    assert f"▸ thinking (11 words)\n{thought}It greets people." in report["transcript"]

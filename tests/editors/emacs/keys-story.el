@@ -2,7 +2,8 @@
 
 ;; Environment as story.el, plus TETHER_PROXY / TETHER_PROXY_LOG (the wire recorder the
 ;; server runs behind), TETHER_FAKE_URL (an OpenAI-shaped fake model, or "none": OpenAI's
-;; own URL; else the scripted one), TETHER_APPROVAL_TIMEOUT and TETHER_MARKDOWN_DIR (Debian's markdown-mode).  The
+;; own URL; else the scripted one), TETHER_FAKE_ANTHROPIC_URL (an Anthropic-shaped one,
+;; extended thinking on), TETHER_APPROVAL_TIMEOUT and TETHER_MARKDOWN_DIR (Debian's markdown-mode).  The
 ;; story only sets up: the test types everything, as a user would.  After each run it
 ;; writes the report: the user's buffer, every key typed into a buffer, which buffer was
 ;; selected when each approval arrived, the echo area's history, the chat and transcript.
@@ -21,6 +22,10 @@
 (setq tether-initialization-options
       (append (cond ((equal (getenv "TETHER_FAKE_URL") "none") ; OpenAI's own: a key needed
                      (list :provider "openai" :model "gpt-5.4"))
+                    ((getenv "TETHER_FAKE_ANTHROPIC_URL") ; a model that thinks
+                     (list :provider "anthropic" :model "claude-sonnet-5-5"
+                           :baseUrl (getenv "TETHER_FAKE_ANTHROPIC_URL")
+                           :reasoningEffort "medium"))
                     ((getenv "TETHER_FAKE_URL")
                      (list :provider "openai" :model "gpt-5.4"
                            :baseUrl (concat (getenv "TETHER_FAKE_URL") "/v1")))
