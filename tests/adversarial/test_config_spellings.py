@@ -66,6 +66,7 @@ FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "max_message_bytes": st.integers(65_536, 1 << 30),
     "prices": st.just({"gpt-5.4": {"inputPerMTok": 0.0, "outputPerMTok": 0.0}}),
     "acp_files": st.sampled_from(["editor", "disk"]),
+    "checkpoint_max_file_bytes": st.integers(1024, 1 << 30),
     "reasoning_effort": st.sampled_from(["off", "low", "medium", "high"]),
     "openai_api": st.sampled_from(["responses", "chat"]),
     "mcp_servers": st.sampled_from(
@@ -96,6 +97,7 @@ SAMPLE: dict[str, Any] = {
     "max_message_bytes": 1 << 30,
     "prices": {"gpt-5.4": {"inputPerMTok": 0.0, "outputPerMTok": 0.0}},
     "acp_files": "disk",
+    "checkpoint_max_file_bytes": 1024,
     "reasoning_effort": "high",
     "openai_api": "chat",
     "mcp_servers": {
