@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from tether.client.headless import connect
 from tether_protocol import AskParams, RunEvent, ToolResultEvent
 
@@ -63,3 +65,29 @@ async def test_a_client_that_declares_nothing_is_not_asked(workspace: Path, tmp_
     assert result["outcome"] == "done"
     [tool_result] = [e for e in events if isinstance(e, ToolResultEvent)]
     assert not tool_result.ok and tool_result.output.startswith("No one to ask")
+
+
+async def test_a_question_left_unanswered_is_withdrawn_at_the_approval_timeout(
+    workspace: Path, tmp_path: Path
+) -> None:
+    asked = anyio.Event()
+    never = anyio.Event()
+
+    async def asker(params: Any) -> dict[str, Any]:
+        asked.set()
+        await never.wait()  # a person who walked away
+        return {"answer": "too late"}
+
+    events: list[RunEvent] = []
+    options = {
+        **_options(tmp_path, _ask(question="Which one?"), {"text": "went on"}),
+        "approvalTimeoutSeconds": 0.5,
+    }
+    async with connect(workspace, options, asker=asker) as client:
+        client.on_event = events.append
+        result = await client.run("pick one", runId="r1")
+        assert asked.is_set()
+    assert result["outcome"] == "done"
+    [tool_result] = [e for e in events if isinstance(e, ToolResultEvent)]
+    assert not tool_result.ok
+    assert tool_result.output.startswith("No answer came within 0.5 s (approvalTimeoutSeconds)")

@@ -35,6 +35,23 @@ async def test_the_chat_shows_the_question_and_a_number_picks_a_choice(tmp_path:
     assert_nothing_left(env)
 
 
+async def test_a_question_withdrawn_at_the_timeout_stops_asking_and_the_chat_goes_on(
+    tmp_path: Path,
+) -> None:
+    question = _ask(question="Which database?")
+    env = scripted(tmp_path, {"turns": [question, {"text": "went on"}]})
+    env["TETHER_APPROVAL_TIMEOUT_SECONDS"] = "1"
+    async with chat(env, tmp_path) as ui:
+        await ask(ui, "set it up")
+        await ui.wait_for(r"your answer >")
+        await ui.wait_for(r"→ withdrawn")  # nobody answered: the server gave up on it
+        await ui.wait_for(r"ask_user: No answer came within 1 s")
+        await ui.wait_for("went on")
+        await ask(ui, "/exit")  # the prompt reads the keys again, not the question
+        assert await ui.wait_for_exit() == 0, ui.text()
+    assert_nothing_left(env)
+
+
 def test_tether_run_without_a_terminal_answers_no_one_to_ask(tmp_path: Path) -> None:
     question = _ask(question="Which one?", choices=["a", "b"])
     env = scripted(tmp_path, {"turns": [question, {"text": "I chose a"}]})

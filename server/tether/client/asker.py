@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import anyio
+
 from tether_protocol import AskParams
 
 from ..text.display import shown
@@ -57,19 +59,29 @@ class TerminalAsker:
             return {}
         fd, opened = terminal or (None, False)
         try:
-            while True:
-                typed = await self.approver._read(prompt, fd, line=True)
-                if typed is None:  # Ctrl-D, or the turn was cancelled
-                    out.write("  → not answered\n")
-                    out.flush()
-                    return {}
-                if typed.isdigit() and 1 <= int(typed) <= len(choices):
-                    return {"answer": choices[int(typed) - 1]}
-                if typed and (params.free_text or not choices):
-                    return {"answer": typed}
-                hint = f"a number from 1 to {len(choices)}" if choices else "an answer"
-                out.write(f"  (type {hint}; Ctrl-D leaves it unanswered)\n")
-                out.flush()
+            return await self._answer(params, prompt, fd)
+        except anyio.get_cancelled_exc_class():  # withdrawn: the server no longer waits
+            out.write("\n  → withdrawn (not answered in time, or the run ended)\n")
+            out.flush()
+            raise
         finally:
             if opened and fd is not None:
                 os.close(fd)
+
+    async def _answer(self, params: AskParams, prompt: str, fd: int | None) -> dict[str, Any]:
+        """Read until a number or an answer comes; ``{}``: left unanswered."""
+        out = self.approver.out
+        choices = params.choices or []
+        while True:
+            typed = await self.approver._read(prompt, fd, line=True)
+            if typed is None:  # Ctrl-D, or the turn was cancelled
+                out.write("  → not answered\n")
+                out.flush()
+                return {}
+            if typed.isdigit() and 1 <= int(typed) <= len(choices):
+                return {"answer": choices[int(typed) - 1]}
+            if typed and (params.free_text or not choices):
+                return {"answer": typed}
+            hint = f"a number from 1 to {len(choices)}" if choices else "an answer"
+            out.write(f"  (type {hint}; Ctrl-D leaves it unanswered)\n")
+            out.flush()

@@ -39,6 +39,10 @@ MESSAGE_TYPES: dict[Any, str] = {1: "error: ", 2: "warning: "}
 
 SERVER_EXITED = -32099
 """The code of the error a request gets when the server has gone."""
+REQUEST_CANCELLED = -32800
+WITHDRAWABLE = frozenset({"agent/ask"})
+"""The server's requests whose handler ends when the server withdraws them
+(``$/cancelRequest``: a question no longer waited for is no longer asked)."""
 
 
 class ServerError(Exception):
@@ -87,6 +91,8 @@ class TetherClient:
         self.capabilities: dict[str, Any] = {}
         self._closed = False
         """The server closed its output: no answer can come any more."""
+        self._answering: dict[Any, anyio.CancelScope] = {}
+        """The withdrawable requests being answered, by id."""
 
     @classmethod
     def command(cls) -> Sequence[str]:
@@ -161,6 +167,11 @@ class TetherClient:
                 self.on_event(event)
         elif "id" in message:
             self._tg.start_soon(self._answer, message)
+        elif method == "$/cancelRequest":
+            params = message.get("params")
+            scope = self._answering.get(params.get("id")) if isinstance(params, dict) else None
+            if scope is not None:
+                scope.cancel()
         elif method == "window/showMessage":
             self._show_message(message.get("params"))
 
@@ -183,14 +194,19 @@ class TetherClient:
             error = {"code": -32601, "message": f"unhandled method {message['method']}"}
             await self._send({"jsonrpc": "2.0", "id": message["id"], "error": error})
             return
-        try:
-            result = await handler(message.get("params"))
-        except Exception as exc:
-            log.exception("handler for %s failed", message["method"])
-            error = {"code": -32603, "message": str(exc)}
-            answer: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "error": error}
-        else:
-            answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        answer: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+        with anyio.CancelScope() as withdrawn:
+            if message["method"] in WITHDRAWABLE:
+                self._answering[message["id"]] = withdrawn
+            try:
+                answer["result"] = await handler(message.get("params"))
+            except Exception as exc:
+                log.exception("handler for %s failed", message["method"])
+                answer["error"] = {"code": -32603, "message": str(exc)}
+            finally:
+                self._answering.pop(message["id"], None)
+        if withdrawn.cancelled_caught:
+            answer["error"] = {"code": REQUEST_CANCELLED, "message": "withdrawn by the server"}
         with contextlib.suppress(ServerError):  # the server went away meanwhile
             await self._send(answer)
 
