@@ -11,9 +11,16 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from tether.sandbox import Backend
+
+from ..sandboxes import BACKENDS, require_backend
 from ..waiting import wait_until
 from .conftest import Editor, script, serving
 
@@ -287,3 +294,69 @@ async def test_bad_job_requests_are_refused_naming_the_field(
             raise AssertionError(f"{params} was accepted")
     usage = await request(editor, "agent/command", {"name": "jobs", "argument": "kill job-1"})
     assert usage["message"] == "usage: /jobs [stop ID]"
+
+
+def marked(mark: str) -> list[int]:
+    """Live processes whose command line holds ``mark`` (seen from outside any namespace)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if mark.encode() in (entry / "cmdline").read_bytes() and not gone(int(entry.name)):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_background_job_runs_in_the_sandbox_and_stops_whole(
+    tmp_path: Path, workspace: Path, backend: Backend
+) -> None:
+    require_backend(backend)
+    tag = uuid.uuid4().hex
+    mark = f"tj{tag}"  # the command line spells it `${M}…`: only the marked processes hold it
+    folder = tempfile.TemporaryDirectory(dir="/var/tmp", prefix="tether-e2e-")
+    outside = Path(folder.name) / "outside.txt"  # not under /tmp: the sandbox hides that
+    command = (
+        f"M=tj; echo escaped > {outside}; echo wrote $?; (exec -a ${{M}}{tag}-child sleep 300) & "
+        f"echo up; exec -a ${{M}}{tag} sleep 300"
+    )
+    async with serving(tmp_path / "state") as editor:
+        turns = script(
+            {"toolCalls": [bash(command, background=True)]},
+            {"toolCalls": [job_output("job-1", until="up", wait_seconds=WAIT)]},
+        )
+        await editor.open_session(workspace, script=turns, options={"sandbox": backend})
+        result = await asyncio.wait_for(editor.run(prompt="go", runId="r1"), 60)
+        assert result["outcome"] == "done"
+        started, waited = editor.tool_results()
+        assert f"in the {backend} sandbox" in started.output, started.output
+        assert "wrote 1" in waited.output or "wrote 2" in waited.output, waited.output
+        assert not outside.exists()
+        await wait_until(lambda: len(marked(mark)) == 2, f"both processes ({marked(mark)})")
+        [session_id] = {e.to_wire()["sessionId"] for e in editor.events if e.kind == "run-started"}
+        [job] = (await request(editor, "agent/jobs", {}))["jobs"]
+        assert job["sandbox"] == backend
+        stopped = await request(
+            editor, "agent/jobStop", {"sessionId": session_id, "jobId": "job-1"}
+        )
+        assert stopped["stopped"] is True
+        await wait_until(lambda: marked(mark) == [], "every process of the job gone")
+    folder.cleanup()
+
+
+async def test_a_background_job_that_asks_ends_saying_what_it_asked(
+    editor: Editor, workspace: Path
+) -> None:
+    _, ended = await run_calls(
+        editor,
+        workspace,
+        bash('echo starting; read -p "Overwrite? [y/N] " a; echo "answer=$a"', background=True),
+        job_output("job-1", until="never", wait_seconds=WAIT),
+    )
+    assert "the command waited for input: `Overwrite? [y/N] `" in ended.output, ended.output
+    assert "answer=" not in ended.output
+    [job] = (await request(editor, "agent/jobs", {}))["jobs"]
+    assert job["state"] == "failed" and "Overwrite?" in job["note"]
