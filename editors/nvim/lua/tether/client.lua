@@ -17,6 +17,9 @@ local handlers = {
   [protocol.methods.agentDiagnostics] = function(...)
     return require('tether.diagnostics').handle(...)
   end,
+  [protocol.methods.agentAsk] = function(...)
+    return require('tether.ask').handle(...)
+  end,
   ['workspace/applyEdit'] = function(...)
     return require('tether.edits').handle(...)
   end,
@@ -49,7 +52,13 @@ function M.config(buf)
   local settings = tether.config.settings
   local capabilities = vim.lsp.protocol.make_client_capabilities()
   capabilities.experimental = vim.tbl_extend('force', capabilities.experimental or {}, {
-    tether = { approvals = true, events = true, saveDocuments = true, diagnostics = true },
+    tether = {
+      approvals = true,
+      events = true,
+      saveDocuments = true,
+      diagnostics = true,
+      ask = true,
+    },
   })
   return {
     name = tether.name,
