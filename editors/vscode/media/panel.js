@@ -107,6 +107,9 @@
     return node;
   }
 
+  /** The parts of a run's items: the answer's text, the thinking, the tool cards. */
+  const SECTIONS = "div.answer, details.thinking, details.tool";
+
   function drawRun(container, run) {
     const node = keyed(container, "article", run.runId, () =>
       el("article", { class: "run" }, [
@@ -144,19 +147,27 @@
       if (item.kind === "text") {
         const key = `text-${index}`;
         keys.add(key);
-        const text = keyed(items, "div.answer, details.tool", key, () =>
-          el("div", { class: "answer markdown" }),
-        );
+        const text = keyed(items, SECTIONS, key, () => el("div", { class: "answer markdown" }));
         if (text.dataset.html !== item.html) {
           text.innerHTML = item.html; // escaped and built by the extension's renderer
           text.dataset.html = item.html;
         }
+      } else if (item.kind === "thinking") {
+        // The model's thinking: collapsed (the user may open it; keyed, so it stays open as
+        // it streams), its text as text (escaped by the extension, never HTML).
+        const key = `thinking-${index}`;
+        keys.add(key);
+        const node = keyed(items, SECTIONS, key, () =>
+          el("details", { class: "thinking" }, [el("summary", {}), el("pre", { class: "thinking-text" })]),
+        );
+        setText(node.querySelector("summary"), `Thinking (${item.words} word${item.words === 1 ? "" : "s"})`);
+        setText(node.querySelector(".thinking-text"), item.text);
       } else {
         keys.add(item.card.callId);
         drawCard(items, item.card);
       }
     });
-    prune(items, "div.answer, details.tool", keys);
+    prune(items, SECTIONS, keys);
     setText(node.querySelector(".outcome"), run.running ? "running…" : run.summary);
     node.querySelector(".outcome").dataset.outcome = run.outcome || "";
     setText(

@@ -3,6 +3,7 @@
 // agent panel's cards show (panel/model.ts). Those two only place the records: the output
 // channel's lines, the panel's cards and their states. No `vscode` import: tested directly.
 import type { AgentEventParams, Outcome } from "./protocol";
+import { shownText } from "./display";
 
 /** Lines an edit adds and removes (the "+3 −1" pill). */
 export interface DiffStat {
@@ -39,6 +40,11 @@ export type EventView =
   | { readonly kind: "step"; readonly runId: string; readonly step: number; readonly lines: Lines }
   /** Streamed text, appended as it comes (no line of its own). */
   | { readonly kind: "text-delta"; readonly runId: string; readonly text: string }
+  /**
+   * A piece of the model's thinking (never the answer), escaped for display (`display.ts`);
+   * shown collapsed by the panel, not in the transcript.
+   */
+  | { readonly kind: "thinking"; readonly runId: string; readonly text: string; readonly lines: Lines }
   /** A message ended; `text` is what its deltas did not show: all of it, or "" when it streamed. */
   | { readonly kind: "assistant"; readonly runId: string; readonly text: string }
   | {
@@ -339,6 +345,8 @@ export class EventRenderer {
       case "text-delta":
         this.streamed.add(runId);
         return { kind: "text-delta", runId, text: event.text };
+      case "thinking":
+        return { kind: "thinking", runId, text: shownText(event.text), lines: [] };
       case "assistant":
         return { kind: "assistant", runId, text: this.streamed.has(runId) ? "" : event.text };
       case "tool-call": {

@@ -60,7 +60,7 @@ describe("events: one renderer for the transcript and the panel", () => {
       },
       { kind: "step", runId: "r-1", step: 1, lines: ["── step 1 ──"] },
       { kind: "text-delta", runId: "r-1", text: "Let me " },
-      { kind: "unshown", runId: "r-1", lines: [] }, // thinking
+      { kind: "thinking", runId: "r-1", text: "The greeting lacks a comma.", lines: [] }, // the panel shows it
       { kind: "assistant", runId: "r-1", text: "" }, // streamed: its deltas showed it
       {
         kind: "tool-call",
@@ -304,7 +304,7 @@ describe("events: one renderer for the transcript and the panel", () => {
       lines: ["■ max-steps after 40 steps"],
     });
     // A kind newer than this extension is shown nowhere, not an error.
-    assert.deepStrictEqual(renderer.render(ev({ kind: "thinking", text: "hm" })), {
+    assert.deepStrictEqual(renderer.render(ev({ kind: "future-kind", text: "hm" })), {
       kind: "unshown",
       runId: "r",
       lines: [],

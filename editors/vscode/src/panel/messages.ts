@@ -41,7 +41,10 @@ export interface ContextChip {
 }
 
 export type RunItem =
-  { readonly kind: "text"; readonly html: string } | { readonly kind: "tool"; readonly card: ToolCard };
+  | { readonly kind: "text"; readonly html: string }
+  | { readonly kind: "tool"; readonly card: ToolCard }
+  /** The model's thinking of one step (escaped plain text), shown collapsed under "Thinking (N words)". */
+  | { readonly kind: "thinking"; readonly text: string; readonly words: number };
 
 export interface RunView {
   readonly runId: string;

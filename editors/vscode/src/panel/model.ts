@@ -100,9 +100,28 @@ interface RunState extends Omit<Mutable<RunView>, "items" | "context" | "plan" |
   command?: { message: string; failed?: boolean };
   context?: ContextChip[];
   plan?: PlanStep[];
-  items: Array<{ kind: "text"; markdown: string; html?: string } | { kind: "tool"; card: Mutable<ToolCard> }>;
+  items: Array<
+    | { kind: "text"; markdown: string; html?: string }
+    | { kind: "tool"; card: Mutable<ToolCard> }
+    | ThinkingItem
+  >;
   /** The text item the current step streams into, if any. */
   openText?: { kind: "text"; markdown: string; html?: string };
+  /** The thinking item the model's thinking streams into, until anything else comes. */
+  openThinking?: ThinkingItem;
+}
+
+/** The model's thinking of one step, as it streamed: escaped text, its words counted. */
+interface ThinkingItem {
+  kind: "thinking";
+  text: string;
+  words: number;
+}
+
+/** The words of `text`, a piece of `before` (a word cut between the two counts once). */
+function wordsAdded(before: string, text: string): number {
+  const words = text.match(/\S+/g)?.length ?? 0;
+  return words > 0 && /\S$/.test(before) && /^\S/.test(text) ? words - 1 : words;
 }
 
 /** Runs as the panel shows them, oldest first. */
@@ -144,7 +163,20 @@ export class PanelModel {
     if (run === undefined) {
       return false; // a run from before the panel was built
     }
+    if (view.kind !== "thinking") {
+      run.openThinking = undefined; // anything else ends the thinking: the next starts anew
+    }
     switch (view.kind) {
+      case "thinking": {
+        if (run.openThinking === undefined) {
+          run.openThinking = { kind: "thinking", text: "", words: 0 };
+          run.items.push(run.openThinking);
+        }
+        run.openThinking.words += wordsAdded(run.openThinking.text, view.text);
+        run.openThinking.text += view.text;
+        run.openText = undefined;
+        return true;
+      }
       case "step":
         run.openText = undefined;
         return false;
@@ -369,6 +401,9 @@ export class PanelModel {
       items: run.items.map((item): RunItem => {
         if (item.kind === "tool") {
           return { kind: "tool", card: { ...item.card } };
+        }
+        if (item.kind === "thinking") {
+          return { kind: "thinking", text: item.text, words: item.words };
         }
         item.html ??= renderMarkdown(item.markdown);
         return { kind: "text", html: item.html };

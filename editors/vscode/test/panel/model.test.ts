@@ -408,3 +408,28 @@ describe("panel: the plan", () => {
     );
   });
 });
+
+describe("panel: the model's thinking", () => {
+  it("streams each step's thinking into a collapsed section of its own before the answer, escaped", () => {
+    const model = started();
+    const items = (): unknown[] => model.views()[0].items.map((item) => ({ ...item }));
+    model.apply(ev({ kind: "step", step: 1 }));
+    assert.strictEqual(model.apply(ev({ kind: "thinking", text: "The te" })), true);
+    assert.deepStrictEqual(items(), [{ kind: "thinking", text: "The te", words: 2 }]);
+    model.apply(ev({ kind: "thinking", text: "st wants a comma.\nAdd it\u001b[2J \u202eexe.txt" }));
+    const thought = "The test wants a comma.\nAdd it\\x1b[2J \\u202eexe.txt";
+    assert.deepStrictEqual(items(), [{ kind: "thinking", text: thought, words: 8 }]);
+    model.apply(ev({ kind: "text-delta", text: "Adding **it**." }));
+    model.apply(ev({ kind: "assistant", text: "Adding **it**." }));
+    model.apply(ev({ kind: "tool-call", callId: "c1", tool: "list_files", arguments: {} }));
+    model.apply(ev({ kind: "step", step: 2 }));
+    model.apply(ev({ kind: "thinking", text: "Done." }));
+    model.apply(ev({ kind: "assistant", text: "Added." }));
+    const [first, answer, card, second, last] = model.views()[0].items;
+    assert.deepStrictEqual(first, { kind: "thinking", text: thought, words: 8 });
+    assert.deepStrictEqual(answer, { kind: "text", html: "<p>Adding <strong>it</strong>.</p>" });
+    assert.ok(card.kind === "tool");
+    assert.deepStrictEqual(second, { kind: "thinking", text: "Done.", words: 1 }); // a new section
+    assert.deepStrictEqual(last, { kind: "text", html: "<p>Added.</p>" }); // never in the answer
+  });
+});

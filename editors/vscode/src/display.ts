@@ -1,0 +1,42 @@
+// Text from outside (the model's) as a person is shown it: what would not be seen as itself
+// is escaped, as the server's `text/display.py` does (`shown(text, lines=True)`). Line breaks
+// and tabs stay; control characters (a terminal's escape sequences, a carriage return that
+// writes over the line), line separators, bidi controls that show `exe.txt` for `txt.exe`,
+// zero-width and tag characters are written `\x1b`, `\r`, `\u202e`, `\U000e0041`: nothing
+// is dropped and nothing acts. A zero-width joiner between two characters that are not
+// ASCII (an emoji sequence) stays.
+
+const HIDDEN =
+  // eslint-disable-next-line no-control-regex
+  /\r\n|[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]|[\ud800-\udfff]/gu;
+
+function escape(char: string): string {
+  if (char === "\r") {
+    return "\\r";
+  }
+  const code = char.codePointAt(0) ?? 0;
+  if (code < 0x100) {
+    return `\\x${code.toString(16).padStart(2, "0")}`;
+  }
+  if (code < 0x10000) {
+    return `\\u${code.toString(16).padStart(4, "0")}`;
+  }
+  return `\\U${code.toString(16).padStart(8, "0")}`;
+}
+
+/** `text` with what a screen would obey or hide written as escapes a person can read. */
+export function shownText(text: string): string {
+  return text.replace(HIDDEN, (char: string, at: number, whole: string): string => {
+    if (char === "\r\n") {
+      return "\n";
+    }
+    if (char === "\u200c" || char === "\u200d") {
+      const before = whole.codePointAt(at - 1) ?? 0;
+      const after = whole.codePointAt(at + 1) ?? 0;
+      if (at > 0 && before > 0x7f && after > 0x7f) {
+        return char; // joins two characters that are not ASCII
+      }
+    }
+    return escape(char);
+  });
+}
