@@ -373,6 +373,7 @@ async def test_the_session_commands_are_offered_and_run_from_a_prompt(
             "effort",
             "compact",
             "cost",
+            "jobs",
         ]  # the server's own list, /new the client's
         answered = agent.last_answered_ns  # offered after session/new was answered
         assert offered.at_ns > answered

@@ -28,7 +28,7 @@ async def test_the_list_names_each_session_command_once(workspace: Path, tmp_pat
     async with connect(workspace, _options(tmp_path, {"text": "hi"})) as client:
         listed = await client.request("agent/commands", {})
     names = [c["name"] for c in listed["commands"]]
-    assert names == ["undo", "rewind", "new", "model", "effort", "compact", "cost"]
+    assert names == ["undo", "rewind", "new", "model", "effort", "compact", "cost", "jobs"]
     model = next(c for c in listed["commands"] if c["name"] == "model")
     assert model["argument"] == "[NAME]" and model["description"]
 
@@ -116,7 +116,7 @@ async def test_an_unknown_command_or_session_is_a_clear_error(
         with pytest.raises(ServerError) as unknown:
             await client.request("agent/command", {"name": "frobnicate"})
         assert "no command 'frobnicate'" in unknown.value.message
-        assert "undo, rewind, new, model, effort, compact, cost" in unknown.value.message
+        assert "undo, rewind, new, model, effort, compact, cost, jobs" in unknown.value.message
         with pytest.raises(ServerError) as session:
             await client.request("agent/command", {"name": "cost", "sessionId": "s-nope"})
         assert "unknown session 's-nope'" in session.value.message

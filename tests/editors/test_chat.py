@@ -263,7 +263,7 @@ def test_a_message_that_cannot_be_sent_stays_to_be_sent_again(nvim: Nvim) -> Non
 def test_the_servers_session_commands_complete_and_run_in_the_chat(nvim: Nvim) -> None:
     r = nvim.run("chat_commands")
     assert r["omnifunc"] == "v:lua.require'tether.chat'.complete"
-    server = ["/undo", "/rewind", "/new", "/model", "/effort", "/compact", "/cost"]
+    server = ["/undo", "/rewind", "/new", "/model", "/effort", "/compact", "/cost", "/jobs"]
     assert [item["word"] for item in r["items"]] == [*server, "/resume", "/rules"]
     lines = r["after_undo"]
     you = len(lines) - 1 - lines[::-1].index("/undo")  # completed from "/un"

@@ -267,7 +267,7 @@ describe("integration: the extension with the real LanguageClient and server (VS
     await until("the commands", () => states().length > 0 && last().commands.length > 2);
     assert.deepStrictEqual(
       last().commands.map((c) => c.name),
-      ["undo", "rewind", "new", "model", "effort", "compact", "cost", "resume", "rules"],
+      ["undo", "rewind", "new", "model", "effort", "compact", "cost", "jobs", "resume", "rules"],
     );
     const answerOf = async (input: string): Promise<string> => {
       const seen = new Set(states().flatMap((state) => state.runs.map((run) => run.runId)));
