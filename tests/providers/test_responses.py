@@ -356,3 +356,57 @@ async def test_a_fine_tuned_model_of_a_non_reasoning_base_gets_no_reasoning(fake
     fake.queue(Sse(responses_stream("hi")))
     await drain(provider(fake, "off", model="ft:gpt-4.1-mini:acme::abc123"))
     assert "reasoning" not in fake.requests[0].body
+
+
+UNVERIFIED = {
+    "error": {
+        "message": "Your organization must be verified to generate reasoning summaries.",
+        "type": "invalid_request_error",
+        "param": "reasoning.summary",
+        "code": "unsupported_value",
+    }
+}
+
+
+async def test_a_refused_summary_is_dropped_and_the_reply_goes_on(fake: FakeApi) -> None:
+    fake.queue(Status(400, UNVERIFIED), Sse(responses_stream("ok")), Sse(responses_stream("2")))
+    deltas = await drain(provider(fake, "high", model="o4-mini"))
+    assert text_of(deltas) == "ok"
+    [notice] = [d for d in deltas if isinstance(d, RetryNotice)]
+    assert notice.delay_seconds == 0 and "reasoning summaries" in notice.reason
+    assert "sent again without them" in notice.reason
+    first, second = (r.body for r in fake.requests)
+    assert first["reasoning"] == {"effort": "high", "summary": "auto"}
+    assert second["reasoning"] == {"effort": "high"}
+    assert second["include"] == ["reasoning.encrypted_content"]
+    # The next run of this process on that model asks for none.
+    await drain(provider(fake, "high", model="o4-mini"))
+    assert fake.requests[2].body["reasoning"] == {"effort": "high"}
+
+
+async def test_a_model_refusing_reasoning_settings_gets_none_and_the_reply_goes_on(
+    fake: FakeApi,
+) -> None:
+    unsupported = {
+        "error": {
+            "message": "Unsupported parameter: 'reasoning.effort' is not supported with "
+            "this model.",
+            "type": "invalid_request_error",
+            "param": "reasoning.effort",
+            "code": "unsupported_parameter",
+        }
+    }
+    fake.queue(Status(400, unsupported), Sse(responses_stream("ok")))
+    deltas = await drain(provider(fake, "low", model="gpt-5-chat-latest"))
+    assert text_of(deltas) == "ok"
+    second = fake.requests[1].body
+    assert "reasoning" not in second and "include" not in second
+
+
+async def test_with_effort_off_and_no_summary_only_the_encrypted_items_are_asked_for(
+    fake: FakeApi,
+) -> None:
+    fake.queue(Status(400, UNVERIFIED), Sse(responses_stream("ok")))
+    await drain(provider(fake, "off", model="o3"))
+    second = fake.requests[1].body
+    assert "reasoning" not in second and second["include"] == ["reasoning.encrypted_content"]

@@ -57,6 +57,9 @@ _NO_REASONING = re.compile(r"(ft:)?(gpt-4|gpt-3\.5|chatgpt-4o)")
 
 log = logging.getLogger(__name__)
 _NOTED: set[str] = set()
+_WITHOUT: dict[str, str] = {}
+"""Models whose reasoning summaries (``summary``) or reasoning settings (``reasoning``) the
+API refused, for this process: not asked for again."""
 _REFUSED: set[str] = set()
 """Encrypted reasoning the API could not verify (made with another organisation's key, or
 damaged): never sent again by this process, whichever run or session holds it."""
@@ -129,6 +132,19 @@ def is_refused_reasoning(exc: Exception) -> bool:
     return exc.code == "invalid_encrypted_content" or "encrypted content" in exc.message.lower()
 
 
+def refused_setting(exc: Exception) -> str | None:
+    """The reasoning setting a 400 refuses for the model: ``summary`` (an organisation not
+    verified for reasoning summaries, a model without them) or ``reasoning`` (a model that
+    takes no reasoning settings at all); None for any other error."""
+    if not isinstance(exc, openai.BadRequestError):
+        return None
+    text = f"{exc.param or ''} {exc.message}".lower()
+    if "summar" in text:
+        return "summary"
+    unsupported = "unsupported" in text or "not supported" in text
+    return "reasoning" if unsupported and ("reasoning" in text or "include" in text) else None
+
+
 @dataclass(slots=True)
 class _Reply:
     """What one streamed response has assembled so far."""
@@ -156,11 +172,13 @@ class OpenAIResponsesProvider(OpenAIProvider):
         """The encrypted reasoning of the last request."""
 
     def _reasoning(self) -> ReasoningParam | None:
-        if not self._reasons:
+        without = _WITHOUT.get(self.model)
+        if not self._reasons or without == "reasoning":
             return None
-        if self._effort == "off":  # the model's own default effort
-            return {"summary": "auto"}
-        return {"effort": self._effort, "summary": "auto"}
+        reasoning: ReasoningParam = {} if without == "summary" else {"summary": "auto"}
+        if self._effort != "off":  # off: the model's own default effort
+            reasoning["effort"] = self._effort
+        return reasoning
 
     async def _attempt(
         self, client: AsyncOpenAI, request: ModelRequest, max_tokens: int | None
@@ -181,7 +199,7 @@ class OpenAIResponsesProvider(OpenAIProvider):
             tools=tools if tools else omit,
             stream=True,
             store=False,
-            reasoning=reasoning if reasoning is not None else omit,
+            reasoning=reasoning or omit,  # {}: none asked for but the encrypted items
             include=ENCRYPTED_REASONING if reasoning is not None else omit,
             max_output_tokens=max_tokens if max_tokens is not None else omit,
         )
@@ -230,6 +248,20 @@ class OpenAIResponsesProvider(OpenAIProvider):
             return Failure(
                 f"{where} did not accept the reasoning kept from earlier turns "
                 f"({exc.status_code}: {_detail(exc)}); sent again without it",
+                retryable=True,
+                retry_after=0.0,
+            )
+        setting, sent = refused_setting(exc), self._reasoning()
+        still_sent = sent is not None and (setting == "reasoning" or "summary" in sent)
+        if setting is not None and still_sent:
+            # Asked again at once without it, and never again by this process for the model.
+            _WITHOUT[self.model] = "reasoning" if setting == "reasoning" else "summary"
+            assert isinstance(exc, openai.APIStatusError)
+            what = "reasoning summaries" if setting == "summary" else "reasoning settings"
+            log.info("%s: no %s from now on (%s)", self.model, what, _detail(exc))
+            return Failure(
+                f"{self._base_url or 'the OpenAI API'} refused {what} for {self.model} "
+                f"({exc.status_code}: {_detail(exc)}); sent again without them",
                 retryable=True,
                 retry_after=0.0,
             )
