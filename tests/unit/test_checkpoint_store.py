@@ -187,3 +187,46 @@ async def test_a_checkpoint_that_cannot_be_taken_says_why_and_never_stops_the_st
     assert data is not None
     [record] = data.checkpoints
     assert record.files == [] and record.incomplete == "more than 2 files in the workspace"
+
+
+def test_the_next_process_starts_from_the_kept_scan_and_trusts_only_what_holds(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    from tether.session import checkpoints
+    from tether.session.scan_cache import cache_path
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    for i in range(300):  # enough reads for the first scan to be kept
+        (root / f"f{i}").write_text(str(i))
+    state = tmp_path / "state"
+
+    def fresh() -> checkpoints._Scanner:  # what a new process makes
+        store = BlobStore(state)
+        tree = TreeScanner((root,), store, 1000, (state,))
+        return checkpoints._Scanner(tree, threading.Lock(), cache_path(store, (root,), 1000))
+
+    first = fresh()
+    checkpoints._scan(first)
+    assert first.scanner.read_count == 300
+    assert _mode(first.cache) == 0o600 and _mode(first.cache.parent) == 0o700
+    again = fresh()
+    checkpoints._scan(again)
+    assert again.scanner.read_count == 0  # nothing read again
+    # A line naming a missing blob, a path outside, or garbage: that file is read again.
+    lines = first.cache.read_text().splitlines()
+    row = json.loads(lines[1])
+    BlobStore(state).path(row[7]).unlink()
+    outside = json.dumps([str(tmp_path / "elsewhere"), *row[1:]])
+    first.cache.write_text("\n".join([*lines, outside, "not json", "[1, 2]"]) + "\n")
+    third = fresh()
+    checkpoints._scan(third)
+    assert third.scanner.read_count == 1
+    assert str(tmp_path / "elsewhere") not in third.scanner.last
+    # A kept scan others may write is not trusted at all.
+    third.cache.chmod(0o666)
+    fourth = fresh()
+    checkpoints._scan(fourth)
+    assert fourth.scanner.read_count == 300

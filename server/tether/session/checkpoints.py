@@ -29,6 +29,7 @@ from ..writes.disk import BOM
 from .blobs import BlobStore, digest_of
 from .checkpoint_records import CheckpointFile, CheckpointRecord, FileState
 from .scan import Change, Seen, TooManyFiles, TreeScanner, changes
+from .scan_cache import cache_path, load_scan, save_scan
 from .writer import SessionLogWriter
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,16 @@ def new_checkpoint_id() -> str:
 class _Scanner:
     scanner: TreeScanner
     lock: threading.Lock
+    cache: Path
+    """Where its last scan is kept for the next process (``scan_cache.py``)."""
+    loaded: bool = False
+    saved_at: float = 0.0
+
+
+SAVE_AFTER_READS = 200
+"""A scan that read this many files is kept at once (a first scan, a checkout)."""
+SAVE_EVERY_SECONDS = 60.0
+"""Otherwise a changed scan is kept at most this often."""
 
 
 SCANNERS_KEPT = 4
@@ -69,7 +80,8 @@ def scanner_for(state_dir: Path, roots: tuple[Path, ...], cap: int) -> _Scanner:
             store = BlobStore(state_dir)
             skip = (state_dir.resolve(),)
             scanner = TreeScanner(roots, store, cap, skip)
-            found = _scanners[key] = _Scanner(scanner, threading.Lock())
+            cache = cache_path(store, roots, cap)
+            found = _scanners[key] = _Scanner(scanner, threading.Lock(), cache)
             while len(_scanners) > SCANNERS_KEPT:
                 _scanners.popitem(last=False)
         _scanners.move_to_end(key)
@@ -77,8 +89,23 @@ def scanner_for(state_dir: Path, roots: tuple[Path, ...], cap: int) -> _Scanner:
 
 
 def _scan(scanner: _Scanner) -> dict[str, Seen]:
+    """A scan (blocking); the first of a process starts from the scan kept by the last one,
+    and a scan that read much, or any changed one now and then, is kept for the next."""
     with scanner.lock:
-        return scanner.scanner.scan()
+        tree = scanner.scanner
+        if not scanner.loaded:
+            scanner.loaded = True
+            tree.last = load_scan(scanner.cache, tree.roots, tree.store)
+        found = tree.scan()
+        now = time.monotonic()
+        reads = tree.read_count
+        if reads >= SAVE_AFTER_READS or (reads and now - scanner.saved_at >= SAVE_EVERY_SECONDS):
+            try:
+                save_scan(scanner.cache, tree.roots, found)
+                scanner.saved_at = now
+            except OSError as exc:  # only the next process's first scan is slower
+                log.warning("cannot keep the workspace's scan: %s", exc.strerror or exc)
+        return found
 
 
 def text_bytes(text: str, bom: bool) -> bytes:

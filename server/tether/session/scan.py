@@ -128,6 +128,8 @@ class TreeScanner:
         self._rules: dict[str, tuple[tuple[int, int], tuple[IgnoreRule, ...]]] = {}
         self._verdicts: dict[str, bool] = {}
         """Whether each entry seen is ignored (forgotten when an ignore file changes)."""
+        self.read_count = 0
+        """Entries the last scan read (new, or their stat changed)."""
 
     def scan(self) -> dict[str, Seen]:
         """Every entry now, by path; ``TooManyFiles`` past ``MAX_FILES``.
@@ -138,6 +140,7 @@ class TreeScanner:
         ignore file changes."""
         found: dict[str, Seen] = {}
         last = self.last
+        read = 0
         self._check_rules()
         verdicts = self._verdicts
         skip = self._skip
@@ -189,10 +192,12 @@ class TreeScanner:
                         if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
                             continue  # a FIFO, a socket, a device: not a file
                         seen = read_entry(Path(path), info, self.store, self.cap)
+                        read += 1
                     found[path] = seen
             if len(found) > MAX_FILES:
                 raise TooManyFiles(f"more than {MAX_FILES:,} files in the workspace")
         self.last = found
+        self.read_count = read
         return found
 
     def _check_rules(self) -> None:
