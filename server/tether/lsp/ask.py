@@ -14,6 +14,7 @@ import logging
 from pydantic import ValidationError
 
 from tether_protocol import AskParams, AskResult
+from tether_protocol.ask import MAX_CHOICE, MAX_QUESTION
 
 from ..text.display import shown
 from ..tools.ask import Question
@@ -21,13 +22,19 @@ from ..tools.ask import Question
 log = logging.getLogger(__name__)
 
 
+def _cut(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters (escapes make a shown text longer)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def ask_params(question: Question) -> AskParams:
-    """``agent/ask``'s params: the question and its choices as a person is shown them."""
+    """``agent/ask``'s params: the question and its choices as a person is shown them,
+    within the protocol's lengths (an escaped text is cut with an ellipsis)."""
     return AskParams(
         run_id=question.run_id,
         call_id=question.call_id,
-        question=shown(question.question, lines=True),
-        choices=[shown(c) for c in question.choices] or None,
+        question=_cut(shown(question.question, lines=True), MAX_QUESTION),
+        choices=[_cut(shown(c), MAX_CHOICE) for c in question.choices] or None,
         free_text=question.free_text,
     )
 
