@@ -130,6 +130,9 @@ class TreeScanner:
         """Whether each entry seen is ignored (forgotten when an ignore file changes)."""
         self.read_count = 0
         """Entries the last scan read (new, or their stat changed)."""
+        self.too_many = False
+        """A scan found more than ``MAX_FILES`` files: later ones are not tried (each would
+        walk that far again to give up)."""
 
     def scan(self) -> dict[str, Seen]:
         """Every entry now, by path; ``TooManyFiles`` past ``MAX_FILES``.
@@ -138,6 +141,8 @@ class TreeScanner:
         type (no system call), a file is one ``lstat``, an unchanged one (size, times and
         inode as before) is not opened, and an entry's ignore verdict is remembered until an
         ignore file changes."""
+        if self.too_many:
+            raise TooManyFiles(f"more than {MAX_FILES:,} files in the workspace")
         found: dict[str, Seen] = {}
         last = self.last
         read = 0
@@ -149,6 +154,9 @@ class TreeScanner:
             start = len(top) + 1
             stack: list[tuple[str, _Chain]] = [(top, ())]
             while stack:
+                if len(found) > MAX_FILES:  # checked a folder at a time: the walk ends soon
+                    self.too_many = True
+                    raise TooManyFiles(f"more than {MAX_FILES:,} files in the workspace")
                 folder, chain = stack.pop()
                 try:
                     with os.scandir(folder) as it:
@@ -195,6 +203,7 @@ class TreeScanner:
                         read += 1
                     found[path] = seen
             if len(found) > MAX_FILES:
+                self.too_many = True
                 raise TooManyFiles(f"more than {MAX_FILES:,} files in the workspace")
         self.last = found
         self.read_count = read
