@@ -360,3 +360,19 @@ async def test_a_background_job_that_asks_ends_saying_what_it_asked(
     assert "answer=" not in ended.output
     [job] = (await request(editor, "agent/jobs", {}))["jobs"]
     assert job["state"] == "failed" and "Overwrite?" in job["note"]
+
+
+async def test_what_a_job_printed_is_shown_to_people_escaped(
+    editor: Editor, workspace: Path
+) -> None:
+    """A job's last line is text from outside: ``agent/jobs`` and ``/jobs`` show control,
+    bidi and invisible characters escaped; the command too, in ``/jobs``."""
+    hostile = r"printf 'ok\n\033[2J\033]0;title\007 a\u202eb\u200bc\n'; exec sleep 300"
+    await run_calls(editor, workspace, bash(hostile, background=True))
+    session_id = editor.events[0].to_wire()["sessionId"]
+    [job] = (await request(editor, "agent/jobs", {}))["jobs"]
+    listing = await request(editor, "agent/command", {"name": "jobs", "sessionId": session_id})
+    for text in (job["lastLine"], listing["message"]):
+        assert not any(c in text for c in "\x1b\x07\u202e\u200b\r"), repr(text)
+    assert "\\x1b[2J" in job["lastLine"] and "\\u202e" in job["lastLine"], job["lastLine"]
+    await request(editor, "agent/jobStop", {"sessionId": session_id, "jobId": "job-1"})
