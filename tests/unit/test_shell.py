@@ -169,6 +169,15 @@ def open_stdin() -> Iterator[None]:
             os.close(fd)
 
 
+async def test_the_input_terminal_is_the_users_alone(tmp_path: Path, groups: list[int]) -> None:
+    """No one else may write to it (devpts makes a terminal group-writable for ``write``):
+    what the command's terminal carries is the command's own."""
+    outcome = await run(
+        "stat -L -c %a /proc/self/fd/0; test -t 0 && echo terminal", tmp_path, groups
+    )
+    assert outcome.output == "600\nterminal\n", outcome.output
+
+
 @pytest.mark.usefixtures("open_stdin")
 async def test_input_no_one_types_ends_a_reader_saying_it_asked(
     tmp_path: Path, groups: list[int]

@@ -122,6 +122,7 @@ def open_input_terminal() -> InputTerminal | None:
     except OSError:
         return None
     try:
+        os.fchmod(slave, 0o600)  # devpts makes it group-writable (tty): only ours to write
         attrs = termios.tcgetattr(slave)
         attrs[1] &= ~termios.OPOST  # what reaches the master as written: no "\r\n"
         termios.tcsetattr(slave, termios.TCSANOW, attrs)
