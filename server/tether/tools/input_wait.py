@@ -11,9 +11,9 @@ process of the command's tree blocked in a ``read`` of that terminal: the kernel
 answer (``/proc/PID/syscall``, the descriptor it reads, and what that descriptor is), so a
 shell waiting for a ``$(…)`` or ``cat`` reading a pipe is never taken for one that asks.
 The runner ends such a command once it has waited ``INPUT_WAIT_SECONDS`` and says what it
-asked: the line of output it left unfinished. Where ``/proc/PID/syscall`` cannot be read (not Linux, a
-restricted ``/proc``), commands get ``/dev/null`` as before: an empty input that ends at
-once, the question unnamed. Programs that wait in ``epoll`` or ``select`` (Node's
+asked: the line of output it left unfinished. Where ``/proc/PID/syscall`` cannot be read
+(not Linux, a restricted ``/proc``), commands get ``/dev/null``: an empty input that ends
+at once, the question unnamed. Programs that wait in ``epoll`` or ``select`` (Node's
 ``readline``) are not seen; they end at their timeout.
 """
 
