@@ -9,6 +9,7 @@ so a test sees what the SDK alone would have dropped.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -110,7 +111,7 @@ class RecordingClient:
         permission: Policy = "allow_once",
         buffers: dict[str, str] | None = None,
         after_withdrawal: str = "cancelled",
-        elicit: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        elicit: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
         self.capabilities = capabilities
         self.permission: Policy = permission
@@ -119,8 +120,8 @@ class RecordingClient:
         answer racing the withdrawal)."""
         self.buffers: dict[str, str] = dict(buffers or {})
         self.elicit = elicit
-        """Answers ``elicitation/create``: given the raw params, the raw response (default:
-        ``decline``)."""
+        """Answers ``elicitation/create``: given the raw params, the raw response, or an
+        awaitable of it (default: ``decline``)."""
         self.elicitations: list[dict[str, Any]] = []
         """The raw params of every ``elicitation/create``, in order."""
         """The editor's open buffers by absolute path (unsaved text wins over the disk)."""
@@ -280,7 +281,10 @@ class RecordingClient:
         ]
         params = asked[len(self.elicitations)]
         self.elicitations.append(params)
+        self.wake()
         answer = self.elicit(params) if self.elicit is not None else {"action": "decline"}
+        if inspect.isawaitable(answer):  # a person who takes their time
+            answer = await answer
         self.wake()
         return TypeAdapter(CreateElicitationResponse).validate_python(answer)
 

@@ -5,6 +5,7 @@ schema by the kit's client."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -113,4 +114,38 @@ async def test_a_client_without_elicitation_is_not_asked(tmp_path: Path) -> None
         assert done["rawOutput"]["output"].startswith("No one to ask")
         assert agent.text(session).endswith("I picked a")
         client.assert_clean()  # an undeclared elicitation/create would be a problem
+        assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
+
+
+async def test_a_cancelled_prompt_withdraws_its_question(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    withdrawn = asyncio.Event()
+
+    async def slow(params: dict[str, Any]) -> dict[str, Any]:
+        await withdrawn.wait()
+        return {"action": "accept", "content": {"answer": "too late"}}  # dropped
+
+    client = RecordingClient(capabilities=ASKS, elicit=slow)
+    script = turns({"tool_calls": [call("ask_user", question="Which one?")]}, {"text": "ok"})
+    async with tether_acp(root, tmp_path, script, client) as agent:
+        session = await agent.new_session(root)
+        prompt = agent.start_prompt(session, "ask me")
+        await client.wait_for(lambda: client.elicitations or None, "the question", 30)
+        [asked] = [
+            m.payload for m in client.messages if m.payload.get("method") == "elicitation/create"
+        ]
+        await agent.cancel(session)
+        assert (await prompt)["stopReason"] == "cancelled"
+
+        def withdrawal() -> bool:
+            return any(
+                m.payload.get("method") == "$/cancel_request"
+                and m.payload["params"].get("requestId") == asked["id"]
+                for m in client.messages
+            )
+
+        await client.wait_for(withdrawal, "the question withdrawn", 10)
+        withdrawn.set()
+        assert (await agent.prompt(session, "and now?"))["stopReason"] == "end_turn"
+        client.assert_clean()
         assert (await agent.exit_after_eof(within=EOF_WITHIN)).clean
