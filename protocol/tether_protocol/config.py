@@ -198,6 +198,9 @@ class TetherSettings(WireModel):
     checkpoint_max_file_bytes: Annotated[int, Field(ge=1024, le=1 << 30)] | None = None
     """Files larger than this (default 10 MB) are recorded by a step's checkpoint as not
     restorable: their content is not kept."""
+    checkpoint_store_max_bytes: Annotated[int, Field(ge=1 << 20)] | None = None
+    """The checkpoint store's size limit (default 2 GiB): past it, the contents only the
+    oldest sessions' checkpoints need are deleted."""
     mcp_servers: dict[Annotated[str, Field(pattern=MCP_SERVER_NAME)], McpServerSettings] | None = (
         None
     )

@@ -67,6 +67,7 @@ FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "prices": st.just({"gpt-5.4": {"inputPerMTok": 0.0, "outputPerMTok": 0.0}}),
     "acp_files": st.sampled_from(["editor", "disk"]),
     "checkpoint_max_file_bytes": st.integers(1024, 1 << 30),
+    "checkpoint_store_max_bytes": st.integers(1 << 20, 1 << 40),
     "reasoning_effort": st.sampled_from(["off", "low", "medium", "high"]),
     "openai_api": st.sampled_from(["responses", "chat"]),
     "mcp_servers": st.sampled_from(
@@ -98,6 +99,7 @@ SAMPLE: dict[str, Any] = {
     "prices": {"gpt-5.4": {"inputPerMTok": 0.0, "outputPerMTok": 0.0}},
     "acp_files": "disk",
     "checkpoint_max_file_bytes": 1024,
+    "checkpoint_store_max_bytes": 1 << 20,
     "reasoning_effort": "high",
     "openai_api": "chat",
     "mcp_servers": {

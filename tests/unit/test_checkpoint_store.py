@@ -128,7 +128,6 @@ def test_a_scan_reads_only_what_changed_and_the_change_set_says_what(tmp_path: P
     for seen in before.values():
         assert seen.digest is not None
         store.path(seen.digest).unlink()
-    store._known.clear()
     (root / "a").write_text("changed")
     (root / "b").unlink()
     (root / "c").rename(root / "d")
@@ -230,3 +229,51 @@ def test_the_next_process_starts_from_the_kept_scan_and_trusts_only_what_holds(
     fourth = fresh()
     checkpoints._scan(fourth)
     assert fourth.scanner.read_count == 300
+
+
+def test_past_its_limit_the_store_drops_what_only_the_oldest_sessions_need(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    from tether.session.checkpoint_records import CheckpointFile, CheckpointRecord, FileState
+    from tether.session.prune import GRACE_SECONDS, prune
+
+    state = tmp_path / "state"
+    store = BlobStore(state)
+    old_only, new_only, shared, in_scan, recent, loose = (
+        store.put(bytes([n]) * 1000) for n in range(6)
+    )
+    now = 1_000_000_000.0
+    for digest in (old_only, new_only, shared, in_scan, loose):
+        os.utime(store.path(digest), (now - 2 * GRACE_SECONDS, now - 2 * GRACE_SECONDS))
+    os.utime(store.path(recent), (now - 60, now - 60))  # a step in flight elsewhere
+
+    def log(session: str, digests: list[str], modified: float) -> None:
+        files = [
+            CheckpointFile(
+                path=f"/ws/{d[:6]}",
+                uri=f"file:///ws/{d[:6]}",
+                before=FileState(kind="file", sha256=d),
+            )
+            for d in digests
+        ]
+        record = CheckpointRecord(id="c-1", run_id="r-1", tool="bash", files=files)
+        path = state / "sessions" / f"{session}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(record.model_dump_json(by_alias=True, exclude_none=True) + "\n")
+        os.utime(path, (modified, modified))
+
+    log("s-old", [old_only, shared], now - 100)
+    log("s-new", [new_only, shared], now - 10)
+    scans = store.root / "scans"
+    scans.mkdir()
+    row = ["/ws/f", "file", 420, 1000, 1, 1, 1, in_scan, None, None]
+    (scans / "x.jsonl").write_text(
+        json.dumps({"version": 1, "roots": ["/ws"]}) + "\n" + json.dumps(row) + "\n"
+    )
+
+    assert prune(state, 10_000, now=now) == 0  # under the limit: nothing
+    freed = prune(state, 4_500, now=now)
+    left = {d for d in (old_only, new_only, shared, in_scan, recent, loose) if store.has(d)}
+    assert left == {new_only, shared, in_scan, recent} and freed == 2000

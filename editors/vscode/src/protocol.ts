@@ -277,6 +277,7 @@ export type Settings = {
   prices?: { [key: string]: unknown } | null;
   acpFiles?: "editor" | "disk" | null;
   checkpointMaxFileBytes?: number | null;
+  checkpointStoreMaxBytes?: number | null;
   mcpServers?: { [key: string]: unknown } | null;
   languageServers?: { [key: string]: unknown } | null;
   languageServerTimeoutSeconds?: number | null;

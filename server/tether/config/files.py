@@ -19,12 +19,18 @@ ENVIRONMENT = {
     "TETHER_SANDBOX": "sandbox",
     "TETHER_ACP_FILES": "acp_files",
     "TETHER_CHECKPOINT_MAX_FILE_BYTES": "checkpoint_max_file_bytes",
+    "TETHER_CHECKPOINT_STORE_MAX_BYTES": "checkpoint_store_max_bytes",
     "TETHER_REASONING_EFFORT": "reasoning_effort",
     "TETHER_OPENAI_API": "openai_api",
 }
 """The ``TETHER_*`` variables and the setting each one sets (read by ``config.layers``)."""
 INTEGER_SETTINGS = frozenset(
-    {"context_window_tokens", "max_message_bytes", "checkpoint_max_file_bytes"}
+    {
+        "context_window_tokens",
+        "max_message_bytes",
+        "checkpoint_max_file_bytes",
+        "checkpoint_store_max_bytes",
+    }
 )
 NUMBER_SETTINGS = frozenset({"approval_timeout_seconds"})
 

@@ -43,6 +43,8 @@ DEFAULT_MAX_BACKGROUND_JOBS = 4
 """A 10 MB buffer in ``didOpen`` fits with room for JSON escaping."""
 DEFAULT_CHECKPOINT_MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files past this are not kept by a checkpoint (``checkpointMaxFileBytes``)."""
+DEFAULT_CHECKPOINT_STORE_MAX_BYTES = 2 * 1024 * 1024 * 1024
+"""The checkpoint store's size limit (``checkpointStoreMaxBytes``)."""
 DEFAULT_DIAGNOSTICS_SETTLE_MS = 300
 """After an edit, the editor's problems count as settled once unchanged this long."""
 DEFAULT_DIAGNOSTICS_MAX_WAIT_MS = 3000
@@ -240,6 +242,8 @@ class Config:
     acp_files: Literal["editor", "disk"] = "editor"
     checkpoint_max_file_bytes: int = DEFAULT_CHECKPOINT_MAX_FILE_BYTES
     """Files larger than this are recorded by a checkpoint as not restorable."""
+    checkpoint_store_max_bytes: int = DEFAULT_CHECKPOINT_STORE_MAX_BYTES
+    """The checkpoint store's size limit (``session/prune.py``)."""
     """``tether acp``: files through the client's ``fs`` methods when offered, or the disk."""
     reasoning_effort: ReasoningEffort = "off"
     """How hard a reasoning model thinks (``providers.anthropic`` maps it to a budget)."""
@@ -288,6 +292,9 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
         acp_files=settings.acp_files or "editor",
         checkpoint_max_file_bytes=(
             settings.checkpoint_max_file_bytes or DEFAULT_CHECKPOINT_MAX_FILE_BYTES
+        ),
+        checkpoint_store_max_bytes=(
+            settings.checkpoint_store_max_bytes or DEFAULT_CHECKPOINT_STORE_MAX_BYTES
         ),
         reasoning_effort=settings.reasoning_effort or "off",
         openai_api=settings.openai_api,

@@ -138,7 +138,12 @@ async def assemble_run(
             ),
             problems=_watcher(editor, workspace, config),
             checkpoints=SessionCheckpoints(
-                log_writer, session_id, run_id, workspace, config.checkpoint_max_file_bytes
+                log_writer,
+                session_id,
+                run_id,
+                workspace,
+                config.checkpoint_max_file_bytes,
+                config.checkpoint_store_max_bytes,
             ),
             jobs=memory.jobs,
         ),

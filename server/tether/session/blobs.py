@@ -50,8 +50,6 @@ class BlobStore:
         self.blobs = self.root / "blobs"
         self._made: set[str] = set()
         """Fan-out folders known to exist (made by this process or found)."""
-        self._known: set[str] = set()
-        """Digests this process stored or found stored (a fresh store is not asked twice)."""
 
     def _folder(self, digest: str) -> Path:
         folder = self.blobs / digest[:2]
@@ -73,10 +71,11 @@ class BlobStore:
         """Store ``data`` (once: content already there is kept); its digest. ``OSError``
         when the state folder cannot be written."""
         digest = digest or digest_of(data)
-        if digest in self._known:
-            return digest
         target = self._folder(digest) / digest[2:]
-        if not os.path.lexists(target):
+        if os.path.lexists(target):  # used again: not pruned for a while (``prune.py``)
+            with contextlib.suppress(OSError):
+                os.utime(target, follow_symlinks=False)
+        else:
             temp = target.with_name(f".{digest[2:10]}.{uuid.uuid4().hex[:12]}.tmp")
             fd = open_private(temp, os.O_WRONLY | os.O_EXCL)
             try:
@@ -87,12 +86,11 @@ class BlobStore:
             finally:
                 with contextlib.suppress(OSError):
                     os.unlink(temp)
-        self._known.add(digest)
         return digest
 
     def has(self, digest: str) -> bool:
         """Whether the blob is there (not checked: ``get`` checks it)."""
-        return digest in self._known or os.path.isfile(self.path(digest))
+        return os.path.isfile(self.path(digest))
 
     def get(self, digest: str) -> bytes:
         """The stored bytes of ``digest``, checked; ``StoreDamaged`` naming what is wrong."""
@@ -100,7 +98,10 @@ class BlobStore:
         try:
             fd = os.open(path, _READ_FLAGS)
         except FileNotFoundError:
-            raise StoreDamaged(f"the checkpoint store lacks blob {digest[:12]}…") from None
+            raise StoreDamaged(
+                f"the checkpoint store lacks blob {digest[:12]}… (pruned to keep the store "
+                "under checkpointStoreMaxBytes, or removed)"
+            ) from None
         except OSError as exc:
             raise StoreDamaged(
                 f"the checkpoint store's blob {digest[:12]}… cannot be read: "

@@ -28,6 +28,7 @@ from ..workspace.folders import Workspace, uri_for
 from ..writes.disk import BOM
 from .blobs import BlobStore, digest_of
 from .checkpoint_records import CheckpointFile, CheckpointRecord, FileState
+from .prune import maybe_prune
 from .scan import Change, Seen, TooManyFiles, TreeScanner, changes
 from .scan_cache import cache_path, load_scan, save_scan
 from .writer import SessionLogWriter
@@ -147,12 +148,15 @@ class SessionCheckpoints:
         run_id: str,
         workspace: Workspace,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        store_max_bytes: int | None = None,
     ) -> None:
         self._writer = writer
         self._session_id = session_id
         self._run_id = run_id
         self._workspace = workspace
         self._cap = max_file_bytes
+        self._store_max = store_max_bytes
+        """The store's size limit (None: not pruned from here)."""
         self._store = BlobStore(writer.state_dir)
 
     async def before(
@@ -209,6 +213,8 @@ class SessionCheckpoints:
             incomplete=taken.problem,
         )
         self._writer.append(self._session_id, record)
+        if self._store_max is not None and found:
+            maybe_prune(self._writer.state_dir, self._store_max)
 
 
 def change_record(change: Change) -> CheckpointFile:
