@@ -1,5 +1,5 @@
-"""A language server that misbehaves on purpose (standard library only), for the code tools'
-bad cases: ``python fake_langserver.py MODE [URI...] [--mark FILE]``.
+"""A language server that misbehaves on purpose (Tether's framing, nothing else of it), for
+the code tools' bad cases: ``python fake_langserver.py MODE [URI...] [--mark FILE]``.
 
 It answers ``initialize`` and ``shutdown`` like a server; on any other request, by ``MODE``:
 ``hang`` never answers, ``crash`` writes "boom" to stderr and exits with code 3, ``garbage``
@@ -15,24 +15,29 @@ import json
 import os
 import sys
 
+from tether.framing.codec import FrameDecoder, frame
+
+_decoder = FrameDecoder()
+_bodies: list[bytes] = []
+
 
 def read() -> dict | None:
-    length = 0
-    while True:
-        line = sys.stdin.buffer.readline()
-        if not line:
+    while not _bodies:
+        data = os.read(0, 65536)
+        if not data:
             return None
-        if line in (b"\r\n", b"\n"):
-            break
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    return json.loads(sys.stdin.buffer.read(length))
+        _decoder.feed(data)
+        _bodies.extend(_decoder)
+    return json.loads(_bodies.pop(0))
+
+
+def write(body: bytes) -> None:
+    sys.stdout.buffer.write(frame(body))
+    sys.stdout.buffer.flush()
 
 
 def send(message: dict) -> None:
-    body = json.dumps(message).encode()
-    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    sys.stdout.buffer.flush()
+    write(json.dumps(message).encode())
 
 
 def main() -> None:
@@ -63,8 +68,7 @@ def main() -> None:
             sys.stderr.flush()
             os._exit(3)
         elif mode == "garbage":
-            sys.stdout.buffer.write(b"Content-Length: 9\r\n\r\nnot json!")
-            sys.stdout.buffer.flush()
+            write(b"not json!")
         elif method == "textDocument/rename":
             span = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
             changes = {uri: [{"range": span, "newText": "# renamed\n"}] for uri in uris}
