@@ -49,6 +49,7 @@ async def rewind_in_terminal(
     before one: 0 when every file went back, 1 when some did not, 2 for an error."""
     try:
         async with connect(root, options, events=False) as client:
+            params: dict[str, Any]
             if checkpoint_id is None:
                 params = {"sessionId": session_id}
                 answer = await client.request(AGENT_CHECKPOINTS_METHOD, params)

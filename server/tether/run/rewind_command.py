@@ -11,6 +11,8 @@ from ..session.rewind_lines import USAGE, checkpoint_line, result_lines
 from ..workspace.folders import Workspace, path_from_uri
 from .manager import InvalidRun, RunManager
 
+__all__ = ["USAGE", "rewind_command"]
+
 WHATS = ("files", "conversation", "both")
 
 
