@@ -3,8 +3,9 @@ the code tools' bad cases: ``python fake_langserver.py MODE [URI...] [--mark FIL
 
 It answers ``initialize`` and ``shutdown`` like a server; on any other request, by ``MODE``:
 ``hang`` never answers, ``crash`` writes "boom" to stderr and exits with code 3, ``garbage``
-writes a frame that is not JSON, ``rename`` answers a workspace edit changing line 0 of each
-``URI`` given (``definition``: a location in the first). ``--mark FILE``: write its process id,
+writes a frame that is not JSON, ``flood`` announces a 1 GiB message, ``rename`` answers a
+workspace edit changing line 0 of each ``URI`` given (``definition``: a location in the
+first). ``--mark FILE``: write its process id,
 folder and environment's names to FILE (JSON) when started (the test sees whether it ran,
 where, with what, and that it ended).
 """
@@ -15,7 +16,7 @@ import json
 import os
 import sys
 
-from tether.framing.codec import FrameDecoder, frame
+from tether.framing.codec import FrameDecoder, frame, frame_head
 
 _decoder = FrameDecoder()
 _bodies: list[bytes] = []
@@ -69,6 +70,9 @@ def main() -> None:
             os._exit(3)
         elif mode == "garbage":
             write(b"not json!")
+        elif mode == "flood":  # announces a message too long to take, then nothing
+            sys.stdout.buffer.write(frame_head(1 << 30))
+            sys.stdout.buffer.flush()
         elif method == "textDocument/rename":
             span = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
             changes = {uri: [{"range": span, "newText": "# renamed\n"}] for uri in uris}

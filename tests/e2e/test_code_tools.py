@@ -321,6 +321,7 @@ def test_a_server_that_crashes_hangs_or_answers_garbage_is_a_tool_error(tmp_path
         "hang": f"the language server {FAKE_NAME} failed: it did not answer "
         "textDocument/definition within 2 s",
         "garbage": f"the language server {FAKE_NAME} failed: it sent a message that is not LSP",
+        "flood": f"the language server {FAKE_NAME} failed: it sent a message of 1073741824 bytes",
     }
     for mode, message in expected.items():
         mark = fake_server(tmp_path, mode, (root / "lib.py").as_uri(), timeout=2)

@@ -49,6 +49,8 @@ _wire = logging.getLogger(f"{__name__}.wire")
 _wire.propagate = False
 _wire.addHandler(logging.NullHandler())
 
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+"""The longest message a server may send; a longer one ends it."""
 START_SECONDS = 60.0
 """How long a server may take to answer ``initialize``."""
 STDERR_TAIL = 4096
@@ -84,6 +86,27 @@ def client_capabilities() -> types.ClientCapabilities:
             configuration=True,
         ),
     )
+
+
+class _Bounded:
+    """The server's output as pygls' reader reads it, refusing a message longer than
+    ``MAX_MESSAGE_BYTES`` before reading it (a flood is cut off, not buffered)."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self.stream = stream
+
+    async def readline(self) -> bytes:
+        return await self.stream.readline()
+
+    async def readexactly(self, n: int) -> bytes:
+        if n > MAX_MESSAGE_BYTES:
+            raise _TooLong(n)
+        return await self.stream.readexactly(n)
+
+
+class _TooLong(Exception):
+    def __init__(self, length: int) -> None:
+        super().__init__(f"it sent a message of {length} bytes (more than {MAX_MESSAGE_BYTES})")
 
 
 class _Client(LanguageClient):
@@ -231,13 +254,15 @@ class LanguageServerProcess:
         try:
             await run_async(
                 stop_event=self._client._stop_event,
-                reader=stdout,
+                reader=_Bounded(stdout),
                 protocol=self._client.protocol,
                 logger=_wire,
                 error_handler=lambda exc, source: self.fail(
                     f"it sent a message that is not LSP ({type(exc).__name__})"
                 ),
             )
+        except _TooLong as exc:
+            self.fail(str(exc))
         except (ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
             self.fail(f"it sent something that is not LSP ({type(exc).__name__})")
         except Exception as exc:  # the reader must never take the server down with it
