@@ -16,6 +16,7 @@ import { panelFlows } from "./panelFlows";
 import { progressFlows } from "./progressFlows";
 import { settingsFlows } from "./settingsFlows";
 import { reviewFlows } from "./reviewFlows";
+import { thinkingFlows } from "./thinkingFlows";
 import { STEP_TIMEOUT_MS, Workbench, waitFor } from "./workbench";
 
 function required(name: string): string {
@@ -161,7 +162,7 @@ async function main(): Promise<void> {
       .locator(".monaco-workbench .part.editor")
       .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
     await bench.screenshot("workbench");
-    // TETHER_VSCODE_E2E_ONLY=panel, settings, commands, review, progress, mcp or a list (panel,mcp): those flows alone
+    // TETHER_VSCODE_E2E_ONLY=panel, settings, commands, review, progress, mcp, thinking or a list (panel,mcp): those flows alone
     // (quicker while working on them).
     const only = process.env.TETHER_VSCODE_E2E_ONLY?.split(",");
     const runs = (part: string): boolean => only === undefined || only.includes(part);
@@ -174,7 +175,17 @@ async function main(): Promise<void> {
     // The notes MCP server, run by the Python that runs `tether serve` (it has the mcp SDK).
     const notes = { python: path.join(path.dirname(env.server), "python"), script: env.mcpServer };
     const mcp = runs("mcp") ? await mcpFlows(bench, root, userData, notes) : [];
-    const passed = [...first, ...panel, ...settings, ...commands, ...review, ...progress, ...mcp];
+    const thinking = runs("thinking") ? await thinkingFlows(bench, root, userData) : [];
+    const passed = [
+      ...first,
+      ...panel,
+      ...settings,
+      ...commands,
+      ...review,
+      ...progress,
+      ...mcp,
+      ...thinking,
+    ];
     for (const flow of passed) {
       console.log(`ok - ${flow}`);
     }
