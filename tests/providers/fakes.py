@@ -128,6 +128,8 @@ class FakeApi:
         self.requests: list[Recorded] = []
         self.hang_ups: list[float] = []
         """When a client closed a stream while the fake was still sending it."""
+        self.refused_signatures: set[str] = set()
+        """Thinking-block signatures the fake refuses as Anthropic does (``record``)."""
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _Handler)
@@ -152,9 +154,14 @@ class FakeApi:
             self._replies.extend(replies)
 
     def record(self, request: Recorded) -> Reply:
-        """Keep the request; the reply queued for it (a 500 when none is left)."""
+        """Keep the request; the reply queued for it (a 500 when none is left). A request
+        carrying a thinking block whose signature is in ``refused_signatures`` is answered
+        Anthropic's 400 for it instead, the queue untouched."""
         with self._lock:
             self.requests.append(request)
+            refused = refused_thinking(request.body, self.refused_signatures)
+            if refused is not None:
+                return refused
             if self._replies:
                 return self._replies.popleft()
         return Status(500, {"error": {"message": "the fake has no reply queued"}})
@@ -307,6 +314,45 @@ def anthropic_stream(
     frames.append(_event("message_delta", {"delta": delta, "usage": {"output_tokens": usage[1]}}))
     frames.append(_event("message_stop", {}))
     return frames
+
+
+def refused_thinking(body: dict[str, Any], signatures: set[str]) -> Status | None:
+    """Anthropic's answer to a thinking block whose signature it does not accept (a 400
+    naming the first such block), or None when ``body`` sends none of ``signatures``. With
+    ``signatures`` given, the fake also holds the API's rule that, thinking on, the reply
+    whose tool loop goes on starts with a thinking block."""
+    for m, message in enumerate(body.get("messages") or ()):
+        content = message.get("content")
+        for c, block in enumerate(content if isinstance(content, list) else ()):
+            if block.get("type") == "thinking" and block.get("signature") in signatures:
+                where = f"messages.{m}.content.{c}"
+                return _invalid_request(f"{where}: Invalid `signature` in `thinking` block")
+    messages = body.get("messages") or []
+    if signatures and body.get("thinking") and len(messages) >= 2:
+        # With thinking on, the reply whose tool loop goes on must start with its thinking.
+        last, reply = messages[-1]["content"], messages[-2]["content"]
+        in_loop = isinstance(last, list) and any(b["type"] == "tool_result" for b in last)
+        first = reply[0]["type"] if isinstance(reply, list) and reply else "text"
+        if in_loop and first not in ("thinking", "redacted_thinking"):
+            return _invalid_request(
+                f"messages.{len(messages) - 2}.content.0.type: Expected `thinking` or "
+                f"`redacted_thinking`, but found `{first}`. When `thinking` is enabled, a final "
+                "`assistant` message must start with a thinking block (preceeding the lastmost "
+                "set of `tool_use` and `tool_result` blocks). We recommend you include thinking "
+                "blocks from previous turns. To avoid this requirement, disable `thinking`. "
+                "Please consult our documentation at "
+                "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+            )
+    return None
+
+
+def _invalid_request(message: str) -> Status:
+    """Anthropic's 400: an ``invalid_request_error`` with its request id."""
+    error = {"type": "invalid_request_error", "message": message}
+    request_id = "req_011CWkB65DcNzK2MiofhXx8b"
+    return Status(
+        400, {"type": "error", "error": error, "request_id": request_id}, {"request-id": request_id}
+    )
 
 
 def _delta(index: int, delta: dict[str, Any]) -> str:

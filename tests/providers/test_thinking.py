@@ -184,3 +184,76 @@ async def test_reasoning_content_deltas_stream_as_thinking(fake: FakeApi) -> Non
     assert [d.text for d in deltas if isinstance(d, ThinkingDelta)] == ["2 and 2", " make 4."]
     assert text_of(deltas) == "The answer is 4."
     assert reasoning_of(deltas) == []  # not sent back: these servers want it left out
+
+
+# --- a thinking block whose signature the API refuses --------------------------------------
+
+REFUSED = "messages.1.content.0: Invalid `signature` in `thinking` block"
+
+
+async def test_a_refused_signature_is_left_out_and_the_reply_goes_on(fake: FakeApi) -> None:
+    fake.refused_signatures.add("sig-from-an-edited-log")
+    fake.queue(Sse(anthropic_stream("Still here.")), Sse(anthropic_stream("Again.")))
+    kept = (
+        Reasoning("anthropic", "thinking", "old thoughts", "sig-from-an-edited-log"),
+        Reasoning("anthropic", "redacted_thinking", data="EmwKAhgBEgy3"),
+    )
+    conversation = request(
+        UserMessage("one?"), AssistantMessage("One.", (), kept), UserMessage("two?")
+    )
+    deltas = await drain(claude(fake), conversation)
+    assert text_of(deltas) == "Still here."
+    [notice] = [d for d in deltas if isinstance(d, RetryNotice)]
+    assert REFUSED in notice.reason and "sent again without them" in notice.reason
+    first, second = (r.body["messages"][1]["content"] for r in fake.requests)
+    assert first[0]["signature"] == "sig-from-an-edited-log"
+    assert second == [{"type": "text", "text": "One."}]  # the blocks it came with are left out
+    assert fake.requests[1].body["thinking"]["type"] == "enabled"  # thinking stays on
+    # Not sent again by this process, whichever run or provider holds it.
+    await drain(claude(fake), conversation)
+    assert len(fake.requests) == 3
+    assert fake.requests[2].body["messages"][1]["content"] == [{"type": "text", "text": "One."}]
+
+
+async def test_a_refused_signature_in_the_tool_loop_goes_on_without_thinking_for_it(
+    fake: FakeApi,
+) -> None:
+    # The API wants the reply whose tool loop goes on to start with its thinking: without
+    # the refused block, that request goes without thinking (the fake checks the rule).
+    fake.refused_signatures.add("sig-of-the-loop")
+    fake.queue(Sse(anthropic_stream("It prints 1.")))
+    call = ToolCall("toolu_1", "read_file", {"path": "a.py"})
+    kept = (Reasoning("anthropic", "thinking", "read a.py", "sig-of-the-loop"),)
+    deltas = await drain(
+        claude(fake),
+        request(
+            UserMessage("what does a.py do?"),
+            AssistantMessage("", (call,), kept),
+            ToolResultMessage(call.call_id, "read_file", "print(1)", False),
+        ),
+    )
+    assert text_of(deltas) == "It prints 1." and len(fake.requests) == 2
+    second = fake.requests[1].body
+    assert "thinking" not in second
+    assert [b["type"] for b in second["messages"][1]["content"]] == ["tool_use"]
+
+
+async def test_every_thinking_block_of_a_refused_request_is_left_out_at_once(
+    fake: FakeApi,
+) -> None:
+    fake.refused_signatures.update({"sig-a", "sig-b"})
+    kept_a = (Reasoning("anthropic", "thinking", "a", "sig-a"),)
+    kept_b = (Reasoning("anthropic", "thinking", "b", "sig-b"),)
+    conversation = request(
+        UserMessage("one?"),
+        AssistantMessage("One.", (), kept_a),
+        UserMessage("two?"),
+        AssistantMessage("Two.", (), kept_b),
+        UserMessage("three?"),
+    )
+    # The API names the first bad block; every block the request carried is left out at once.
+    fake.queue(Sse(anthropic_stream("Three.")))
+    deltas = await drain(claude(fake), conversation)
+    assert text_of(deltas) == "Three." and len(fake.requests) == 2
+    sent = [b["type"] for m in fake.requests[1].body["messages"] for b in m["content"]]
+    assert "thinking" not in sent

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Set
 from dataclasses import dataclass, field
 from typing import Any, Unpack, cast
 
@@ -30,9 +31,11 @@ from .base import (
     TextDelta,
     ThinkingDelta,
     ToolCallReady,
+    ToolResultMessage,
     UsageDelta,
     UserMessage,
 )
+from .reasoning import claude_thinks
 from .retry import (
     Failure,
     PartStream,
@@ -64,25 +67,31 @@ THINKING_HEADROOM = 8_192
 INTERLEAVED_THINKING = {"anthropic-beta": "interleaved-thinking-2025-05-14"}
 """Thinking between tool calls too, not only before the first (Claude 4 and later)."""
 
-_NO_THINKING = re.compile(r"claude-(instant|2|3-(?!7))")
-"""Models that cannot think: before Claude 3.7 Sonnet."""
-
 SOURCE = "anthropic"
 """``Reasoning.source`` of this provider's thinking blocks."""
 
 log = logging.getLogger(__name__)
 _NOTED: set[str] = set()
+_REFUSED: set[str] = set()
+"""Thinking blocks (their signature, or a redacted block's data) the API refused: never sent
+again by this process, whichever run or session holds them."""
+
+_REFUSED_BLOCK = re.compile(r"invalid\W+(signature|data)\W+in\W+(redacted_)?thinking", re.I)
+"""The API's 400 for a thinking block it cannot verify ("messages.1.content.0: Invalid
+`signature` in `thinking` block"): made for another conversation or key, or edited."""
 
 _RETRYABLE_TYPES = ("overloaded_error", "api_error", "rate_limit_error", "timeout_error")
 """Error types of an ``error`` event inside a stream that a new request may not meet."""
 
 
-def anthropic_messages(request: ModelRequest, thinking: bool = False) -> list[MessageParam]:
+def anthropic_messages(
+    request: ModelRequest, thinking: bool = False, refused: Set[str] = frozenset()
+) -> list[MessageParam]:
     """The conversation as Messages turns; consecutive turns of one role are merged.
 
     With ``thinking``, each reply's own thinking and redacted-thinking blocks come first in
     its turn, unchanged (the API checks their signatures, and wants those of the reply whose
-    tool loop goes on); without, none is sent.
+    tool loop goes on), but for those ``refused`` (by ``block_key``); without, none is sent.
     """
     turns: list[tuple[str, list[ContentBlockParam]]] = []
 
@@ -98,7 +107,7 @@ def anthropic_messages(request: ModelRequest, thinking: bool = False) -> list[Me
         elif isinstance(message, AssistantMessage):
             calls = message.tool_calls
             for block in message.reasoning if thinking else ():
-                if block.source == SOURCE:
+                if block.source == SOURCE and block_key(block) not in refused:
                     add("assistant", _thinking_param(block))
             if message.text or not calls:
                 add("assistant", {"type": "text", "text": message.text or "(no reply)"})
@@ -134,6 +143,25 @@ def anthropic_messages(request: ModelRequest, thinking: bool = False) -> list[Me
     return messages
 
 
+def block_key(block: Reasoning) -> str:
+    """What identifies a thinking block to the API: its signature, a redacted block's data."""
+    return block.data if block.kind == "redacted_thinking" else block.signature
+
+
+def loop_lost_its_thinking(request: ModelRequest, refused: Set[str]) -> bool:
+    """Whether the reply whose tool loop goes on (the last, followed by tool results) had
+    thinking blocks that are all ``refused``: with thinking on, the API wants that reply to
+    start with one, so its request must go without thinking."""
+    for index in range(len(request.messages) - 1, -1, -1):
+        message = request.messages[index]
+        if isinstance(message, AssistantMessage):
+            after = request.messages[index + 1 :]
+            blocks = [b for b in message.reasoning if b.source == SOURCE]
+            in_loop = any(isinstance(m, ToolResultMessage) for m in after)
+            return in_loop and bool(blocks) and all(block_key(b) in refused for b in blocks)
+    return False
+
+
 def _thinking_param(block: Reasoning) -> ContentBlockParam:
     if block.kind == "redacted_thinking":
         return {"type": "redacted_thinking", "data": block.data}
@@ -142,7 +170,7 @@ def _thinking_param(block: Reasoning) -> ContentBlockParam:
 
 def thinking_config(model: str, effort: str) -> ThinkingConfigParam | None:
     """The ``thinking`` of a request: None when ``effort`` is off or ``model`` cannot think."""
-    if effort not in THINKING_BUDGET or _NO_THINKING.match(model):
+    if effort not in THINKING_BUDGET or not claude_thinks(model):
         return None
     return {"type": "enabled", "budget_tokens": THINKING_BUDGET[effort]}
 
@@ -197,6 +225,8 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         if self._effort != "off" and self._thinking is None and self.model not in _NOTED:
             _NOTED.add(self.model)
             log.info("reasoningEffort %s ignored: %s cannot think", self._effort, self.model)
+        self._sent: frozenset[str] = frozenset()
+        """The thinking blocks of the last request (``block_key``)."""
 
     def _client(self) -> AsyncAnthropic:
         return AsyncAnthropic(
@@ -212,14 +242,24 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
     ) -> PartStream:
         tools = anthropic_tools(request)
         limit = max_tokens or OUTPUT_LIMIT[0]
-        thinking = self._thinking
+        thinking, refused = self._thinking, frozenset(_REFUSED)
+        if thinking is not None and loop_lost_its_thinking(request, refused):
+            thinking = None  # this request only: the next reply brings thinking of its own
         if thinking is not None and thinking["type"] == "enabled":
             limit = max(limit, thinking["budget_tokens"] + THINKING_HEADROOM)
+        messages = anthropic_messages(request, thinking=thinking is not None, refused=refused)
+        self._sent = frozenset(
+            block["signature"] if block["type"] == "thinking" else block["data"]
+            for message in messages
+            if message["role"] == "assistant"
+            for block in cast(list[dict[str, str]], message["content"])
+            if block["type"] in ("thinking", "redacted_thinking")
+        )
         stream = await client.messages.create(
             model=self.model,
             max_tokens=limit,
             system=anthropic_system(request),
-            messages=anthropic_messages(request, thinking=thinking is not None),
+            messages=messages,
             tools=tools if tools else omit,
             thinking=thinking if thinking is not None else omit,
             extra_headers=INTERLEAVED_THINKING if thinking is not None else None,
@@ -258,6 +298,20 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
 
     def _classify(self, exc: Exception) -> Failure | None:
         where = self._base_url or "the Anthropic API"
+        if isinstance(exc, anthropic.BadRequestError) and self._sent - _REFUSED:
+            detail = describe_api_error(exc.body, exc.message)
+            if _REFUSED_BLOCK.search(detail):
+                # The API names the first block it refused; the cause (another key or
+                # conversation, an edited log) is seldom that block's alone: every block the
+                # request carried is left out, and the request sent again at once.
+                _REFUSED.update(self._sent)
+                log.info("thinking blocks refused, left out from now on: %s", detail)
+                return Failure(
+                    f"{where} did not accept the thinking kept from earlier turns "
+                    f"({exc.status_code}: {detail}); sent again without them",
+                    retryable=True,
+                    retry_after=0.0,
+                )
         if isinstance(exc, anthropic.APITimeoutError):
             return Failure(f"request to {where} timed out", retryable=True)
         if isinstance(exc, anthropic.APIConnectionError):
