@@ -21,7 +21,9 @@ from tether.providers.base import (
     ToolResultMessage,
     UserMessage,
 )
+from tether.providers.models import known_models
 from tether.providers.openai import OpenAIProvider
+from tether.providers.reasoning import claude_thinks
 
 from .conftest import FAST_RETRIES, calls_of, drain, request, text_of
 from .fakes import FakeApi, Sse, anthropic_stream, openai_delta, openai_stream
@@ -257,3 +259,35 @@ async def test_every_thinking_block_of_a_refused_request_is_left_out_at_once(
     assert text_of(deltas) == "Three." and len(fake.requests) == 2
     sent = [b["type"] for m in fake.requests[1].body["messages"] for b in m["content"]]
     assert "thinking" not in sent
+
+
+@pytest.mark.parametrize(
+    ("model", "thinks"),
+    [
+        ("claude-3-opus-20240229", False),
+        ("claude-3-5-sonnet-20241022", False),
+        ("claude-3-haiku-20240307", False),
+        ("claude-3-5-haiku", False),
+        ("claude-2.1", False),
+        ("claude-3-7-sonnet-20250219", True),
+        ("claude-sonnet-4-5", True),
+        ("claude-haiku-4-5", True),
+        ("claude-opus-5", True),
+    ],
+)
+async def test_only_models_that_think_get_thinking(fake: FakeApi, model: str, thinks: bool) -> None:
+    fake.queue(Sse(anthropic_stream("hi")))
+    kept = (Reasoning("anthropic", "thinking", "hmm", "sig"),)
+    await drain(
+        claude(fake, "medium", model=model),
+        request(UserMessage("q"), AssistantMessage("a", (), kept), UserMessage("q2")),
+    )
+    [sent] = fake.requests
+    assert ("thinking" in sent.body) is thinks
+    assert ("anthropic-beta" in sent.headers) is thinks
+    sent_back = [b["type"] for b in sent.body["messages"][1]["content"]]
+    assert sent_back == (["thinking", "text"] if thinks else ["text"])
+
+
+def test_of_the_known_claude_models_only_3_5_haiku_cannot_think() -> None:
+    assert [m for m in known_models("anthropic") if not claude_thinks(m)] == ["claude-3-5-haiku"]

@@ -89,6 +89,7 @@ def make_provider(
             context_window=config.context_window_tokens,
             limit=limit,
             limit_parameter="max_completion_tokens" if official else "max_tokens",
+            send_effort=official,
             reasoning_effort=config.reasoning_effort,
         )
     from .anthropic import DEFAULT_MODEL as CLAUDE

@@ -7,6 +7,7 @@ llama.cpp, LM Studio), so the same code talks to all of them; only ``baseUrl`` c
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from typing import Literal, Unpack
 
@@ -31,6 +32,7 @@ from .base import (
     UserMessage,
     estimate_tokens,
 )
+from .reasoning import openai_reasons
 from .retry import (
     Failure,
     PartStream,
@@ -52,6 +54,9 @@ LimitParameter = Literal["max_completion_tokens", "max_tokens"]
 
 REQUEST_TIMEOUT = openai.Timeout(300.0, connect=15.0)
 """Reasoning models may stay silent for minutes before their first token."""
+
+log = logging.getLogger(__name__)
+_NOTED: set[str] = set()
 
 
 def openai_messages(request: ModelRequest) -> list[ChatCompletionMessageParam]:
@@ -144,10 +149,19 @@ class OpenAIProvider(SdkProvider[AsyncOpenAI]):
         self,
         *,
         limit_parameter: LimitParameter = "max_completion_tokens",
+        send_effort: bool = False,
         **settings: Unpack[SdkSettings],
     ) -> None:
+        """``send_effort``: OpenAI's own endpoint, which takes ``reasoning_effort`` (a
+        compatible server's own settings decide instead)."""
         super().__init__(**settings)
         self._limit_parameter = limit_parameter
+        self._reasoning_effort = self._effort if send_effort and self._effort != "off" else None
+        if self._reasoning_effort is not None and not openai_reasons(self.model):
+            self._reasoning_effort = None
+            if self.model not in _NOTED:
+                _NOTED.add(self.model)
+                log.info("reasoningEffort %s ignored: %s does not reason", self._effort, self.model)
 
     def _client(self) -> AsyncOpenAI:
         return _Client(
@@ -181,6 +195,7 @@ class OpenAIProvider(SdkProvider[AsyncOpenAI]):
                 max_tokens if limited and self._limit_parameter != "max_tokens" else omit
             ),
             max_tokens=max_tokens if limited and self._limit_parameter == "max_tokens" else omit,
+            reasoning_effort=self._reasoning_effort or omit,
         )
         reply = _Reply()
         calls: list[PendingCall] = []

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from dataclasses import dataclass, field
 from typing import Any, Unpack
 
@@ -42,6 +41,7 @@ from .base import (
     estimate_tokens,
 )
 from .openai import OpenAIProvider
+from .reasoning import openai_reasons
 from .retry import Failure, PartStream, PendingCall, ReplyEnd, StreamInterrupted
 from .sdk import CANNED_CALL, CannedCall, SdkSettings, prime_with
 
@@ -52,9 +52,6 @@ ENCRYPTED_REASONING: list[ResponseIncludable] = ["reasoning.encrypted_content"]
 """Each reasoning item comes with its ``encrypted_content``, to be sent back (``store``
 is false: the API keeps nothing)."""
 
-_NO_REASONING = re.compile(r"(ft:)?(gpt-4|gpt-3\.5|chatgpt-4o)")
-"""Models that do not reason: the Responses API refuses reasoning settings for them."""
-
 log = logging.getLogger(__name__)
 _NOTED: set[str] = set()
 _WITHOUT: dict[str, str] = {}
@@ -63,11 +60,6 @@ API refused, for this process: not asked for again."""
 _REFUSED: set[str] = set()
 """Encrypted reasoning the API could not verify (made with another organisation's key, or
 damaged): never sent again by this process, whichever run or session holds it."""
-
-
-def reasons(model: str) -> bool:
-    """Whether ``model`` is a reasoning model (the o-series, GPT-5 and later, Codex)."""
-    return _NO_REASONING.match(model) is None
 
 
 def responses_input(request: ModelRequest, refused: frozenset[str] = frozenset()) -> list[Any]:
@@ -164,7 +156,7 @@ class OpenAIResponsesProvider(OpenAIProvider):
 
     def __init__(self, **settings: Unpack[SdkSettings]) -> None:
         super().__init__(**settings)
-        self._reasons = reasons(self.model)
+        self._reasons = openai_reasons(self.model)
         if self._effort != "off" and not self._reasons and self.model not in _NOTED:
             _NOTED.add(self.model)
             log.info("reasoningEffort %s ignored: %s does not reason", self._effort, self.model)
