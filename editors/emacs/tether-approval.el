@@ -311,5 +311,25 @@ The prompt closes by itself when the server withdraws that approval."
          (answer (completing-read (concat (plist-get params :message) " ") titles nil t)))
     (and (member answer titles) (list :title answer))))
 
+(defun tether--ask-user (params)
+  "`agent/ask': the model's question (PARAMS) in the minibuffer.
+With choices, `completing-read' over them (a typed answer of one's own
+too, unless the model takes only a choice); without, `read-string'.
+The question comes escaped by the server; it is shown on one line.
+\\[keyboard-quit] or an empty answer answers nothing."
+  (let* ((question (replace-regexp-in-string
+                    "[\n\t]+" " " (or (plist-get params :question) "")))
+         (prompt (format "Tether asks: %s " question))
+         (choices (append (plist-get params :choices) nil))
+         (only-choices (and choices (eq (plist-get params :freeText) :json-false)))
+         (answer (condition-case nil
+                     (if choices
+                         (completing-read prompt choices nil only-choices)
+                       (read-string prompt))
+                   (quit nil))))
+    (if (and (stringp answer) (not (string-empty-p (string-trim answer))))
+        (list :answer answer)
+      (make-hash-table))))
+
 (provide 'tether-approval)
 ;;; tether-approval.el ends here

@@ -386,6 +386,7 @@ See `tether-render-think'."
     ('workspace/applyEdit (tether--apply-edit connection params))
     ('agent/saveDocuments (tether--save-documents params))
     ('agent/diagnostics (tether--diagnostics connection params))
+    ('agent/ask (tether--ask-user params))
     ('window/showMessageRequest (tether--ask params))
     ('window/workDoneProgress/create nil)
     ('workspace/configuration
@@ -430,7 +431,8 @@ See `tether-render-think'."
                                                        :resourceOperations ["create"]))
                  :textDocument (list :synchronization (list :didSave t))
                  :experimental (list :tether (list :events t :approvals t
-                                                   :saveDocuments t :diagnostics t)))))
+                                                   :saveDocuments t :diagnostics t
+                                                   :ask t)))))
     (jsonrpc-notify connection 'initialized (make-hash-table))
     (puthash root connection tether--connections)
     connection))
