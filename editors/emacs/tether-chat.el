@@ -269,11 +269,14 @@ without asking (the others close their approval's block)."
 (defun tether-chat--finished (result)
   "The chat's run ended with RESULT: later prompts continue its session."
   (setq tether-chat--run-id nil)
+  (dolist (item (and tether-chat--render (tether-render-flush tether-chat--render)))
+    (tether-chat--insert (cdr item)))  ; a carriage return the text ended with
   (tether-chat--fresh-line)  ; the prompt starts on its own line, after the answer
   (when-let ((session (plist-get result :sessionId)))
     (setq tether-chat--session-id session))
   (when (equal (plist-get result :outcome) "error")
-    (tether-chat--line (format "✗ %s" (or (plist-get result :error) "the run failed"))
+    (tether-chat--line (format "✗ %s" (tether-render-shown
+                                            (or (plist-get result :error) "the run failed") t))
                        'font-lock-face 'tether-failed-face))
   (tether-chat--insert "\n"))  ; a blank line before the prompt
 

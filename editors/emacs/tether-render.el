@@ -58,8 +58,10 @@
 PROMPT: the run's prompt as a line (`▶ ...').  STREAM: the text as it streams (else
 each step's whole text at its end).  APPROVALS: the decisions taken without asking
 \(the others are shown where they are taken).  STREAMED: the current step's text
-arrived as deltas.  THINKING: the thinking block growing, (WORDS . IN-WORD), or nil."
-  prompt stream approvals streamed thinking)
+arrived as deltas.  THINKING: the thinking block growing, (WORDS . IN-WORD), or nil.
+CR: the last delta ended in a carriage return, held: with the next delta's line
+feed it is one line break, else it is shown as `\\r'."
+  prompt stream approvals streamed thinking cr)
 
 (defconst tether-render--hidden
   (rx (any (0 . 8) (11 . 31) (#x7f . #x9f) #xad #x61c #x180e (#x200b . #x200f)
@@ -68,25 +70,36 @@ arrived as deltas.  THINKING: the thinking block growing, (WORDS . IN-WORD), or 
   "Characters a screen does not show as themselves.
 The server's `text/display.py' escapes the same.")
 
+(defconst tether-render--hidden-one-line
+  (rx (any (0 . 31) (#x7f . #x9f) #xad #x61c #x180e (#x200b . #x200f)
+           (#x2028 . #x202e) (#x2060 . #x206f) #xfeff (#xfff9 . #xfffb)
+           (#xe0000 . #xe007f)))
+  "What a screen does not show as itself on one line: line breaks and tabs too.")
+
 (defun tether-render--escape (char)
   "CHAR written as an escape a person can read: `\\r', `\\x1b', `\\u202e'."
   (cond ((eq char ?\r) "\\r")
+        ((eq char ?\n) "\\n")
+        ((eq char ?\t) "\\t")
         ((< char #x100) (format "\\x%02x" char))
         ((< char #x10000) (format "\\u%04x" char))
         (t (format "\\U%08x" char))))
 
-(defun tether-render-shown (text)
-  "TEXT from outside (the model's) as a person may be shown it.
+(defun tether-render-shown (text &optional one-line)
+  "TEXT from outside (the model's, a tool's, a server's) as a person sees it.
 As the server's `text.display.shown' with lines: line breaks and tabs
 kept, every control character, carriage return, bidi control, zero-width
 or tag character escaped, so nothing is dropped and nothing acts.  A
 zero-width joiner between two characters that are not ASCII (an emoji
-sequence) stays."
-  (let ((text (replace-regexp-in-string "\r\n" "\n" text t t))
+sequence) stays.  With ONE-LINE (a name, a title), line breaks and tabs
+are escaped too.  Escapes are printable ASCII: text the server showed
+already comes back the same."
+  (let ((text (if one-line text (replace-regexp-in-string "\r\n" "\n" text t t)))
+        (hidden (if one-line tether-render--hidden-one-line tether-render--hidden))
         (case-fold-search nil)
         (start 0)
         (out nil))
-    (while (string-match tether-render--hidden text start)
+    (while (string-match hidden text start)
       (let* ((at (match-beginning 0))
              (char (aref text at)))
         (push (substring text start at) out)
@@ -213,7 +226,10 @@ inserted.  Return where the output goes now."
   "The name people read for EVENT's tool.
 Its `label' (an MCP call's \"notes · echo\"), else the model's name for it."
   (let ((label (plist-get event :label)))
-    (if (and (stringp label) (not (string-empty-p label))) label (plist-get event :tool))))
+    (tether-render-shown (if (and (stringp label) (not (string-empty-p label)))
+                             label
+                           (format "%s" (plist-get event :tool)))
+                         t)))
 
 (defun tether-render-call-line (event)
   "EVENT's tool and what the call is about, as its `→' line says them.
@@ -221,10 +237,12 @@ An MCP call is about its JSON arguments: it has no path or command."
   (let ((target (tether-render--call-target (plist-get event :arguments))))
     (string-trim-right
      (format "%s %s" (tether-render-call-name event)
-             (if (and (string-empty-p target)
-                      (string-prefix-p "mcp__" (or (plist-get event :tool) "")))
-                 (tether-render-json-line (plist-get event :arguments))
-               target)))))
+             (tether-render-shown
+              (if (and (string-empty-p target)
+                       (string-prefix-p "mcp__" (or (plist-get event :tool) "")))
+                  (tether-render-json-line (plist-get event :arguments))
+                (format "%s" target))
+              t)))))
 
 (defconst tether-render--spinner "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
   "The frames of a running command's spinner, turned by its time.")
@@ -274,24 +292,49 @@ Remember whether ITEMS bring a new one."
 (defun tether-render-event (render event)
   "EVENT as RENDER shows it: a list of lines, each a string with its faces, or of
 \(text . STRING) items, streamed text that continues the current line, or of
-\(thinking NEW SUMMARY TEXT) items (`tether-render-think')."
+\(thinking NEW SUMMARY TEXT) items (`tether-render-think').  Every string from
+outside is escaped here (`tether-render-shown'), before a view puts it in."
   (unless (equal (plist-get event :kind) "thinking")
     (setf (tether-render-thinking render) nil))  ; anything else ends a thinking block
+  (if (and (tether-render-cr render)
+           (not (member (plist-get event :kind) '("text-delta" "tool-progress"))))
+      ;; a carriage return held at the end of the text, and no line feed came
+      (append (tether-render-flush render) (tether-render--event render event))
+    (tether-render--event render event)))
+
+(defun tether-render-flush (render)
+  "What RENDER still holds of the streamed text (a carriage return) as items."
+  (when (tether-render-cr render)
+    (setf (tether-render-cr render) nil)
+    (list (cons 'text "\\r"))))
+
+(defun tether-render--stream (render text)
+  "The item of a streamed piece TEXT: escaped, a last carriage return held.
+RENDER holds it until the next piece."
+  (let ((text (concat (if (tether-render-cr render) "\r" "") text)))
+    (setf (tether-render-cr render) (string-suffix-p "\r" text))
+    (cons 'text (tether-render-shown (if (tether-render-cr render)
+                                         (substring text 0 -1)
+                                       text)))))
+
+(defun tether-render--event (render event)
+  "EVENT as RENDER shows it (`tether-render-event')."
   (pcase (plist-get event :kind)
     ("thinking" (tether-render--thinking render (or (plist-get event :text) "")))
     ("run-started"
      (when (tether-render-prompt render)
-       (list (tether-render--face (format "▶ %s" (plist-get event :prompt))
+       (list (tether-render--face (format "▶ %s" (tether-render-shown
+                                                 (format "%s" (plist-get event :prompt))))
                                   'tether-prompt-face))))
     ("step" (setf (tether-render-streamed render) nil) nil)
     ("text-delta"
      (when (tether-render-stream render)
        (setf (tether-render-streamed render) t)
-       (list (cons 'text (or (plist-get event :text) "")))))
+       (list (tether-render--stream render (or (plist-get event :text) "")))))
     ("assistant"
      (let ((text (string-trim (or (plist-get event :text) ""))))
        (unless (or (tether-render-streamed render) (string-empty-p text))
-         (list text))))
+         (list (tether-render-shown text)))))
     ("tool-call"
      (list (tether-render--face (concat "→ " (tether-render-call-line event))
                                 'tether-tool-face)))
@@ -313,7 +356,7 @@ Remember whether ITEMS bring a new one."
               (concat "  " (tether-render--face (if ok "✓" "✗")
                                                 (if ok 'tether-ok-face 'tether-failed-face))
                       " " (tether-render--face (tether-render-call-name event) 'tether-tool-face)
-                      ": " first)))))
+                      ": " (tether-render-shown first))))))  ; one line: its tabs kept
     ("run-finished"
      (list (tether-render--face (tether-render-outcome-line (plist-get event :outcome)
                                                             (plist-get event :steps))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -480,3 +481,115 @@ def test_neovim_shows_the_wait_for_mcp_servers_on_a_line_of_its_own(nvim: Nvim) 
     ]
     assert then in r["chat"] and first not in r["chat"], r["chat"]
     assert then in r["transcript"] and first not in r["transcript"], r["transcript"]
+
+
+HIDDEN = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
+)
+"""What a screen would obey or hide (``server/tether/text/display.py``): none of it may
+reach a buffer."""
+
+
+def foreign_events() -> list[dict[str, Any]]:
+    """A run whose model, tools and MCP server write what a screen would obey or hide: an
+    escape sequence, a bidi override, a zero-width space, a tag character, a carriage
+    return; and the model's own text of a backslash escape (``\\x1b`` as four characters),
+    which is shown as it is, not doubled. A ``\\r\\n`` is cut between two deltas."""
+    seq = itertools.count(1)
+
+    def wire(record: type[Any], **fields: Any) -> dict[str, Any]:
+        event: dict[str, Any] = record(run_id="run-1", seq=next(seq), **fields).to_wire()
+        return event
+
+    label = "notes\x1b[2K\r · echo\u202e"
+    return [
+        wire(RunStartedEvent, prompt="say it", session_id="s-1"),
+        wire(StepEvent, step=1),
+        wire(TextDeltaEvent, text="A\x1b[31mred\x1b[0m \u202eexe.txt\r"),
+        wire(TextDeltaEvent, text="\nzero\u200bwidth tag\U000e0041 literal \\x1b end"),
+        wire(AssistantEvent, text="ignored: streamed"),
+        wire(
+            ToolCallEvent,
+            call_id="c1",
+            tool="mcp__notes__echo",
+            arguments={"text": "hi\u202e"},
+            label=label,
+        ),
+        wire(
+            ToolResultEvent,
+            call_id="c1",
+            tool="mcp__notes__echo",
+            ok=False,
+            output="out\x1b[1m\u200b\nnext\rline",
+            error="bad\u202eerror\x07",
+            label=label,
+        ),
+        wire(PlanEvent, entries=[PlanEntry(content="plan\x1b[2J\u202e", status="pending")]),
+        wire(StepEvent, step=2),
+        wire(AssistantEvent, text="Done\u202e \x1b]0;title\x07 \\x1b"),
+        wire(StepEvent, step=3),
+        wire(TextDeltaEvent, text="last\r"),
+        wire(RunFinishedEvent, outcome="done", steps=3),
+    ]
+
+
+FOREIGN = foreign_events()
+STREAMED = "A\\x1b[31mred\\x1b[0m \\u202eexe.txt"
+"""The first delta as the editors show it: its trailing ``\\r`` held for the next piece."""
+STREAMED_2 = "\nzero\\u200bwidth tag\\U000e0041 literal \\x1b end"
+"""The second: the held ``\\r`` and its ``\\n`` one line break; the model's ``\\x1b`` kept."""
+ANSWER = "Done\\u202e \\x1b]0;title\\x07 \\x1b"
+LABEL = "notes\\x1b[2K\\r · echo\\u202e"
+
+
+def test_neovim_shows_foreign_text_escaped(nvim: Nvim) -> None:
+    """Everything of the model's, a tool's and an MCP server's reaches the transcript and
+    the chat escaped as the server's display does, once."""
+    result = {"runId": "run-1", "sessionId": "s-1", "outcome": "done", "steps": 3, "answer": ""}
+    r = nvim.run("render", env=env(EVENTS=FOREIGN, RESULT=result))
+    chat = [shown(p["chat"]) for p in r["pieces"]]
+    assert chat[2] == [f"text: {STREAMED}"]
+    assert chat[3] == [f"text: {STREAMED_2}"]
+    assert chat[5] == [f'call@c1: → {LABEL} {{"text": "hi\\u202e"}}']
+    assert chat[6] == [
+        f'result@c1: ✗ {LABEL} {{"text": "hi\\u202e"}} |   out\\x1b[1m\\u200b |   next\\rline'
+    ]
+    assert chat[9] == [f"text: {ANSWER}", "end: "]
+    assert chat[11] == ["text: last"]
+    assert chat[12][0] == "text: \\r"  # the held carriage return, once nothing follows it
+    for lines in (r["chat"], r["transcript"]):
+        text = "\n".join(lines)
+        assert HIDDEN.search(text) is None, text
+        assert "A\\x1b[31mred\\x1b[0m \\u202eexe.txt" in lines, lines
+        assert "zero\\u200bwidth tag\\U000e0041 literal \\x1b end" in lines, lines
+        assert ANSWER in lines and "last\\r" in lines, lines
+        assert "\\\\" not in text, text  # nothing escaped twice
+
+
+def test_emacs_shows_foreign_text_escaped(tmp_path: Path) -> None:
+    """The same in ``*tether*`` and ``*tether-chat*``: escaped before it is put in."""
+    events = tmp_path / "events.json"
+    events.write_text(json.dumps(FOREIGN))
+    result = {"runId": "run-1", "sessionId": "s-1", "outcome": "done", "steps": 3, "answer": ""}
+    story = story_env(tmp_path, tmp_path, {"turns": []})
+    story.update(TETHER_EVENTS=str(events), TETHER_RUN_RESULT=json.dumps(result))
+    emacs_batch(STORIES / "render-story.el", story, "")
+    r = json.loads((tmp_path / "result.json").read_text())
+    chat = [p[2] for p in r["pieces"]]
+    assert chat[2] == [["text", STREAMED]]
+    assert chat[3] == [["text", STREAMED_2]]
+    call = "tether-tool-face"
+    assert chat[5] == [f'{{{call}:→ {LABEL} {{"text":"hi\\u202e"}}}}']
+    assert chat[6] == [f"  {{tether-failed-face:✗}} {{{call}:{LABEL}}}: bad\\u202eerror\\x07"]
+    assert chat[11] == [["text", "last"]]
+    assert chat[12][0] == ["text", "\\r"]
+    transcript = [p[1] for p in r["pieces"]]
+    assert transcript[9] == [ANSWER]
+    for view in ("transcript", "chat"):
+        text = r[view]
+        assert HIDDEN.search(text) is None, text
+        assert "\\\\" not in text, text
+    assert f"{STREAMED}{STREAMED_2}" in r["chat"]
+    assert ANSWER in r["chat"] and "last\\r" in r["chat"]
+    assert f"{ANSWER}" in r["transcript"]

@@ -43,18 +43,21 @@ M.styles = {
 ---@field running? table<string, boolean> callIds whose line shows that they run
 ---@field waits? table<string, boolean> ids of progress that is no call's (the MCP wait)
 ---@field thinking? { words: integer, in_word: boolean } the thinking block growing, if any
+---@field cr? boolean the last delta ended in a carriage return, held: with the next piece's
+---  line feed it is one line break, else it is shown as `\r`
 
 local SPINNER = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
 
 --- The name people read for a tool-call or tool-result event: its `label` (an MCP call's
---- "notes · echo"), else the model's name for the tool. A JSON null arrives as vim.NIL.
+--- "notes · echo"), else the model's name for the tool, escaped on one line. A JSON null
+--- arrives as vim.NIL.
 ---@param event table
 ---@return string
 function M.call_name(event)
   if type(event.label) == 'string' and event.label ~= '' then
-    return event.label
+    return M.shown(event.label, true)
   end
-  return tostring(event.tool)
+  return M.shown(tostring(event.tool), true)
 end
 
 --- JSON with sorted keys, cut to `max` characters: the arguments of a tool call.
@@ -111,7 +114,8 @@ function M.approval_text(event)
   for _, rule in ipairs(rules) do
     local verb = rule.decision ~= 'allow' and (tostring(rule.decision) .. ' ') or ''
     local scope = type(rule.scope) == 'string' and rule.scope or 'session'
-    table.insert(why, string.format('%s`%s` (%s)', verb, tostring(rule.pattern), scope))
+    local pattern = M.shown(tostring(rule.pattern), true)
+    table.insert(why, string.format('%s`%s` (%s)', verb, pattern, M.shown(scope, true)))
   end
   if #why > 0 then
     local noun = #why == 1 and 'rule' or 'rules'
@@ -167,16 +171,26 @@ local function hidden(code)
     or (code >= 0xe0000 and code <= 0xe007f)
 end
 
---- Text from outside (the model's) as a person may be shown it, as the server's
---- `text.display.shown(lines=True)` writes it: line breaks and tabs kept, every control
---- character, carriage return, bidi control, zero-width or tag character escaped
+--- Text from outside (the model's, a tool's, a server's) as a person may be shown it, as
+--- the server's `text.display.shown(lines=True)` writes it: line breaks and tabs kept, every
+--- control character, carriage return, bidi control, zero-width or tag character escaped
 --- (`\x1b`, `\r`, `\u202e`), so nothing is dropped and nothing acts. A zero-width
---- joiner between two characters that are not ASCII (an emoji sequence) stays.
+--- joiner between two characters that are not ASCII (an emoji sequence) stays. With
+--- `one_line` (a name, a title), as `shown(text)`: line breaks and tabs escaped too.
+--- Escapes are printable ASCII: text shown already (the server's) comes back the same.
 ---@param text string
+---@param one_line? boolean
 ---@return string
-function M.shown(text)
-  text = text:gsub('\r\n', '\n'):gsub('[%z\1-\8\11-\31\127]', function(c)
-    return c == '\r' and '\\r' or string.format('\\x%02x', c:byte())
+function M.shown(text, one_line)
+  local named = { ['\r'] = '\\r', ['\n'] = '\\n', ['\t'] = '\\t' }
+  local controls = '[%z\1-\8\11-\31\127]'
+  if one_line then
+    controls = '[%z\1-\31\127]'
+  else
+    text = text:gsub('\r\n', '\n')
+  end
+  text = text:gsub(controls, function(c)
+    return named[c] or string.format('\\x%02x', c:byte())
   end)
   return (
     text:gsub('()([\194-\244][\128-\191]*)()', function(at, ch, after)
@@ -233,7 +247,7 @@ end
 function M.prompt_line(prompt)
   prompt = type(prompt) == 'string' and prompt or ''
   local line = vim.split(prompt, '\n', { plain = true })[1]
-  return '▶ ' .. (line ~= prompt and line .. ' …' or line)
+  return '▶ ' .. M.shown(line, true) .. (line ~= prompt and ' …' or '')
 end
 
 --- `■ done · 2 steps`, with the tokens (and cost) of `usage` when given.
@@ -263,6 +277,13 @@ function M.event(event, st, style)
   if kind ~= 'thinking' then
     st.thinking = nil -- anything else ends the thinking block: the next thinking starts one
   end
+  if st.cr and kind ~= 'text-delta' and kind ~= 'tool-progress' then
+    -- a carriage return held at the end of the text, and no line feed came: shown as such
+    st.cr = nil
+    local pieces = M.event(event, st, style)
+    table.insert(pieces, 1, { kind = 'text', text = '\\r' })
+    return pieces
+  end
   if kind == 'run-started' then
     return style.prompt and { { kind = 'prompt', line = M.prompt_line(event.prompt) } } or {}
   elseif kind == 'step' then
@@ -273,7 +294,12 @@ function M.event(event, st, style)
     return { { kind = 'end' } }
   elseif kind == 'text-delta' then
     st.streamed = true
-    return { { kind = 'text', text = type(event.text) == 'string' and event.text or '' } }
+    local text = (st.cr and '\r' or '') .. (type(event.text) == 'string' and event.text or '')
+    st.cr = text:sub(-1) == '\r' or nil -- `\r\n` may be cut between two deltas: wait
+    if st.cr then
+      text = text:sub(1, -2)
+    end
+    return { { kind = 'text', text = M.shown(text) } }
   elseif kind == 'thinking' then
     local text = type(event.text) == 'string' and event.text or ''
     local new = st.thinking == nil
@@ -292,13 +318,13 @@ function M.event(event, st, style)
   elseif kind == 'assistant' then
     local text = type(event.text) == 'string' and vim.trim(event.text) or ''
     if not st.streamed and text ~= '' then
-      return { { kind = 'text', text = text }, { kind = 'end' } }
+      return { { kind = 'text', text = M.shown(text) }, { kind = 'end' } }
     end
     return { { kind = 'end' } }
   elseif kind == 'tool-call' then
     local arguments = type(event.arguments) == 'table' and event.arguments or {}
     local about = style.arguments == 'json' and M.json(arguments, 200) or M.target(arguments)
-    local line = vim.trim('→ ' .. M.call_name(event) .. ' ' .. about)
+    local line = vim.trim('→ ' .. M.call_name(event) .. ' ' .. M.shown(about, true))
     st.calls = st.calls or {}
     st.calls[event.callId] = line
     return { { kind = 'call', id = event.callId, line = line } }
@@ -325,7 +351,7 @@ function M.event(event, st, style)
     local mark = event.ok == true and '✓' or '✗'
     local call = (st.calls or {})[event.callId]
     local line = call and (mark .. call:sub(#'→' + 1)) or (mark .. ' ' .. M.call_name(event))
-    local output = type(event.output) == 'string' and event.output:gsub('\n$', '') or ''
+    local output = type(event.output) == 'string' and M.shown(event.output):gsub('\n$', '') or ''
     local lines = vim.tbl_map(function(l)
       return '  ' .. l
     end, vim.split(output, '\n', { plain = true }))
@@ -340,7 +366,11 @@ function M.event(event, st, style)
     return { { kind = 'lines', lines = { text } } }
   elseif kind == 'injection-flagged' then
     local markers = table.concat(type(event.markers) == 'table' and event.markers or {}, ', ')
-    local line = string.format('  ⚠ %s output looks like instructions: %s', event.tool, markers)
+    local line = string.format(
+      '  ⚠ %s output looks like instructions: %s',
+      M.shown(tostring(event.tool), true),
+      M.shown(markers, true)
+    )
     return { { kind = 'note', id = event.callId, line = line } }
   elseif kind == 'run-finished' then
     st.finished = true
@@ -361,14 +391,18 @@ end
 function M.finish(run, st, style)
   local result, lines = run.result, {}
   local pieces = stopped(st)
+  if st.cr then -- the text's last carriage return, held for a line feed that never came
+    st.cr = nil
+    table.insert(pieces, 1, { kind = 'text', text = '\\r' })
+  end
   if run.error then
-    table.insert(lines, '✗ error: ' .. run.error)
+    table.insert(lines, '✗ error: ' .. M.shown(tostring(run.error), true))
   elseif result and not st.finished then
     local usage = style.usage and result.usage or nil
     table.insert(lines, M.outcome_line(result.outcome, result.steps or 0, usage))
   end
   if result and result.outcome == 'error' and type(result.error) == 'string' then
-    table.insert(lines, '✗ ' .. result.error)
+    table.insert(lines, '✗ ' .. M.shown(result.error, true))
   end
   if #lines > 0 then
     table.insert(pieces, { kind = 'outcome', lines = lines })
