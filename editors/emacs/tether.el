@@ -459,8 +459,9 @@ See `tether-render-think'."
   "Show a finished run's RESULT."
   (let ((line (format "Tether %s · %s steps · %s" (plist-get result :outcome)
                       (or (plist-get result :steps) 0)
-                      (tether-render-first-line (or (plist-get result :error)
-                                                    (plist-get result :answer))))))
+                      (tether-render-shown
+                       (tether-render-first-line (or (plist-get result :error)
+                                                     (plist-get result :answer)))))))
     (tether--log "%s" line)
     (message "%s" line)))
 
