@@ -27,6 +27,7 @@ from ..session.store import stored_session
 from ..session.undo import UnknownRun, undo_lines
 from ..session.writer import SessionLogWriter
 from ..workspace.folders import Workspace
+from .effort_note import effort_ignored
 from .jobs_command import USAGE as JOBS_USAGE
 from .jobs_command import jobs_command
 from .manager import InvalidRun, RunManager
@@ -142,11 +143,23 @@ async def _effort(host: CommandHost, params: CommandParams) -> CommandResult:
         if value.lower() not in EFFORTS:
             raise _refused(f"argument: no effort {value[:40]!r}; the efforts: {', '.join(EFFORTS)}")
         host.chosen_effort = value.lower()
-        return CommandResult(message=f"effort: {value.lower()} from the next message on")
+        message = f"effort: {value.lower()} from the next message on"
+        return CommandResult(message=_with_effort_note(host, message, value.lower()))
     current = host.chosen_effort or host.config.reasoning_effort
     return CommandResult(
-        message=f"effort: {current}; /effort {shown} changes it", choices=list(EFFORTS)
+        message=_with_effort_note(host, f"effort: {current}; /effort {shown} changes it", current),
+        choices=list(EFFORTS),
     )
+
+
+def _with_effort_note(host: CommandHost, message: str, effort: str) -> str:
+    """``message``, saying why ``effort`` will reach no model when it will not."""
+    ignored = None if effort == "off" else effort_ignored(host.config, _current_model(host))
+    return message if ignored is None else f"{message}; {ignored}"
+
+
+def _current_model(host: CommandHost) -> str | None:
+    return host.chosen_model or host.config.model
 
 
 async def _compact(host: CommandHost, params: CommandParams) -> CommandResult:
