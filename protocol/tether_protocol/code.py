@@ -1,7 +1,7 @@
-"""Server → client request ``agent/code`` (designed, not yet sent): the editor's language
-servers answering the code tools.
+"""Server → client request ``agent/code``: the editor's language servers answering the code
+tools (asked by ``server/tether/lsp/code.py``).
 
-A client that will declare ``experimental.tether.code`` answers it with its own language
+A client that declares ``experimental.tether.code`` answers it with its own language
 features — VS Code with ``vscode.execute…Provider`` (definition, reference, hover, document
 and workspace symbol, rename), Neovim with the clients attached to the buffer (the file
 loaded into a hidden buffer when it is not open), Emacs with the Eglot server managing the

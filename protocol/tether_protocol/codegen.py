@@ -43,6 +43,7 @@ METHODS = {
     "agentSaveDocuments": methods.AGENT_SAVE_DOCUMENTS,
     "agentDiagnostics": methods.AGENT_DIAGNOSTICS,
     "agentAsk": methods.AGENT_ASK,
+    "agentCode": methods.AGENT_CODE,
     "agentJobs": methods.AGENT_JOBS,
     "agentJobStop": methods.AGENT_JOB_STOP,
     "commandRun": methods.COMMAND_RUN,

@@ -38,6 +38,9 @@ class ClientTetherCapabilities(WireModel):
     ``proposed`` window. ``rename`` is offered to a client with approvals only then."""
     ask: bool = False
     """The client answers ``agent/ask`` (a person sees the model's question and answers)."""
+    code: bool = False
+    """The client answers ``agent/code`` with its own language servers (definition,
+    references, hover, symbols, rename's edit); the server asks them before its own."""
 
 
 class ServerTetherCapabilities(WireModel):

@@ -22,6 +22,7 @@ AGENT_APPROVE: Final = "agent/approve"
 AGENT_SAVE_DOCUMENTS: Final = "agent/saveDocuments"
 AGENT_DIAGNOSTICS: Final = "agent/diagnostics"
 AGENT_ASK: Final = "agent/ask"
+AGENT_CODE: Final = "agent/code"
 AGENT_JOBS: Final = "agent/jobs"
 AGENT_JOB_STOP: Final = "agent/jobStop"
 
@@ -53,5 +54,6 @@ SERVER_TO_CLIENT: Final = (
     AGENT_SAVE_DOCUMENTS,
     AGENT_DIAGNOSTICS,
     AGENT_ASK,
+    AGENT_CODE,
 )
 COMMANDS: Final = (COMMAND_RUN, COMMAND_CANCEL)

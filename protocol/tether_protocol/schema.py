@@ -59,6 +59,7 @@ from . import (
     UndoParams,
     UndoResult,
 )
+from .code import CodeParams, CodeResult
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
 
@@ -98,6 +99,8 @@ SHAPES: dict[str, Any] = {
     "agent-diagnostics.result": DiagnosticsResult,
     "agent-ask.params": AskParams,
     "agent-ask.result": AskResult,
+    "agent-code.params": CodeParams,
+    "agent-code.result": CodeResult,
     "agent-jobs.params": JobsParams,
     "agent-jobs.result": JobsResult,
     "agent-jobStop.params": JobStopParams,

@@ -35,6 +35,7 @@ from tether_protocol import (
     UndoResult,
     parse_event,
 )
+from tether_protocol.code import CodeParams, CodeResult
 from tether_protocol.schema import SHAPES, render
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -51,6 +52,8 @@ MODELS: dict[str, Any] = {
     "agent-approve.result.json": ApproveResult,
     "agent-ask.params.json": AskParams,
     "agent-ask.result.json": AskResult,
+    "agent-code.params.json": CodeParams,
+    "agent-code.result.json": CodeResult,
     "settings.json": TetherSettings,
     "agent-undo.result.json": UndoResult,
     "agent-checkpoints.result.json": CheckpointsResult,

@@ -20,6 +20,7 @@ export const Methods = {
   agentSaveDocuments: "agent/saveDocuments",
   agentDiagnostics: "agent/diagnostics",
   agentAsk: "agent/ask",
+  agentCode: "agent/code",
   agentJobs: "agent/jobs",
   agentJobStop: "agent/jobStop",
   commandRun: "tether.run",
@@ -221,6 +222,23 @@ export type AgentAskResult = {
   answer?: string | null;
 };
 
+export type AgentCodeParams = {
+  request: "definition" | "references" | "hover" | "documentSymbols" | "workspaceSymbols" | "rename";
+  uri?: string | null;
+  position?: Position | null;
+  query?: string | null;
+  newName?: string | null;
+};
+
+export type AgentCodeResult = {
+  server?: string | null;
+  locations?: CodeLocation[] | null;
+  hover?: string | null;
+  symbols?: CodeSymbol[] | null;
+  changes?: { [key: string]: unknown } | null;
+  unavailable?: string | null;
+};
+
 export type AgentJobsParams = {
   sessionId?: string | null;
 };
@@ -246,6 +264,7 @@ export type ClientCapabilities = {
   diagnostics?: boolean;
   changeSets?: boolean;
   ask?: boolean;
+  code?: boolean;
 };
 
 export type ServerCapabilities = {
@@ -322,6 +341,24 @@ export type CheckpointFile = {
   path: string;
   change: "modified" | "created" | "deleted" | "mode";
   restorable?: boolean;
+};
+
+export type CodeLocation = {
+  uri: string;
+  range: Range;
+};
+
+export type CodeSymbol = {
+  name: string;
+  kind: number;
+  location: CodeLocation;
+  containerName?: string | null;
+  depth?: number;
+};
+
+export type CodeTextEdit = {
+  range: Range;
+  newText: string;
 };
 
 export type CommandPreview = {

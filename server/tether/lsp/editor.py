@@ -31,7 +31,10 @@ from tether_protocol import (
     FileDiagnostics,
     SaveDocumentsResult,
 )
+from tether_protocol.code import CodeParams, CodeResult
+from tether_protocol.methods import AGENT_CODE
 
+from ..errors import ToolError
 from ..host import BufferDrift, EditOutcome, FileEdit
 from ..text.display import shown
 from ..text.edit import range_at
@@ -127,6 +130,8 @@ class LspEditor:
         """Where long previews are written for ``window/showDocument`` (the state dir's)."""
         self._diagnostics_refused = False
         """The client answered ``agent/diagnostics`` with an error: not asked again."""
+        self._code_refused = False
+        """The client answered ``agent/code`` with an error: not asked again."""
 
     async def _request(self, method: str, params: Any) -> Any:
         """Send a request and await its raw answer; an error answer raises
@@ -285,6 +290,38 @@ class LspEditor:
             log.warning("agent/diagnostics answered with an error (not asked again): %s", message)
             return None
         return diagnostics_answer(raw)
+
+    # --- code (the editor's language servers) ---------------------------------------------
+    def answers_code(self) -> bool:
+        """The client declared ``agent/code`` and has not answered it with an error."""
+        return self._link.client_tether.code and not self._code_refused
+
+    async def code(self, params: CodeParams, seconds: float) -> CodeResult | None:
+        """``agent/code``, asked only of a client that declared it; after an error answer
+        (MethodNotFound or any other) never again on this connection. None: not asked, or
+        that error (the server answers from its own language servers). ``ToolError`` when
+        no answer comes within ``seconds`` (the request is withdrawn) or the answer
+        is malformed."""
+        if not self.answers_code():
+            return None
+        wire = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+        try:
+            with anyio.fail_after(seconds):
+                raw = await self._request(AGENT_CODE, wire)
+        except TimeoutError:
+            raise ToolError(
+                f"the editor's language server did not answer within {seconds:g} s"
+            ) from None
+        except JsonRpcException as exc:
+            self._code_refused = True
+            message = " ".join(str(exc.message or exc).split())[:200]
+            log.warning("agent/code answered with an error (not asked again): %s", message)
+            return None
+        try:
+            return CodeResult.model_validate(raw)
+        except ValidationError:
+            log.warning("malformed agent/code answer: %.200r", raw)
+            raise ToolError("the editor answered agent/code with something unusable") from None
 
     # --- questions (``ask_user``) ------------------------------------------------------
     def can_ask(self) -> bool:

@@ -51,6 +51,7 @@ from ..text.echo import clip
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace, path_from_uri
 from ..workspace.places import broad_root_refusal
+from .code import EditorCode
 from .documents import LineWorkspace, encoding_name
 from .editor import RAW_ANSWER_METHODS, LspEditor
 from .host import LspBuffers
@@ -272,8 +273,10 @@ class TetherServer(LanguageServer):
         self.mcp: McpHub | None = None
         """The MCP servers, once the settings configure one."""
         self._mcp_asked = False
-        self.code = self.runs.code = LanguageServerPool(self.environ)
+        self.code = LanguageServerPool(self.environ)
         """The language servers of the code tools, started when a call needs one."""
+        self.runs.code = EditorCode(self.editor, self.code)
+        """The code tools ask the editor's language servers first (``agent/code``)."""
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls' report of a failed notification handler (``window/showMessage``), cut

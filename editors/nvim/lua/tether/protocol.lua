@@ -20,6 +20,7 @@ M.methods = {
   agentSaveDocuments = "agent/saveDocuments",
   agentDiagnostics = "agent/diagnostics",
   agentAsk = "agent/ask",
+  agentCode = "agent/code",
   agentJobs = "agent/jobs",
   agentJobStop = "agent/jobStop",
   commandRun = "tether.run",
