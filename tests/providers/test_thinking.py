@@ -221,23 +221,35 @@ async def test_a_refused_signature_in_the_tool_loop_goes_on_without_thinking_for
     fake: FakeApi,
 ) -> None:
     # The API wants the reply whose tool loop goes on to start with its thinking: without
-    # the refused block, that request goes without thinking (the fake checks the rule).
+    # the refused block, the loop's requests go without thinking (the fake checks the rule)
+    # until the user's next message.
     fake.refused_signatures.add("sig-of-the-loop")
-    fake.queue(Sse(anthropic_stream("It prints 1.")))
+    fake.queue(Sse(anthropic_stream(calls=[("toolu_2", "list_files", ["{}"])])))
     call = ToolCall("toolu_1", "read_file", {"path": "a.py"})
     kept = (Reasoning("anthropic", "thinking", "read a.py", "sig-of-the-loop"),)
-    deltas = await drain(
-        claude(fake),
-        request(
-            UserMessage("what does a.py do?"),
-            AssistantMessage("", (call,), kept),
-            ToolResultMessage(call.call_id, "read_file", "print(1)", False),
-        ),
-    )
-    assert text_of(deltas) == "It prints 1." and len(fake.requests) == 2
+    loop = [
+        UserMessage("what does a.py do?"),
+        AssistantMessage("", (call,), kept),
+        ToolResultMessage(call.call_id, "read_file", "print(1)", False),
+    ]
+    deltas = await drain(claude(fake), request(*loop))
+    assert [c.call_id for c in calls_of(deltas)] == ["toolu_2"] and len(fake.requests) == 2
     second = fake.requests[1].body
     assert "thinking" not in second
     assert [b["type"] for b in second["messages"][1]["content"]] == ["tool_use"]
+    # The loop goes on with a reply made without thinking: still none for it.
+    listed = ToolCall("toolu_2", "list_files", {})
+    loop += [
+        AssistantMessage("", (listed,)),
+        ToolResultMessage("toolu_2", "list_files", "a.py", False),
+    ]
+    fake.queue(Sse(anthropic_stream("It prints 1.")), Sse(anthropic_stream("Yes.")))
+    assert text_of(await drain(claude(fake), request(*loop))) == "It prints 1."
+    assert "thinking" not in fake.requests[2].body
+    # The user's next message: the model thinks again.
+    loop += [AssistantMessage("It prints 1."), UserMessage("sure?")]
+    assert text_of(await drain(claude(fake), request(*loop))) == "Yes."
+    assert fake.requests[3].body["thinking"]["type"] == "enabled"
 
 
 async def test_every_thinking_block_of_a_refused_request_is_left_out_at_once(

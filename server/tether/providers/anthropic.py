@@ -149,17 +149,19 @@ def block_key(block: Reasoning) -> str:
 
 
 def loop_lost_its_thinking(request: ModelRequest, refused: Set[str]) -> bool:
-    """Whether the reply whose tool loop goes on (the last, followed by tool results) had
-    thinking blocks that are all ``refused``: with thinking on, the API wants that reply to
-    start with one, so its request must go without thinking."""
-    for index in range(len(request.messages) - 1, -1, -1):
-        message = request.messages[index]
-        if isinstance(message, AssistantMessage):
-            after = request.messages[index + 1 :]
-            blocks = [b for b in message.reasoning if b.source == SOURCE]
-            in_loop = any(isinstance(m, ToolResultMessage) for m in after)
-            return in_loop and bool(blocks) and all(block_key(b) in refused for b in blocks)
-    return False
+    """Whether the tool loop going on (the replies since the user's last message, the last
+    one followed by tool results) lost thinking blocks to ``refused`` and its last reply has
+    none left to start with: with thinking on, the API wants that reply to start with one,
+    so the loop's requests go without thinking until the user's next message."""
+    messages = request.messages
+    users = [i for i, m in enumerate(messages) if isinstance(m, UserMessage)]
+    loop = messages[users[-1] + 1 if users else 0 :]
+    replies = [m for m in loop if isinstance(m, AssistantMessage)]
+    if not replies or not isinstance(loop[-1], ToolResultMessage):
+        return False
+    keys = [[block_key(b) for b in r.reasoning if b.source == SOURCE] for r in replies]
+    lost = any(key in refused for reply in keys for key in reply)
+    return lost and all(key in refused for key in keys[-1])
 
 
 def _thinking_param(block: Reasoning) -> ContentBlockParam:
@@ -244,7 +246,7 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         limit = max_tokens or OUTPUT_LIMIT[0]
         thinking, refused = self._thinking, frozenset(_REFUSED)
         if thinking is not None and loop_lost_its_thinking(request, refused):
-            thinking = None  # this request only: the next reply brings thinking of its own
+            thinking = None  # until the user's next message: the API wants it from the loop
         if thinking is not None and thinking["type"] == "enabled":
             limit = max(limit, thinking["budget_tokens"] + THINKING_HEADROOM)
         messages = anthropic_messages(request, thinking=thinking is not None, refused=refused)
