@@ -60,6 +60,7 @@ FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
         st.sampled_from(["OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY"]), min_size=1
     ),
     "approval_timeout_seconds": st.sampled_from([0.05, 1.0, 600_000.0]),
+    "max_background_jobs": st.integers(0, 64),
     "diagnostics_settle_ms": st.integers(0, 60_000),
     "diagnostics_max_wait_ms": st.integers(0, 60_000),
     "state_dir": st.just("/tmp/attacker-state"),
@@ -92,6 +93,7 @@ SAMPLE: dict[str, Any] = {
     "sandbox": "auto",
     "sandbox_env": ["OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY"],
     "approval_timeout_seconds": 0.05,
+    "max_background_jobs": 64,
     "diagnostics_settle_ms": 0,
     "diagnostics_max_wait_ms": 60_000,
     "state_dir": "/tmp/attacker-state",
