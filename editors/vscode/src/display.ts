@@ -10,9 +10,16 @@ const HIDDEN =
   // eslint-disable-next-line no-control-regex
   /\r\n|[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]|[\ud800-\udfff]/gu;
 
+/** The same on one line (a name, a title): line breaks and tabs escaped too. */
+const HIDDEN_ONE_LINE =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]|[\ud800-\udfff]/gu;
+
+const NAMED: Record<string, string> = { "\r": "\\r", "\n": "\\n", "\t": "\\t" };
+
 function escape(char: string): string {
-  if (char === "\r") {
-    return "\\r";
+  if (char in NAMED) {
+    return NAMED[char];
   }
   const code = char.codePointAt(0) ?? 0;
   if (code < 0x100) {
@@ -24,19 +31,30 @@ function escape(char: string): string {
   return `\\U${code.toString(16).padStart(8, "0")}`;
 }
 
-/** `text` with what a screen would obey or hide written as escapes a person can read. */
+/**
+ * `text` with what a screen would obey or hide written as escapes a person can read. Escapes
+ * are printable ASCII, so text shown already (the server's) comes back the same.
+ */
 export function shownText(text: string): string {
-  return text.replace(HIDDEN, (char: string, at: number, whole: string): string => {
-    if (char === "\r\n") {
-      return "\n";
+  return text.replace(HIDDEN, keep);
+}
+
+/** `text` (a name, a title) as `shownText` shows it, on one line: `\n` and `\t` escaped too. */
+export function shownLine(text: string): string {
+  return text.replace(HIDDEN_ONE_LINE, keep);
+}
+
+/** The escape of one match of `whole`: a `\r\n` stays a line break, a joiner between two letters. */
+function keep(char: string, at: number, whole: string): string {
+  if (char === "\r\n") {
+    return "\n";
+  }
+  if (char === "\u200c" || char === "\u200d") {
+    const before = whole.codePointAt(at - 1) ?? 0;
+    const after = whole.codePointAt(at + 1) ?? 0;
+    if (at > 0 && before > 0x7f && after > 0x7f) {
+      return char; // joins two characters that are not ASCII
     }
-    if (char === "\u200c" || char === "\u200d") {
-      const before = whole.codePointAt(at - 1) ?? 0;
-      const after = whole.codePointAt(at + 1) ?? 0;
-      if (at > 0 && before > 0x7f && after > 0x7f) {
-        return char; // joins two characters that are not ASCII
-      }
-    }
-    return escape(char);
-  });
+  }
+  return escape(char);
 }

@@ -3,7 +3,7 @@
 // agent panel's cards show (panel/model.ts). Those two only place the records: the output
 // channel's lines, the panel's cards and their states. No `vscode` import: tested directly.
 import type { AgentEventParams, Outcome } from "./protocol";
-import { shownText } from "./display";
+import { shownLine, shownText } from "./display";
 
 /** Lines an edit adds and removes (the "+3 −1" pill). */
 export interface DiffStat {
@@ -28,8 +28,16 @@ export interface UsageView {
 /** What the transcript writes for the event, one line each (none: it shows nothing of it). */
 type Lines = readonly string[];
 
-/** An `agent/event` as the editor shows it; `kind` is the event's. */
-export type EventView =
+/**
+ * An `agent/event` as the editor shows it; `kind` is the event's. Every string from outside
+ * in it (the model's text, a tool's name, call and output, an MCP label, a plan) is escaped
+ * for display (`display.ts`) here, before the panel's Markdown or the transcript sees it.
+ * `held`: streamed text held back from the run's last delta (a final `\r`, waiting for a
+ * `\n`), to be put before this event's own.
+ */
+export type EventView = EventKinds & { readonly held?: string };
+
+type EventKinds =
   | {
       readonly kind: "run-started";
       readonly runId: string;
@@ -295,7 +303,7 @@ export function describeCall(
   label?: string | null,
 ): { title: string; detail: string; stat?: DiffStat } {
   // An MCP call's `label` ("notes · echo") names it for people; `tool` is the model's name.
-  const name = label ?? tool;
+  const name = shownLine(label ?? tool);
   const str = (key: string): string | undefined =>
     typeof args[key] === "string" ? (args[key] as string) : undefined;
   const command = str("command");
@@ -327,32 +335,62 @@ export function describeCall(
  */
 export class EventRenderer {
   private readonly streamed = new Set<string>();
+  /** Runs whose last delta ended in `\r`, held: with the next delta's `\n` it is one line break. */
+  private readonly carriageReturn = new Set<string>();
 
   /** @param displayPath how a file the model names is shown (relative to the workspace) */
   constructor(private readonly displayPath: (pathOrUri: string) => string) {}
 
   render(event: AgentEventParams): EventView {
+    const view = this.view(event);
+    if (
+      event.kind !== "text-delta" &&
+      event.kind !== "tool-progress" &&
+      this.carriageReturn.delete(event.runId)
+    ) {
+      return { ...view, held: "\\r" }; // no line feed came: the carriage return is shown
+    }
+    return view;
+  }
+
+  private view(event: AgentEventParams): EventView {
     const runId = event.runId;
     switch (event.kind) {
       case "run-started": {
-        const { sessionId, prompt } = event;
+        const { sessionId } = event;
+        const prompt = shownText(event.prompt);
         const lines = [`▶ ${prompt}`, `  run ${runId} · session ${sessionId}`];
         return { kind: "run-started", runId, sessionId, prompt, lines };
       }
       case "step":
         this.streamed.delete(runId);
         return { kind: "step", runId, step: event.step, lines: [`── step ${event.step} ──`] };
-      case "text-delta":
+      case "text-delta": {
         this.streamed.add(runId);
-        return { kind: "text-delta", runId, text: event.text };
+        let text = (this.carriageReturn.delete(runId) ? "\r" : "") + event.text;
+        if (text.endsWith("\r")) {
+          this.carriageReturn.add(runId); // `\r\n` may be cut between two deltas: wait
+          text = text.slice(0, -1);
+        }
+        return { kind: "text-delta", runId, text: shownText(text) };
+      }
       case "thinking":
         return { kind: "thinking", runId, text: shownText(event.text), lines: [] };
       case "assistant":
-        return { kind: "assistant", runId, text: this.streamed.has(runId) ? "" : event.text };
+        return { kind: "assistant", runId, text: this.streamed.has(runId) ? "" : shownText(event.text) };
       case "tool-call": {
         const call = describeCall(event.tool, event.arguments, this.displayPath, event.label);
-        const line = `→ ${event.label ?? event.tool} ${oneLine(event.arguments)}`;
-        return { kind: "tool-call", runId, callId: event.callId, tool: event.tool, ...call, lines: [line] };
+        const line = `→ ${shownLine(event.label ?? event.tool)} ${shownLine(oneLine(event.arguments))}`;
+        return {
+          kind: "tool-call",
+          runId,
+          callId: event.callId,
+          tool: event.tool,
+          ...call,
+          title: shownText(call.title),
+          detail: shownText(call.detail),
+          lines: [line],
+        };
       }
       case "approval": {
         const rule = event.rules?.[0];
@@ -363,7 +401,7 @@ export class EventRenderer {
           runId,
           callId: event.callId,
           decision: rule
-            ? `${event.decision} (rule: ${rule.pattern}, ${rule.scope ?? "session"})`
+            ? `${event.decision} (rule: ${shownLine(rule.pattern)}, ${rule.scope ?? "session"})`
             : event.decision,
           denied: event.decision === "deny" || event.decision === "denied-by-default",
           asked,
@@ -372,7 +410,9 @@ export class EventRenderer {
         };
       }
       case "tool-result": {
-        const { callId, ok, output, error } = event;
+        const { callId, ok } = event;
+        const output = shownText(event.output);
+        const error = event.error ? shownText(event.error) : event.error;
         return {
           kind: "tool-result",
           runId,
@@ -380,7 +420,7 @@ export class EventRenderer {
           ok,
           // A failure's error is often its output too (a denial): said once.
           output: outputTail(error && !output.includes(error) ? `${output}\n${error}` : output),
-          lines: [`${ok ? "✓" : "✗"} ${event.label ?? event.tool}`, ...indentOutput(output)],
+          lines: [`${ok ? "✓" : "✗"} ${shownLine(event.label ?? event.tool)}`, ...indentOutput(output)],
         };
       }
       case "tool-progress": // the card's, not the transcript's: it would repeat every second
@@ -396,7 +436,7 @@ export class EventRenderer {
         return { kind: "usage", runId, usage: usageView(event), lines: [] };
       case "plan": {
         const plan = event.entries.map((entry) => ({
-          content: entry.content,
+          content: shownLine(entry.content),
           status: entry.status ?? "pending",
           ...(entry.priority ? { priority: entry.priority } : {}),
         }));

@@ -1,5 +1,6 @@
 // The run transcript: the lines events.ts renders for each event, written as they arrive
 // into the "Tether" output channel (or any sink). No `vscode` import: tested directly.
+import { shownLine } from "./display";
 import { EventRenderer, steps, tokens } from "./events";
 import type { AgentEventParams, AgentRunResult } from "./protocol";
 
@@ -47,6 +48,10 @@ export class Transcript {
       this.line(`── run ${view.runId} ──`);
     }
     this.lastRunId = view.runId;
+    if (view.held !== undefined) {
+      this.sink.append(view.held); // what the streamed text held back: it ends the open line
+      this.lineOpen = true;
+    }
     if (view.kind === "text-delta") {
       this.sink.append(view.text);
       this.lineOpen = !view.text.endsWith("\n");
@@ -78,7 +83,7 @@ export class Transcript {
       this.line(`  changed ${this.displayPath(uri)}`);
     }
     if (result.error) {
-      this.line(`  error: ${result.error}`);
+      this.line(`  error: ${shownLine(result.error)}`);
     }
     this.line("");
   }

@@ -110,3 +110,53 @@ describe("Transcript", () => {
     assert.strictEqual(sink.text, '→ notes · echo {"text":"hi"}\n✓ notes · echo\n  hi\n');
   });
 });
+
+describe("Transcript: text from outside", () => {
+  it("writes the model's text, the tools' names and output escaped, a \\r\\n cut between deltas as one line break", () => {
+    const sink = new Recorder();
+    const transcript = new Transcript(sink);
+    let seq = 0;
+    const ev = (event: Record<string, unknown>): AgentEventParams => {
+      seq += 1;
+      return { runId: "r-1", seq, ...event } as AgentEventParams;
+    };
+    transcript.handle(ev({ kind: "run-started", prompt: "say\u001b[2J", sessionId: "s-1" }));
+    transcript.handle(ev({ kind: "text-delta", text: "A\u001b[31mred \u202eexe.txt\r" }));
+    transcript.handle(ev({ kind: "text-delta", text: "\nzero\u200bwidth tag\u{e0041} \\x1b" }));
+    transcript.handle(ev({ kind: "assistant", text: "ignored" }));
+    const label = "notes\u001b[2K\r · echo\u202e";
+    transcript.handle(
+      ev({ kind: "tool-call", callId: "c1", tool: "mcp__x", arguments: { text: "hi\u202e" }, label }),
+    );
+    transcript.handle(
+      ev({
+        kind: "tool-result",
+        callId: "c1",
+        tool: "mcp__x",
+        ok: true,
+        output: "out\u001b[1m\nnext\rline",
+        label,
+      }),
+    );
+    transcript.handle(ev({ kind: "step", step: 2 }));
+    transcript.handle(ev({ kind: "text-delta", text: "last\r" }));
+    transcript.handle(ev({ kind: "run-finished", outcome: "done", steps: 2 }));
+    assert.strictEqual(
+      sink.text,
+      [
+        "▶ say\\x1b[2J",
+        "  run r-1 · session s-1",
+        "A\\x1b[31mred \\u202eexe.txt",
+        "zero\\u200bwidth tag\\U000e0041 \\x1b",
+        '→ notes\\x1b[2K\\r · echo\\u202e {"text":"hi\\u202e"}',
+        "✓ notes\\x1b[2K\\r · echo\\u202e",
+        "  out\\x1b[1m",
+        "  next\\rline",
+        "── step 2 ──",
+        "last\\r",
+        "■ done after 2 steps",
+        "",
+      ].join("\n"),
+    );
+  });
+});

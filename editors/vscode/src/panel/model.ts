@@ -13,6 +13,7 @@ import { SHELL_TOOL } from "../answers";
 import { suggestedPatterns } from "../rulePicks";
 import { splitTitle } from "../titles";
 import { EventRenderer, type PlanStep, clip, diffStat, steps, tokens, usageView } from "../events";
+import { shownText } from "../display";
 import { renderMarkdown } from "./markdown";
 import type { ApprovalView, ContextChip, RunItem, RunView, ToolCard } from "./messages";
 import { Explained, Fix, explainError, fixLabel } from "../userErrors";
@@ -163,6 +164,9 @@ export class PanelModel {
     if (run === undefined) {
       return false; // a run from before the panel was built
     }
+    if (view.held !== undefined) {
+      this.text(run).markdown += view.held; // what the streamed text held back (a final \r)
+    }
     if (view.kind !== "thinking") {
       run.openThinking = undefined; // anything else ends the thinking: the next starts anew
     }
@@ -292,11 +296,11 @@ export class PanelModel {
     run.changedFiles = (result.changedFiles ?? []).map((uri) => this.displayPath(uri));
     if (result.error) {
       const explained = explainError(result.error);
-      run.error = explained.message;
+      run.error = shownText(explained.message);
       run.fix = explained.fix;
     }
     if (run.items.length === 0 && result.answer !== "") {
-      run.items.push({ kind: "text", markdown: result.answer });
+      run.items.push({ kind: "text", markdown: shownText(result.answer) });
     }
   }
 

@@ -433,3 +433,69 @@ describe("panel: the model's thinking", () => {
     assert.deepStrictEqual(last, { kind: "text", html: "<p>Added.</p>" }); // never in the answer
   });
 });
+
+describe("panel: text from outside, escaped before it is shown", () => {
+  it("escapes the answer before Markdown, the tools' names, calls, output and errors, and the plan", () => {
+    const model = started();
+    const items = () => model.views()[0].items;
+    model.apply(ev({ kind: "step", step: 1 }));
+    // An escape sequence, a bidi override, a \r\n cut between two deltas, a zero-width
+    // space, a tag character; the model's own `\x1b` (four characters) stays as it is.
+    model.apply(ev({ kind: "text-delta", text: "A \u001b[31m**red**\u001b[0m \u202eexe.txt\r" }));
+    model.apply(
+      ev({
+        kind: "text-delta",
+        text: "\nzero\u200bwidth tag\u{e0041} `\\x1b`\n\n```\ncode\u202e <b>\n```\n",
+      }),
+    );
+    model.apply(ev({ kind: "assistant", text: "ignored: streamed" }));
+    const [answer] = items();
+    assert.deepStrictEqual(answer, {
+      kind: "text",
+      html:
+        "<p>A \\x1b[31m<strong>red</strong>\\x1b[0m \\u202eexe.txt<br>" +
+        "zero\\u200bwidth tag\\U000e0041 <code>\\x1b</code></p>" +
+        "<pre><code>code\\u202e &lt;b&gt;</code></pre>",
+    });
+    const label = "notes\u001b[2K\r · echo\u202e";
+    model.apply(
+      ev({
+        kind: "tool-call",
+        callId: "c1",
+        tool: "mcp__notes__echo",
+        arguments: { text: "hi\u202e" },
+        label,
+      }),
+    );
+    model.apply(
+      ev({
+        kind: "tool-result",
+        callId: "c1",
+        tool: "mcp__notes__echo",
+        ok: false,
+        output: "out\u001b[1m\u200b\nnext\rline",
+        error: "bad\u202eerror\u0007",
+        label,
+      }),
+    );
+    model.apply(ev({ kind: "plan", entries: [{ content: "plan\u001b[2J\u202e", status: "pending" }] }));
+    model.apply(ev({ kind: "step", step: 2 }));
+    model.apply(ev({ kind: "assistant", text: "Done\u202e \u001b]0;title\u0007 \\x1b" }));
+    model.apply(ev({ kind: "step", step: 3 }));
+    model.apply(ev({ kind: "text-delta", text: "last\r" }));
+    model.apply(ev({ kind: "run-finished", outcome: "done", steps: 3 }));
+    const [, call, done, last] = items();
+    assert.ok(call.kind === "tool");
+    assert.strictEqual(call.card.title, 'notes\\x1b[2K\\r · echo\\u202e {"text":"hi\\u202e"}');
+    assert.ok(![..."\u001b\u202e\r"].some((c) => call.card.detail.includes(c)), call.card.detail);
+    assert.strictEqual(call.card.output, "out\\x1b[1m\\u200b\nnext\\rline\nbad\\u202eerror\\x07");
+    assert.deepStrictEqual(done, { kind: "text", html: "<p>Done\\u202e \\x1b]0;title\\x07 \\x1b</p>" });
+    assert.deepStrictEqual(last, { kind: "text", html: "<p>last\\r</p>" }); // the \r held, then shown
+    assert.deepStrictEqual(
+      model.views()[0].plan?.map((step) => step.content),
+      ["plan\\x1b[2J\\u202e"],
+    );
+    const everything = JSON.stringify(model.views());
+    assert.ok(!everything.includes("\\\\\\\\"), everything); // nothing escaped twice
+  });
+});
