@@ -23,7 +23,9 @@ import contextlib
 import os
 import platform
 import select
+import subprocess
 import termios
+import time
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -54,12 +56,31 @@ def _reads() -> frozenset[int] | None:
     numbers = _READS.get(platform.machine())
     if numbers is None:
         return None
+    # A child's calls must be readable too (Yama's ptrace_scope 2 forbids it): one that
+    # waits reading its input, as a command's process would.
     try:
-        with open("/proc/self/syscall") as f:  # "running" for the reader itself
-            f.read()
+        child = subprocess.Popen(
+            ["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
     except OSError:
         return None
-    return numbers
+    try:
+        seen = False
+        for _ in range(200):  # until it waits in its read: at most about 2 s
+            with open(f"/proc/{child.pid}/syscall") as f:
+                parts = f.read().split()
+            if parts and parts[0].isdigit() and int(parts[0]) in numbers:
+                seen = True
+                break
+            time.sleep(0.01)
+    except OSError:
+        seen = False
+    finally:
+        child.kill()
+        child.wait()
+        if child.stdin is not None:
+            child.stdin.close()
+    return numbers if seen else None
 
 
 @dataclass(slots=True)

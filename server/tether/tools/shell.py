@@ -218,7 +218,8 @@ async def _run(
     capture = _OutputCapture(output_limit)
     watch = OutputWatch() if progress is not None else None
     # Its input: a terminal no one types into, to see it ask (``input_wait``), else nothing.
-    terminal = open_input_terminal()
+    with anyio.CancelScope(shield=True):  # its descriptors must not be lost
+        terminal = await anyio.to_thread.run_sync(open_input_terminal)  # the first probes
     asked: list[str] = []
 
     def feed(data: bytes) -> None:  # what it wrote to that terminal: output too
