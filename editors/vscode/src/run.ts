@@ -13,6 +13,7 @@ import { performFix, showExplained } from "./fixes";
 import { ServerNotFoundError } from "./server";
 import { Transcript } from "./transcript";
 import { Explained, explainError, fixLabel } from "./userErrors";
+import { shownLine } from "./display";
 
 export interface SessionInfo {
   readonly sessionId: string;
@@ -254,7 +255,7 @@ export class Runs {
       return;
     }
     const explained = result.error ? explainError(result.error) : undefined;
-    const reason = explained !== undefined ? `: ${explained.message}` : "";
+    const reason = explained !== undefined ? `: ${shownLine(explained.message)}` : "";
     const fix = explained?.fix;
     const actions = [...(fix !== undefined ? [fixLabel(fix)] : []), "Show Log"];
     void vscode.window

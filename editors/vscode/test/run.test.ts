@@ -177,6 +177,19 @@ describe("Runs", () => {
     );
   });
 
+  it("warns with the run's error escaped: a provider's controls and bidi overrides written out", async () => {
+    const fake = fakeProtocol(async (params) => ({
+      ...result(String(params.runId), "s", "error"),
+      error: "provider \u001b[2Kfailed\u202e\nagain",
+    }));
+    const runs = new Runs(async () => fake.protocol, new Transcript(sink), channel);
+    await runs.start("go");
+    assert.deepStrictEqual(
+      vscode.calls.filter(([name]) => name === "showWarningMessage"),
+      [["showWarningMessage", ["Tether stopped: error: provider \\x1b[2Kfailed\\u202e\\nagain", "Show Log"]]],
+    );
+  });
+
   it("shows the run in one place: from the panel, or while it is visible, no notification, no Output panel, no toast", async () => {
     for (const [how, visible] of [
       [{ inPanel: true }, false],
