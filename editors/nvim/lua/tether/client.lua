@@ -20,6 +20,9 @@ local handlers = {
   [protocol.methods.agentAsk] = function(...)
     return require('tether.ask').handle(...)
   end,
+  [protocol.methods.agentCode] = function(...)
+    return require('tether.code').handle(...)
+  end,
   ['workspace/applyEdit'] = function(...)
     return require('tether.edits').handle(...)
   end,
@@ -58,6 +61,7 @@ function M.config(buf)
       saveDocuments = true,
       diagnostics = true,
       ask = true,
+      code = true,
     },
   })
   return {
