@@ -182,3 +182,25 @@ def test_the_models_thinking_streams_hidden_under_its_summary_before_the_answer(
     thought = "  Let me look at app.py and see what greet\n  returns\\x1b[31m first.\n"
     assert f"▸ thinking (11 words)\n{thought}It greets people." in report["chat"]
     assert f"▸ thinking (11 words)\n{thought}It greets people." in report["transcript"]
+
+
+ANSWER = "It greets \u202eexe.txt people.\r\nThen \x1b[31mred\x1b[0m, zero\u200bwidth, \\x1b kept."
+
+
+def test_the_answer_shows_what_a_screen_would_obey_escaped(tmp_path: Path) -> None:
+    """The model's answer in a real chat (markdown-mode on): its bidi override does not
+    reorder the line, its escape sequence and zero-width space are written out, its own
+    ``\\x1b`` text is shown once, and its ``\\r\\n`` is a line break."""
+    extra = {"TETHER_MARKDOWN_DIR": str(markdown_dir())}
+    with emacs_with_keys(tmp_path, {"turns": [{"text": ANSWER}]}, extra) as (emacs, folder):
+        emacs.command("tether-chat")
+        emacs.wait_for("tether>")
+        emacs.type("who do you greet?")
+        emacs.keys("Enter")
+        screen = emacs.wait_for("■ done · 1 step")
+        shown = "It greets \\u202eexe.txt people.\nThen \\x1b[31mred\\x1b[0m, zero\\u200bwidth,"
+        assert shown in screen, screen
+        assert "\\x1b kept." in screen and "\\\\x1b" not in screen, screen
+        assert "txt.exe" not in screen and "^[" not in screen and "^M" not in screen, screen
+        report = wait_for_report(folder / "result.json", runs=1)
+    assert "It greets \\u202eexe.txt people.\nThen \\x1b[31mred" in report["chat"]
