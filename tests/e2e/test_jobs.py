@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import socket
 import tempfile
 import uuid
@@ -376,3 +377,50 @@ async def test_what_a_job_printed_is_shown_to_people_escaped(
         assert not any(c in text for c in "\x1b\x07\u202e\u200b\r"), repr(text)
     assert "\\x1b[2J" in job["lastLine"] and "\\u202e" in job["lastLine"], job["lastLine"]
     await request(editor, "agent/jobStop", {"sessionId": session_id, "jobId": "job-1"})
+
+
+NEAR_MISSES = [
+    "JOB-1",
+    "job-01",
+    " job-1",
+    "job-1 ",
+    "job-1\u200b",
+    "job\u20111",
+    "job-1\n",
+    "job-",
+    "job-1*",
+    "job-.*",
+    "../job-1",
+    "job-" + "1" * 150,
+    "\x00job-1",
+    "job-\u202e1",
+]
+
+
+async def test_only_the_jobs_exact_id_reaches_it(editor: Editor, workspace: Path) -> None:
+    """A job is found by its id exactly: near-miss spellings (case, padding, invisible
+    characters, a pattern, a path) and random strings stop nothing, from the user or from
+    the model, and the server keeps serving."""
+    rng = random.Random(47)
+    alphabet = "job-1J \u200b\u202e\x00\n*./é"
+    randoms = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(40)]
+    results = await run_calls(
+        editor,
+        workspace,
+        bash("echo $$ > pid; exec sleep 300", background=True),
+        *(job_stop(job) for job in NEAR_MISSES[:6]),
+    )
+    assert all(not r.ok and "there is no job" in r.output for r in results[1:]), results
+    session_id = editor.events[0].to_wire()["sessionId"]
+    for job in [*NEAR_MISSES, *(r for r in randoms if r != "job-1")]:
+        try:
+            answer = await request(editor, "agent/jobStop", {"sessionId": session_id, "jobId": job})
+        except Exception as exc:  # too long or empty: refused naming the field
+            assert "jobId" in str(exc), exc
+        else:
+            assert answer == {"stopped": False}, (job, answer)
+    pid = int((workspace / "pid").read_text())
+    assert not gone(pid)
+    stopped = await request(editor, "agent/jobStop", {"sessionId": session_id, "jobId": "job-1"})
+    assert stopped["stopped"] is True
+    await wait_until(lambda: gone(pid), "the job gone")
