@@ -41,6 +41,7 @@
 (require 'url-util)
 (require 'tether-approval)
 (require 'tether-render)
+(require 'tether-code)
 
 ;; The chat loads when first used: `(require 'tether)' is enough for `M-x tether-chat'
 ;; and a key bound to it, as for a package's autoloads.
@@ -387,6 +388,7 @@ See `tether-render-think'."
     ('agent/saveDocuments (tether--save-documents params))
     ('agent/diagnostics (tether--diagnostics connection params))
     ('agent/ask (tether--ask-user params))
+    ('agent/code (tether-code-answer params))
     ('window/showMessageRequest (tether--ask params))
     ('window/workDoneProgress/create nil)
     ('workspace/configuration
@@ -430,9 +432,13 @@ See `tether-render-think'."
                                   :workspaceEdit (list :documentChanges t
                                                        :resourceOperations ["create"]))
                  :textDocument (list :synchronization (list :didSave t))
-                 :experimental (list :tether (list :events t :approvals t
-                                                   :saveDocuments t :diagnostics t
-                                                   :ask t)))))
+                 :experimental (list :tether (append
+                                              (list :events t :approvals t
+                                                    :saveDocuments t :diagnostics t
+                                                    :ask t)
+                                              ;; Eglot's servers answer the code tools
+                                              (and (tether-code-available-p)
+                                                   (list :code t)))))))
     (jsonrpc-notify connection 'initialized (make-hash-table))
     (puthash root connection tether--connections)
     connection))
