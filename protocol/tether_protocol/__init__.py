@@ -60,7 +60,17 @@ from .events import (
     UsageEvent,
     parse_event,
 )
-from .jobs import JobInfo, JobsParams, JobsResult, JobState, JobStopParams, JobStopResult
+from .jobs import (
+    MAX_VIEW_WAIT_SECONDS,
+    JobInfo,
+    JobOutputParams,
+    JobOutputResult,
+    JobsParams,
+    JobsResult,
+    JobState,
+    JobStopParams,
+    JobStopResult,
+)
 from .methods import (
     AGENT_APPROVE as AGENT_APPROVE_METHOD,
 )
@@ -87,6 +97,9 @@ from .methods import (
 )
 from .methods import (
     AGENT_HISTORY as AGENT_HISTORY_METHOD,
+)
+from .methods import (
+    AGENT_JOB_OUTPUT as AGENT_JOB_OUTPUT_METHOD,
 )
 from .methods import (
     AGENT_JOB_STOP as AGENT_JOB_STOP_METHOD,
@@ -187,7 +200,11 @@ __all__ = [
     "AGENT_SESSIONS_METHOD",
     "AGENT_JOBS_METHOD",
     "AGENT_JOB_STOP_METHOD",
+    "AGENT_JOB_OUTPUT_METHOD",
+    "MAX_VIEW_WAIT_SECONDS",
     "JobInfo",
+    "JobOutputParams",
+    "JobOutputResult",
     "JobState",
     "JobStopParams",
     "JobStopResult",

@@ -46,6 +46,7 @@ METHODS = {
     "agentCode": methods.AGENT_CODE,
     "agentJobs": methods.AGENT_JOBS,
     "agentJobStop": methods.AGENT_JOB_STOP,
+    "agentJobOutput": methods.AGENT_JOB_OUTPUT,
     "commandRun": methods.COMMAND_RUN,
     "commandCancel": methods.COMMAND_CANCEL,
 }

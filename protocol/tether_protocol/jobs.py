@@ -1,4 +1,5 @@
-"""Client → server requests about background jobs: agent/jobs, agent/jobStop.
+"""Client → server requests about background jobs: agent/jobs, agent/jobStop,
+agent/jobOutput.
 
 A background job is a command the model started with ``bash``'s ``background: true``: it
 keeps running after its tool call, until it ends, the model or the user stops it, or its
@@ -66,3 +67,40 @@ class JobStopResult(WireModel):
 
     stopped: bool
     job: JobInfo | None = None
+
+
+MAX_VIEW_WAIT_SECONDS = 30.0
+
+
+class JobOutputParams(WireModel):
+    """Params of ``agent/jobOutput``: what a job printed from ``since`` on, for a person to
+    watch. The caller keeps its own position (the ``next`` of its last answer): reading
+    never moves the model's ``job_output`` position, and two viewers never take from each
+    other."""
+
+    session_id: Id
+    job_id: Id
+    since: Annotated[int, Field(ge=0)] = 0
+    """A position in what the job printed, in characters: 0 (the default) for the start,
+    or the ``next`` of the previous answer."""
+    wait_seconds: Annotated[float, Field(ge=0, le=MAX_VIEW_WAIT_SECONDS)] = 0
+    """Wait up to this many seconds for output after ``since`` (it answers as soon as some
+    comes, or the job ends); 0: answer at once."""
+
+
+class JobOutputResult(WireModel):
+    """What the job printed from ``since`` on, and its state."""
+
+    text: str
+    """The output, escaped for display line by line (control characters, carriage returns,
+    bidi and invisible characters written as ``\\x1b``, ``\\r``, ``\\u202e``; line breaks
+    and tabs kept). Empty when nothing new was printed."""
+    next: Annotated[int, Field(ge=0)]
+    """The ``since`` of the next read."""
+    lost: Annotated[int, Field(ge=0)] = 0
+    """Characters printed after ``since`` that are no longer kept (the job keeps its first
+    and its last characters): they fell out between ``since`` and ``text``."""
+    state: JobState
+    exit_code: int | None = None
+    note: str | None = None
+    """How it ended, when that needs saying."""

@@ -25,6 +25,7 @@ AGENT_ASK: Final = "agent/ask"
 AGENT_CODE: Final = "agent/code"
 AGENT_JOBS: Final = "agent/jobs"
 AGENT_JOB_STOP: Final = "agent/jobStop"
+AGENT_JOB_OUTPUT: Final = "agent/jobOutput"
 
 COMMAND_RUN: Final = "tether.run"
 COMMAND_CANCEL: Final = "tether.cancel"
@@ -47,6 +48,7 @@ CLIENT_TO_SERVER: Final = (
     AGENT_COMMAND,
     AGENT_JOBS,
     AGENT_JOB_STOP,
+    AGENT_JOB_OUTPUT,
 )
 SERVER_TO_CLIENT: Final = (
     AGENT_EVENT,

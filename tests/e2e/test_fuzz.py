@@ -134,6 +134,15 @@ class Fuzzer:
                 if rng.random() < 0.5:
                     command["argument"] = self.text()
                 return command
+            case "agent/checkpoints" | "agent/jobs":
+                return {"sessionId": self.run_id()}
+            case "agent/rewind":
+                return {"sessionId": self.run_id(), "checkpointId": self.text() or "c"}
+            case "agent/jobStop":
+                return {"sessionId": self.run_id(), "jobId": rng.choice(["job-1", self.text()])}
+            case "agent/jobOutput":
+                job = {"sessionId": self.run_id(), "jobId": rng.choice(["job-1", self.text()])}
+                return {**job, "since": rng.choice([0, 5, -1, 10**9]), "waitSeconds": 0}
             case "agent/rules/list":
                 return {"sessionId": self.run_id()} if rng.random() < 0.5 else {}
             case "agent/rules/add" | "agent/rules/remove":

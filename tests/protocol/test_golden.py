@@ -20,6 +20,8 @@ from tether_protocol import (
     CheckpointsResult,
     DiagnosticsParams,
     DiagnosticsResult,
+    JobOutputParams,
+    JobOutputResult,
     JobsResult,
     JobStopParams,
     JobStopResult,
@@ -65,6 +67,8 @@ MODELS: dict[str, Any] = {
     "agent-jobs.result.json": JobsResult,
     "agent-jobStop.params.json": JobStopParams,
     "agent-jobStop.result.json": JobStopResult,
+    "agent-jobOutput.params.json": JobOutputParams,
+    "agent-jobOutput.result.json": JobOutputResult,
 }
 
 

@@ -23,6 +23,7 @@ export const Methods = {
   agentCode: "agent/code",
   agentJobs: "agent/jobs",
   agentJobStop: "agent/jobStop",
+  agentJobOutput: "agent/jobOutput",
   commandRun: "tether.run",
   commandCancel: "tether.cancel",
 } as const;
@@ -255,6 +256,22 @@ export type AgentJobStopParams = {
 export type AgentJobStopResult = {
   stopped: boolean;
   job?: JobInfo | null;
+};
+
+export type AgentJobOutputParams = {
+  sessionId: string;
+  jobId: string;
+  since?: number;
+  waitSeconds?: number;
+};
+
+export type AgentJobOutputResult = {
+  text: string;
+  next: number;
+  lost?: number;
+  state: "running" | "exited" | "stopped" | "failed";
+  exitCode?: number | null;
+  note?: string | null;
 };
 
 export type ClientCapabilities = {

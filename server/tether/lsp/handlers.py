@@ -21,6 +21,7 @@ from tether_protocol import (
     AGENT_COMMAND_METHOD,
     AGENT_COMMANDS_METHOD,
     AGENT_HISTORY_METHOD,
+    AGENT_JOB_OUTPUT_METHOD,
     AGENT_JOB_STOP_METHOD,
     AGENT_JOBS_METHOD,
     AGENT_REWIND_METHOD,
@@ -57,7 +58,7 @@ from ..text.echo import clip
 from ..text.params import ParamsError, validated
 from ..tools.registry import ToolRegistry
 from .host import NotifySink, ProgressSink
-from .jobs_requests import list_jobs, stop_job_request
+from .jobs_requests import job_output_request, list_jobs, stop_job_request
 from .plain import TranscriptSink, outcome_message, run_params_from_arguments
 from .server import TetherServer
 from .session_commands import list_commands
@@ -262,6 +263,7 @@ def create_server(tools: ToolRegistry, environ: Mapping[str, str] | None = None)
     server.feature(AGENT_COMMAND_METHOD)(session_command)
     server.feature(AGENT_JOBS_METHOD)(list_jobs)
     server.feature(AGENT_JOB_STOP_METHOD)(stop_job_request)
+    server.feature(AGENT_JOB_OUTPUT_METHOD)(job_output_request)
     for method in RULES_PARAMS:
         server.feature(method)(_rules_handler(method))
 

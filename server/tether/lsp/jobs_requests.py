@@ -1,5 +1,6 @@
-"""``agent/jobs`` and ``agent/jobStop`` under ``tether serve``: the background jobs of the
-sessions open in this server, and stopping one (``run.jobs_command``)."""
+"""``agent/jobs``, ``agent/jobStop`` and ``agent/jobOutput`` under ``tether serve``: the
+background jobs of the sessions open in this server, stopping one (``run.jobs_command``),
+and watching one's output (``run.job_view``)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,16 @@ from pydantic import BaseModel
 from pygls.exceptions import JsonRpcInvalidParams
 
 from tether_protocol import (
+    AGENT_JOB_OUTPUT_METHOD,
     AGENT_JOB_STOP_METHOD,
     AGENT_JOBS_METHOD,
+    JobOutputParams,
     JobsParams,
     JobsResult,
     JobStopParams,
 )
 
+from ..run.job_view import JobViewError, read_job_output
 from ..run.jobs_command import job_infos, stop_job
 from ..text.params import ParamsError, validated
 
@@ -42,4 +46,14 @@ async def stop_job_request(ls: TetherServer, raw: Any) -> dict[str, Any]:
     """``agent/jobStop``."""
     params = _params(JobStopParams, raw, AGENT_JOB_STOP_METHOD)
     result = await stop_job(ls.runs, params.session_id, params.job_id)
+    return result.to_wire()
+
+
+async def job_output_request(ls: TetherServer, raw: Any) -> dict[str, Any]:
+    """``agent/jobOutput``."""
+    params = _params(JobOutputParams, raw, AGENT_JOB_OUTPUT_METHOD)
+    try:
+        result = await read_job_output(ls.runs, params)
+    except JobViewError as exc:
+        raise JsonRpcInvalidParams(f"{AGENT_JOB_OUTPUT_METHOD}: {exc}") from exc
     return result.to_wire()

@@ -23,6 +23,7 @@ M.methods = {
   agentCode = "agent/code",
   agentJobs = "agent/jobs",
   agentJobStop = "agent/jobStop",
+  agentJobOutput = "agent/jobOutput",
   commandRun = "tether.run",
   commandCancel = "tether.cancel",
 }
