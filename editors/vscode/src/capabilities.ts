@@ -5,8 +5,9 @@ import type { ClientCapabilities, ServerCapabilities } from "vscode-languageserv
 import { CLIENT_CAPABILITIES } from "./protocolClient";
 
 /**
- * `experimental.tether = {approvals, events, saveDocuments, diagnostics}`: this extension
- * answers all four (diagnostics from `vscode.languages.getDiagnostics`). It also hides the server's `executeCommandProvider` (`tether.run`,
+ * `experimental.tether = {approvals, events, saveDocuments, diagnostics, code}`: this
+ * extension answers all five (diagnostics from `vscode.languages.getDiagnostics`, code from
+ * `vscode.execute…Provider`). It also hides the server's `executeCommandProvider` (`tether.run`,
  * `tether.cancel`, for plain LSP clients) from the LanguageClient, which would otherwise
  * register them as VS Code commands and collide with this extension's `tether.cancel`.
  */

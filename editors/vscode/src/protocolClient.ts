@@ -13,6 +13,8 @@ import {
   AgentApproveParams,
   AgentApproveResult,
   AgentCancelResult,
+  AgentCodeParams,
+  AgentCodeResult,
   AgentCommandParams,
   AgentCommandResult,
   AgentCommandsResult,
@@ -61,6 +63,8 @@ export interface TetherHandlers {
   saveDocuments(params: AgentSaveDocumentsParams): Promise<AgentSaveDocumentsResult>;
   /** `agent/diagnostics`; without it the answer is that there are none. */
   diagnostics?(params: AgentDiagnosticsParams): Promise<AgentDiagnosticsResult>;
+  /** `agent/code`; without it the answer is that the editor cannot answer. */
+  code?(params: AgentCodeParams): Promise<AgentCodeResult>;
   /** Only for a raw connection: the LanguageClient applies edits itself. */
   applyEdit?(params: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult>;
 }
@@ -71,6 +75,7 @@ export const CLIENT_CAPABILITIES = {
   events: true,
   saveDocuments: true,
   diagnostics: true,
+  code: true,
 } as const;
 
 export function isEvent(value: unknown): value is AgentEventParams {
@@ -112,6 +117,11 @@ export class TetherProtocol implements Disposable {
       ),
       rpc.onRequest(Methods.agentDiagnostics, (params: AgentDiagnosticsParams) =>
         handlers.diagnostics === undefined ? { items: [] } : handlers.diagnostics(params ?? {}),
+      ),
+      rpc.onRequest(Methods.agentCode, (params: AgentCodeParams) =>
+        handlers.code === undefined
+          ? { unavailable: "this editor does not answer code questions" }
+          : handlers.code(params),
       ),
     );
     const applyEdit = handlers.applyEdit;

@@ -12,6 +12,7 @@ import {
 } from "vscode-languageclient/node";
 import type { Approvals } from "./approvals";
 import { TetherCapabilitiesFeature } from "./capabilities";
+import { answerCode } from "./code";
 import { answerDiagnostics } from "./diagnostics";
 import { storedKeys } from "./keys";
 import type { AgentEventParams } from "./protocol";
@@ -182,6 +183,7 @@ export class TetherServer implements vscode.Disposable {
       approve: (params, token) => this.approvals.approve(params, token),
       saveDocuments: (params) => saveOpenDocuments(params, this.saves),
       diagnostics: answerDiagnostics,
+      code: answerCode,
     });
     try {
       await client.start();

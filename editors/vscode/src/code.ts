@@ -1,0 +1,180 @@
+// `agent/code`: the model's code tools (definition, references, hover, symbols) answered by
+// VS Code's own language features (`vscode.execute…Provider`), so that Tether does not start
+// a second language server next to the user's extensions. VS Code positions count UTF-16
+// code units, the encoding it negotiates with the server. When no provider answers for the
+// file (an empty answer), the reply is `unavailable` and Tether asks its own servers.
+import * as vscode from "vscode";
+import type { AgentCodeParams, AgentCodeResult, CodeLocation, CodeSymbol, Range } from "./protocol";
+
+/** `vscode.commands.executeCommand`, or a test's stand-in. */
+export type Execute = (command: string, ...args: unknown[]) => Promise<unknown>;
+
+/** Who answered, as the tool result names it (VS Code does not say which extension). */
+export const SERVER = "VS Code";
+
+interface RangeLike {
+  readonly start: { readonly line: number; readonly character: number };
+  readonly end: { readonly line: number; readonly character: number };
+}
+
+function range(value: RangeLike): Range {
+  return {
+    start: { line: value.start.line, character: value.start.character },
+    end: { line: value.end.line, character: value.end.character },
+  };
+}
+
+function isRange(value: unknown): value is RangeLike {
+  const r = value as RangeLike | undefined;
+  return typeof r?.start?.line === "number" && typeof r?.end?.line === "number";
+}
+
+/** A `Location` or `LocationLink` as `{uri, range}` (a link by its target selection). */
+function location(item: unknown): CodeLocation | undefined {
+  const value = item as {
+    uri?: unknown;
+    range?: unknown;
+    targetUri?: unknown;
+    targetRange?: unknown;
+    targetSelectionRange?: unknown;
+  };
+  const uri = value?.targetUri ?? value?.uri;
+  const where = value?.targetSelectionRange ?? value?.targetRange ?? value?.range;
+  if (uri === undefined || uri === null || !isRange(where)) {
+    return undefined;
+  }
+  return { uri: String(uri), range: range(where) };
+}
+
+function list(value: unknown): unknown[] {
+  if (Array.isArray(value)) {
+    return value;
+  }
+  return value === undefined || value === null ? [] : [value];
+}
+
+/** The text of `Hover[]`: each content (MarkdownString or MarkedString) joined. */
+function hoverText(hovers: unknown): string {
+  const parts: string[] = [];
+  for (const hover of list(hovers)) {
+    for (const content of list((hover as { contents?: unknown })?.contents)) {
+      const text = typeof content === "string" ? content : (content as { value?: unknown })?.value;
+      if (typeof text === "string" && text !== "") {
+        parts.push(text);
+      }
+    }
+  }
+  return parts.join("\n\n");
+}
+
+/** `DocumentSymbol[]` (nested; by its selection range) or `SymbolInformation[]`. VS Code's
+ * `SymbolKind` counts from 0, LSP's from 1. */
+function symbols(result: unknown, uri: string | undefined): CodeSymbol[] {
+  const out: CodeSymbol[] = [];
+  const walk = (item: unknown, depth: number, container: string | undefined): void => {
+    const symbol = item as {
+      name?: unknown;
+      kind?: unknown;
+      selectionRange?: unknown;
+      location?: unknown;
+      containerName?: unknown;
+      children?: unknown;
+    };
+    if (typeof symbol?.name !== "string") {
+      return;
+    }
+    const where = isRange(symbol.selectionRange)
+      ? uri === undefined
+        ? undefined
+        : { uri, range: range(symbol.selectionRange) }
+      : location(symbol.location);
+    if (where === undefined) {
+      return;
+    }
+    const kind =
+      typeof symbol.kind === "number" && symbol.kind >= 0 && symbol.kind <= 25 ? symbol.kind + 1 : 13;
+    const inside =
+      typeof symbol.containerName === "string" && symbol.containerName !== ""
+        ? symbol.containerName
+        : container;
+    out.push({
+      name: symbol.name,
+      kind,
+      location: where,
+      depth,
+      ...(inside !== undefined ? { containerName: inside } : {}),
+    });
+    for (const child of list(symbol.children)) {
+      walk(child, depth + 1, symbol.name);
+    }
+  };
+  for (const item of list(result)) {
+    walk(item, 0, undefined);
+  }
+  return out;
+}
+
+/** The answer to `agent/code` from VS Code's providers (through `execute`). */
+export async function codeAnswer(params: AgentCodeParams, execute: Execute): Promise<AgentCodeResult> {
+  const uri = typeof params.uri === "string" ? vscode.Uri.parse(params.uri) : undefined;
+  const at = params.position
+    ? new vscode.Position(params.position.line, params.position.character)
+    : undefined;
+  const none = (what: string): AgentCodeResult => ({
+    unavailable: `no language feature in VS Code answered ${what}`,
+  });
+  switch (params.request) {
+    case "definition":
+    case "references": {
+      if (uri === undefined || at === undefined) {
+        return none(params.request);
+      }
+      const command =
+        params.request === "definition"
+          ? "vscode.executeDefinitionProvider"
+          : "vscode.executeReferenceProvider";
+      const found = list(await execute(command, uri, at))
+        .map(location)
+        .filter((l): l is CodeLocation => l !== undefined);
+      return found.length === 0 ? none(params.request) : { server: SERVER, locations: found };
+    }
+    case "hover": {
+      if (uri === undefined || at === undefined) {
+        return none("hover");
+      }
+      const text = hoverText(await execute("vscode.executeHoverProvider", uri, at));
+      return text === "" ? none("hover") : { server: SERVER, hover: text };
+    }
+    case "documentSymbols": {
+      if (uri === undefined) {
+        return none("documentSymbols");
+      }
+      const result = await execute("vscode.executeDocumentSymbolProvider", uri);
+      if (result === undefined || result === null) {
+        return none("documentSymbols");
+      }
+      return { server: SERVER, symbols: symbols(result, params.uri ?? undefined) };
+    }
+    case "workspaceSymbols": {
+      const result = await execute("vscode.executeWorkspaceSymbolProvider", params.query ?? "");
+      const found = symbols(result, undefined);
+      return found.length === 0 ? none("workspaceSymbols") : { server: SERVER, symbols: found };
+    }
+    default:
+      // rename is not offered to VS Code until its approval view shows several files
+      return { unavailable: `VS Code does not answer ${String(params.request)}` };
+  }
+}
+
+/** The handler of `agent/code`. */
+export async function answerCode(params: AgentCodeParams): Promise<AgentCodeResult> {
+  try {
+    return await codeAnswer(params, (command, ...args) =>
+      Promise.resolve(vscode.commands.executeCommand(command, ...args)),
+    );
+  } catch (error) {
+    return {
+      unavailable: `VS Code failed to answer: ${error instanceof Error ? error.message : String(error)}`,
+    };
+  }
+}
