@@ -85,6 +85,10 @@ The server's `text/display.py' escapes the same.")
         ((< char #x10000) (format "\\u%04x" char))
         (t (format "\\U%08x" char))))
 
+(defun tether-render--letter-p (char)
+  "Whether CHAR is visible and not ASCII: a zero-width joiner may stand next to it."
+  (and (> char 127) (not (string-match-p tether-render--hidden (string char)))))
+
 (defun tether-render-shown (text &optional one-line)
   "TEXT from outside (the model's, a tool's, a server's) as a person sees it.
 As the server's `text.display.shown' with lines: line breaks and tabs
@@ -104,7 +108,8 @@ already comes back the same."
              (char (aref text at)))
         (push (substring text start at) out)
         (push (if (and (memq char '(#x200c #x200d)) (> at 0) (< (1+ at) (length text))
-                       (> (aref text (1- at)) 127) (> (aref text (1+ at)) 127))
+                       (tether-render--letter-p (aref text (1- at)))
+                       (tether-render--letter-p (aref text (1+ at))))
                   (string char)
                 (tether-render--escape char))
               out)

@@ -171,6 +171,27 @@ local function hidden(code)
     or (code >= 0xe0000 and code <= 0xe007f)
 end
 
+--- Whether the joiner between bytes `at` and `after` of `text` stands between two visible
+--- characters that are not ASCII (an emoji sequence, a Persian or Indic word).
+---@param text string
+---@param at integer
+---@param after integer
+---@return boolean
+local function joins(text, at, after)
+  local start = at - 1
+  while start > 1 and text:byte(start) >= 0x80 and text:byte(start) < 0xc0 do
+    start = start - 1 -- back over the continuation bytes to the character's first
+  end
+  local before = text:match('^[\194-\244][\128-\191]*', start)
+  local next_ = text:match('^[\194-\244][\128-\191]*', after)
+  return start >= 1
+    and at > 1
+    and before ~= nil
+    and next_ ~= nil
+    and not hidden(codepoint(before))
+    and not hidden(codepoint(next_))
+end
+
 --- Text from outside (the model's, a tool's, a server's) as a person may be shown it, as
 --- the server's `text.display.shown(lines=True)` writes it: line breaks and tabs kept, every
 --- control character, carriage return, bidi control, zero-width or tag character escaped
@@ -198,12 +219,7 @@ function M.shown(text, one_line)
       if not hidden(code) then
         return ch
       end
-      if
-        (code == 0x200c or code == 0x200d)
-        and at > 1
-        and text:byte(at - 1) >= 0x80
-        and (text:byte(after) or 0) >= 0xc2
-      then
+      if (code == 0x200c or code == 0x200d) and joins(text, at, after) then
         return ch -- joins two letters that are not ASCII
       end
       if code < 0x100 then
