@@ -44,16 +44,27 @@ export function shownLine(text: string): string {
   return text.replace(HIDDEN_ONE_LINE, keep);
 }
 
+const ONE_HIDDEN =
+  // eslint-disable-next-line no-control-regex
+  /^(?:[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]|[\ud800-\udfff])$/u;
+
+/** Whether `char` is visible and not ASCII: a zero-width joiner may stand next to it. */
+function letter(char: string): boolean {
+  return (char.codePointAt(0) ?? 0) > 0x7f && !ONE_HIDDEN.test(char);
+}
+
 /** The escape of one match of `whole`: a `\r\n` stays a line break, a joiner between two letters. */
 function keep(char: string, at: number, whole: string): string {
   if (char === "\r\n") {
     return "\n";
   }
-  if (char === "\u200c" || char === "\u200d") {
-    const before = whole.codePointAt(at - 1) ?? 0;
-    const after = whole.codePointAt(at + 1) ?? 0;
-    if (at > 0 && before > 0x7f && after > 0x7f) {
-      return char; // joins two characters that are not ASCII
+  if ((char === "\u200c" || char === "\u200d") && at > 0 && at + 1 < whole.length) {
+    // the character before: a surrogate pair ends at at - 1
+    const pair = at > 1 && /^[\ud800-\udbff][\udc00-\udfff]$/.test(whole.slice(at - 2, at));
+    const previous = pair ? whole.slice(at - 2, at) : whole.charAt(at - 1);
+    const next = String.fromCodePoint(whole.codePointAt(at + 1) ?? 0);
+    if (letter(previous) && letter(next)) {
+      return char; // joins two visible characters that are not ASCII
     }
   }
   return escape(char);
