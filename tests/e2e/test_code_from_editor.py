@@ -244,3 +244,27 @@ async def test_a_client_that_does_not_declare_it_is_never_asked(tmp_path: Path) 
         (result,) = editor.tool_results()
     assert result.ok and f"(answered by {FAKE_NAME})" in result.output
     assert asked == [] and mark.exists()
+
+
+async def test_without_a_server_of_tethers_own_the_editor_alone_is_asked(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "main.c").write_text("int main(void) { return 0; }\n")
+    lib = (root / "lib.py").as_uri()
+    c = call("definition", path="main.c", line=1, symbol="main")
+    async with serving(tmp_path / "state", env={"PATH": "/nonexistent"}) as editor:
+
+        @editor.client.feature("agent/code")
+        def on_code(params: Any) -> Any:
+            if params["uri"].endswith(".c"):
+                return {"unavailable": "no language server in Neovim answers it for main.c"}
+            return {"server": "Pylance", "locations": [{"uri": lib, "range": span(0, 4, 9)}]}
+
+        await open_session(editor, root, [DEFINITION, c])
+        await editor.run(runId="r1", prompt="look")
+        python, c_result = editor.tool_results()
+    assert python.ok and python.output.startswith("Definition of greet (answered by Pylance)")
+    assert not c_result.ok
+    assert c_result.output.startswith(
+        "the editor cannot answer (no language server in Neovim answers it for main.c); "
+        "main.c: no c language server was found on PATH"
+    ), c_result.output

@@ -13,8 +13,10 @@ not start a server of its own behind a slow editor's back.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from tether_protocol.base import Position
 from tether_protocol.code import CodeLocation as WireLocation
@@ -31,6 +33,7 @@ from ..workspace.folders import Workspace, path_from_uri
 from .editor import LspEditor
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 EDITOR = "the editor's language server"
 """Who answered, when the client does not name it."""
@@ -123,6 +126,24 @@ class _Texts:
         ]
 
 
+@dataclass(frozen=True, slots=True)
+class _Unavailable:
+    """The editor's reason for not answering (it has no language server for the file)."""
+
+    reason: str
+
+
+async def _own(editor: _Unavailable | None, answer: Awaitable[T]) -> T:
+    """What Tether's own language servers answer; when they cannot either, the error says
+    why the editor could not."""
+    try:
+        return await answer
+    except ToolError as exc:
+        if editor is None:
+            raise
+        raise ToolError(f"the editor cannot answer ({editor.reason}); {exc}") from None
+
+
 class EditorCode:
     """``CodeIntel`` of ``tether serve``: the editor's language servers through
     ``agent/code`` where the client answers it, Tether's own (``own``) otherwise."""
@@ -150,8 +171,9 @@ class EditorCode:
         *,
         query: str | None = None,
         new_name: str | None = None,
-    ) -> tuple[str, CodeResult] | None:
-        """The editor's answer and its name; None when the own servers answer instead."""
+    ) -> tuple[str, CodeResult] | _Unavailable | None:
+        """The editor's answer and its name; otherwise the own servers answer instead:
+        ``_Unavailable`` (the editor's reason) or None (it is not asked)."""
         if not self.editor.answers_code():
             return None
         uri = None if path is None else ws.uri_for(path)
@@ -165,12 +187,11 @@ class EditorCode:
         if result is None:
             return None
         if result.unavailable is not None:
+            reason = one_line(result.unavailable, 200)
             log.info(
-                "the editor cannot answer %s (%s): Tether's own language servers answer",
-                request,
-                one_line(result.unavailable, 200),
+                "the editor cannot answer %s (%s): Tether's own servers answer", request, reason
             )
-            return None
+            return _Unavailable(reason)
         return one_line(result.server or EDITOR, 80), result
 
     async def definition(
@@ -178,8 +199,8 @@ class EditorCode:
     ) -> CodeAnswer[list[CodeLocation]]:
         texts = _Texts(workspace)
         asked = await self._ask(workspace, texts, "definition", path, (line, character))
-        if asked is None:
-            return await self.own.definition(workspace, path, line, character)
+        if not isinstance(asked, tuple):
+            return await _own(asked, self.own.definition(workspace, path, line, character))
         server, result = asked
         return CodeAnswer(server, [await texts.location(x) for x in result.locations or ()])
 
@@ -188,8 +209,8 @@ class EditorCode:
     ) -> CodeAnswer[list[CodeLocation]]:
         texts = _Texts(workspace)
         asked = await self._ask(workspace, texts, "references", path, (line, character))
-        if asked is None:
-            return await self.own.references(workspace, path, line, character)
+        if not isinstance(asked, tuple):
+            return await _own(asked, self.own.references(workspace, path, line, character))
         server, result = asked
         return CodeAnswer(server, [await texts.location(x) for x in result.locations or ()])
 
@@ -198,8 +219,8 @@ class EditorCode:
     ) -> CodeAnswer[str]:
         texts = _Texts(workspace)
         asked = await self._ask(workspace, texts, "hover", path, (line, character))
-        if asked is None:
-            return await self.own.hover(workspace, path, line, character)
+        if not isinstance(asked, tuple):
+            return await _own(asked, self.own.hover(workspace, path, line, character))
         server, result = asked
         return CodeAnswer(server, result.hover or "")
 
@@ -208,8 +229,8 @@ class EditorCode:
     ) -> CodeAnswer[list[CodeSymbol]]:
         texts = _Texts(workspace)
         asked = await self._ask(workspace, texts, "documentSymbols", path)
-        if asked is None:
-            return await self.own.document_symbols(workspace, path)
+        if not isinstance(asked, tuple):
+            return await _own(asked, self.own.document_symbols(workspace, path))
         server, result = asked
         return CodeAnswer(server, await texts.symbols(result.symbols or ()))
 
@@ -218,8 +239,8 @@ class EditorCode:
     ) -> Sequence[CodeAnswer[list[CodeSymbol]]]:
         texts = _Texts(workspace)
         asked = await self._ask(workspace, texts, "workspaceSymbols", query=query)
-        if asked is None:
-            return await self.own.workspace_symbols(workspace, query)
+        if not isinstance(asked, tuple):
+            return await _own(asked, self.own.workspace_symbols(workspace, query))
         server, result = asked
         return [CodeAnswer(server, await texts.symbols(result.symbols or ()))]
 
@@ -230,8 +251,8 @@ class EditorCode:
         asked = await self._ask(
             workspace, texts, "rename", path, (line, character), new_name=new_name
         )
-        if asked is None:
-            return await self.own.rename(workspace, path, line, character, new_name)
+        if not isinstance(asked, tuple):
+            return await _own(asked, self.own.rename(workspace, path, line, character, new_name))
         server, result = asked
         changes: dict[str, list[CodeTextEdit]] = {}
         for uri, edits in (result.changes or {}).items():
