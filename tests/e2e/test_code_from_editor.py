@@ -268,3 +268,20 @@ async def test_without_a_server_of_tethers_own_the_editor_alone_is_asked(tmp_pat
         "the editor cannot answer (no language server in Neovim answers it for main.c); "
         "main.c: no c language server was found on PATH"
     ), c_result.output
+
+
+async def test_the_editors_strings_are_shown_escaped_on_one_line(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    own_server(tmp_path)
+    async with serving(tmp_path / "state") as editor:
+
+        @editor.client.feature("agent/code")
+        def on_code(params: Any) -> Any:
+            return {"server": "Py\x1b[31mlance\u202e\nfake", "locations": []}
+
+        await open_session(editor, root, [DEFINITION])
+        await editor.run(runId="r1", prompt="look")
+        (result,) = editor.tool_results()
+    assert (
+        result.output == "No definition of greet found (answered by Py\\x1b[31mlance\\u202e fake)."
+    )

@@ -27,6 +27,7 @@ from ..errors import ToolError
 from ..langserver.catalog import LANGUAGE_OF_SUFFIX
 from ..langserver.pool import LanguageServerPool
 from ..text import model as textmodel
+from ..text.display import shown
 from ..tools.base import one_line
 from ..tools.lsp_tools import CodeAnswer, CodeLocation, CodeSymbol, CodeTextEdit
 from ..workspace.folders import Workspace, path_from_uri
@@ -187,12 +188,12 @@ class EditorCode:
         if result is None:
             return None
         if result.unavailable is not None:
-            reason = one_line(result.unavailable, 200)
+            reason = shown(one_line(result.unavailable, 200))
             log.info(
                 "the editor cannot answer %s (%s): Tether's own servers answer", request, reason
             )
             return _Unavailable(reason)
-        return one_line(result.server or EDITOR, 80), result
+        return shown(one_line(result.server or EDITOR, 80)), result
 
     async def definition(
         self, workspace: Workspace, path: Path, line: int, character: int
