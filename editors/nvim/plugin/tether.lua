@@ -48,6 +48,18 @@ vim.api.nvim_create_user_command('TetherRules', function()
   require('tether.rules').open()
 end, { nargs = 0, desc = 'Tether: the approval rules in force (x revokes one)' })
 
+vim.api.nvim_create_user_command('TetherRewind', function()
+  require('tether.rewind').open()
+end, { nargs = 0, desc = "Tether: go back to before a step of the session (files, conversation)" })
+
+vim.api.nvim_create_user_command('TetherJobs', function()
+  require('tether.jobs').list()
+end, { nargs = 0, desc = "Tether: the session's background jobs (the one chosen: its output)" })
+
+vim.api.nvim_create_user_command('TetherJobStop', function(opts)
+  require('tether.jobs').stop(opts.args)
+end, { nargs = '?', desc = 'Tether: stop a background job (default: the one of this buffer)' })
+
 -- Deciding the approval that waits, from any buffer (the keys a/A/d/e/q work only inside
 -- the approval's float, which :TetherApprove enters; r allows with a rule).
 local function approve()
