@@ -5,10 +5,7 @@ from __future__ import annotations
 
 from .conftest import Nvim, call, script
 
-STEPPED = (
-    "echo line-1; while [ ! -e {go} ]; do sleep 0.02; done; echo line-2; "
-    "exec sleep 300"
-)
+STEPPED = "echo line-1; while [ ! -e {go} ]; do sleep 0.02; done; echo line-2; exec sleep 300"
 
 
 def test_a_jobs_buffer_follows_its_output_and_x_stops_it(nvim: Nvim) -> None:
