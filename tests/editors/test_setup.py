@@ -1,13 +1,18 @@
-"""The plugin's set-up: `:checkhealth tether` and `:help tether`."""
+"""The plugin's set-up: `:checkhealth tether`, `:help tether` and the README's snippet."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
+import subprocess
+from pathlib import Path
 
-from .conftest import PLUGIN, Nvim
+from tests.providers.fakes import FakeApi, Sse, openai_stream
+
+from .conftest import PLUGIN, REPO, Nvim
 
 
 def test_checkhealth_reports_neovim_the_server_and_its_version(nvim: Nvim) -> None:
@@ -82,3 +87,41 @@ def test_help_works_from_a_read_only_install(nvim: Nvim) -> None:
     for opened in r["opened"]:
         assert opened["ok"] is True, opened
         assert opened["path"] == str(root / "doc" / "tether.txt"), opened
+
+
+def test_the_readmes_plain_init_lua_works_as_written_after_dev_demo(nvim: Nvim) -> None:
+    """A new user who ran ``./dev demo`` (the server in the checkout's ``.venv``, not on
+    PATH) pastes the README's plain ``init.lua``, with their own path and model server."""
+    readme = (REPO / "README.md").read_text()
+    after = readme.split("or in a plain `init.lua`:", 1)[1]
+    snippet = after.split("```lua\n", 1)[1].split("```", 1)[0]
+    assert "/path/to/tether" in snippet and "baseUrl" in snippet, snippet
+    (nvim.workspace / "app.py").write_text("print('hi')\n")
+    with FakeApi() as fake:
+        fake.queue(Sse(openai_stream("Hello from the README.")))
+        local = re.search(r"baseUrl = '([^']+)'", snippet)
+        assert local is not None, snippet
+        init = nvim.tmp_path / "init.lua"
+        init.write_text(
+            snippet.replace("/path/to/tether", str(REPO)).replace(local[1], fake.url + "/v1")
+        )
+        command, full_env, out, marker = nvim.prepare("readme_setup")
+        command[command.index("-u") + 1] = str(init)
+        at = command.index("--cmd")
+        del command[at : at + 2]  # the snippet puts the plugin on the runtimepath itself
+        full_env["PATH"] = os.pathsep.join(  # no `tether` on PATH: only the checkout's
+            d for d in full_env["PATH"].split(os.pathsep) if not (Path(d) / "tether").exists()
+        )
+        proc = subprocess.run(
+            command,
+            cwd=nvim.workspace,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+        r = nvim.outcome("readme_setup", out, marker, proc.returncode, proc.stdout, proc.stderr, 0)
+    assert r.get("run"), r["notes"]
+    assert r["run"]["result"]["outcome"] == "done", r["run"]
+    assert "Hello from the README." in r["run"]["result"]["answer"]

@@ -25,7 +25,7 @@ local M = {}
 ---@field reject_hunk string|false reject the current change (`n`)
 
 ---@class tether.Config
----@field cmd? string[] the server command; default `{ 'tether', 'serve' }` when `tether` is on PATH
+---@field cmd? string[] the server command; default `{ 'tether', 'serve' }` when `tether` is on PATH, else the checkout's `.venv/bin/tether`
 ---@field cmd_env? table<string, string> extra environment of the server
 ---@field settings table<string, any> initializationOptions: provider, model, baseUrl, script, autoApprove, maxSteps...
 ---@field root_markers string[] files or folders that mark a workspace root (else the cwd)
@@ -79,7 +79,17 @@ M.request = client.request
 
 local group = vim.api.nvim_create_augroup('tether', { clear = true })
 
---- The server command: the configured one, else `tether serve` from PATH.
+--- The server `./dev demo` installed in the checkout this plugin is part of
+--- (`<checkout>/.venv/bin/tether`), if it is there.
+---@return string?
+local function checkout_server()
+  local here = debug.getinfo(1, 'S').source:gsub('^@', '') -- …/editors/nvim/lua/tether/init.lua
+  local server = vim.fn.fnamemodify(here, ':p:h:h:h:h:h') .. '/.venv/bin/tether'
+  return vim.fn.executable(server) == 1 and server or nil
+end
+
+--- The server command: the configured one, else `tether serve` from PATH, else the server
+--- of this plugin's checkout.
 ---@return string[]? cmd
 ---@return string? err
 function M.command()
@@ -89,7 +99,13 @@ function M.command()
   if vim.fn.executable('tether') == 1 then
     return { 'tether', 'serve' }
   end
-  return nil, '`tether` is not on PATH; install it or set `cmd` in require("tether").setup()'
+  local server = checkout_server()
+  if server then
+    return { server, 'serve' }
+  end
+  return nil,
+    '`tether` is not on PATH nor in this checkout\'s .venv (`./dev demo` puts it there); '
+      .. 'install it or set `cmd` in require("tether").setup()'
 end
 
 --- The workspace root of a buffer: the nearest root marker, else the working directory.
