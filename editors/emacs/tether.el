@@ -18,6 +18,7 @@
 ;;   M-x tether-approve  answer the waiting approval in the minibuffer
 ;;
 ;;   M-x tether-chat     a conversation in `*tether-chat*' (tether-chat.el)
+;;   M-x tether-jobs     the background jobs, each one's output as it comes (tether-jobs.el)
 ;;
 ;; Each approval shows the change in `*tether-approval*': `a' allows, `A' allows
 ;; always, `d' denies and asks for a reason the model is given, `q' denies (or
@@ -47,6 +48,10 @@
 ;; and a key bound to it, as for a package's autoloads.
 (autoload 'tether-chat "tether-chat"
   "Open the Tether chat of this project; with prefix argument NEW, a new session." t)
+(autoload 'tether-rewind "tether-rewind"
+  "Go back to before a step of the session: its files, its conversation or both." t)
+(autoload 'tether-jobs "tether-jobs"
+  "List the background jobs of the chat's session (else of every session)." t)
 
 (defgroup tether nil
   "The Tether coding agent."

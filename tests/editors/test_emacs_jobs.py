@@ -47,3 +47,45 @@ def test_the_chat_lists_and_stops_a_background_job(tmp_path: Path) -> None:
         assert gone(pid)  # agent/jobStop answers once the job's processes are gone
     commands = [(p["name"], p.get("argument")) for p in requests(wire_of(folder), "agent/command")]
     assert commands == [("jobs", None), ("jobs", "stop job-1")]
+
+
+STEPPED = (
+    "echo $$ > pid; printf 'out-%s\\n' one; while [ ! -e go ]; do sleep 0.02; done; "
+    "printf 'out-%s\\n' two; exec sleep 300"
+)
+STEPPED_TURNS = {
+    "turns": [
+        {"toolCalls": [{"name": "bash", "arguments": {"command": STEPPED, "background": True}}]},
+        {"text": "It runs."},
+    ]
+}
+
+
+def test_tether_jobs_opens_a_buffer_following_the_job_and_k_stops_it(tmp_path: Path) -> None:
+    """``M-x tether-jobs`` lists the chat's session's jobs; RET on one opens
+    ``*tether-job job-1*``, which shows what the job prints as it prints it (``out-two``
+    comes after the run ended, when the test lets the job go on); ``k`` there stops it."""
+    with emacs_with_keys(tmp_path, STEPPED_TURNS) as (emacs, folder):
+        emacs.command("tether-chat")
+        emacs.wait_for("tether>")
+        sent(emacs, "start it", "[Allow] [Allow always] [Deny]")
+        emacs.keys("a")
+        emacs.wait_for("■ done · 2 steps")
+        pid = int((folder / "ws" / "pid").read_text())
+        emacs.command("tether-jobs")
+        listing = emacs.wait_for("*tether-jobs*")
+        emacs.wait_for("job-1  running")
+        emacs.keys("Enter")
+        emacs.wait_for("*tether-job job-1*")
+        screen = emacs.wait_for("out-one")
+        assert "out-two" not in screen, screen
+        (folder / "ws" / "go").touch()
+        emacs.wait_for("out-two")
+        emacs.keys("k")
+        emacs.wait_for("job-1 · stopped")
+        assert gone(pid)
+        assert "printf 'out-%s\\n' one" in listing or "*tether-jobs*" in listing
+    views = requests(wire_of(folder), "agent/jobOutput")
+    assert views and all(v["jobId"] == "job-1" and v["sessionId"] for v in views), views
+    assert [v.get("since", 0) for v in views] == sorted(v.get("since", 0) for v in views)
+    assert [p["jobId"] for p in requests(wire_of(folder), "agent/jobStop")] == ["job-1"]
