@@ -48,6 +48,8 @@
 ;; and a key bound to it, as for a package's autoloads.
 (autoload 'tether-chat "tether-chat"
   "Open the Tether chat of this project; with prefix argument NEW, a new session." t)
+(autoload 'tether-rewind "tether-rewind"
+  "Go back to before a step of the session: its files, its conversation or both." t)
 (autoload 'tether-jobs "tether-jobs"
   "List the background jobs of the chat's session (else of every session)." t)
 
