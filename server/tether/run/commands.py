@@ -26,6 +26,7 @@ from ..providers.models import known_models
 from ..session.store import stored_session
 from ..session.undo import UnknownRun, undo_lines
 from ..session.writer import SessionLogWriter
+from ..text.display import shown
 from ..workspace.folders import Workspace
 from .effort_note import effort_ignored
 from .jobs_command import USAGE as JOBS_USAGE
@@ -262,4 +263,7 @@ async def run_command(host: CommandHost, params: CommandParams) -> CommandResult
         known = ", ".join(COMMANDS)
         raise _refused(f"name: no command {params.name!r}; the commands: {known}")
     _, action = found
-    return await action(host, params)
+    result = await action(host, params)
+    # Shown as it is in every front: what came from outside in it (a provider's error,
+    # a name the user typed) escaped once here (escaping again changes nothing).
+    return result.model_copy(update={"message": shown(result.message, lines=True)})
