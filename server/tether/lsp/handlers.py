@@ -57,7 +57,7 @@ from ..session.undo import UnknownRun
 from ..text.echo import clip
 from ..text.params import ParamsError, validated
 from ..tools.registry import ToolRegistry
-from .host import NotifySink, ProgressSink
+from .host import NotifySink, ProgressSink, nul_free
 from .jobs_requests import job_output_request, list_jobs, stop_job_request
 from .plain import TranscriptSink, outcome_message, run_params_from_arguments
 from .server import TetherServer
@@ -126,7 +126,12 @@ async def run_agent(ls: TetherServer, raw: Any) -> dict[str, Any]:
     result = await serve_run(ls.runs, run, start_progress(ls, run))
     if not events:
         ls.window_show_message(outcome_message(result))
-    return result.to_wire()
+    wire = result.to_wire()
+    for key in ("answer", "error"):  # shown, as the events are (``NotifySink``)
+        said = wire.get(key)
+        if isinstance(said, str):
+            wire[key] = nul_free(said)
+    return wire
 
 
 async def run_command(ls: TetherServer, arguments: list[Any]) -> dict[str, Any]:

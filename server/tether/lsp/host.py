@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote
@@ -230,11 +231,30 @@ class NotifySink:
         self._link = link
 
     def publish(self, event: RunEvent) -> None:
-        if not self._link.write_message(_EVENT_HEAD + event_json(event) + b"}"):
+        body = event_json(event)
+        if b"\\u0000" in body:
+            body = nul_as_text(body)
+        if not self._link.write_message(_EVENT_HEAD + body + b"}"):
             # no transport (yet): let pygls say so
             self._link.send_notification(
                 AGENT_EVENT_METHOD, event.model_dump(mode="json", by_alias=True, exclude_none=True)
             )
+
+
+_JSON_NUL = re.compile(rb"(?<!\\)((?:\\\\)*)\\u0000")
+"""A JSON string's escaped NUL (after an even run of backslashes: not the text ``\\u0000``)."""
+
+
+def nul_as_text(body: bytes) -> bytes:
+    """``body`` (JSON) with each NUL of its strings written as the text ``\\x00``, as the
+    display sanitiser shows it: Emacs 28's JSON reader refuses a whole message for one
+    ``\\u0000``. For what is only shown (events, a run's answer), never for an edit."""
+    return _JSON_NUL.sub(rb"\1\\\\x00", body)
+
+
+def nul_free(text: str) -> str:
+    """``text`` with each NUL written as ``\\x00`` (``nul_as_text`` for one string)."""
+    return text.replace("\x00", "\\x00")
 
 
 def progress_message(event: StepEvent | ToolCallEvent, step: int) -> str:
