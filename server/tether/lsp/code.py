@@ -23,12 +23,11 @@ from tether_protocol.code import CodeLocation as WireLocation
 from tether_protocol.code import CodeParams, CodeRequest, CodeResult
 from tether_protocol.code import CodeSymbol as WireSymbol
 
-from ..errors import ToolError
 from ..langserver.catalog import LANGUAGE_OF_SUFFIX
 from ..langserver.pool import LanguageServerPool
 from ..text import model as textmodel
 from ..text.display import shown
-from ..tools.base import one_line
+from ..tools.base import ToolError, one_line
 from ..tools.lsp_tools import CodeAnswer, CodeLocation, CodeSymbol, CodeTextEdit
 from ..workspace.folders import Workspace, path_from_uri
 from .editor import LspEditor

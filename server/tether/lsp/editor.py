@@ -34,11 +34,11 @@ from tether_protocol import (
 from tether_protocol.code import CodeParams, CodeResult
 from tether_protocol.methods import AGENT_CODE
 
-from ..errors import ToolError
 from ..host import BufferDrift, EditOutcome, FileEdit
 from ..text.display import shown
 from ..text.edit import range_at
 from ..tools.ask import Question
+from ..tools.base import ToolError
 from ..writes.disk import Refused, apply_on_disk, delete_on_disk, make_parents
 from .ask import ask_params, asked_answer
 from .documents import encoding_name
