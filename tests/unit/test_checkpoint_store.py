@@ -179,6 +179,7 @@ async def test_a_checkpoint_that_cannot_be_taken_says_why_and_never_stops_the_st
         taken = await checkpoints.before("bash", "call_1", "rm a", None, 1)
         (root / "a").unlink()
         await checkpoints.after(taken, ())
+        await checkpoints.settle()
         assert writer.flush()
     finally:
         writer.close()

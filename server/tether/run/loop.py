@@ -162,6 +162,8 @@ class AgentLoop:
             if deadline.cancelled_caught:
                 self._finish("timeout")
         finally:
+            if self.deps.checkpoints is not None:  # the last step's, finishing in a thread
+                await self.deps.checkpoints.settle()
             self._close_open_calls()
             self._finish("cancelled")  # only takes effect when nothing else ended the run
             if self.state.error is not None and self.recorder is not None:

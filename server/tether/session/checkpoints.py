@@ -89,15 +89,18 @@ def scanner_for(state_dir: Path, roots: tuple[Path, ...], cap: int) -> _Scanner:
         return found
 
 
-def _scan(scanner: _Scanner) -> dict[str, Seen]:
-    """A scan (blocking); the first of a process starts from the scan kept by the last one,
-    and a scan that read much, or any changed one now and then, is kept for the next."""
+def _scan(scanner: _Scanner, changed_only: bool = False) -> dict[str, Seen]:
+    """A scan (blocking): with ``changed_only``, listing again only the folders the watch
+    says changed since the last full scan (``TreeScanner.scan_changed``), else a full one.
+    The first of a process starts from the scan kept by the last one, and a scan that read
+    much, or any changed one now and then, is kept for the next."""
     with scanner.lock:
         tree = scanner.scanner
         if not scanner.loaded:
             scanner.loaded = True
+            tree.close()  # entries not listed by this process: the next scan is full
             tree.last = load_scan(scanner.cache, tree.roots, tree.store)
-        found = tree.scan()
+        found = tree.scan_changed() if changed_only else tree.scan()
         now = time.monotonic()
         reads = tree.read_count
         if reads >= SAVE_AFTER_READS or (reads and now - scanner.saved_at >= SAVE_EVERY_SECONDS):
@@ -123,6 +126,28 @@ def _text_state(path: Path, text: str, bom: bool, store: BlobStore) -> Seen:
     except OSError:
         mode = NO_MODE
     return Seen("file", mode, len(data), 0, 0, 0, digest)
+
+
+class _AfterScan:
+    """The full scan after a ``bash`` step, run in a thread of its own from the moment the
+    step ends, while its result goes back to the model; ``settle`` waits for it."""
+
+    def __init__(self, scanner: _Scanner, before: dict[str, Seen]) -> None:
+        self.found: list[Change] = []
+        self.error: Exception | None = None
+        self.done = threading.Event()
+        self._scanner = scanner
+        self._before = before
+        thread = threading.Thread(target=self._run, name="tether-checkpoint-scan", daemon=True)
+        thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.found = changes(self._before, _scan(self._scanner))
+        except Exception as exc:  # reported by whoever settles it
+            self.error = exc
+        finally:
+            self.done.set()
 
 
 @dataclass
@@ -158,17 +183,36 @@ class SessionCheckpoints:
         self._store_max = store_max_bytes
         """The store's size limit (None: not pruned from here)."""
         self._store = BlobStore(writer.state_dir)
+        self._pending: tuple[_Taken, _AfterScan] | None = None
+        """The last ``bash`` step's scan after it, not recorded yet."""
+
+    async def settle(self) -> None:
+        """Wait for the last step's scan after it (still running in its thread) and record
+        its checkpoint: before the next step's scan (what it finds is the next step's),
+        and at the run's end (the session's checkpoints are complete once it ended)."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        taken, scan = pending
+        with anyio.CancelScope(shield=True):  # one scan at most; the record is not lost
+            if not scan.done.is_set():
+                await anyio.to_thread.run_sync(scan.done.wait)
+            if scan.error is not None:
+                taken.problem = _problem(scan.error)
+                log.warning("checkpoint after %s not taken: %s", taken.tool, taken.problem)
+            self._record(taken, scan.found)
 
     async def before(
         self, tool: str, call_id: str, title: str, change: FileEdit | None, step: int
     ) -> object:
+        await self.settle()
         taken = _Taken(new_checkpoint_id(), tool, call_id, title, step, time.time(), change, None)
         try:
             if change is not None:
                 taken.before = await anyio.to_thread.run_sync(self._file_before, change)
             else:
                 scanner = scanner_for(self._writer.state_dir, self._workspace.roots, self._cap)
-                taken.before = await anyio.to_thread.run_sync(_scan, scanner)
+                taken.before = await anyio.to_thread.run_sync(_scan, scanner, True)
         except Exception as exc:  # a checkpoint never stops a step
             taken.problem = _problem(exc)
             log.warning("checkpoint before %s not taken: %s", tool, taken.problem)
@@ -188,7 +232,11 @@ class SessionCheckpoints:
         return changes(before, after)
 
     async def after(self, taken: object, edits: tuple[FileEdit, ...]) -> None:
+        """Record what the step changed: an edit's file at once; for ``bash`` and MCP
+        tools, a full scan started now in a thread of its own and recorded by ``settle``
+        (the step's result goes back to the model meanwhile)."""
         assert isinstance(taken, _Taken)
+        await self.settle()  # none is pending between a step's before and after
         found: list[Change] = []
         if taken.before is not None:
             try:
@@ -196,11 +244,14 @@ class SessionCheckpoints:
                     found = await anyio.to_thread.run_sync(self._file_after, taken, edits)
                 else:
                     scanner = scanner_for(self._writer.state_dir, self._workspace.roots, self._cap)
-                    now = await anyio.to_thread.run_sync(_scan, scanner)
-                    found = await anyio.to_thread.run_sync(changes, taken.before, now)
+                    self._pending = (taken, _AfterScan(scanner, taken.before))
+                    return
             except Exception as exc:  # a checkpoint never stops a step
                 taken.problem = _problem(exc)
                 log.warning("checkpoint after %s not taken: %s", taken.tool, taken.problem)
+        self._record(taken, found)
+
+    def _record(self, taken: _Taken, found: list[Change]) -> None:
         record = CheckpointRecord(
             id=taken.id,
             run_id=self._run_id,

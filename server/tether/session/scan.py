@@ -21,6 +21,7 @@ from typing import Literal
 
 from ..workspace.ignore import IgnoreRule, parse_gitignore
 from .blobs import BlobStore, digest_of
+from .watch import FolderWatch, local_only
 
 IGNORE_FILES = (".gitignore", ".ignore")
 MAX_FILES = 200_000
@@ -133,6 +134,96 @@ class TreeScanner:
         self.too_many = False
         """A scan found more than ``MAX_FILES`` files: later ones are not tried (each would
         walk that far again to give up)."""
+        self._watchable: bool | None = None
+        """Whether the roots are on local filesystems (inotify sees every change there)."""
+        self._watch: FolderWatch | None = None
+        self._armed = False
+        """The last full scan watched every folder it listed: ``scan_changed`` may trust
+        the watch for what changed since."""
+        self._chains: dict[str, tuple[int, _Chain]] = {}
+        """Each folder the last full scan listed, with the ignore rules for its entries."""
+        self._files_in: dict[str, list[str]] = {}
+        """The entries found in each folder (not its subfolders)."""
+
+    @property
+    def watching(self) -> bool:
+        """Whether the next ``scan_changed`` may list only the folders that changed."""
+        return self._armed and self._watch is not None and not self._watch.broken
+
+    def close(self) -> None:
+        """Stop watching (the next scan is a full one)."""
+        self._armed = False
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+
+    def scan_changed(self) -> dict[str, Seen]:
+        """Every entry now, like ``scan``, listing again only the folders inotify says
+        changed since the last full scan (``watch.py``); a full scan when it cannot say
+        (not watching, the queue overflowed, a folder made, moved or removed, an ignore
+        file changed)."""
+        watch = self._watch
+        if not self._armed or watch is None or self.too_many:
+            return self.scan()
+        dirty = watch.drain(IGNORE_FILES)
+        if dirty.everything:
+            return self.scan()
+        self.read_count = 0
+        if not dirty.folders:
+            return self.last
+        found = dict(self.last)
+        read = 0
+        verdicts = self._verdicts
+        for folder in dirty.folders:
+            listed = self._chains.get(folder)
+            if listed is None:
+                continue  # not listed by the last full scan (ignored, or skipped)
+            start, chain = listed
+            for path in self._files_in.get(folder, ()):
+                found.pop(path, None)
+            try:
+                with os.scandir(folder) as it:
+                    entries = list(it)
+            except OSError:
+                return self.scan()
+            kept: list[str] = []
+            for entry in entries:
+                name = entry.name
+                if name == ".git":
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        continue  # folders are known: one made or gone is a full scan
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                path = entry.path
+                if chain:
+                    ignored = verdicts.get(path)
+                    if ignored is None:
+                        ignored = verdicts[path] = _ignored(chain, path[start:], name, False)
+                    if ignored:
+                        continue
+                seen = self.last.get(path)
+                if (
+                    seen is None
+                    or seen.mtime_ns != info.st_mtime_ns
+                    or seen.ctime_ns != info.st_ctime_ns
+                    or seen.size != info.st_size
+                    or seen.ino != info.st_ino
+                ):
+                    if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+                        continue
+                    seen = read_entry(Path(path), info, self.store, self.cap)
+                    read += 1
+                found[path] = seen
+                kept.append(path)
+            self._files_in[folder] = kept
+        if len(found) > MAX_FILES:
+            return self.scan()
+        self.last = found
+        self.read_count = read
+        return found
 
     def scan(self) -> dict[str, Seen]:
         """Every entry now, by path; ``TooManyFiles`` past ``MAX_FILES``.
@@ -149,6 +240,10 @@ class TreeScanner:
         self._check_rules()
         verdicts = self._verdicts
         skip = self._skip
+        watch = self._rewatch()
+        chains: dict[str, tuple[int, _Chain]] = {}
+        files_in: dict[str, list[str]] = {}
+        self._armed = False
         for root in self.roots:
             top = str(root)
             start = len(top) + 1
@@ -156,14 +251,21 @@ class TreeScanner:
             while stack:
                 if len(found) > MAX_FILES:  # checked a folder at a time: the walk ends soon
                     self.too_many = True
+                    self.close()
                     raise TooManyFiles(f"more than {MAX_FILES:,} files in the workspace")
                 folder, chain = stack.pop()
+                if watch is not None and not watch.add(folder):  # before it is listed
+                    watch = None
+                    self._watchable = False  # past the limits: not tried again
                 try:
                     with os.scandir(folder) as it:
                         entries = list(it)
                 except OSError:
                     continue  # unreadable folders are skipped
                 chain = self._extend(chain, folder, entries, start)
+                kept: list[str] = []
+                chains[folder] = (start, chain)
+                files_in[folder] = kept
                 for entry in entries:
                     name = entry.name
                     if name == ".git":
@@ -202,12 +304,30 @@ class TreeScanner:
                         seen = read_entry(Path(path), info, self.store, self.cap)
                         read += 1
                     found[path] = seen
+                    kept.append(path)
             if len(found) > MAX_FILES:
                 self.too_many = True
+                self.close()
                 raise TooManyFiles(f"more than {MAX_FILES:,} files in the workspace")
         self.last = found
         self.read_count = read
+        self._chains = chains
+        self._files_in = files_in
+        self._armed = watch is not None and not watch.broken
         return found
+
+    def _rewatch(self) -> FolderWatch | None:
+        """The watch for a full scan to arm, folder by folder; None where the roots cannot
+        be watched (then every scan is full)."""
+        if self._watchable is None:
+            self._watchable = local_only(self.roots)
+        if not self._watchable:
+            return None
+        if self._watch is None or self._watch.broken:
+            self._watch = FolderWatch.open()
+        if self._watch is not None:
+            self._watch.begin()
+        return self._watch
 
     def _check_rules(self) -> None:
         """Forget every ignore verdict when an ignore file read before changed or went."""

@@ -90,7 +90,12 @@ class StepCheckpoints(Protocol):
         ...
 
     async def after(self, taken: object, edits: tuple[FileEdit, ...]) -> None:
-        """The step ended (``edits``: the edits it applied): record what it changed."""
+        """The step ended (``edits``: the edits it applied): record what it changed (it
+        may finish in the background: ``settle``)."""
+        ...
+
+    async def settle(self) -> None:
+        """Wait until every step's checkpoint is recorded (the run's end)."""
         ...
 
 
