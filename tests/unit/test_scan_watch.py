@@ -7,12 +7,15 @@ scan by another scanner (which knows nothing of the first)."""
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tether.host import NoBuffers
 from tether.session import checkpoints as checkpoints_module
@@ -269,3 +272,63 @@ async def test_the_scan_after_a_step_ends_in_the_background_and_the_next_step_wa
         "call_2",
         [str(root / "b" / "y" / "f2.py")],
     )
+
+
+NAMES = st.sampled_from(["a/x/f0.py", "a/x/new", "b/y/f1.py", "c/new.txt", "top", "b/z/f"])
+OPS = st.one_of(
+    st.tuples(st.just("write"), NAMES, st.binary(max_size=8)),
+    st.tuples(st.just("delete"), NAMES, st.just(b"")),
+    st.tuples(st.just("chmod"), NAMES, st.sampled_from([b"\x01", b"\x00"])),
+    st.tuples(st.just("rename"), NAMES, NAMES.map(str.encode)),
+    st.tuples(st.just("link"), NAMES, NAMES.map(str.encode)),
+    st.tuples(st.just("mkdir"), st.sampled_from(["b/z", "c/d", "a/x/sub"]), st.just(b"")),
+    st.tuples(
+        st.just("ignore"), st.sampled_from(["a/.gitignore", ".gitignore"]), NAMES.map(str.encode)
+    ),
+)
+
+
+def _apply(root: Path, op: str, name: str, arg: bytes) -> None:
+    path = root / name
+    try:
+        if op == "write":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(arg)
+        elif op == "delete":
+            path.unlink()
+        elif op == "chmod":
+            path.chmod(0o755 if arg == b"\x01" else 0o644)
+        elif op == "rename":
+            target = root / arg.decode()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            path.rename(target)
+        elif op == "link":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.symlink_to(arg.decode())
+        elif op == "mkdir":
+            path.mkdir(parents=True)
+        else:
+            path.write_text(arg.decode() + "\n")
+    except OSError:
+        pass  # not possible in this tree now: nothing changed
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(OPS, max_size=4), min_size=1, max_size=4))
+def test_generated_changes_between_scans_are_all_found(
+    batches: list[list[tuple[str, str, bytes]]],
+) -> None:
+    with tempfile.TemporaryDirectory() as base:
+        root = Path(base) / "ws"
+        root.mkdir()
+        _tree(root)
+        store = BlobStore(Path(base) / "state")
+        scanner = TreeScanner((root,), store, 1 << 20)
+        try:
+            scanner.scan()
+            for batch in batches:
+                for op, name, arg in batch:
+                    _apply(root, op, name, arg)
+                _same(scanner.scan_changed(), _fresh(root, store))
+        finally:
+            scanner.close()

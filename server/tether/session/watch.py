@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import errno
 import logging
 import os
@@ -67,8 +66,18 @@ _GONE = IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT | IN_IGNORED | IN_Q_OVERFLOW
 _HEADER = struct.Struct("iIII")
 
 MAX_WATCHES = 8192
-"""Folders one workspace may watch (the user's watches are shared with every program they
-run, editors first); a workspace with more is scanned in full each time."""
+"""Folders one workspace may watch, and never more than an eighth of the user's inotify
+watch limit (shared with every program they run, editors first); a workspace with more
+folders is scanned in full each time."""
+
+
+def _watch_budget() -> int:
+    try:
+        limit = int(Path("/proc/sys/fs/inotify/max_user_watches").read_text())
+    except (OSError, ValueError):
+        return 0
+    return min(MAX_WATCHES, limit // 8)
+
 
 LOCAL_FILESYSTEMS = frozenset(
     {"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "zfs", "overlay", "jfs"}
@@ -94,8 +103,8 @@ _libc: ctypes.CDLL | None = None
 def _load() -> ctypes.CDLL | None:
     global _libc
     if _libc is None and sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        try:  # the process's own symbols (libc's among them): nothing searched or run
+            libc = ctypes.CDLL(None, use_errno=True)
             libc.inotify_init1.argtypes = [ctypes.c_int]
             libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
             _libc = libc
@@ -147,6 +156,7 @@ class FolderWatch:
     def __init__(self, fd: int, libc: ctypes.CDLL) -> None:
         self._fd = fd
         self._libc = libc
+        self._budget = _watch_budget()
         self._folders: dict[int, str] = {}
         self.broken = False
         """A watch could not be added, or the descriptor failed: only full scans now."""
@@ -185,8 +195,8 @@ class FolderWatch:
         watch is broken: every later scan is full)."""
         if self.broken:
             return False
-        if len(self._folders) >= MAX_WATCHES:
-            self._give_up(f"more than {MAX_WATCHES:,} folders")
+        if len(self._folders) >= self._budget:
+            self._give_up(f"more than {self._budget:,} folders")
             return False
         try:
             name = os.fsencode(folder)
