@@ -163,7 +163,10 @@ class AgentLoop:
                 self._finish("timeout")
         finally:
             if self.deps.checkpoints is not None:  # the last step's, finishing in a thread
-                await self.deps.checkpoints.settle()
+                try:
+                    await self.deps.checkpoints.settle()
+                except Exception:  # the run has ended all the same
+                    log.exception("run %s: the last checkpoint not recorded", self.events.run_id)
             self._close_open_calls()
             self._finish("cancelled")  # only takes effect when nothing else ended the run
             if self.state.error is not None and self.recorder is not None:
