@@ -5,11 +5,12 @@ import type { ClientCapabilities, ServerCapabilities } from "vscode-languageserv
 import { CLIENT_CAPABILITIES } from "./protocolClient";
 
 /**
- * `experimental.tether = {approvals, events, saveDocuments, diagnostics, code}`: this
- * extension answers all five (diagnostics from `vscode.languages.getDiagnostics`, code from
- * `vscode.execute…Provider`). It also hides the server's `executeCommandProvider` (`tether.run`,
- * `tether.cancel`, for plain LSP clients) from the LanguageClient, which would otherwise
- * register them as VS Code commands and collide with this extension's `tether.cancel`.
+ * `experimental.tether = {approvals, events, saveDocuments, diagnostics, code, ask}`: this
+ * extension answers all six (diagnostics from `vscode.languages.getDiagnostics`, code from
+ * `vscode.execute…Provider`, ask with a quick pick or an input box). It also hides the
+ * server's `executeCommandProvider` (`tether.run`, `tether.cancel`, for plain LSP clients)
+ * from the LanguageClient, which would otherwise register them as VS Code commands and
+ * collide with this extension's `tether.cancel`.
  */
 export class TetherCapabilitiesFeature implements StaticFeature {
   fillClientCapabilities(capabilities: ClientCapabilities): void {

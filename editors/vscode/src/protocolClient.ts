@@ -12,6 +12,8 @@ import type {
 import {
   AgentApproveParams,
   AgentApproveResult,
+  AgentAskParams,
+  AgentAskResult,
   AgentCancelResult,
   AgentCodeParams,
   AgentCodeResult,
@@ -65,6 +67,8 @@ export interface TetherHandlers {
   diagnostics?(params: AgentDiagnosticsParams): Promise<AgentDiagnosticsResult>;
   /** `agent/code`; without it the answer is that the editor cannot answer. */
   code?(params: AgentCodeParams): Promise<AgentCodeResult>;
+  /** `agent/ask` (the model's question); without it, or on an error, nothing is answered (`{}`). */
+  ask?(params: AgentAskParams, token: CancellationToken): Promise<AgentAskResult>;
   /** Only for a raw connection: the LanguageClient applies edits itself. */
   applyEdit?(params: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult>;
 }
@@ -76,6 +80,7 @@ export const CLIENT_CAPABILITIES = {
   saveDocuments: true,
   diagnostics: true,
   code: true,
+  ask: true,
 } as const;
 
 export function isEvent(value: unknown): value is AgentEventParams {
@@ -123,6 +128,13 @@ export class TetherProtocol implements Disposable {
           ? { unavailable: "this editor does not answer code questions" }
           : handlers.code(params),
       ),
+      rpc.onRequest(Methods.agentAsk, async (params: AgentAskParams, token: CancellationToken) => {
+        try {
+          return handlers.ask === undefined ? {} : await handlers.ask(params, token);
+        } catch {
+          return {}; // the model is told the user did not answer
+        }
+      }),
     );
     const applyEdit = handlers.applyEdit;
     if (applyEdit !== undefined) {

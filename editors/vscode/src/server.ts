@@ -11,6 +11,7 @@ import {
   LanguageClientOptions,
 } from "vscode-languageclient/node";
 import type { Approvals } from "./approvals";
+import { answerAsk } from "./ask";
 import { TetherCapabilitiesFeature } from "./capabilities";
 import { answerCode } from "./code";
 import { answerDiagnostics } from "./diagnostics";
@@ -184,6 +185,7 @@ export class TetherServer implements vscode.Disposable {
       saveDocuments: (params) => saveOpenDocuments(params, this.saves),
       diagnostics: answerDiagnostics,
       code: answerCode,
+      ask: answerAsk,
     });
     try {
       await client.start();

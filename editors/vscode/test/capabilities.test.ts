@@ -3,13 +3,20 @@ import type { ClientCapabilities, ServerCapabilities } from "vscode-languageserv
 import { TetherCapabilitiesFeature } from "../src/capabilities";
 
 describe("TetherCapabilitiesFeature", () => {
-  it("declares approvals, events, saveDocuments, diagnostics and code beside other experimental capabilities", () => {
+  it("declares approvals, events, saveDocuments, diagnostics, code and ask beside other experimental capabilities", () => {
     const capabilities: ClientCapabilities = { experimental: { other: 1 }, workspace: { applyEdit: true } };
     new TetherCapabilitiesFeature().fillClientCapabilities(capabilities);
     assert.deepStrictEqual(capabilities, {
       experimental: {
         other: 1,
-        tether: { approvals: true, events: true, saveDocuments: true, diagnostics: true, code: true },
+        tether: {
+          approvals: true,
+          events: true,
+          saveDocuments: true,
+          diagnostics: true,
+          code: true,
+          ask: true,
+        },
       },
       workspace: { applyEdit: true },
     });
@@ -20,7 +27,14 @@ describe("TetherCapabilitiesFeature", () => {
     const capabilities: ClientCapabilities = {};
     new TetherCapabilitiesFeature().fillClientCapabilities(capabilities);
     assert.deepStrictEqual(capabilities.experimental, {
-      tether: { approvals: true, events: true, saveDocuments: true, diagnostics: true, code: true },
+      tether: {
+        approvals: true,
+        events: true,
+        saveDocuments: true,
+        diagnostics: true,
+        code: true,
+        ask: true,
+      },
     });
   });
 
