@@ -4,6 +4,7 @@ import * as vscode from "vscode";
 import { Approvals, PICK_COMMAND, REVIEW_IN_FILE_COMMAND } from "./approvals";
 import { Choice } from "./answers";
 import { RecentFiles, askAboutSelection } from "./context";
+import { JobViews, SHOW_JOB_OUTPUT_COMMAND } from "./jobs";
 import { setApiKey } from "./keys";
 import { errorMessage } from "./protocolClient";
 import { ProposalFiles } from "./proposalFiles";
@@ -65,6 +66,7 @@ export function activate(context: vscode.ExtensionContext): void {
     () => tether.lastError(),
   );
   const startFailed = (error: unknown): Promise<void> => reportStartFailure(tether, error);
+  const jobViews = new JobViews(() => tether.ensureStarted());
   const command = (id: string, run: (...args: unknown[]) => unknown): vscode.Disposable =>
     vscode.commands.registerCommand(id, run);
 
@@ -84,6 +86,8 @@ export function activate(context: vscode.ExtensionContext): void {
     command("tether.cancel", () => runs.cancel()),
     command("tether.continueSession", () => runs.continueSession()),
     command("tether.showLog", () => channel.show()),
+    jobViews,
+    command(SHOW_JOB_OUTPUT_COMMAND, () => jobViews.show()),
     command("tether.restartServer", () => tether.restart().catch(startFailed)),
     command("tether.setApiKey", async () => {
       if ((await setApiKey(context.secrets)) && tether.running) {

@@ -23,6 +23,10 @@ import {
   AgentDiagnosticsParams,
   AgentDiagnosticsResult,
   AgentEventParams,
+  AgentJobOutputParams,
+  AgentJobOutputResult,
+  AgentJobsResult,
+  AgentJobStopResult,
   AgentRulesListResult,
   AgentRulesRemoveResult,
   AgentRunParams,
@@ -194,6 +198,21 @@ export class TetherProtocol implements Disposable {
   /** `agent/command`: runs one of them on a session. */
   command(params: AgentCommandParams): Promise<AgentCommandResult> {
     return this.rpc.sendRequest<AgentCommandResult>(Methods.agentCommand, params);
+  }
+
+  /** `agent/jobs`: the background jobs of every session of this server. */
+  jobs(): Promise<AgentJobsResult> {
+    return this.rpc.sendRequest<AgentJobsResult>(Methods.agentJobs, {});
+  }
+
+  /** `agent/jobOutput`: what a job printed from `since` on (the caller keeps its position). */
+  jobOutput(params: AgentJobOutputParams): Promise<AgentJobOutputResult> {
+    return this.rpc.sendRequest<AgentJobOutputResult>(Methods.agentJobOutput, params);
+  }
+
+  /** `agent/jobStop`: stops a job and every process it started. */
+  jobStop(sessionId: string, jobId: string): Promise<AgentJobStopResult> {
+    return this.rpc.sendRequest<AgentJobStopResult>(Methods.agentJobStop, { sessionId, jobId });
   }
 
   /** The standard way to cancel what a work-done token reports on. */
