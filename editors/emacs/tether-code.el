@@ -63,7 +63,10 @@
   "The buffer visiting URI's file, visited in the background when none does."
   (let ((file (tether--file uri)))
     (or (find-buffer-visiting file)
-        (and (file-readable-p file) (find-file-noselect file)))))
+        (and (file-readable-p file)
+             ;; In the background: no question about a file's unsafe local variables.
+             (let ((enable-local-variables :safe))
+               (find-file-noselect file))))))
 
 (defun tether-code--eglot-buffer ()
   "Some buffer an Eglot server manages (for a workspace's symbols), or nil."

@@ -15,7 +15,12 @@ from .emacs_harness import STORIES, proxied_story, tool_results
 
 CODE_STORY = STORIES / "code-story.el"
 BIN = Path(sys.executable).parent
-LIB = 'def greet(name: str) -> str:\n    """Say hello."""\n    return f"hello {name}"\n'
+LIB = (
+    'def greet(name: str) -> str:\n    """Say hello."""\n    return f"hello {name}"\n'
+    "\n# Local Variables:\n# eval: (setq story-owned t)\n# End:\n"
+)
+"""Its unsafe local variable is neither asked about nor applied when Emacs visits it for
+the agent."""
 APP = 'from lib import greet\n\nprint("é😀", greet("you"))\n'
 
 
@@ -61,7 +66,7 @@ def test_eglots_basedpyright_answers_the_code_tools(tmp_path: Path) -> None:
         "Symbols of src/lib.py (answered by basedpyright):",
         "function greet — src/lib.py:1:5",
     ]
-    assert report["lib_managed"] is True
+    assert report["lib_managed"] is True and report["owned"] is False
     assert report["servers"] >= 1 and report["started_by_tether"] == 0, report
     [initialize] = [
         e["message"]

@@ -65,5 +65,6 @@
           (servers . ,(length servers))
           (started_by_tether . ,(length (seq-filter #'cdr servers)))
           (lib_managed . ,(if (and lib (with-current-buffer lib (eglot-current-server))) t
-                            :json-false)))))))
+                            :json-false))
+          (owned . ,(if (bound-and-true-p story-owned) t :json-false)))))))
   (kill-emacs 0))
