@@ -14,6 +14,8 @@ import { Runs } from "./run";
 import { ServerNotFoundError, TetherServer } from "./server";
 import { Transcript } from "./transcript";
 import { TetherPanel, displayPath } from "./panel/view";
+import { rewindEndpoint, rewindTarget } from "./rewindCommand";
+import { rewindSession } from "./rewind";
 
 let server: TetherServer | undefined;
 
@@ -85,6 +87,12 @@ export function activate(context: vscode.ExtensionContext): void {
     ),
     command("tether.cancel", () => runs.cancel()),
     command("tether.continueSession", () => runs.continueSession()),
+    command("tether.rewind", (target) =>
+      rewindSession(
+        rewindEndpoint(() => tether.ensureStarted()),
+        ...rewindTarget(target, runs),
+      ),
+    ),
     command("tether.showLog", () => channel.show()),
     jobViews,
     command(SHOW_JOB_OUTPUT_COMMAND, () => jobViews.show()),

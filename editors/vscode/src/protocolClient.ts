@@ -40,6 +40,7 @@ import {
   Rule,
   Settings,
 } from "./protocol";
+import type { AgentCheckpointsResult, AgentRewindParams, AgentRewindResult } from "./protocol";
 
 export type WorkDoneProgress = WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd;
 export const workDoneProgress = new ProgressType<WorkDoneProgress>();
@@ -167,6 +168,16 @@ export class TetherProtocol implements Disposable {
   /** `agent/undo`: reverts the edits of that run (the agent panel's "Undo this run"). */
   undo(runId: string): Promise<AgentUndoResult> {
     return this.rpc.sendRequest<AgentUndoResult>(Methods.agentUndo, { runId });
+  }
+
+  /** `agent/checkpoints`: a session's checkpoints, oldest first (Tether: Rewind…). */
+  checkpoints(sessionId: string): Promise<AgentCheckpointsResult> {
+    return this.rpc.sendRequest<AgentCheckpointsResult>(Methods.agentCheckpoints, { sessionId });
+  }
+
+  /** `agent/rewind`: back to before a checkpoint's step (files, conversation or both). */
+  rewind(params: AgentRewindParams): Promise<AgentRewindResult> {
+    return this.rpc.sendRequest<AgentRewindResult>(Methods.agentRewind, params);
   }
 
   /** `agent/sessions`: the stored sessions, most recent first. */
