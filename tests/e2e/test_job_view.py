@@ -8,12 +8,13 @@ so each line arrives when the test says."""
 from __future__ import annotations
 
 import asyncio
+import random
 from pathlib import Path
 from typing import Any
 
 from ..waiting import wait_until
 from .conftest import Editor, script
-from .test_jobs import WAIT, bash, job_output, request
+from .test_jobs import NEAR_MISSES, WAIT, bash, job_output, request
 
 VIEW_WAIT = 20  # an agent/jobOutput's waitSeconds: it answers as soon as output comes
 STEPPED = (
@@ -123,6 +124,17 @@ async def test_bad_view_requests_are_clear_errors(editor: Editor, workspace: Pat
             assert words in str(exc), (params, exc)
         else:
             raise AssertionError(f"{params} was accepted")
+    # Near-miss spellings of the id and random strings reach no job; the server answers each.
+    rng = random.Random(47)
+    alphabet = "job-1J \u200b\u202e\x00\n*./é"
+    randoms = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(30)]
+    for job in [*NEAR_MISSES, *(r for r in randoms if r != "job-1")]:
+        try:
+            await request(editor, "agent/jobOutput", {"sessionId": mine, "jobId": job})
+        except Exception as exc:  # the JSON-RPC error: no such job, or an id too long or empty
+            assert "no job" in str(exc) or "jobId" in str(exc), (job, exc)
+        else:
+            raise AssertionError(f"{job!r} reached a job")
     # Each session has its own job-1 (the script plays again): each id reaches its own.
     here = (await view(editor, mine, 0, wait=VIEW_WAIT))["text"]
     there = (await view(editor, other, 0, wait=VIEW_WAIT))["text"]
