@@ -69,6 +69,14 @@ _KINDS = (
 """LSP's ``SymbolKind`` 1…26, lower-case (as the seam names them)."""
 
 
+def _confined(ws: Workspace, path: Path) -> bool:
+    """``path`` is the workspace file it names, not a link out of it."""
+    try:
+        return ws.resolve(str(path)) == path.resolve()
+    except (ToolError, OSError):
+        return False
+
+
 class _Texts:
     """The lines of the workspace files an answer points into, read once each: positions
     are converted between the client's encoding and UTF-16 against them."""
@@ -79,8 +87,8 @@ class _Texts:
 
     async def line(self, uri: str, line: int) -> str | None:
         path = path_from_uri(uri)
-        if path is None or self.ws.root_of(path) is None:
-            return None  # outside the workspace: never read
+        if path is None or self.ws.root_of(path) is None or not _confined(self.ws, path):
+            return None  # outside the workspace (or a link out of it): never read
         if path not in self._lines:
             try:
                 text = (await self.ws.read_text(path)).text
