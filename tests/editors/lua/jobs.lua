@@ -1,12 +1,12 @@
 -- A background job the model started, watched from Neovim: :TetherJobs lists the editor
 -- session's jobs (vim.ui.select), choosing one opens tether://job/job-1, which follows
 -- its output as the job prints it (the job waits for files the scenario writes: GO, END);
--- `x` in it stops the job. Env: GO (the file that lets the job print its second line).
+-- hidden, it stops reading, shown again it goes on; `x` in it stops the job. Env: GO (the file that lets the job print its second line).
 local H = dofile(vim.env.HARNESS)
 H.setup({ settings = { autoApprove = { 'bash' } } })
 vim.cmd.edit(vim.env.WORKSPACE .. '/README.md')
 H.result.seen = {}
-H.select_answers = { 1 }
+H.select_answers = { 1, 1 }
 
 local function job_buf()
   local buf = vim.fn.bufnr('tether://job/job-1')
@@ -47,13 +47,26 @@ H.on('TetherRunFinished', function(data)
     end, function()
       look('second', buf)
       vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
-      H.input('x')
+      H.input('q') -- hidden: the reads stop; :TetherJobs shows it again and they go on
       H.when(function()
-        local head = H.lines(buf)[1]
-        return head:find(' · stopped · ', 1, true) and not require('tether.jobs').polling(buf)
+        return vim.fn.bufwinid(buf) == -1 and not require('tether.jobs').polling(buf)
       end, function()
-        look('stopped', buf)
-        H.finish('done')
+        look('hidden', buf)
+        vim.cmd('TetherJobs')
+        H.when(function()
+          return vim.fn.bufwinid(buf) ~= -1 and require('tether.jobs').polling(buf)
+        end, function()
+          look('again', buf)
+          vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
+          H.input('x')
+          H.when(function()
+            local head = H.lines(buf)[1]
+            return head:find(' · stopped · ', 1, true) and not require('tether.jobs').polling(buf)
+          end, function()
+            look('stopped', buf)
+            H.finish('done')
+          end)
+        end)
       end)
     end)
   end)
