@@ -136,6 +136,13 @@
             title: "Revert the files this run changed (agent/undo)",
             onclick: () => send({ type: "undo", runId: run.runId }),
           }),
+          el("button", {
+            type: "button",
+            class: "secondary run-restore",
+            text: "Restore checkpoint",
+            title: "Go back to before this run: its files, the conversation or both (agent/rewind)",
+            onclick: () => send({ type: "restore", runId: run.runId }),
+          }),
         ]),
       ]),
     );
@@ -181,6 +188,7 @@
     fix.hidden = !run.fix;
     setText(node.querySelector(".undone"), run.undone ? `Undone: ${run.undone}` : "");
     node.querySelector(".run-undo").hidden = state.undoRunId !== run.runId;
+    node.querySelector(".run-restore").hidden = run.running || !run.sessionId;
     drawChips(node.querySelector(".run-context"), run.context || [], false);
     drawPlan(node.querySelector("ol.plan"), run.plan || []);
   }

@@ -48,6 +48,8 @@ export interface PanelServices {
   command?(params: AgentCommandParams): Promise<AgentCommandResult>;
   /** A pick from a list (the editor's quick pick); undefined: none picked. */
   pick?(title: string, items: readonly PickItem[]): Promise<string | undefined>;
+  /** Back to before a run of a session (Tether: Rewind… with that run). */
+  rewind?(sessionId: string, runId: string): Promise<void>;
 }
 
 /** One entry of a pick: `value` is what picking it gives. */
@@ -242,6 +244,13 @@ export class PanelController {
       case "undo": {
         const result = await this.services.undo(message.runId);
         this.model.undone(message.runId, undoNote(result, this.displayPath));
+        return;
+      }
+      case "restore": {
+        const sessionId = this.model.sessionOf(message.runId);
+        if (sessionId) {
+          await this.services.rewind?.(sessionId, message.runId);
+        }
         return;
       }
       case "fix": {

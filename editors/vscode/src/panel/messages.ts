@@ -161,6 +161,8 @@ export type FromView =
   | { readonly type: "approve"; readonly callId: string; readonly answer: PanelAnswer }
   | { readonly type: "reveal"; readonly callId: string }
   | { readonly type: "undo"; readonly runId: string }
+  /** "Restore checkpoint" on a run: back to before it (Tether: Rewind… asks what to restore). */
+  | { readonly type: "restore"; readonly runId: string }
   /** The fix of that run's error (its button). */
   | { readonly type: "fix"; readonly runId: string }
   | { readonly type: "refreshSessions" }
@@ -250,6 +252,7 @@ export function parseFromView(value: unknown): FromView | undefined {
     case "reveal":
       return typeof value.callId === "string" ? { type: "reveal", callId: value.callId } : undefined;
     case "undo":
+    case "restore":
     case "fix":
       return typeof value.runId === "string" ? { type: value.type, runId: value.runId } : undefined;
     case "pickSession":

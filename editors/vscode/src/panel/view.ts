@@ -73,6 +73,9 @@ export class TetherPanel implements vscode.WebviewViewProvider {
         fix: performFix,
         commands: async () => (await (await connect()).commands()).commands,
         command: async (params) => (await connect()).command(params),
+        rewind: async (sessionId, runId) => {
+          await vscode.commands.executeCommand("tether.rewind", { sessionId, runId });
+        },
         pick: async (title, items) =>
           (
             await vscode.window.showQuickPick(
