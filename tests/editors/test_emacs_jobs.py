@@ -50,8 +50,8 @@ def test_the_chat_lists_and_stops_a_background_job(tmp_path: Path) -> None:
 
 
 STEPPED = (
-    "echo $$ > pid; printf 'out-%s\\n' one; while [ ! -e go ]; do sleep 0.02; done; "
-    "printf 'out-%s\\n' two; exec sleep 300"
+    ": \u202e\x1b[2J; echo $$ > pid; printf 'out-%s\\n' one; "
+    "while [ ! -e go ]; do sleep 0.02; done; printf 'out-%s\\n' two; exec sleep 300"
 )
 STEPPED_TURNS = {
     "turns": [
@@ -73,10 +73,12 @@ def test_tether_jobs_opens_a_buffer_following_the_job_and_k_stops_it(tmp_path: P
         emacs.wait_for("■ done · 2 steps")
         pid = int((folder / "ws" / "pid").read_text())
         emacs.command("tether-jobs")
-        listing = emacs.wait_for("*tether-jobs*")
-        emacs.wait_for("job-1  running")
+        emacs.wait_for("*tether-jobs*")
+        listing = emacs.wait_for("job-1  running")
         emacs.keys("Enter")
-        emacs.wait_for("*tether-job job-1*")
+        # The command is the model's text: shown escaped in the buffer's first line.
+        header = emacs.wait_for("job-1 · running · : \\u202e\\x1b[2J; echo")
+        assert "\u202e" not in header and "\x1b" not in header
         screen = emacs.wait_for("out-one")
         assert "out-two" not in screen, screen
         (folder / "ws" / "go").touch()
@@ -84,7 +86,7 @@ def test_tether_jobs_opens_a_buffer_following_the_job_and_k_stops_it(tmp_path: P
         emacs.keys("k")
         emacs.wait_for("job-1 · stopped")
         assert gone(pid)
-        assert "printf 'out-%s\\n' one" in listing or "*tether-jobs*" in listing
+        assert ": \\u202e\\x1b[2J" in listing, listing
     views = requests(wire_of(folder), "agent/jobOutput")
     assert views and all(v["jobId"] == "job-1" and v["sessionId"] for v in views), views
     assert [v.get("since", 0) for v in views] == sorted(v.get("since", 0) for v in views)
