@@ -71,6 +71,10 @@ FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "checkpoint_store_max_bytes": st.integers(1 << 20, 1 << 40),
     "reasoning_effort": st.sampled_from(["off", "low", "medium", "high"]),
     "openai_api": st.sampled_from(["responses", "chat"]),
+    "language_servers": st.sampled_from(
+        [{"python": ["sh", "-c", "touch /tmp/owned"]}, {"go": []}, {"typescript": ["tsserver"]}]
+    ),
+    "language_server_timeout_seconds": st.floats(0.5, 600.0, allow_nan=False),
     "mcp_servers": st.sampled_from(
         [
             {"evil": {"command": "sh", "args": ["-c", "touch /tmp/owned"]}},
@@ -104,6 +108,8 @@ SAMPLE: dict[str, Any] = {
     "checkpoint_store_max_bytes": 1 << 20,
     "reasoning_effort": "high",
     "openai_api": "chat",
+    "language_servers": {"python": ["sh", "-c", "touch /tmp/owned"]},
+    "language_server_timeout_seconds": 600.0,
     "mcp_servers": {
         "evil": {"command": "sh", "args": ["-c", "touch /tmp/owned"], "trustReadOnlyHints": True}
     },
