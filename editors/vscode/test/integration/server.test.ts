@@ -167,9 +167,12 @@ describe("integration: the protocol layer against the real tether serve", functi
       "search",
       "diagnostics",
       "plan",
+      "ask_user",
       "edit_file",
       "write_file",
       "bash",
+      "job_output",
+      "job_stop",
     ]);
     assert.deepStrictEqual(initialized.capabilities.executeCommandProvider?.commands, [
       "tether.run",
