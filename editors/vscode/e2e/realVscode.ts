@@ -8,6 +8,7 @@ import * as fs from "fs";
 import * as net from "net";
 import * as os from "os";
 import * as path from "path";
+import { askFlows } from "./askFlows";
 import { launchChromium } from "./browser";
 import { APP, flows } from "./flows";
 import { mcpFlows } from "./mcpFlows";
@@ -162,7 +163,7 @@ async function main(): Promise<void> {
       .locator(".monaco-workbench .part.editor")
       .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
     await bench.screenshot("workbench");
-    // TETHER_VSCODE_E2E_ONLY=panel, settings, commands, review, progress, mcp, thinking or a list (panel,mcp): those flows alone
+    // TETHER_VSCODE_E2E_ONLY=panel, settings, commands, review, progress, mcp, thinking, ask or a list (panel,mcp): those flows alone
     // (quicker while working on them).
     const only = process.env.TETHER_VSCODE_E2E_ONLY?.split(",");
     const runs = (part: string): boolean => only === undefined || only.includes(part);
@@ -176,6 +177,7 @@ async function main(): Promise<void> {
     const notes = { python: path.join(path.dirname(env.server), "python"), script: env.mcpServer };
     const mcp = runs("mcp") ? await mcpFlows(bench, root, userData, notes) : [];
     const thinking = runs("thinking") ? await thinkingFlows(bench, root, userData) : [];
+    const asked = runs("ask") ? await askFlows(bench, root, userData) : [];
     const passed = [
       ...first,
       ...panel,
@@ -185,6 +187,7 @@ async function main(): Promise<void> {
       ...progress,
       ...mcp,
       ...thinking,
+      ...asked,
     ];
     for (const flow of passed) {
       console.log(`ok - ${flow}`);
