@@ -2,7 +2,7 @@ import * as assert from "assert";
 import { PassThrough } from "stream";
 import { CancellationTokenSource as RpcCancellation } from "vscode-jsonrpc";
 import { StreamMessageReader, StreamMessageWriter, createMessageConnection } from "vscode-jsonrpc/node";
-import { TYPE_AN_ANSWER, answerAsk, plainPrompt } from "../src/ask";
+import { TYPE_AN_ANSWER, answerAsk, plainLabel, plainPrompt } from "../src/ask";
 import type { AgentAskParams } from "../src/protocol";
 import { CLIENT_CAPABILITIES, TetherProtocol } from "../src/protocolClient";
 import * as vscode from "./fakeVscode";
@@ -125,6 +125,90 @@ describe("agent/ask answered in VS Code", () => {
     assert.ok(!/\]\((?:https?:\/\/|command:|file:)/i.test(prompt), prompt);
     assert.ok(prompt.includes("\\$(alert)"));
     assert.strictEqual(prompt.replace("\u200b", ""), question.replace("$(alert)", "\\$(alert)"));
+  });
+});
+
+// VS Code's own parsers (1.139): a quick pick label and an input box prompt make `$(name)`
+// an icon unless a backslash comes before it (iconLabels.ts), and a prompt makes
+// `[label](https://…|command:…|file:…)` a link (linkedText.ts, used by the quick input).
+const VS_ICON = /(\\)?\$\(([A-Za-z0-9-]+(?:~[A-Za-z]+)?)\)/g;
+const VS_LINK = /\[([^\]]+)\]\(((?:https?:\/\/|command:|file:)[^)\s]+)(?: (["'])(.+?)(\3))?\)/gi;
+
+/** The text VS Code shows for `label` and how many icons it makes of it. */
+function renderedIcons(label: string): { text: string; icons: number } {
+  let icons = 0;
+  const text = label.replace(VS_ICON, (_match, escaped: string | undefined, name: string) => {
+    if (escaped) {
+      return `$(${name})`;
+    }
+    icons += 1;
+    return "";
+  });
+  return { text, icons };
+}
+
+/** A small seeded generator (the same spellings every run). */
+function spellings(count: number): string[] {
+  const pieces = [
+    "$",
+    "(",
+    ")",
+    "[",
+    "]",
+    "\\",
+    "a",
+    "x-1",
+    "~spin",
+    " ",
+    "command:",
+    "https://",
+    "file:",
+    '"',
+    "'",
+    "\n",
+    "[a]",
+    "(command:x)",
+    "(https://x)",
+    "$(a)",
+    "\\$(",
+  ];
+  let seed = 12345;
+  const next = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return Math.floor(seed / 65536) % n; // the high bits: the low ones repeat quickly
+  };
+  const found: string[] = [];
+  for (let i = 0; i < count; i++) {
+    let text = "";
+    const length = 1 + next(16);
+    for (let j = 0; j < length; j++) {
+      text += pieces[next(pieces.length)];
+    }
+    found.push(text);
+  }
+  return found;
+}
+
+describe("agent/ask's text as VS Code renders it (generated spellings)", () => {
+  it("generates spellings that VS Code would make icons and links of", () => {
+    const generated = spellings(3000);
+    assert.ok(generated.filter((text) => renderedIcons(text).icons > 0).length > 500);
+    assert.ok(generated.filter((text) => text.match(VS_LINK) !== null).length > 60);
+  });
+
+  it("a label shows every spelling as sent, with no icon", () => {
+    for (const text of [...spellings(3000), "$(alert)", "\\$(alert)", "\\\\$(x~spin)"]) {
+      assert.deepStrictEqual(renderedIcons(plainLabel(text)), { text, icons: 0 }, JSON.stringify(text));
+    }
+  });
+
+  it("a prompt makes no link of any spelling and shows it as sent (the zero-width space aside)", () => {
+    for (const text of [...spellings(3000), "[a](command:x)", "[a](HTTPS://x)", "[a](file:/x 'y')"]) {
+      const prompt = plainPrompt(text);
+      assert.strictEqual(prompt.match(VS_LINK), null, JSON.stringify(prompt));
+      const shown = renderedIcons(prompt);
+      assert.deepStrictEqual({ ...shown, text: shown.text.replace(/\u200b/g, "") }, { text, icons: 0 });
+    }
   });
 });
 
