@@ -310,6 +310,22 @@ export function describeCall(
   if (tool === "bash" && command !== undefined) {
     return { title: `$ ${command}`, detail: command };
   }
+  const question = str("question");
+  if (tool === "ask_user" && question !== undefined) {
+    // The model's question (agent/ask asks it in a quick pick): said, not its call's JSON.
+    const choices = Array.isArray(args.choices) ? args.choices.map(String) : [];
+    const offered = [
+      ...choices,
+      ...(choices.length > 0 && args.free_text !== false ? ["or an answer of your own"] : []),
+    ];
+    const line = question.replace(/[ \t]*\n[ \t]*/g, " "); // escaped after, as every title
+    return {
+      title: `${name}: ${line.length > 80 ? `${line.slice(0, 79)}…` : line}`,
+      detail: clip(
+        [question, ...(offered.length > 0 ? ["", ...offered.map((c) => `· ${c}`)] : [])].join("\n"),
+      ),
+    };
+  }
   const file = str("path") ?? str("uri");
   if (file !== undefined) {
     const shown = displayPath(file);

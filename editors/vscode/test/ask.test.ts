@@ -3,7 +3,8 @@ import { PassThrough } from "stream";
 import { CancellationTokenSource as RpcCancellation } from "vscode-jsonrpc";
 import { StreamMessageReader, StreamMessageWriter, createMessageConnection } from "vscode-jsonrpc/node";
 import { TYPE_AN_ANSWER, answerAsk, plainLabel, plainPrompt } from "../src/ask";
-import type { AgentAskParams } from "../src/protocol";
+import { EventRenderer, describeCall } from "../src/events";
+import type { AgentAskParams, AgentEventParams } from "../src/protocol";
 import { CLIENT_CAPABILITIES, TetherProtocol } from "../src/protocolClient";
 import * as vscode from "./fakeVscode";
 
@@ -254,5 +255,42 @@ describe("agent/ask over the protocol layer", () => {
     protocol.dispose();
     client.dispose();
     server.dispose();
+  });
+});
+
+describe("agent/ask's call in the panel and the transcript", () => {
+  const relative = (uri: string): string => uri;
+
+  it("says the question, whole in the details with the choices, not the call's JSON", () => {
+    const call = describeCall(
+      "ask_user",
+      { question: "Which database\nfor the cache?", choices: ["sqlite", "postgres"], free_text: false },
+      relative,
+    );
+    assert.deepStrictEqual(call, {
+      title: "ask_user: Which database for the cache?",
+      detail: "Which database\nfor the cache?\n\n· sqlite\n· postgres",
+    });
+    const typed = describeCall(
+      "ask_user",
+      { question: `Name? ${"x".repeat(100)}`, choices: ["a"] },
+      relative,
+    );
+    assert.strictEqual(typed.title, `ask_user: Name? ${"x".repeat(73)}…`);
+    assert.strictEqual(typed.detail, `Name? ${"x".repeat(100)}\n\n· a\n· or an answer of your own`);
+  });
+
+  it("shows the model's controls and bidi characters escaped, as every call", () => {
+    const view = new EventRenderer(relative).render({
+      runId: "r",
+      seq: 1,
+      kind: "tool-call",
+      callId: "c",
+      tool: "ask_user",
+      arguments: { question: "Pick\u001b[31m one", choices: ["a\u202e"] },
+    } as unknown as AgentEventParams);
+    assert.ok(view.kind === "tool-call");
+    assert.strictEqual(view.title, "ask_user: Pick\\x1b[31m one");
+    assert.strictEqual(view.detail, "Pick\\x1b[31m one\n\n· a\\u202e\n· or an answer of your own");
   });
 });
