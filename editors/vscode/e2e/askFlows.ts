@@ -2,7 +2,7 @@
 // the choices with "Type an answer…", an input box for a typed answer, the escaped question
 // shown as text (no icon, no link), each answer reaching the model (its tool result in the
 // transcript); a question the server withdraws (the run cancelled from its notification) closes
-// its pick. Runs with the scripted provider, in the same window as the other flows.
+// its pick. Runs with the scripted provider, in the same window as the other flows (last).
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
@@ -30,6 +30,9 @@ export async function askFlows(bench: Workbench, root: string, userData: string)
       ],
     }),
   );
+  // The side bar closed: with the agent panel visible the run would go there, and its
+  // progress (the Cancel used below) would be a notification no more.
+  await bench.command("View: Close Primary Side Bar");
   const before = finished();
   await bench.run("pick a database");
 
@@ -73,7 +76,10 @@ export async function askFlows(bench: Workbench, root: string, userData: string)
   //    it ($/cancelRequest) and the pick closes (it stays open when focus moves).
   const waiting = widget("Wait for me?");
   await waiting.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
-  await page.locator(".notification-toast .monaco-button", { hasText: /^Cancel$/ }).click();
+  await page
+    .locator(".notification-toast", { hasText: "ask_user" })
+    .locator(".monaco-button", { hasText: /^Cancel$/ })
+    .click();
   await waitFor("the run to finish", () => finished() > before);
   await waiting.waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
   assert.ok(!transcript(userData).includes("Done."), "the run went on after its cancel");
