@@ -45,7 +45,7 @@ export async function commandFlows(bench: Workbench, root: string, userData: str
   await prompt.fill("");
   await prompt.press("/");
   const list = panel.locator("#mentions li.command-option");
-  await waitFor("the session commands listed", async () => (await list.count()) === 9);
+  await waitFor("the session commands listed", async () => (await list.count()) === 10);
   assert.deepStrictEqual(
     (await panel.locator("#mentions li.command-option .command-name").allTextContents()).map((t) => t.trim()),
     [
@@ -56,6 +56,7 @@ export async function commandFlows(bench: Workbench, root: string, userData: str
       "/effort [off|low|medium|high]",
       "/compact",
       "/cost",
+      "/jobs [stop ID]",
       "/resume [SESSION]",
       "/rules",
     ],
