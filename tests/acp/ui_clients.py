@@ -24,7 +24,7 @@ from .terminal_ui import PtyScreen
 
 ACPX_PERMISSION = (
     r"\[permission\] Allow (?P<title>.+?) \[(?P<kind>\w+)\]\? \(y/N\)"
-    r"|\[permission\] Allow (?P<write>write to \S+)\?[^\[]*?Allow write\? \(y/N\)"
+    r"|\[permission\] Allow (?P<write>write to [^?\[]+)\?[^\[]*?Allow write\? \(y/N\)"
 )
 """The agent's ``session/request_permission``, and acpx's own question before it serves an
 ``fs/write_text_file`` (an agent that writes through the client is asked twice)."""
@@ -72,11 +72,12 @@ async def acpx_turn(
     question by typing ``answer`` and Enter, until ``until`` (a regular expression) is on
     the screen and acpx has exited."""
     asked: list[str] = []
-    async with PtyScreen.spawn(command, env=env, cwd=cwd, columns=110, rows=50) as ui:
+    async with PtyScreen.spawn(command, env=env, cwd=cwd, columns=160, rows=50) as ui:
 
         def questions() -> list[str]:
             found = re.finditer(ACPX_PERMISSION, ui.text(), re.DOTALL)
-            return [m.group("title") or m.group("write") for m in found]
+            # a path longer than the screen is wide wraps: its rows joined again
+            return [m.group("title") or m.group("write").replace("\n", "") for m in found]
 
         def next_step() -> bool:
             return len(questions()) > len(asked) or re.search(until, ui.text()) is not None
