@@ -18,6 +18,7 @@ import type { AgentApproveParams, AgentApproveResult, CommandPreview, DiffPrevie
 import { PickedRule, RulePick, rulePicks, withPickedRule } from "./rulePicks";
 import { ProposalTexts, editedWindow, proposalTexts } from "./proposal";
 import { ProposalFiles } from "./proposalFiles";
+import { ShownFile, activeDiffs, openChangeSet, prepareChangeSet, showsAny } from "./changeSetView";
 import type { InlineReviews } from "./review/inlineReview";
 import type { Review } from "./review/review";
 import type { SaveGuard } from "./saveGuard";
@@ -48,6 +49,8 @@ interface Pending {
   readonly proposal: vscode.Uri | undefined;
   /** The file a diff approval would change (its editor's title buttons decide it too). */
   readonly target?: vscode.Uri;
+  /** Every proposal of a change of several files (the first is `proposal`). */
+  readonly proposals?: readonly vscode.Uri[];
   /**
    * Undefined: nobody decided (withdrawn, the run ended, or the extension is going away).
    * `picked`: the allow-always rule already chosen (the panel's card); else it is asked.
@@ -64,6 +67,11 @@ const EDITED_PROPOSAL_NOTE =
   "Tether: you changed the proposal in the diff editor; allow or deny it there, or undo your changes first";
 
 export const WITHDRAWN_FEEDBACK = "the approval was cancelled";
+
+/** Allowing a change of several files the user edited in the diff editor: it cannot be sent. */
+export const CHANGE_SET_EDITED_FEEDBACK =
+  "the user changed the proposed text in the diff editor, which cannot be sent for a change of several files; nothing was applied";
+const CHANGE_SET_REVIEW_NOTE = "Tether: a change of several files can only be reviewed in the diff editor";
 
 /** Allow Always when it opens a pick of the server's rules (the ellipsis: more to choose). */
 export const ALLOW_ALWAYS_PICK_LABEL = `${CHOICE_LABELS["allow-always"]}…`;
@@ -149,8 +157,12 @@ export class Approvals implements vscode.Disposable {
   /** The handler of `agent/approve`. */
   approve(params: AgentApproveParams, token: vscode.CancellationToken): Promise<AgentApproveResult> {
     const preview = params.preview;
-    return isCommandPreview(preview)
-      ? this.approveCommand(params, preview, token)
+    if (isCommandPreview(preview)) {
+      return this.approveCommand(params, preview, token);
+    }
+    // No window to edit: a change of several files (a rename), shown whole (`changeSets`).
+    return preview.proposed === undefined || preview.proposed === null
+      ? this.approveChangeSet(params, preview, token)
       : this.approveDiff(params, preview, token);
   }
 
@@ -214,7 +226,14 @@ export class Approvals implements vscode.Disposable {
     const diffs = this.pending.filter((p) => p.proposal !== undefined);
     const matches = (uri: vscode.Uri | undefined): boolean =>
       shown !== undefined && uri !== undefined && sameUri(uri, shown);
-    return diffs.find((p) => matches(p.proposal)) ?? diffs.find((p) => matches(p.target)) ?? diffs[0];
+    // A multi-file diff editor in front: the change whose proposals it shows.
+    const inFront = activeDiffs();
+    return (
+      diffs.find((p) => matches(p.proposal) || (p.proposals ?? []).some(matches)) ??
+      diffs.find((p) => matches(p.target)) ??
+      diffs.find((p) => (p.proposals ?? []).some((u) => inFront.some((f) => sameUri(u, f)))) ??
+      diffs[0]
+    );
   }
 
   private async approveDiff(
@@ -281,6 +300,69 @@ export class Approvals implements vscode.Disposable {
         this.files.remove(shown.left);
       }
     }
+  }
+
+  /** A change of several files: each file in the multi-file diff editor, allowed or denied whole. */
+  private async approveChangeSet(
+    params: AgentApproveParams,
+    preview: DiffPreview,
+    token: vscode.CancellationToken,
+  ): Promise<AgentApproveResult> {
+    const shown = await prepareChangeSet(params, preview, this.files, (uri) => this.currentText(uri));
+    const proposals = shown.map((file) => file.right);
+    const reviewInFile = async (): Promise<boolean> => {
+      vscode.window.setStatusBarMessage(CHANGE_SET_REVIEW_NOTE, 5000);
+      return false;
+    };
+    const ask = (): Promise<Decided> =>
+      this.ask(params, proposals[0], token, reviewInFile, vscode.Uri.parse(preview.uri), proposals);
+    try {
+      const choice = ask();
+      await openChangeSet(params, shown);
+      let decided = await choice;
+      while (decided.choice === "allow-always" && decided.picked === undefined) {
+        const picked = await pickRule(params, token);
+        decided = picked !== undefined ? { choice: "allow-always", picked } : await ask();
+      }
+      return withPickedRule(await this.answerChangeSet(params, shown, decided.choice), decided.picked);
+    } finally {
+      await this.closeAll(proposals);
+      for (const file of shown) {
+        this.files.remove(file.right);
+        if (file.ownLeft) {
+          this.files.remove(file.left);
+        }
+      }
+    }
+  }
+
+  /** Allowed as proposed (no text can be sent back for several files), or denied. */
+  private async answerChangeSet(
+    params: AgentApproveParams,
+    shown: readonly ShownFile[],
+    choice: Choice | undefined,
+  ): Promise<AgentApproveResult> {
+    if (choice === undefined) {
+      return buildAnswer("deny", { feedback: WITHDRAWN_FEEDBACK });
+    }
+    if (choice === "deny") {
+      return buildAnswer("deny", { feedback: await askFeedback(params.title) });
+    }
+    const lf = (text: string): string => text.replace(/\r\n?/g, "\n");
+    const edited = shown.some(
+      (file) => lf(this.proposalText(file.right) ?? file.proposed) !== lf(file.proposed),
+    );
+    if (edited) {
+      void vscode.window.showWarningMessage(`Tether: ${CHANGE_SET_EDITED_FEEDBACK}.`);
+      return buildAnswer("deny", { feedback: CHANGE_SET_EDITED_FEEDBACK });
+    }
+    // The user's own unsaved typing in those files must stay unsaved after the change.
+    for (const file of shown) {
+      if (file.target !== undefined) {
+        this.saves?.protect(params.callId, file.target.toString());
+      }
+    }
+    return buildAnswer(choice);
   }
 
   /** The answer to a diff approval: from the hunks decided inline, else from the diff's right side. */
@@ -419,6 +501,7 @@ export class Approvals implements vscode.Disposable {
     token: vscode.CancellationToken,
     reviewInFile?: () => Promise<boolean>,
     target?: vscode.Uri,
+    proposals?: readonly vscode.Uri[],
   ): Promise<Decided> {
     return new Promise((resolve) => {
       let settled = false;
@@ -436,6 +519,7 @@ export class Approvals implements vscode.Disposable {
         title: params.title,
         proposal,
         target,
+        proposals,
         choose: finish,
         reviewInFile,
       };
@@ -494,18 +578,22 @@ export class Approvals implements vscode.Disposable {
     return open?.getText() ?? this.files.text(uri);
   }
 
-  private async close(proposal: vscode.Uri): Promise<void> {
-    const open = vscode.workspace.textDocuments.find((doc) => sameUri(doc.uri, proposal));
-    if (open?.isDirty) {
-      await open.save(); // into memory only, so closing asks nothing
+  private close(proposal: vscode.Uri): Promise<void> {
+    return this.closeAll([proposal]);
+  }
+
+  /** Closes the tabs showing these proposals (diffs, texts, a multi-file diff). */
+  private async closeAll(proposals: readonly vscode.Uri[]): Promise<void> {
+    for (const open of vscode.workspace.textDocuments.filter((doc) =>
+      proposals.some((p) => sameUri(doc.uri, p)),
+    )) {
+      if (open.isDirty) {
+        await open.save(); // into memory only, so closing asks nothing
+      }
     }
     const tabs = vscode.window.tabGroups.all
       .flatMap((group) => group.tabs)
-      .filter(
-        (tab) =>
-          (tab.input instanceof vscode.TabInputTextDiff && sameUri(tab.input.modified, proposal)) ||
-          (tab.input instanceof vscode.TabInputText && sameUri(tab.input.uri, proposal)),
-      );
+      .filter((tab) => showsAny(tab.input, proposals, sameUri));
     if (tabs.length > 0) {
       await vscode.window.tabGroups.close(tabs);
     }

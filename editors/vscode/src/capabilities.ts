@@ -5,9 +5,11 @@ import type { ClientCapabilities, ServerCapabilities } from "vscode-languageserv
 import { CLIENT_CAPABILITIES } from "./protocolClient";
 
 /**
- * `experimental.tether = {approvals, events, saveDocuments, diagnostics, code, ask}`: this
- * extension answers all six (diagnostics from `vscode.languages.getDiagnostics`, code from
- * `vscode.execute…Provider`, ask with a quick pick or an input box). It also hides the
+ * `experimental.tether = {approvals, events, saveDocuments, diagnostics, code, ask,
+ * changeSets}`: this extension answers all of them (diagnostics from
+ * `vscode.languages.getDiagnostics`, code from `vscode.execute…Provider`, ask with a quick
+ * pick or an input box) and shows a change of several files (a rename's approval) whole, in
+ * the multi-file diff editor. It also hides the
  * server's `executeCommandProvider` (`tether.run`, `tether.cancel`, for plain LSP clients)
  * from the LanguageClient, which would otherwise register them as VS Code commands and
  * collide with this extension's `tether.cancel`.

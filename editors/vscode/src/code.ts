@@ -1,8 +1,9 @@
-// `agent/code`: the model's code tools (definition, references, hover, symbols) answered by
-// VS Code's own language features (`vscode.execute…Provider`), so that Tether does not start
-// a second language server next to the user's extensions. VS Code positions count UTF-16
-// code units, the encoding it negotiates with the server. When no provider answers for the
-// file (an empty answer), the reply is `unavailable` and Tether asks its own servers.
+// `agent/code`: the model's code tools (definition, references, hover, symbols, a rename's
+// edit) answered by VS Code's own language features (`vscode.execute…Provider`), so that
+// Tether does not start a second language server next to the user's extensions. VS Code
+// positions count UTF-16 code units, the encoding it negotiates with the server. When no
+// provider answers for the file (an empty answer), the reply is `unavailable` and Tether
+// asks its own servers.
 import * as vscode from "vscode";
 import type { AgentCodeParams, AgentCodeResult, CodeLocation, CodeSymbol, Range } from "./protocol";
 
@@ -114,6 +115,29 @@ function symbols(result: unknown, uri: string | undefined): CodeSymbol[] {
   return out;
 }
 
+/**
+ * A rename provider's `WorkspaceEdit` as `{uri: [{range, newText}]}`: its text edits by file
+ * (`entries()`). Nothing is applied here: the server proposes the change as one approval.
+ */
+function renameChanges(edit: unknown): Record<string, Array<{ range: Range; newText: string }>> {
+  const entries = (edit as { entries?: () => unknown } | undefined)?.entries?.();
+  const changes: Record<string, Array<{ range: Range; newText: string }>> = {};
+  for (const entry of list(entries)) {
+    const [file, edits] = Array.isArray(entry) ? entry : [];
+    const found = list(edits).flatMap((item) => {
+      const textEdit = item as { range?: unknown; newText?: unknown };
+      return isRange(textEdit?.range) && typeof textEdit.newText === "string"
+        ? [{ range: range(textEdit.range), newText: textEdit.newText }]
+        : [];
+    });
+    if (file !== undefined && file !== null && found.length > 0) {
+      const key = String(file);
+      changes[key] = [...(changes[key] ?? []), ...found];
+    }
+  }
+  return changes;
+}
+
 /** The answer to `agent/code` from VS Code's providers (through `execute`). */
 export async function codeAnswer(params: AgentCodeParams, execute: Execute): Promise<AgentCodeResult> {
   const uri = typeof params.uri === "string" ? vscode.Uri.parse(params.uri) : undefined;
@@ -160,8 +184,16 @@ export async function codeAnswer(params: AgentCodeParams, execute: Execute): Pro
       const found = symbols(result, undefined);
       return found.length === 0 ? none("workspaceSymbols") : { server: SERVER, symbols: found };
     }
+    case "rename": {
+      if (uri === undefined || at === undefined || !params.newName) {
+        return none("rename");
+      }
+      const changes = renameChanges(
+        await execute("vscode.executeDocumentRenameProvider", uri, at, params.newName),
+      );
+      return Object.keys(changes).length === 0 ? none("rename") : { server: SERVER, changes };
+    }
     default:
-      // rename is not offered to VS Code until its approval view shows several files
       return { unavailable: `VS Code does not answer ${String(params.request)}` };
   }
 }

@@ -86,6 +86,8 @@ export const CLIENT_CAPABILITIES = {
   diagnostics: true,
   code: true,
   ask: true,
+  /** A rename's approval (one diff of several files) is shown whole: approvals.ts. */
+  changeSets: true,
 } as const;
 
 export function isEvent(value: unknown): value is AgentEventParams {

@@ -3,7 +3,7 @@ import type { ClientCapabilities, ServerCapabilities } from "vscode-languageserv
 import { TetherCapabilitiesFeature } from "../src/capabilities";
 
 describe("TetherCapabilitiesFeature", () => {
-  it("declares approvals, events, saveDocuments, diagnostics, code and ask beside other experimental capabilities", () => {
+  it("declares approvals, events, saveDocuments, diagnostics, code, ask and changeSets beside other experimental capabilities", () => {
     const capabilities: ClientCapabilities = { experimental: { other: 1 }, workspace: { applyEdit: true } };
     new TetherCapabilitiesFeature().fillClientCapabilities(capabilities);
     assert.deepStrictEqual(capabilities, {
@@ -16,6 +16,7 @@ describe("TetherCapabilitiesFeature", () => {
           diagnostics: true,
           code: true,
           ask: true,
+          changeSets: true,
         },
       },
       workspace: { applyEdit: true },
@@ -34,6 +35,7 @@ describe("TetherCapabilitiesFeature", () => {
         diagnostics: true,
         code: true,
         ask: true,
+        changeSets: true,
       },
     });
   });

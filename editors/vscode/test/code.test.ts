@@ -100,6 +100,54 @@ describe("agent/code answered by VS Code's language features", () => {
     ]);
   });
 
+  it("answers a rename with the provider's edit of every file, never applying it", async () => {
+    // A WorkspaceEdit as VS Code's rename provider returns it: its text edits by file.
+    const edit = {
+      entries: () => [
+        [vscode.Uri.parse(LIB), [new vscode.TextEdit(new vscode.Range(0, 4, 0, 9), "salute")]],
+        [
+          vscode.Uri.parse(APP),
+          [
+            new vscode.TextEdit(new vscode.Range(0, 17, 0, 22), "salute"),
+            new vscode.TextEdit(new vscode.Range(2, 13, 2, 18), "salute"),
+          ],
+        ],
+      ],
+    };
+    const { execute, asked } = providers({ "vscode.executeDocumentRenameProvider": edit });
+    const answer = await codeAnswer(
+      { request: "rename", uri: APP, position: { line: 2, character: 13 }, newName: "salute" },
+      execute,
+    );
+    const span = (line: number, from: number, to: number) => ({
+      start: { line, character: from },
+      end: { line, character: to },
+    });
+    assert.deepStrictEqual(answer, {
+      server: "VS Code",
+      changes: {
+        [LIB]: [{ range: SPAN, newText: "salute" }],
+        [APP]: [
+          { range: span(0, 17, 22), newText: "salute" },
+          { range: span(2, 13, 18), newText: "salute" },
+        ],
+      },
+    });
+    const [[command, uri, position, newName]] = asked;
+    assert.strictEqual(command, "vscode.executeDocumentRenameProvider");
+    assert.strictEqual(String(uri), APP);
+    assert.deepStrictEqual(position, new vscode.Position(2, 13));
+    assert.strictEqual(newName, "salute");
+    assert.deepStrictEqual(vscode.calls, []); // nothing applied: the server proposes it
+    // A provider that finds nothing to rename: Tether's own servers are asked.
+    const none = providers({ "vscode.executeDocumentRenameProvider": { entries: () => [] } });
+    const empty = await codeAnswer(
+      { request: "rename", uri: APP, position: { line: 2, character: 13 }, newName: "salute" },
+      none.execute,
+    );
+    assert.strictEqual(empty.unavailable, "no language feature in VS Code answered rename");
+  });
+
   it("answers a workspace query from SymbolInformation", async () => {
     const { execute, asked } = providers({
       "vscode.executeWorkspaceSymbolProvider": [
@@ -121,7 +169,7 @@ describe("agent/code answered by VS Code's language features", () => {
     assert.deepStrictEqual(asked, [["vscode.executeWorkspaceSymbolProvider", "gre"]]);
   });
 
-  it("is unavailable when no provider answers, for a rename, and when a provider fails", async () => {
+  it("is unavailable when no provider answers (a rename too), and when a provider fails", async () => {
     const { execute } = providers({});
     const at = { line: 0, character: 4 };
     for (const request of ["definition", "references", "hover"] as const) {
@@ -130,7 +178,7 @@ describe("agent/code answered by VS Code's language features", () => {
     }
     assert.ok((await codeAnswer({ request: "documentSymbols", uri: APP }, execute)).unavailable);
     const rename = await codeAnswer({ request: "rename", uri: APP, position: at, newName: "hi" }, execute);
-    assert.strictEqual(rename.unavailable, "VS Code does not answer rename");
+    assert.strictEqual(rename.unavailable, "no language feature in VS Code answered rename");
     const commands = vscode.commands as { executeCommand: (...args: unknown[]) => Promise<unknown> };
     const original = commands.executeCommand;
     commands.executeCommand = async () => {
