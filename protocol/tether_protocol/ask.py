@@ -2,6 +2,8 @@
 
 The model's ``ask_user`` tool asks it when it needs the user's decision to go on (which of
 two approaches, what a name should be): never for an approval, which is ``agent/approve``.
+With ``commandInput: "ask"`` a ``bash`` command that stops to ask for input has its question
+asked the same way (its ``call_id`` the ``bash`` call's; ``secret`` for a password prompt).
 Only a client that declares ``experimental.tether.ask`` is asked; for any other the tool
 answers the model at once that no one can be asked. Everything in the params is the model's
 text: a client shows it as text from outside (escaped controls, no markup acted on).
@@ -43,6 +45,9 @@ class AskParams(WireModel):
     free_text: bool = True
     """With ``choices``: the user may type an answer of their own instead. Without choices
     an answer is always typed."""
+    secret: bool = False
+    """The answer is a secret (a command's password prompt): typed where it is not shown
+    (a password field, no echo), and kept nowhere by the client."""
 
 
 class AskResult(WireModel):

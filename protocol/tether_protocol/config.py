@@ -175,6 +175,11 @@ class TetherSettings(WireModel):
     max_background_jobs: Annotated[int, Field(ge=0, le=64)] | None = None
     """How many background jobs (``bash`` with ``background: true``) may run at once in a
     session (default 4); 0: none. Each job ends with its session."""
+    command_input: Literal["end", "ask"] | None = None
+    """What happens to a ``bash`` command that stops to ask for input: ``end`` (the
+    default) ends it, naming what it asked; ``ask`` puts its question to the user through
+    the front's question, types the answer into it, and ends it as ``end`` does when no
+    answer comes. Not from an untrusted project."""
     approval_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
     """How long an approval may wait for the user's answer before the call is denied
     (default 300); the client is told to close it (``$/cancelRequest``)."""

@@ -61,6 +61,7 @@ FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
     ),
     "approval_timeout_seconds": st.sampled_from([0.05, 1.0, 600_000.0]),
     "max_background_jobs": st.integers(0, 64),
+    "command_input": st.sampled_from(["end", "ask"]),
     "diagnostics_settle_ms": st.integers(0, 60_000),
     "diagnostics_max_wait_ms": st.integers(0, 60_000),
     "state_dir": st.just("/tmp/attacker-state"),
@@ -98,6 +99,7 @@ SAMPLE: dict[str, Any] = {
     "sandbox_env": ["OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY"],
     "approval_timeout_seconds": 0.05,
     "max_background_jobs": 64,
+    "command_input": "ask",
     "diagnostics_settle_ms": 0,
     "diagnostics_max_wait_ms": 60_000,
     "state_dir": "/tmp/attacker-state",
@@ -289,6 +291,19 @@ def test_the_dropped_keys_are_named_in_one_warning(caplog: pytest.LogCaptureFixt
     [warning] = [r.getMessage() for r in caplog.records if "ignoring" in r.getMessage()]
     assert "auto_approve" in warning and "BaseUrl" in warning and "tether" in warning
     assert "maxSteps" not in warning.split(" in ")[0]
+
+
+def test_an_untrusted_project_may_only_keep_commands_from_asking_you() -> None:
+    """``commandInput``: "end" kept, even over your own "ask"; "ask" dropped and named."""
+    with project_folder({"commandInput": "ask"}) as (root, env):
+        assembly = assemble(root, env)
+        assert assembly.config.command_input == "end"
+        assert assembly.dropped == ("commandInput",)
+    with project_folder({"commandInput": "end"}) as (root, env):
+        user = Path(env["XDG_CONFIG_HOME"]) / "tether" / "config.toml"
+        user.write_text(user.read_text() + 'commandInput = "ask"\n')
+        assembly = assemble(root, env)
+        assert assembly.config.command_input == "end" and assembly.dropped == ()
 
 
 def resolved(key: str) -> str | None:

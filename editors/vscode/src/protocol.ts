@@ -217,6 +217,7 @@ export type AgentAskParams = {
   question: string;
   choices?: string[] | null;
   freeText?: boolean;
+  secret?: boolean;
 };
 
 export type AgentAskResult = {
@@ -305,6 +306,7 @@ export type Settings = {
   sandbox?: "auto" | "bwrap" | "landlock" | "off" | null;
   sandboxEnv?: string[] | null;
   maxBackgroundJobs?: number | null;
+  commandInput?: "end" | "ask" | null;
   approvalTimeoutSeconds?: number | null;
   diagnosticsSettleMs?: number | null;
   diagnosticsMaxWaitMs?: number | null;

@@ -34,6 +34,8 @@ def elicitation(session_id: str, tool_call_id: str | None, question: Question) -
             required.append("choice")
     if not question.choices or question.free_text:
         title = "Or type your own answer" if question.choices else "Your answer"
+        if question.secret:  # a form has no hidden field: say so
+            title = "Password (this form shows what you type)"
         properties["answer"] = {"type": "string", "title": title}
         if not question.choices:
             required.append("answer")
@@ -56,16 +58,19 @@ def elicited(raw: object, question: Question) -> str | None:
     if action in ("decline", "cancel"):
         return None
     if action != "accept":
-        log.warning("elicitation/create answered with no known action: %.200r", raw)
+        shown_raw = "(a secret's answer, not shown)" if question.secret else repr(raw)[:200]
+        log.warning("elicitation/create answered with no known action: %s", shown_raw)
         return None
     content = raw.get("content") if isinstance(raw, dict) else None
     content = content if isinstance(content, dict) else {}
     typed = content.get("answer")
+    if question.secret and isinstance(typed, str) and typed.strip():
+        return typed  # as typed: a password's spaces are part of it
     if isinstance(typed, str) and typed.strip() and (question.free_text or not question.choices):
         return typed.strip()
     picked = content.get("choice")
     if isinstance(picked, str) and picked.isdigit() and 1 <= int(picked) <= len(question.choices):
         return question.choices[int(picked) - 1]
-    if content:
+    if content and not question.secret:
         log.warning("elicitation/create accepted with no usable answer: %.200r", content)
     return None

@@ -223,6 +223,8 @@ class Config:
     """An approval unanswered this long is denied (and withdrawn from the client)."""
     max_background_jobs: int = DEFAULT_MAX_BACKGROUND_JOBS
     """Background jobs that may run at once in a session (``tools/jobs.py``)."""
+    command_input: Literal["end", "ask"] = "end"
+    """A command that stops to ask: ended, or its question put to the user."""
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     """Largest message body the transport reads."""
     prices: Mapping[str, ModelPrice] = field(default_factory=dict)
@@ -275,6 +277,7 @@ def resolve(settings: TetherSettings, environ: Mapping[str, str]) -> Config:
         ),
         max_message_bytes=settings.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES,
         max_background_jobs=_or_default(settings.max_background_jobs, DEFAULT_MAX_BACKGROUND_JOBS),
+        command_input=settings.command_input or "end",
         prices=dict(settings.prices or {}),
         sandbox=settings.sandbox or "off",
         sandbox_env=tuple(settings.sandbox_env or ()),

@@ -40,6 +40,8 @@ PROJECT_FIELDS: Mapping[str, str] = {
     "max_steps": "only lower than your own limit or the default: a project may end runs "
     "sooner, never make them cost more",
     "timeout_seconds": "only lower, as maxSteps",
+    "command_input": 'only "end", the default: a command that stops to ask is ended, '
+    "never its question put to you",
 }
 """The fields an untrusted project may set, and why each is harmless. Not the others: the
 provider, model, ``baseUrl`` and script choose where code and your key go and what a run
@@ -48,6 +50,8 @@ deny every question before you answer; ``stateDir`` where logs go; ``maxMessageB
 what your editor may send; the context sizes and prices describe your model and account,
 not the project."""
 LOWER_ONLY = frozenset({"max_steps", "timeout_seconds"})
+STRICT_ONLY: Mapping[str, object] = {"command_input": "end"}
+"""The one value each of these fields may take in an untrusted project: the strictest."""
 LIMIT_DEFAULTS: Mapping[str, float] = {
     "max_steps": DEFAULT_MAX_STEPS,
     "timeout_seconds": DEFAULT_TIMEOUT_SECONDS,
@@ -116,6 +120,11 @@ def _allowed_part(data: dict[str, Any], source: str, below: TetherSettings) -> P
         for name in LOWER_ONLY
         if (value := getattr(settings, name)) is not None
         and value > (getattr(below, name) or LIMIT_DEFAULTS[name])
+    }
+    raised |= {
+        name
+        for name, strict in STRICT_ONLY.items()
+        if (value := getattr(settings, name)) is not None and value != strict
     }
     if raised:
         settings = settings.model_copy(update=dict.fromkeys(raised))

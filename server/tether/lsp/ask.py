@@ -36,6 +36,7 @@ def ask_params(question: Question) -> AskParams:
         question=_cut(shown(question.question, lines=True), MAX_QUESTION),
         choices=[_cut(shown(c), MAX_CHOICE) for c in question.choices] or None,
         free_text=question.free_text,
+        secret=question.secret,
     )
 
 
@@ -45,10 +46,13 @@ def asked_answer(raw: object, question: Question, sent: AskParams) -> str | None
     try:
         answer = AskResult.model_validate(raw, strict=False).answer
     except ValidationError:
-        log.warning("malformed agent/ask answer (no answer): %.200r", raw)
+        shown_raw = "(a secret's answer, not shown)" if question.secret else repr(raw)[:200]
+        log.warning("malformed agent/ask answer (no answer): %s", shown_raw)
         return None
     if answer is None or not answer.strip():
         return None
+    if question.secret:
+        return answer  # as typed: a password's spaces are part of it
     for choice, shown_choice in zip(question.choices, sent.choices or [], strict=False):
         if answer == shown_choice:
             return choice

@@ -146,6 +146,7 @@ async def assemble_run(
                 config.checkpoint_store_max_bytes,
             ),
             jobs=memory.jobs,
+            command_input=config.command_input,
         ),
         events=events,
         limits=Limits(

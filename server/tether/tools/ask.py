@@ -49,6 +49,9 @@ class Question:
     choices: tuple[str, ...] = ()
     free_text: bool = True
     """With choices, an answer of the user's own may be typed; without, it always is."""
+    secret: bool = False
+    """The answer is a secret (a command's password prompt: ``tools/command_input.py``):
+    taken where it is not shown when the front can, never logged, kept as typed."""
 
     def accepts(self, answer: str) -> bool:
         """Whether ``answer`` may answer the question: any text when typing is allowed,

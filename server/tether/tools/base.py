@@ -140,6 +140,9 @@ class ToolDeps:
     """The call being made (set for each call by the loop; ``ask_user`` names it)."""
     jobs: BackgroundJobs | None = None
     """The session's background jobs (``tools/jobs.py``); None: no job can start."""
+    command_input: str = "end"
+    """``commandInput``: ``ask`` puts a command's question to the user
+    (``tools/command_input.py``); ``end`` ends the command."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -124,6 +124,28 @@ class InputTerminal:
         except (OSError, ValueError):  # EIO: no process holds the terminal any more
             return b""
 
+    def hides_typing(self) -> bool:
+        """Whether what is typed into the terminal would not show: the command turned its
+        echo off, as a password prompt does (``getpass``, ``read -s``, ``ssh``), or the
+        terminal cannot tell (taken as hidden)."""
+        if self.master < 0:
+            return True
+        try:  # a pseudo-terminal's master answers with its slave's modes (Linux)
+            return not termios.tcgetattr(self.master)[3] & termios.ECHO
+        except (termios.error, OSError):
+            return True
+
+    def type(self, text: str) -> bool:
+        """Type ``text`` into the terminal as a person would (blocking: call from a worker
+        thread); False when it cannot be (the command is gone)."""
+        data = text.encode()
+        try:
+            while data and self.master >= 0:
+                data = data[os.write(self.master, data) :]
+        except OSError:
+            return False
+        return not data
+
     def asking(self, root: int) -> bool:
         """Whether a process of ``root``'s tree is blocked reading this terminal
         (blocking: reads ``/proc``)."""

@@ -22,6 +22,7 @@ Output is read while the command runs and capped: the first and last halves of
 from __future__ import annotations
 
 import codecs
+import math
 import os
 import shutil
 import signal
@@ -47,6 +48,7 @@ from ..sandbox.runner import KILL_GRACE_SECONDS as SANDBOX_KILL_GRACE_SECONDS
 from ..sandbox.runner import kill_tree
 from ..writes.coherence import after_command, before_command, unsaved_note
 from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult, one_line
+from .command_input import AnswersInput, answered_note, input_answerer
 from .git_guard import git_environment, refusal, refused_settings
 from .input_wait import (
     CHECK_SECONDS,
@@ -143,6 +145,8 @@ class CommandOutcome:
     asked: str | None = None
     """When it was ended for waiting for input: what it asked (its output's last line,
     "" when it printed none); see ``tools/input_wait.py``."""
+    answered: tuple[bool, ...] = ()
+    """Each question of it the user answered (``commandInput: "ask"``): whether a secret."""
 
 
 async def run_command(
@@ -157,6 +161,7 @@ async def run_command(
     extra_env: Callable[[Mapping[str, str]], Mapping[str, str]] | None = None,
     progress: ReportProgress | None = None,
     on_output: Callable[[bytes], None] | None = None,
+    answer: AnswersInput | None = None,
 ) -> CommandOutcome:
     """Run ``bash -c command`` in ``cwd`` and return how it ended; see the module docstring.
 
@@ -170,6 +175,9 @@ async def run_command(
     top of it in either case. ``progress`` is told, while it runs, the time so far and
     the end of its output (``tools/progress.py``: for people, throttled); ``on_output`` is
     given every piece of output as read (a background job's ring, ``tools/jobs.py``).
+    ``answer``, when given, is asked what a command that waits for input asked (and
+    whether its typing is hidden); its answer and a newline are typed into the command,
+    and with None the command is ended as without it (``tools/command_input.py``).
     """
     if timeout <= 0:
         raise ValueError(f"timeout must be positive, not {timeout}")
@@ -187,7 +195,9 @@ async def run_command(
     if extra_env is not None:
         prepared.env.update(extra_env(prepared.env))
     try:
-        return await _run(prepared, cwd, timeout, output_limit, on_start, progress, on_output)
+        return await _run(
+            prepared, cwd, timeout, output_limit, on_start, progress, on_output, answer
+        )
     finally:
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(prepared.cleanup)
@@ -213,6 +223,7 @@ async def _run(
     on_start: Callable[[int], None] | None,
     progress: ReportProgress | None = None,
     on_output: Callable[[bytes], None] | None = None,
+    answer: AnswersInput | None = None,
 ) -> CommandOutcome:
     started = time.monotonic()
     capture = _OutputCapture(output_limit)
@@ -221,6 +232,7 @@ async def _run(
     with anyio.CancelScope(shield=True):  # its descriptors must not be lost
         terminal = await anyio.to_thread.run_sync(open_input_terminal)  # the first probes
     asked: list[str] = []
+    answered: list[bool] = []
 
     def feed(data: bytes) -> None:  # what it wrote to that terminal: output too
         capture.feed(data)
@@ -267,8 +279,9 @@ async def _run(
                 with anyio.move_on_after(timeout) as deadline:
                     async with anyio.create_task_group() as waiting:
                         if terminal is not None:
+                            typed = _Typed(answer, answered, deadline)
                             waiting.start_soon(
-                                _watch_input, terminal, pgid, capture, feed, asked, waiting
+                                _watch_input, terminal, pgid, capture, feed, asked, waiting, typed
                             )
                         await _wait_for_exit(process)
                         waiting.cancel_scope.cancel()
@@ -306,6 +319,7 @@ async def _run(
         truncated_chars=truncated,
         duration=time.monotonic() - started,
         asked=asked_line(capture.recent()) if asked else None,
+        answered=tuple(answered),
     )
 
 
@@ -316,6 +330,34 @@ def _drain_into(terminal: InputTerminal, feed: Callable[[bytes], None], wait: fl
         wait = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class _Typed:
+    """Who answers a command's questions, and what was answered."""
+
+    answer: AnswersInput | None
+    answered: list[bool]
+    """Each answer typed in: whether its typing was hidden."""
+    deadline: anyio.CancelScope
+    """The command's timeout: the time the user takes to answer is not counted."""
+
+    async def ask(self, terminal: InputTerminal, question: str) -> bool:
+        """Ask the user ``question`` and type their answer in; False: no answer (dismissed,
+        no one to ask) or the command could not be typed into."""
+        if self.answer is None:
+            return False
+        hidden = await anyio.to_thread.run_sync(terminal.hides_typing)
+        left = self.deadline.deadline - anyio.current_time()
+        self.deadline.deadline = math.inf
+        try:
+            reply = await self.answer(question, hidden)
+        finally:
+            self.deadline.deadline = anyio.current_time() + left
+        if reply is None or not await anyio.to_thread.run_sync(terminal.type, reply + "\n"):
+            return False
+        self.answered.append(hidden)
+        return True
+
+
 async def _watch_input(
     terminal: InputTerminal,
     root: int,
@@ -323,10 +365,12 @@ async def _watch_input(
     feed: Callable[[bytes], None],
     asked: list[str],
     waiting: anyio.abc.TaskGroup,
+    typed: _Typed,
 ) -> None:
     """Every ``CHECK_SECONDS``, keep the terminal read and, while the command prints
     nothing, look whether it waits for input; once it has for ``INPUT_WAIT_SECONDS``,
-    say so in ``asked`` and stop the waiting for its exit."""
+    have ``typed`` ask the user and type the answer in, or else say so in ``asked`` and
+    stop the waiting for its exit."""
     since: float | None = None
     seen = -1
     while True:
@@ -342,6 +386,9 @@ async def _watch_input(
         if since is None:
             since = now
         elif now - since >= INPUT_WAIT_SECONDS:
+            if await typed.ask(terminal, asked_line(capture.recent())):
+                seen, since = -1, None
+                continue
             asked.append("yes")
             waiting.cancel_scope.cancel()
             return
@@ -708,10 +755,12 @@ class Bash(Tool[BashArgs]):
                     sandbox=sandbox,
                     extra_env=git_environment if builtin else None,
                     progress=deps.progress,
+                    answer=input_answerer(deps, args.command),
                 )
         except OSError as exc:
             raise ToolError(f"could not start bash: {exc}") from exc
         notes = [
+            answered_note(outcome.answered),
             unsaved_note(deps.workspace, buffers),
             await after_command(deps.workspace, buffers),
         ]

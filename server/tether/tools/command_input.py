@@ -1,0 +1,92 @@
+"""``commandInput: "ask"``: a command's question put to the user, their answer typed into it.
+
+A ``bash`` command that stops to ask for input (``tools/input_wait.py``) is ended by default,
+its question named. With ``commandInput`` set to ``ask`` (the user's own settings, an
+editor's, a trusted project's: never an untrusted project's), the runner asks first: the
+line the command left unfinished goes to the user through the front's question — the same
+one ``ask_user`` uses (``AsksUser``: LSP's ``agent/ask``, ACP's form elicitation, the
+terminal's prompt) — tied to the ``bash`` call, shown as text from outside by each front.
+The answer and a newline are typed into the command's terminal, and it goes on; the time
+the user takes is not counted against the command's timeout, and the wait is bounded by
+``approvalTimeoutSeconds`` like any question. A question dismissed or left unanswered, a
+front that cannot ask, a blank answer: the command is ended as by default, its question
+named.
+
+When the command turned its terminal's echo off (a password prompt: ``getpass``, ``read
+-s``, ``ssh``), or its question says password or passphrase, the question is a secret:
+the front takes the answer where it is not shown when it can (``agent/ask``'s ``secret``),
+and the answer is typed into the command and kept nowhere — not in the result, an event,
+the session log or a log line (the echo being off, the command's own output does not show
+it either). A background job is never asked: no one watches it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from tether_protocol.ask import MAX_QUESTION
+
+from .ask import AsksUser, Question
+from .base import ToolDeps, one_line
+
+log = logging.getLogger(__name__)
+
+AnswersInput = Callable[[str, bool], Awaitable[str | None]]
+"""Given what a command asked and whether its typing is hidden: the user's answer, or None."""
+
+MAX_TYPED = 1000
+"""The longest answer typed into a command (a terminal's line holds 4,095 bytes)."""
+COMMAND_CHARS = 120
+_SECRET_WORDS = re.compile(r"pass(?:word|phrase)|\bpin\b", re.IGNORECASE)
+
+
+def input_answerer(deps: ToolDeps, command: str) -> AnswersInput | None:
+    """Who answers ``command``'s questions: the user through the front, when
+    ``commandInput`` is ``ask`` and the front can ask; else None (it is ended)."""
+    editor = deps.editor
+    if deps.command_input != "ask" or not isinstance(editor, AsksUser) or not editor.can_ask():
+        return None
+    timeout = deps.gate.answer_timeout if deps.gate is not None else None
+
+    async def answer(asked: str, hidden: bool) -> str | None:
+        secret = hidden or bool(_SECRET_WORDS.search(asked))
+        question = Question(
+            deps.run_id,
+            deps.call_id,
+            command_question(command, asked),
+            secret=secret,
+        )
+        with anyio.move_on_after(timeout) as waited:
+            reply = await editor.ask_user(question)
+        if waited.cancelled_caught:
+            log.info("a command's question was not answered within %g s", timeout)
+            return None
+        if reply is None or not reply.strip() or "\n" in reply.strip("\r\n"):
+            return None  # dismissed; a line break would type two answers
+        return reply.strip("\r\n")[:MAX_TYPED]
+
+    return answer
+
+
+def command_question(command: str, asked: str) -> str:
+    """The question the user is shown for ``command`` waiting on ``asked``."""
+    head = f"The command `{one_line(command, COMMAND_CHARS)}` is waiting for input."
+    tail = "\nYour answer is typed into it, then Enter; dismiss this to end the command."
+    if asked.strip():
+        room = MAX_QUESTION // 2
+        return f"{head} It asked:\n{asked[-room:]}{tail}"
+    return f"{head} It printed no question.{tail}"
+
+
+def answered_note(answered: tuple[bool, ...]) -> str:
+    """What the model is told about the answers the user typed into the command."""
+    if not answered:
+        return ""
+    count = len(answered)
+    questions = "question" if count == 1 else f"{count} questions"
+    hidden = " (hidden: a password's answer is not shown)" if any(answered) else ""
+    return f"(the user answered the command's {questions} asked on its input{hidden})"
