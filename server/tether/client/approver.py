@@ -198,9 +198,11 @@ class TerminalApprover:
             self.out.write(colour_diff(preview.diff, self.color))
         self.out.flush()
 
-    async def _read(self, prompt: str, fd: int | None, *, line: bool = False) -> str | None:
-        """The user's answer, one key (or a ``line``); None when they ended the input
-        (Ctrl-D) or interrupted."""
+    async def _read(
+        self, prompt: str, fd: int | None, *, line: bool = False, hidden: bool = False
+    ) -> str | None:
+        """The user's answer, one key (or a ``line``, not shown as typed when ``hidden``);
+        None when they ended the input (Ctrl-D) or interrupted."""
         if self.interrupted:
             return None
         with anyio.CancelScope() as scope:
@@ -210,7 +212,7 @@ class TerminalApprover:
                     answer = (await anyio.to_thread.run_sync(self._ask, prompt)).strip()
                     return answer if line or answer else None
                 if line:
-                    text = await read_line(prompt, self.out, fd)
+                    text = await read_line(prompt, self.out, fd, hidden=hidden)
                     return None if text is None else text.strip()
                 key = await read_key(prompt, self.out, fd)
                 if key == END_OF_INPUT:

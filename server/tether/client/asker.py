@@ -51,6 +51,8 @@ class TerminalAsker:
             prompt = f"  1–{len(choices)} or your answer > "
         elif choices:
             prompt = f"  1–{len(choices)} > "
+        elif params.secret:
+            prompt = "  your answer (hidden as you type) > "
         else:
             prompt = "  your answer > "
         terminal = open_terminal() if self.approver._ask is None else None
@@ -73,7 +75,7 @@ class TerminalAsker:
         out = self.approver.out
         choices = params.choices or []
         while True:
-            typed = await self.approver._read(prompt, fd, line=True)
+            typed = await self.approver._read(prompt, fd, line=True, hidden=params.secret)
             if typed is None:  # Ctrl-D, or the turn was cancelled
                 out.write("  → not answered\n")
                 out.flush()

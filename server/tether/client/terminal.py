@@ -86,28 +86,35 @@ async def readable(fd: int) -> None:
         loop.remove_reader(fd)
 
 
-async def read_line(prompt: str, out: TextOut, fd: int | None = None) -> str | None:
+async def read_line(
+    prompt: str, out: TextOut, fd: int | None = None, *, hidden: bool = False
+) -> str | None:
     """One line typed at the terminal (``fd``, else standard input); None at end of input
     (Ctrl-D). What is typed shows as it is typed, in line mode, even inside a turn that
     keeps the terminal quiet (``unechoed``); the terminal is as it was after the line.
 
     It waits on the event loop rather than in a thread, so a cancel (Ctrl-C) ends it at once.
+    ``hidden`` (a password): nothing typed shows.
     """
     fd = sys.stdin.fileno() if fd is None else fd
-    with _echoed(fd):
+    with _echoed(fd, hidden):
         out.write(prompt)
         out.flush()
         await readable(fd)
         data = os.read(fd, 4096)  # a terminal in line mode hands over one line
+    if hidden:
+        out.write("\n")  # the Enter typed did not show either
+        out.flush()
     if not data:
         return None
     return data.decode(errors="replace").rstrip("\r\n")
 
 
 @contextlib.contextmanager
-def _echoed(fd: int) -> Iterator[None]:
-    """While a line is typed at ``fd`` (a terminal): in line mode, each key echoed; then
-    the terminal as it was (quiet again inside a turn). Nothing changes for a pipe."""
+def _echoed(fd: int, hidden: bool = False) -> Iterator[None]:
+    """While a line is typed at ``fd`` (a terminal): in line mode, each key echoed (none,
+    ``hidden``); then the terminal as it was (quiet again inside a turn). Nothing changes
+    for a pipe."""
     try:
         saved = termios.tcgetattr(fd)
     except termios.error:
@@ -115,6 +122,8 @@ def _echoed(fd: int) -> Iterator[None]:
         return
     typing = termios.tcgetattr(fd)
     typing[3] |= termios.ICANON | termios.ECHO | termios.ECHOE | termios.ECHOK  # lflag
+    if hidden:
+        typing[3] &= ~(termios.ECHO | termios.ECHOE | termios.ECHOK)
     termios.tcsetattr(fd, termios.TCSANOW, typing)
     try:
         yield

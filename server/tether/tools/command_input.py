@@ -87,6 +87,6 @@ def answered_note(answered: tuple[bool, ...]) -> str:
     if not answered:
         return ""
     count = len(answered)
-    questions = "question" if count == 1 else f"{count} questions"
-    hidden = " (hidden: a password's answer is not shown)" if any(answered) else ""
-    return f"(the user answered the command's {questions} asked on its input{hidden})"
+    what = "its question" if count == 1 else f"{count} of its questions"
+    hidden = "; a password's answer is not shown" if any(answered) else ""
+    return f"(the user answered {what} on the command's input{hidden})"
