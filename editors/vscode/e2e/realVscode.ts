@@ -17,6 +17,7 @@ import { panelFlows } from "./panelFlows";
 import { progressFlows } from "./progressFlows";
 import { settingsFlows } from "./settingsFlows";
 import { reviewFlows } from "./reviewFlows";
+import { rewindFlows } from "./rewindFlows";
 import { thinkingFlows } from "./thinkingFlows";
 import { STEP_TIMEOUT_MS, Workbench, waitFor } from "./workbench";
 
@@ -163,7 +164,7 @@ async function main(): Promise<void> {
       .locator(".monaco-workbench .part.editor")
       .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
     await bench.screenshot("workbench");
-    // TETHER_VSCODE_E2E_ONLY=panel, settings, commands, review, progress, mcp, thinking, ask or a list (panel,mcp): those flows alone
+    // TETHER_VSCODE_E2E_ONLY=panel, settings, commands, review, progress, mcp, thinking, ask, rewind or a list (panel,mcp): those flows alone
     // (quicker while working on them).
     const only = process.env.TETHER_VSCODE_E2E_ONLY?.split(",");
     const runs = (part: string): boolean => only === undefined || only.includes(part);
@@ -178,6 +179,7 @@ async function main(): Promise<void> {
     const mcp = runs("mcp") ? await mcpFlows(bench, root, userData, notes) : [];
     const thinking = runs("thinking") ? await thinkingFlows(bench, root, userData) : [];
     const asked = runs("ask") ? await askFlows(bench, root, userData) : [];
+    const rewound = runs("rewind") ? await rewindFlows(bench, root, userData) : [];
     const passed = [
       ...first,
       ...panel,
@@ -188,6 +190,7 @@ async function main(): Promise<void> {
       ...mcp,
       ...thinking,
       ...asked,
+      ...rewound,
     ];
     for (const flow of passed) {
       console.log(`ok - ${flow}`);

@@ -114,6 +114,7 @@
     const node = keyed(container, "article", run.runId, () =>
       el("article", { class: "run" }, [
         el("div", { class: "prompt" }),
+        el("div", { class: "rewound-label" }),
         el("div", { class: "chips run-context", role: "group", "aria-label": "Context this run carried" }),
         el("ol", { class: "plan", "aria-label": "Plan" }),
         el("div", { class: "items" }),
@@ -148,6 +149,13 @@
     );
     node.dataset.running = run.running ? "true" : "false";
     setText(node.querySelector(".prompt"), run.prompt);
+    // A conversation rewind left it (or its steps from one on) out: greyed and said.
+    const rewound = run.rewound;
+    node.classList.toggle("rewound", Boolean(rewound && rewound.whole));
+    const rewoundLabel = node.querySelector(".rewound-label");
+    setText(rewoundLabel, rewound ? rewound.label : "");
+    rewoundLabel.hidden = !rewound;
+    const rewoundFrom = rewound ? rewound.fromItem : run.items.length;
     const items = node.querySelector(".items");
     const keys = new Set();
     run.items.forEach((item, index) => {
@@ -159,6 +167,7 @@
           text.innerHTML = item.html; // escaped and built by the extension's renderer
           text.dataset.html = item.html;
         }
+        text.classList.toggle("rewound", index >= rewoundFrom);
       } else if (item.kind === "thinking") {
         // The model's thinking: collapsed (the user may open it; keyed, so it stays open as
         // it streams), its text as text (escaped by the extension, never HTML).
@@ -169,9 +178,10 @@
         );
         setText(node.querySelector("summary"), `Thinking (${item.words} word${item.words === 1 ? "" : "s"})`);
         setText(node.querySelector(".thinking-text"), item.text);
+        node.classList.toggle("rewound", index >= rewoundFrom);
       } else {
         keys.add(item.card.callId);
-        drawCard(items, item.card);
+        drawCard(items, item.card).classList.toggle("rewound", index >= rewoundFrom);
       }
     });
     prune(items, SECTIONS, keys);

@@ -89,6 +89,24 @@ export function describeRewind(checkpoint: Checkpoint, result: AgentRewindResult
   return `Tether: ${parts.join("; ")}`;
 }
 
+/** A rewind the server did: the session, the checkpoint gone back to, what it answered. */
+export interface Rewound {
+  readonly sessionId: string;
+  readonly checkpoint: Checkpoint;
+  readonly result: AgentRewindResult;
+}
+
+const rewoundListeners = new Set<(rewound: Rewound) => void>();
+
+/**
+ * Called after each rewind the server did from this window (Tether: Rewind…, a run's
+ * "Restore checkpoint"): the agent panel marks what the conversation left out.
+ */
+export function onDidRewind(listener: (rewound: Rewound) => void): vscode.Disposable {
+  rewoundListeners.add(listener);
+  return new vscode.Disposable(() => rewoundListeners.delete(listener));
+}
+
 async function send(
   endpoint: RewindEndpoint,
   params: AgentRewindParams,
@@ -100,6 +118,9 @@ async function send(
   } catch (error) {
     void vscode.window.showErrorMessage(`Tether: rewind: ${shownLine(errorMessage(error))}`);
     return;
+  }
+  for (const listener of [...rewoundListeners]) {
+    listener({ sessionId: params.sessionId, checkpoint, result });
   }
   const message = describeRewind(checkpoint, result);
   const conflicts = result.conflicts ?? [];

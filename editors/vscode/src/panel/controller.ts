@@ -8,6 +8,7 @@ import type {
   AgentRunResult,
   AgentRulesListResult,
   AgentUndoResult,
+  Checkpoint,
   Rule,
   RunContext,
   SessionCommand,
@@ -15,9 +16,11 @@ import type {
 } from "../protocol";
 import type { ContextPart } from "../context";
 import { errorMessage } from "../protocolClient";
+import type { Rewound } from "../rewind";
 import type { Settled } from "../run";
 import { explainError, type Fix } from "../userErrors";
 import { PICKED_COMMANDS, commandList, parseCommand, undoneRun } from "./commands";
+import { rewoundTo } from "./rewound";
 import { approvalView, contextChips, PanelModel } from "./model";
 import { FromView, PanelState, RuleView, SessionView, ToView, parseFromView } from "./messages";
 import type { SharedApprovals } from "./sharedApprovals";
@@ -50,6 +53,8 @@ export interface PanelServices {
   pick?(title: string, items: readonly PickItem[]): Promise<string | undefined>;
   /** Back to before a run of a session (Tether: Rewind… with that run). */
   rewind?(sessionId: string, runId: string): Promise<void>;
+  /** `agent/checkpoints`: a session's checkpoints (which run and step a typed /rewind went to). */
+  checkpoints?(sessionId: string): Promise<Checkpoint[]>;
 }
 
 /** One entry of a pick: `value` is what picking it gives. */
@@ -158,6 +163,17 @@ export class PanelController {
       }
     }
     this.schedule();
+  }
+
+  /**
+   * A rewind from this window (Tether: Rewind…, a run's Restore checkpoint): when it took the
+   * conversation back, what the model no longer sees is marked rewound.
+   */
+  onRewound({ sessionId, checkpoint, result }: Rewound): void {
+    if (result.conversation === true) {
+      this.model.rewound(sessionId, checkpoint.runId, checkpoint.step);
+      this.schedule();
+    }
   }
 
   /** The active editor or its selection changed: the context chips follow. */
@@ -397,8 +413,24 @@ export class PanelController {
     if (undone !== undefined) {
       this.model.undone(undone.runId, undone.note);
     }
+    const rewound = name === "rewind" ? rewoundTo(result.message) : undefined;
+    if (rewound !== undefined && this.sessionId !== undefined) {
+      await this.markRewound(this.sessionId, rewound);
+    }
     await this.refreshSessions();
     return result.message;
+  }
+
+  /** A /rewind typed here cut the conversation before `checkpointId`: its run and step marked. */
+  private async markRewound(sessionId: string, checkpointId: string): Promise<void> {
+    try {
+      const checkpoint = (await this.services.checkpoints?.(sessionId))?.find((c) => c.id === checkpointId);
+      if (checkpoint !== undefined) {
+        this.model.rewound(sessionId, checkpoint.runId, checkpoint.step);
+      }
+    } catch (error) {
+      this.notice = `Checkpoints: ${errorMessage(error)}`;
+    }
   }
 
   /** /resume: the session named (its id, or the start of its title), else the one picked. */

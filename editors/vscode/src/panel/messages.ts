@@ -70,6 +70,19 @@ export interface RunView {
   readonly plan?: readonly PlanStep[];
   /** Not a run: a session command typed in the prompt box (`prompt`) and its answer. */
   readonly command?: { readonly message: string; readonly failed?: boolean };
+  /** Left out of the conversation by a rewind (the log keeps it): shown greyed, labelled. */
+  readonly rewound?: RewoundView;
+}
+
+/**
+ * What a conversation rewind left out of a run: all of it (`whole`, its prompt too: a run
+ * after the rewound point), or its items from `fromItem` on (the steps from the rewound one).
+ */
+export interface RewoundView {
+  readonly whole: boolean;
+  readonly fromItem: number;
+  /** Says so in words: "rewound: the model no longer sees this run". */
+  readonly label: string;
 }
 
 /** An `agent/approve` waiting for the user, answerable from the panel. */

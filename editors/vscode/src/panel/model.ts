@@ -15,7 +15,7 @@ import { splitTitle } from "../titles";
 import { EventRenderer, type PlanStep, clip, diffStat, steps, tokens, usageView } from "../events";
 import { shownText } from "../display";
 import { renderMarkdown } from "./markdown";
-import type { ApprovalView, ContextChip, RunItem, RunView, ToolCard } from "./messages";
+import type { ApprovalView, ContextChip, RewoundView, RunItem, RunView, ToolCard } from "./messages";
 import { Explained, Fix, explainError, fixLabel } from "../userErrors";
 
 const MAX_RUNS = 30;
@@ -93,7 +93,10 @@ export function contextChips(
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly (infer U)[] ? U[] : T[K] };
 
-interface RunState extends Omit<Mutable<RunView>, "items" | "context" | "plan" | "summary" | "fix"> {
+interface RunState extends Omit<
+  Mutable<RunView>,
+  "items" | "context" | "plan" | "summary" | "fix" | "rewound"
+> {
   /** What fixes the run's error (the button's label is in the view). */
   fix?: Fix;
   /** The server refused it (or there was no server): it never ran. */
@@ -102,12 +105,19 @@ interface RunState extends Omit<Mutable<RunView>, "items" | "context" | "plan" |
   context?: ContextChip[];
   plan?: PlanStep[];
   items: Array<
-    | { kind: "text"; markdown: string; html?: string }
-    | { kind: "tool"; card: Mutable<ToolCard> }
+    | { kind: "text"; markdown: string; html?: string; step?: number }
+    | { kind: "tool"; card: Mutable<ToolCard>; step?: number }
     | ThinkingItem
   >;
+  /** The step the run is in (its last `step` event): each item is of the step it came in. */
+  step?: number;
+  /**
+   * A conversation rewind left out this run's steps from this one on (`0`: the whole run,
+   * its prompt too).
+   */
+  rewoundFrom?: number;
   /** The text item the current step streams into, if any. */
-  openText?: { kind: "text"; markdown: string; html?: string };
+  openText?: { kind: "text"; markdown: string; html?: string; step?: number };
   /** The thinking item the model's thinking streams into, until anything else comes. */
   openThinking?: ThinkingItem;
 }
@@ -117,12 +127,27 @@ interface ThinkingItem {
   kind: "thinking";
   text: string;
   words: number;
+  step?: number;
 }
 
 /** The words of `text`, a piece of `before` (a word cut between the two counts once). */
 function wordsAdded(before: string, text: string): number {
   const words = text.match(/\S+/g)?.length ?? 0;
   return words > 0 && /\S$/.test(before) && /^\S/.test(text) ? words - 1 : words;
+}
+
+/** What a rewind left out of `run` (all of it when `from` is 0, else its steps from `from` on). */
+function rewoundView(run: RunState, from: number): RewoundView {
+  if (from === 0) {
+    return { whole: true, fromItem: 0, label: "rewound: the model no longer sees this run" };
+  }
+  // An item of no known step (an answer with no events) counts as the run's last.
+  const index = run.items.findIndex((item) => (item.step ?? Infinity) >= from);
+  return {
+    whole: false,
+    fromItem: index === -1 ? run.items.length : index,
+    label: `rewound to before step ${from}: the model no longer sees what this run did from there`,
+  };
 }
 
 /** Runs as the panel shows them, oldest first. */
@@ -173,7 +198,7 @@ export class PanelModel {
     switch (view.kind) {
       case "thinking": {
         if (run.openThinking === undefined) {
-          run.openThinking = { kind: "thinking", text: "", words: 0 };
+          run.openThinking = { kind: "thinking", text: "", words: 0, step: run.step };
           run.items.push(run.openThinking);
         }
         run.openThinking.words += wordsAdded(run.openThinking.text, view.text);
@@ -183,6 +208,7 @@ export class PanelModel {
       }
       case "step":
         run.openText = undefined;
+        run.step = view.step;
         return false;
       case "text-delta":
         this.text(run).markdown += view.text;
@@ -197,7 +223,8 @@ export class PanelModel {
         run.openText = undefined;
         const { callId, tool, title, detail, stat } = view;
         const card = { callId, tool, title, detail, status: "running" as const };
-        run.items.push({ kind: "tool", card: stat !== undefined ? { ...card, stat } : card });
+        const made = stat !== undefined ? { ...card, stat } : card;
+        run.items.push({ kind: "tool", card: made, step: run.step });
         return true;
       }
       case "approval": {
@@ -357,6 +384,23 @@ export class PanelModel {
     this.shownSession = sessionId;
   }
 
+  /**
+   * The conversation of session `sessionId` went back to before step `step` of run `runId`
+   * (a rewind of `conversation` or `both`): that run's items from that step on, and the
+   * session's runs after it, are marked rewound. A run this panel no longer holds is older
+   * than every run it shows: then all of the session's are.
+   */
+  rewound(sessionId: string, runId: string, step: number): void {
+    const at = this.runs.findIndex((run) => run.runId === runId);
+    this.runs.forEach((run, index) => {
+      if (run.sessionId !== sessionId || run.command !== undefined || index < at) {
+        return;
+      }
+      const from = index === at ? Math.max(step, 1) : 0;
+      run.rewoundFrom = Math.min(run.rewoundFrom ?? from, from);
+    });
+  }
+
   undone(runId: string, note: string): void {
     const run = this.find(runId);
     if (run !== undefined) {
@@ -431,6 +475,7 @@ export class PanelModel {
       ...(run.context !== undefined ? { context: run.context } : {}),
       ...(run.plan !== undefined ? { plan: run.plan.map((step) => ({ ...step })) } : {}),
       ...(run.command !== undefined ? { command: { ...run.command } } : {}),
+      ...(run.rewoundFrom !== undefined ? { rewound: rewoundView(run, run.rewoundFrom) } : {}),
     }));
   }
 
@@ -461,9 +506,9 @@ export class PanelModel {
   }
 
   /** The text item the step streams into, opened on its first text. */
-  private text(run: RunState): { kind: "text"; markdown: string; html?: string } {
+  private text(run: RunState): { kind: "text"; markdown: string; html?: string; step?: number } {
     if (run.openText === undefined) {
-      run.openText = { kind: "text", markdown: "" };
+      run.openText = { kind: "text", markdown: "", step: run.step };
       run.items.push(run.openText);
     }
     run.openText.html = undefined; // changed: render again

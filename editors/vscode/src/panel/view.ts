@@ -7,6 +7,7 @@ import { RecentFiles, currentContext } from "../context";
 import type { Runs } from "../run";
 import type { TetherProtocol } from "../protocolClient";
 import { performFix } from "../fixes";
+import { onDidRewind } from "../rewind";
 import { PanelController } from "./controller";
 import { makeNonce, panelHtml } from "./html";
 import type { ToView } from "./messages";
@@ -76,6 +77,7 @@ export class TetherPanel implements vscode.WebviewViewProvider {
         rewind: async (sessionId, runId) => {
           await vscode.commands.executeCommand("tether.rewind", { sessionId, runId });
         },
+        checkpoints: async (sessionId) => (await (await connect()).checkpoints(sessionId)).checkpoints,
         pick: async (title, items) =>
           (
             await vscode.window.showQuickPick(
@@ -92,6 +94,7 @@ export class TetherPanel implements vscode.WebviewViewProvider {
     return [
       runs.onStarted((runId, context) => this.controller?.onRunStarted(runId, context)),
       runs.onSettled((runId, prompt, how) => this.controller?.onSettled(runId, prompt, how)),
+      onDidRewind((rewound) => this.controller?.onRewound(rewound)),
       vscode.window.onDidChangeActiveTextEditor(editorChanged),
       vscode.window.onDidChangeTextEditorSelection(editorChanged),
       vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, this, {
