@@ -78,6 +78,23 @@ DEFAULTS: Mapping[str, tuple[Default, ...]] = {
 }
 """The servers looked up on ``PATH`` for each language, in order of preference."""
 
+INITIALIZATION_OPTIONS: Mapping[str, Mapping[str, object]] = {
+    "typescript-language-server": {
+        # One tsserver, answering once it has loaded the project. By default a second,
+        # syntax-only tsserver answers while the project loads: a definition at the import,
+        # the references of one file, a hover without the type — partial answers the model
+        # would take for the whole truth.
+        "tsserver": {"useSyntaxServer": "never"},
+        # A rename changes every occurrence: never ``import { greet as salute }``, which
+        # renames one file's name for the symbol and leaves the symbol as it was.
+        "preferences": {"providePrefixAndSuffixTextForRename": False},
+        # No typings fetched from npm into the user's cache because a tool looked at code.
+        "disableAutomaticTypingAcquisition": True,
+    },
+}
+"""What a server is told in ``initialize`` (its ``initializationOptions``), by program name:
+for the answers the code tools need, whoever named the server."""
+
 
 @dataclass(frozen=True, slots=True)
 class ServerCommand:
@@ -94,6 +111,11 @@ class ServerCommand:
     def name(self) -> str:
         """The server as the results name it: its program's file name."""
         return PurePath(self.argv[0]).name
+
+    @property
+    def initialization_options(self) -> Mapping[str, object] | None:
+        """The ``initializationOptions`` this server is started with (None: none)."""
+        return INITIALIZATION_OPTIONS.get(self.name)
 
 
 def language_of(path: PurePath) -> str | None:

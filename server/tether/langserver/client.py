@@ -212,6 +212,7 @@ class LanguageServerProcess:
                 types.WorkspaceFolder(uri=r.as_uri(), name=r.name) for r in self.roots
             ],
             capabilities=client_capabilities(),
+            initialization_options=self.command.initialization_options,
             client_info=types.ClientInfo(name="tether", version=tether.__version__),
         )
         result = await self._ask(types.INITIALIZE, params, START_SECONDS)
