@@ -17,6 +17,7 @@
 (require 'cl-lib)
 (require 'jsonrpc)
 (require 'subr-x)
+(require 'tether-render)
 
 (declare-function tether--log "tether" (format-string &rest args))
 (declare-function tether--run-approval-function "tether" (run-id))
@@ -119,10 +120,21 @@ there), keep it, saying the next one will appear there; else close it."
       (tether--render-waiting buffer))
      (buffer (tether--close-approval-buffer buffer)))))
 
+(defun tether--change-set-p (preview)
+  "Whether PREVIEW is a change of several files (a rename): a diff, no window.
+The server sends such an approval because `changeSets' is declared; it is
+shown whole, in `diff-mode' (`n'/`p' hunk by hunk, `N'/`P' file by file)."
+  (and (equal (plist-get preview :kind) "diff")
+       (stringp (plist-get preview :diff))
+       (not (plist-get preview :proposed))))
+
 (defun tether--render-approval (approval)
-  "Show APPROVAL in `*tether-approval*' without selecting it (unless it was)."
-  (let ((preview (plist-get (tether--approval-params approval) :preview))
-        (title (tether--approval-title approval)))
+  "Show APPROVAL in `*tether-approval*' without selecting it (unless it was).
+The diff and the title come escaped by the server and are escaped again
+here (`tether-render-shown' leaves escaped text as it is)."
+  (let* ((preview (plist-get (tether--approval-params approval) :preview))
+         (title (tether-render-shown (or (tether--approval-title approval) "") t))
+         (several (tether--change-set-p preview)))
     (with-current-buffer (get-buffer-create "*tether-approval*")
       (let ((inhibit-read-only t))
         (erase-buffer)
@@ -137,13 +149,16 @@ there), keep it, saying the next one will appear there; else close it."
                               "$ ")
                             (plist-get preview :command)
                             (plist-get preview :cwd))
-                  (plist-get preview :diff)))
+                  (tether-render-shown (or (plist-get preview :diff) ""))))
         (when (fboundp 'diff-mode) (diff-mode))
         (tether-approval-mode 1)
         (setq buffer-read-only t
               header-line-format
-              (format "Tether wants to: %s — a allow · A always · d deny (with a reason)"
-                      title))
+              ;; a mode-line construct: a `%' of the title is shown as it is
+              (string-replace
+               "%" "%%"
+               (format "Tether wants to: %s — a allow · A always · d deny (with a reason)%s"
+                       title (if several " · n/p hunk · N/P file" ""))))
         (goto-char (point-min)))
       (let ((window (display-buffer (current-buffer))))
         (if (eq window (selected-window))

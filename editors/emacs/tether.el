@@ -440,7 +440,10 @@ See `tether-render-think'."
                  :experimental (list :tether (append
                                               (list :events t :approvals t
                                                     :saveDocuments t :diagnostics t
-                                                    :ask t)
+                                                    :ask t
+                                                    ;; a change of several files is
+                                                    ;; shown whole, in diff-mode
+                                                    :changeSets t)
                                               ;; Eglot's servers answer the code tools
                                               (and (tether-code-available-p)
                                                    (list :code t)))))))

@@ -81,6 +81,10 @@ local function always_label(params)
   if type(params.preview) == 'table' and params.preview.kind == 'command' then
     return ' always (this exact command)'
   end
+  if require('tether.changes').is_change_set(params) then -- the session allows the tool
+    local tool = require('tether.render').shown(params.tool or '?', true)
+    return string.format(' always (every %s)', tool)
+  end
   local exact = offered(params)
   return exact and string.format(' always `%s`', exact) or ' always (every file)'
 end
@@ -302,7 +306,12 @@ end
 local function open_float(req, enter)
   req.choices = req.choices or {}
   req.hunk = req.hunk or 1
-  local float = preview.float(req.params, hint(req), enter)
+  local float
+  if require('tether.changes').is_change_set(req.params) then -- several files: shown whole
+    float = require('tether.changes').open(req.params, hint(req), enter)
+  else
+    float = preview.float(req.params, hint(req), enter)
+  end
   req.float = float
   map_keys(float.buf)
   if float.hunks then

@@ -562,6 +562,7 @@ function M.on_approve(data)
   local where = data.view
       and data.view.kind == 'inline'
       and ('inline in ' .. vim.fn.fnamemodify(vim.api.nvim_buf_get_name(data.view.buf), ':~:.'))
+    or (data.view and data.view.kind == 'changes' and 'in the diff below')
     or 'in a float'
   local hint = require('tether.approve').go_hint()
   local note = string.format('  ⚠ waiting for your approval (%s; %s)', where, hint)

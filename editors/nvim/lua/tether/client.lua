@@ -62,6 +62,7 @@ function M.config(buf)
       diagnostics = true,
       ask = true,
       code = true,
+      changeSets = true, -- a change of several files is shown whole (`tether.changes`)
     },
   })
   return {

@@ -274,7 +274,9 @@ end
 --- Removes what a view shows: every extmark, the float.
 ---@param view tether.View
 function M.close(view)
-  if view.kind == 'inline' then
+  if view.kind == 'changes' then
+    require('tether.changes').close(view)
+  elseif view.kind == 'inline' then
     if vim.api.nvim_buf_is_valid(view.buf) then
       vim.api.nvim_buf_clear_namespace(view.buf, M.ns, 0, -1)
     end
