@@ -44,7 +44,9 @@ def installed_bin() -> Path:
     npm = shutil.which("npm")
     how = f"npm install --prefix {cache} {' '.join(PACKAGES)}"
     if npm is None:
-        pytest.fail(f"typescript-language-server is not installed and there is no npm: {how}")
+        pytest.fail(
+            f"typescript-language-server is not installed and there is no npm: {how}", pytrace=False
+        )
     cache.mkdir(parents=True, exist_ok=True)
     with open(cache / ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
