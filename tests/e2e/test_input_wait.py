@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,128 @@ async def test_in_the_sandbox_a_command_that_asks_ends_naming_it(
     assert f"in the {backend} sandbox" in output
     assert "the command waited for input: `Overwrite? [y/N] `" in output, output
     assert "answer=" not in output.split("\n", 1)[1]
+
+
+ASYNCIO_PIPE = """\
+import asyncio, sys
+async def main():
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    print("Name? ", end="", flush=True)
+    print("answer=" + (await reader.readline()).decode())
+asyncio.run(main())
+"""
+ASYNCIO_READER = """\
+import asyncio, sys
+async def main():
+    loop = asyncio.get_running_loop()
+    line = loop.create_future()
+    loop.add_reader(0, lambda: line.done() or line.set_result(sys.stdin.readline()))
+    print("Deploy to production [y/N]? ", end="", flush=True)
+    print("answer=" + await line)
+asyncio.run(main())
+"""
+SELECT = """\
+import select, sys
+print("Pick a number: ", end="", flush=True)
+select.select([sys.stdin], [], [])
+print("answer=" + sys.stdin.readline())
+"""
+POLL = """\
+import select, sys
+print("Really? ", end="", flush=True)
+poller = select.poll()
+poller.register(sys.stdin, select.POLLIN)
+poller.poll()
+print("answer=" + sys.stdin.readline())
+"""
+NODE_READLINE = """\
+const rl = require("readline").createInterface({input: process.stdin, output: process.stdout});
+rl.question("Your name? ", (a) => { console.log("answer=" + a); rl.close(); });
+"""
+
+
+@pytest.mark.parametrize(
+    ("program", "run", "asked"),
+    [
+        (ASYNCIO_PIPE, "python3", "Name? "),
+        (ASYNCIO_READER, "python3", "Deploy to production [y/N]? "),
+        (SELECT, "python3", "Pick a number: "),
+        (POLL, "python3", "Really? "),
+        (NODE_READLINE, "node", "Your name? "),
+    ],
+    ids=["asyncio-pipe", "asyncio-add-reader", "select", "poll", "node-readline"],
+)
+async def test_a_program_waiting_for_input_in_its_event_loop_ends_naming_what_it_asked(
+    editor: Editor, workspace: Path, program: str, run: str, asked: str
+) -> None:
+    """Waiting in ``epoll_wait``, ``select`` or ``poll`` with the terminal among what it
+    waits on, not in a ``read``: seen all the same."""
+    if shutil.which(run) is None:
+        pytest.skip(f"{run} is not installed")
+    (workspace / "asks").write_text(program)
+    output = await run_one(editor, workspace, f"echo $$ > pid; {run} asks; echo after")
+    assert f"the command waited for input: `{asked}`" in output, output
+    assert "answer=" not in output and "after" not in output.split("\n", 1)[1], output
+    pid = int((workspace / "pid").read_text())
+    await wait_until(lambda: pid_gone(pid), "the asking shell gone")
+
+
+ASYNCIO_SERVER = """\
+import asyncio
+async def main():
+    server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
+    print("serving", flush=True)
+    async with server:
+        await server.serve_forever()
+asyncio.run(main())
+"""
+SERVER_TAKING_KEYS = """\
+import asyncio, sys
+async def main():
+    server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
+    asyncio.get_running_loop().add_reader(0, sys.stdin.readline)
+    print("serving; press h + enter for help", flush=True)
+    async with server:
+        await server.serve_forever()
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # Waits in epoll_wait on its listening socket, never on its input.
+        "timeout 3 python3 serve; echo got $?",
+        # http.server waits in poll() on its socket.
+        "timeout 3 python3 -m http.server 0 --bind 127.0.0.1; echo got $?",
+        # Waits on its input too, for keys (as Vite's dev server does): a server all the same.
+        "timeout 3 python3 keys; echo got $?",
+    ],
+    ids=["asyncio-server", "http-server", "server-taking-keys"],
+)
+async def test_a_server_waiting_on_its_socket_is_not_taken_for_one_that_asks(
+    editor: Editor, workspace: Path, command: str
+) -> None:
+    """Quiet for seconds in its event loop, its input the terminal but not waited on: it
+    runs until ``timeout`` ends it."""
+    (workspace / "serve").write_text(ASYNCIO_SERVER)
+    (workspace / "keys").write_text(SERVER_TAKING_KEYS)
+    await editor.open_session(workspace, script=script({"toolCalls": [call(command)]}))
+    result = await asyncio.wait_for(editor.run(prompt="go", runId="r1"), 60)
+    assert result["outcome"] == "done"
+    [tool_result] = editor.tool_results()
+    assert "got 124" in tool_result.output, tool_result.output  # ended by its timeout
+    assert "waited for input" not in tool_result.output
+
+
+async def test_a_program_that_asks_on_dev_tty_ends_at_once_saying_there_is_no_terminal(
+    editor: Editor, workspace: Path
+) -> None:
+    """The way ``sudo`` or ``ssh`` ask for a password: on ``/dev/tty``, not their input. A
+    command has no controlling terminal, so it cannot open one and says so."""
+    program = "import sys; tty = open('/dev/tty'); print('answer=' + tty.readline())"
+    output = await run_one(editor, workspace, f'python3 -c "{program}"')
+    assert output.startswith("exit code: 1\n"), output
+    assert "No such device or address: '/dev/tty'" in output and "answer=" not in output

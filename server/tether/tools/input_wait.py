@@ -13,8 +13,10 @@ shell waiting for a ``$(…)`` or ``cat`` reading a pipe is never taken for one 
 The runner ends such a command once it has waited ``INPUT_WAIT_SECONDS`` and says what it
 asked: the line of output it left unfinished. Where ``/proc/PID/syscall`` cannot be read
 (not Linux, a restricted ``/proc``), commands get ``/dev/null``: an empty input that ends
-at once, the question unnamed. Programs that wait in ``epoll`` or ``select`` (Node's
-``readline``) are not seen; they end at their timeout.
+at once, the question unnamed. A program that waits in an event loop (``epoll``, ``poll``,
+``select``: Node's ``readline``, Python's ``asyncio``) with the terminal among what it waits
+to read is seen too (``input_polling``), unless it also waits on a listening socket (a dev
+server taking keys on its input serves, it does not ask).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import termios
 import time
 from dataclasses import dataclass, field
 from functools import cache
+
+from .input_polling import event_wait_fds, serving
 
 __all__ = [
     "INPUT_WAIT_SECONDS",
@@ -206,14 +210,37 @@ def _tree(root: int) -> list[int]:
 
 
 def _reads_terminal(pid: int, numbers: frozenset[int], device: int) -> bool:
-    """Whether ``pid`` is blocked in a read of the terminal ``device`` (directly, or as
-    its controlling terminal through ``/dev/tty``)."""
+    """Whether a thread of ``pid`` is blocked reading the terminal ``device`` (directly, or
+    as its controlling terminal through ``/dev/tty``): in a read of it, or in an event
+    loop's wait that waits on it and on no listening socket (``input_polling``)."""
     try:
-        with open(f"/proc/{pid}/syscall") as f:
-            parts = f.read().split()
-        if len(parts) < 2 or not parts[0].isdigit() or int(parts[0]) not in numbers:
-            return False
-        fd = int(parts[1], 16)
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/syscall") as f:
+                parts = f.read().split()
+            if len(parts) < 7 or not parts[0].isdigit():
+                continue
+            number, args = int(parts[0]), [int(a, 16) for a in parts[1:7]]
+        except (OSError, ValueError):
+            continue
+        if number in numbers:
+            if _is_terminal(pid, args[0], device):
+                return True
+            continue
+        fds = event_wait_fds(pid, number, args)
+        waits = fds and any(_is_terminal(pid, fd, device) for fd in fds)
+        if waits and not serving(pid, fds or []):
+            return True
+    return False
+
+
+def _is_terminal(pid: int, fd: int, device: int) -> bool:
+    """Whether ``pid``'s descriptor ``fd`` is the terminal ``device`` (or ``/dev/tty``
+    when that terminal is its controlling one)."""
+    try:
         rdev = os.stat(f"/proc/{pid}/fd/{fd}").st_rdev
         if rdev == device:
             return True
