@@ -310,12 +310,15 @@ export class Approvals implements vscode.Disposable {
   ): Promise<AgentApproveResult> {
     const shown = await prepareChangeSet(params, preview, this.files, (uri) => this.currentText(uri));
     const proposals = shown.map((file) => file.right);
+    // What the panel's card names the approval by (`proposalUri`): the first file's name.
+    const name = path.posix.basename(vscode.Uri.parse(preview.uri).path) || "proposal";
+    const handle = ProposalFiles.uriFor(params.runId, params.callId, name);
     const reviewInFile = async (): Promise<boolean> => {
       vscode.window.setStatusBarMessage(CHANGE_SET_REVIEW_NOTE, 5000);
       return false;
     };
     const ask = (): Promise<Decided> =>
-      this.ask(params, proposals[0], token, reviewInFile, vscode.Uri.parse(preview.uri), proposals);
+      this.ask(params, handle, token, reviewInFile, vscode.Uri.parse(preview.uri), proposals);
     try {
       const choice = ask();
       await openChangeSet(params, shown);

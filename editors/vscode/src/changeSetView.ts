@@ -3,7 +3,6 @@
 // in VS Code's multi-file diff editor (`vscode.changes`), else one diff editor per file.
 // The right sides are `tether-proposal:` documents; a file that no longer holds the hunks'
 // old lines is shown by its hunks alone, on both sides.
-import * as path from "path";
 import * as vscode from "vscode";
 import { applyHunks, hunkTexts, parseChangeSet, rootOf } from "./changeSet";
 import type { AgentApproveParams, DiffPreview } from "./protocol";
@@ -22,10 +21,7 @@ export interface ShownFile {
   readonly proposed: string;
 }
 
-/**
- * The files of the change, each with its two sides written to `files`. The first file's
- * proposal is the one `proposalUri` names (the panel decides the approval through it).
- */
+/** The files of the change, each with its two sides written to `files`. */
 export async function prepareChangeSet(
   params: AgentApproveParams,
   preview: DiffPreview,
@@ -49,7 +45,8 @@ export async function prepareChangeSet(
             : vscode.Uri.joinPath(vscode.Uri.parse(root), ...file.path.split("/"));
     const current = target === undefined ? undefined : await currentText(target);
     const after = current === undefined ? undefined : applyHunks(current, file);
-    const name = path.posix.basename(file.path) || "proposal";
+    // The file's own path: the multi-file diff editor marks a pair of different paths "renamed".
+    const name = (target?.path ?? file.path).replace(/^\/+/, "") || "proposal";
     const call = index === 0 ? params.callId : `${params.callId}-${index}`;
     const right = ProposalFiles.uriFor(params.runId, call, name);
     if (target !== undefined && after !== undefined) {

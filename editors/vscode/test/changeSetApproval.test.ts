@@ -1,7 +1,8 @@
 import * as assert from "assert";
 import type { Choice } from "../src/answers";
 import { Approvals, CHANGE_SET_EDITED_FEEDBACK, PENDING_CONTEXT_KEY } from "../src/approvals";
-import type { AgentApproveParams } from "../src/protocol";
+import { proposalUri } from "../src/panel/sharedApprovals";
+import type { AgentApproveParams, DiffPreview } from "../src/protocol";
 import { ProposalFiles } from "../src/proposalFiles";
 import { SaveGuard } from "../src/saveGuard";
 import * as vscode from "./fakeVscode";
@@ -102,8 +103,9 @@ describe("a change of several files (a rename) in the editor", () => {
       assert.deepStrictEqual(
         rows.map((row) => row.map(String)),
         [
-          [LIB, LIB, "tether-proposal:/lib.py?r-7.call_9"],
-          [APP, APP, "tether-proposal:/app.py?r-7.call_9-1"],
+          // Each proposal has its file's path (else the editor would show the file as renamed).
+          [LIB, LIB, "tether-proposal:/work/app/lib.py?r-7.call_9"],
+          [APP, APP, "tether-proposal:/work/app/src/app.py?r-7.call_9-1"],
         ],
       );
       assert.strictEqual(files.text(rows[0][2] as never), "def salute(name):\n    return name\n");
@@ -147,6 +149,14 @@ describe("a change of several files (a rename) in the editor", () => {
     assert.deepStrictEqual(saves.filter([APP, LIB]), [LIB]);
   });
 
+  it("is decided by the panel's card through the proposal the panel names", async () => {
+    whenPending(() => {
+      assert.ok(approvals.decide("allow", proposalUri(RENAME, RENAME.preview as DiffPreview) as never));
+      return undefined;
+    });
+    assert.deepStrictEqual(await approve(RENAME), { decision: "allow" });
+  });
+
   it("denies with the feedback typed, and says so when the server withdraws it", async () => {
     whenPending(() => "deny");
     vscode.answers.showInputBox = async () => "keep greet";
@@ -183,7 +193,7 @@ describe("a change of several files (a rename) in the editor", () => {
       const { rows } = changesCall();
       const [file, left, right] = rows[1];
       assert.strictEqual(String(file), APP);
-      assert.strictEqual(String(left), "tether-proposal:/app.py?r-7.call_9-1-before");
+      assert.strictEqual(String(left), "tether-proposal:/work/app/src/app.py?r-7.call_9-1-before");
       assert.strictEqual(files.text(left as never), "from lib import greet\n\nprint(greet('you'))\n");
       assert.strictEqual(files.text(right as never), "from lib import salute\n\nprint(salute('you'))\n");
       return "allow";
@@ -214,8 +224,12 @@ describe("a change of several files (a rename) in the editor", () => {
     assert.deepStrictEqual(
       diffs.map((a) => [String(a[1]), String(a[2]), a[3]]),
       [
-        [LIB, "tether-proposal:/lib.py?r-7.call_9", `lib.py: ${RENAME.title} (proposed by Tether)`],
-        [APP, "tether-proposal:/app.py?r-7.call_9-1", `src/app.py: ${RENAME.title} (proposed by Tether)`],
+        [LIB, "tether-proposal:/work/app/lib.py?r-7.call_9", `lib.py: ${RENAME.title} (proposed by Tether)`],
+        [
+          APP,
+          "tether-proposal:/work/app/src/app.py?r-7.call_9-1",
+          `src/app.py: ${RENAME.title} (proposed by Tether)`,
+        ],
       ],
     );
   });
