@@ -40,6 +40,9 @@ ON-CLOSE, when set, is called with the approval and how it closed:
 (defvar tether--shown nil
   "The approval `*tether-approval*' shows, or nil.")
 
+(defvar-local tether--reviewing nil
+  "Non-nil in `*tether-approval*' while it shows an approval a chat shows too.")
+
 (defvar tether--reading nil
   "(APPROVAL . MINIBUFFER-DEPTH) while the minibuffer reads about APPROVAL.")
 
@@ -116,7 +119,9 @@ there), keep it, saying the next one will appear there; else close it."
     (setq tether--shown approval)
     (cond
      (approval (tether--render-approval approval))
-     ((and window (eq window (selected-window)) (tether-running-p))
+     ((and window (eq window (selected-window)) (tether-running-p)
+           ;; a chat's run: its next approval appears in the chat, not here
+           (not (buffer-local-value 'tether--reviewing buffer)))
       (tether--render-waiting buffer))
      (buffer (tether--close-approval-buffer buffer)))))
 
@@ -152,6 +157,7 @@ here (`tether-render-shown' leaves escaped text as it is)."
                   (tether-render-shown (or (plist-get preview :diff) ""))))
         (when (fboundp 'diff-mode) (diff-mode))
         (tether-approval-mode 1)
+        (setq tether--reviewing (and (tether--approval-inline approval) t))
         (setq buffer-read-only t
               header-line-format
               ;; a mode-line construct: a `%' of the title is shown as it is
@@ -179,6 +185,17 @@ here (`tether-render-shown' leaves escaped text as it is)."
   (when-let ((window (get-buffer-window buffer t)))
     (ignore-errors (quit-window nil window)))
   (kill-buffer buffer))
+
+(defun tether-review-approval (approval)
+  "Show APPROVAL, waiting in a chat, in `*tether-approval*' too, and go there.
+Its keys there answer it as the chat's do; a diff is in `diff-mode'
+\(`n'/`p' hunk by hunk, `N'/`P' file by file).  Answered or withdrawn,
+the buffer closes and the chat says how it ended."
+  (if (not (memq approval tether--approvals))
+      (message "Tether: that approval is no longer waiting")
+    (setq tether--shown approval)
+    (tether--render-approval approval)
+    (select-window (display-buffer "*tether-approval*"))))
 
 ;;;###autoload
 (defun tether-goto-approval ()

@@ -80,6 +80,7 @@
     (define-key map "a" #'tether-chat-allow)
     (define-key map "A" #'tether-chat-allow-always)
     (define-key map "d" #'tether-chat-deny)
+    (define-key map "v" #'tether-chat-review)
     (define-key map (kbd "TAB") #'forward-button)
     map)
   "Keys on an approval waiting in the chat (and nowhere else).")
@@ -371,7 +372,10 @@ Go on with SESSION, or with a new session if NEW-SESSION."
                                      ((string-prefix-p "+" line) 'diff-added)
                                      ((string-prefix-p "-" line) 'diff-removed)
                                      ((string-prefix-p "@@" line) 'diff-hunk-header))))
-                 (split-string (string-trim-right (or (plist-get preview :diff) "")) "\n")
+                 ;; the files' text: escaped by the server, and here again
+                 (split-string (string-trim-right
+                                (tether-render-shown (or (plist-get preview :diff) "")))
+                               "\n")
                  ""))))
 
 (defun tether-chat--button (label decision approval)
@@ -414,7 +418,13 @@ Go on with SESSION, or with a new session if NEW-SESSION."
       (tether-chat--button "[Allow always]" "allow-always" approval)
       (insert " ")
       (tether-chat--button "[Deny]" "deny" approval)
-      (insert "   a allow · A always · d deny (with a reason)\n")
+      (if (not (tether--change-set-p
+                (plist-get (tether--approval-params approval) :preview)))
+          (insert "   a allow · A always · d deny (with a reason)\n")
+        ;; several files: reviewed whole in diff-mode, file by file
+        (insert " ")
+        (tether-chat--button "[Review]" "review" approval)
+        (insert "   a allow · A always · d deny (with a reason) · v review in diff-mode\n"))
       (put-text-property start (point) 'read-only t)
       (let ((block (make-overlay start (point))))
         (overlay-put block 'keymap tether-chat-approval-map)
@@ -467,10 +477,10 @@ Go on with SESSION, or with a new session if NEW-SESSION."
   (get-char-property (point) 'tether-approval))
 
 (defun tether-chat--decide (approval decision)
-  "Answer APPROVAL with DECISION (deny asks for a reason)."
-  (if (equal decision "deny")
-      (tether--deny-with-reason approval)
-    (tether--answer approval decision)))
+  "Answer APPROVAL with DECISION (deny asks for a reason; review shows it)."
+  (cond ((equal decision "deny") (tether--deny-with-reason approval))
+        ((equal decision "review") (tether-review-approval approval))
+        (t (tether--answer approval decision))))
 
 (defun tether-chat--decide-here (decision)
   "Answer the approval at point with DECISION."
@@ -492,6 +502,12 @@ Go on with SESSION, or with a new session if NEW-SESSION."
   "Deny the approval at point, with a reason the model is given (optional)."
   (interactive)
   (tether-chat--decide-here "deny"))
+
+(defun tether-chat-review ()
+  "Review the approval at point in `*tether-approval*' (`diff-mode').
+It is answered there (or here)."
+  (interactive)
+  (tether-chat--decide-here "review"))
 
 (defun tether-chat-goto-approval ()
   "Go to the chat's oldest waiting approval."

@@ -55,14 +55,20 @@ KEYS = [
 ]
 
 
+@pytest.mark.parametrize("where", ["run", "chat"])
 def test_a_two_file_rename_is_reviewed_in_diff_mode_then_denied_then_allowed(
-    tmp_path: Path,
+    tmp_path: Path, where: str
 ) -> None:
+    """``run``: ``M-x tether-run``, the approval in ``*tether-approval*``; ``chat``: sent
+    from ``*tether-chat*``, where it waits inline with a ``[Review]`` button, and ``v``
+    opens it in ``*tether-approval*``, where it is answered."""
     server = BIN / "basedpyright-langserver"
     if not server.exists():
         pytest.fail(f"{server} is missing: install the test extra (basedpyright)", pytrace=False)
     turns = {"turns": [{"toolCalls": [RENAME]}, {"toolCalls": [RENAME]}, {"text": "done"}]}
     extra = {"TETHER_LSP": str(server), "TETHER_LIB": LIB}
+    if where == "chat":
+        extra["TETHER_CHAT"] = "1"
     report, wire = proxied_story(tmp_path, RENAME_STORY, turns, extra, app=APP)
     assert "error" not in report, report
     assert report["libManaged"] is True  # Eglot manages both files
@@ -76,7 +82,8 @@ def test_a_two_file_rename_is_reviewed_in_diff_mode_then_denied_then_allowed(
     for shown in (first, second):
         assert shown["text"] == DIFF
         assert shown["mode"] == "diff-mode" and shown["readOnly"] is True
-        assert shown["selected"] is False  # nothing takes the focus when it arrives
+        # nothing takes the focus when it arrives; `v' in the chat goes there
+        assert shown["selected"] is (where == "chat")
         assert shown["header"] == (
             f"Tether wants to: {TITLE} — a allow · A always · d deny (with a reason)"
             " · n/p hunk · N/P file"
@@ -102,3 +109,13 @@ def test_a_two_file_rename_is_reviewed_in_diff_mode_then_denied_then_allowed(
     assert after["modified"] is False
     assert after["approvalBuffer"] is False and after["pending"] == []
     assert report["outcome"] == "done"
+    if where == "chat":
+        assert report["chatKeys"] == "tether-chat-review"
+        chat = after["chat"]
+        assert chat.count(f"⚠ Tether wants to: {TITLE}") == 2
+        waiting = report["chatWaiting"]  # the first approval, inline, before `v'
+        assert (
+            "  [Allow] [Allow always] [Deny] [Review]"
+            "   a allow · A always · d deny (with a reason) · v review in diff-mode\n"
+        ) in waiting
+        assert "  ✗ denied\n" in chat and "  ✓ allow\n" in chat

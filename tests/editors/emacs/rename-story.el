@@ -6,7 +6,9 @@
 ;; looked at (its buffer's text, mode and header, the keys there, the file headers `N'
 ;; goes through) and denied with `q'; before the second, the buffers and the disk are
 ;; noted (the denied rename must have landed nowhere); the second is allowed with `a'.
-;; Every wait is bounded and the report says what was seen.
+;; With TETHER_CHAT the run is sent from `*tether-chat*', where each approval waits inline,
+;; and `v' there opens it in `*tether-approval*'.  Every wait is bounded and the report says
+;; what was seen.
 
 (require 'json)
 (add-to-list 'load-path (getenv "TETHER_EL_DIR"))
@@ -14,6 +16,7 @@
 (require 'eglot)
 (require 'python)
 (require 'tether)
+(require 'tether-chat)
 
 (run-with-timer 100 nil (lambda () (message "rename-story.el: watchdog fired") (kill-emacs 3)))
 
@@ -69,6 +72,22 @@
                                   '("a" "A" "d" "q" "n" "p" "N" "P"))))
         (fileHeaders . ,(vconcat (nreverse headers)))))))
 
+(defun rename-shown ()
+  "The approval buffer once it shows the rename (nil when the run ended first).
+With TETHER_CHAT the approval waits in the chat: `v' there opens it for review."
+  (if (not (getenv "TETHER_CHAT"))
+      (progn (rename-wait (lambda () (or (rename-approval) tether-last-result)) 40)
+             (rename-approval))
+    (rename-wait (lambda () (or (car tether--approvals) tether-last-result)) 40)
+    (when (car tether--approvals)
+      (with-current-buffer "*tether-chat*"
+        (unless (assq 'chatWaiting rename-report)
+          (rename-note 'chatWaiting (rename-text (current-buffer))))
+        (tether-chat-goto-approval)
+        (rename-note 'chatKeys (format "%s" (key-binding "v")))
+        (call-interactively (key-binding "v"))))
+    (rename-approval)))
+
 (let* ((root (file-name-as-directory (getenv "TETHER_ROOT")))
        (default-directory root)
        (app-file (expand-file-name "src/app.py" root))
@@ -87,16 +106,20 @@
           (rename-wait (lambda () (eglot-current-server)) 40))
         (rename-note 'libManaged (if (with-current-buffer lib (eglot-current-server))
                                      t :json-false))
-        (tether-run "rename greet")
+        (if (not (getenv "TETHER_CHAT"))
+            (tether-run "rename greet")
+          (tether-chat)
+          (with-current-buffer "*tether-chat*"
+            (goto-char (point-max))
+            (insert "rename greet")
+            (tether-chat-send)))
         ;; 1. The rename is shown whole; it is looked at, then denied with `q'.
-        (let ((shown (rename-wait (lambda () (or (rename-approval) tether-last-result)) 40)))
-          (setq shown (rename-approval))
+        (let ((shown (rename-shown)))
           (rename-note 'first (if shown (rename-look shown) :json-false))
           (when shown
             (with-current-buffer shown (call-interactively (key-binding "q")))))
         ;; 2. Asked again: nothing changed meanwhile; allowed with `a'.
-        (let ((shown (rename-wait (lambda () (or (rename-approval) tether-last-result)) 20)))
-          (setq shown (rename-approval))
+        (let ((shown (rename-shown)))
           (rename-note 'second (if shown (rename-look shown) :json-false))
           (rename-note 'between
                        `((app . ,(rename-text app)) (lib . ,(rename-text lib))
@@ -111,7 +134,10 @@
                        (modified . ,(if (or (buffer-modified-p app) (buffer-modified-p lib))
                                         t :json-false))
                        (approvalBuffer . ,(if (rename-approval) t :json-false))
-                       (pending . ,(vconcat (tether-pending-approvals))))))
+                       (pending . ,(vconcat (tether-pending-approvals)))
+                       (chat . ,(if (get-buffer "*tether-chat*")
+                                    (rename-text (get-buffer "*tether-chat*"))
+                                  :json-false)))))
     (error (rename-note 'error (error-message-string err))))
   (with-temp-file (getenv "TETHER_RESULT")
     (insert (json-encode
