@@ -9,7 +9,10 @@ from __future__ import annotations
 from .conftest import Nvim, call, decisions, script, tool_results
 from .test_real_language_server import require_basedpyright
 
-LIB = '# \u202e a bidi control the approval shows escaped\ndef greet(name: str) -> str:\n    return f"hello {name}"\n'
+LIB = (
+    "# \u202e a bidi control the approval shows escaped\n"
+    'def greet(name: str) -> str:\n    return f"hello {name}"\n'
+)
 APP = 'from lib import greet\n\nprint("é😀", greet("you"))\n'
 RENAME = call("rename", path="src/app.py", line=3, symbol="greet", new_name="salute")
 TITLE = "Rename greet → salute in 2 files (answered by basedpyright)"
