@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from tether.client.headless import connect
 from tether_protocol import AskParams, RunEvent, ToolResultEvent
@@ -158,3 +160,36 @@ async def test_a_password_is_asked_as_a_secret_and_never_recorded(
     assert any(p.suffix == ".jsonl" for p in logs)  # the session log is there
     for path in logs:
         assert SECRET.encode() not in path.read_bytes(), path
+
+
+NODE_READLINE = """\
+const rl = require("readline").createInterface({input: process.stdin, output: process.stdout});
+rl.question("Your name? ", (a) => { console.log("got=" + a); rl.close(); });
+"""
+ASYNCIO_PIPE = """\
+import asyncio, sys
+async def main():
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    print("Your name? ", end="", flush=True)
+    print("got=" + (await reader.readline()).decode())
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize(
+    ("program", "run"),
+    [(NODE_READLINE, "node"), (ASYNCIO_PIPE, "python3")],
+    ids=["node", "asyncio"],
+)
+async def test_a_program_asking_in_its_event_loop_gets_the_answer(
+    workspace: Path, tmp_path: Path, program: str, run: str
+) -> None:
+    if shutil.which(run) is None:
+        pytest.skip(f"{run} is not installed")
+    (workspace / "asks").write_text(program)
+    options = _options(tmp_path, f"{run} asks", commandInput="ask")
+    result, asked, _ = await _run_asked(workspace, options, ["ann"])
+    assert "got=ann" in result.output, result.output
+    assert "Your name? " in asked[0].question
