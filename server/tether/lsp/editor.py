@@ -48,6 +48,13 @@ from .prompt import MessagePrompt
 
 log = logging.getLogger(__name__)
 
+RAW_MESSAGE_METHODS = frozenset(
+    {types.WORKSPACE_APPLY_EDIT, types.PROGRESS, types.WINDOW_WORK_DONE_PROGRESS_CREATE}
+)
+"""Messages whose params Tether writes as plain JSON: with lsprotocol's types, pygls'
+converter builds its code for each type on first use, several ms of a server's first run
+(``ApplyWorkspaceEditParams`` alone: 3-10 ms), in the middle of an editor's first prompt."""
+
 RAW_ANSWER_METHODS = frozenset(
     {types.WORKSPACE_APPLY_EDIT, types.WINDOW_SHOW_MESSAGE_REQUEST, types.WINDOW_SHOW_DOCUMENT}
 )
@@ -200,7 +207,7 @@ class LspEditor:
                 await anyio.to_thread.run_sync(make_parents, edit.root, edit.path)
             except Refused as exc:
                 return EditOutcome(False, f"refused to create {edit.path.name}: {exc}")
-        params = types.ApplyWorkspaceEditParams(edit=self._workspace_edit(edit), label=label)
+        params = {"edit": self._workspace_edit(edit), "label": label}
         record = buffers.expect(edit)
         answers: list[tuple[bool, str | None]] = []
 
@@ -219,47 +226,40 @@ class LspEditor:
             await self.save_documents([edit.path])
         return EditOutcome(True)
 
-    def _workspace_edit(self, edit: FileEdit) -> types.WorkspaceEdit:
+    def _workspace_edit(self, edit: FileEdit) -> dict[str, Any]:
+        """The ``WorkspaceEdit`` of ``edit`` as plain JSON (see ``RAW_MESSAGE_METHODS``)."""
         encoding = encoding_name(self._link.workspace.position_encoding)
-        text_edits: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit] = []
+        text_edits: list[dict[str, Any]] = []
         for change in edit.changes:
             start, end = range_at(edit.base_text, change.start, change.end, encoding)
             text_edits.append(
-                types.TextEdit(
-                    range=types.Range(
-                        start=types.Position(line=start[0], character=start[1]),
-                        end=types.Position(line=end[0], character=end[1]),
-                    ),
-                    new_text=change.new_text,
-                )
+                {
+                    "range": {
+                        "start": {"line": start[0], "character": start[1]},
+                        "end": {"line": end[0], "character": end[1]},
+                    },
+                    "newText": change.new_text,
+                }
             )
-        changes: list[Any] = []
+        changes: list[dict[str, Any]] = []
         if edit.create:
-            changes.append(
-                types.CreateFile(uri=edit.uri, options=types.CreateFileOptions(overwrite=False))
-            )
-        changes.append(
-            types.TextDocumentEdit(
-                text_document=types.OptionalVersionedTextDocumentIdentifier(
-                    uri=edit.uri, version=edit.version
-                ),
-                edits=text_edits,
-            )
-        )
-        return types.WorkspaceEdit(document_changes=changes)
+            changes.append({"kind": "create", "uri": edit.uri, "options": {"overwrite": False}})
+        document = {"uri": edit.uri, "version": edit.version}
+        changes.append({"textDocument": document, "edits": text_edits})
+        return {"documentChanges": changes}
 
     async def delete_file(
         self, path: Path, uri: str, version: int | None, root: Path
     ) -> EditOutcome:
         if not self._can_apply_edits() or not self._can("delete"):
             return await delete_on_disk(path, root)
-        edit = types.WorkspaceEdit(document_changes=[types.DeleteFile(uri=uri)])
-        params = types.ApplyWorkspaceEditParams(edit=edit, label=f"Tether: undo {path.name}")
+        edit = {"documentChanges": [{"kind": "delete", "uri": uri}]}
+        params = {"edit": edit, "label": f"Tether: undo {path.name}"}
         return EditOutcome(*_applied(await self._send_edit(params, None)))
 
     async def _send_edit(
         self,
-        params: types.ApplyWorkspaceEditParams,
+        params: dict[str, Any],
         on_answer: Callable[[Future[Any]], None] | None,
     ) -> Future[Any]:
         """Send ``workspace/applyEdit`` and wait for the answer (an error answer too);

@@ -90,7 +90,8 @@ async def start_progress(ls: TetherServer, run: Run) -> None:
             return
         token = f"tether-{run.run_id}"
         try:
-            creating = asyncio.ensure_future(ls.work_done_progress.create_async(token))
+            request = ls.send_request(types.WINDOW_WORK_DONE_PROGRESS_CREATE, {"token": token})
+            creating = asyncio.wrap_future(request)
             # A run cancelled meanwhile leaves the answer to nobody: read it, so that an
             # error answer is not logged as an unretrieved task exception.
             creating.add_done_callback(_read_outcome)

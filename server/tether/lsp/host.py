@@ -285,43 +285,48 @@ def running_message(call: str, event: ToolProgressEvent) -> str:
 
 class ProgressSink:
     """Turns a run's events into ``$/progress`` begin/report/end on one token (a running
-    command's reports too: the client's mode line says it runs)."""
+    command's reports too: the client's mode line says it runs).
+
+    The values are plain JSON (``RAW_MESSAGE_METHODS``): lsprotocol's types would have
+    pygls' converter build its code for them on a server's first run, several ms of an
+    editor's first prompt."""
 
     def __init__(self, link: ClientLink, token: str | int, prompt: str, max_steps: int) -> None:
-        self._progress = link.work_done_progress
+        self._link = link
         self._token = token
         self._step = 0
         self._max_steps = max(1, max_steps)
         self._call = ""
         excerpt = prompt if len(prompt) <= 60 else prompt[:57] + "…"
         # A percentage at begin makes clients draw a bar that the reports then move.
-        self._progress.begin(
-            token,
-            types.WorkDoneProgressBegin(
-                title="Tether", cancellable=True, message=excerpt, percentage=0
-            ),
+        self._send(
+            {
+                "kind": "begin",
+                "title": "Tether",
+                "cancellable": True,
+                "message": excerpt,
+                "percentage": 0,
+            }
         )
+
+    def _send(self, value: dict[str, object]) -> None:
+        self._link.send_notification(types.PROGRESS, {"token": self._token, "value": value})
+
+    def _report(self, message: str) -> None:
+        self._send({"kind": "report", "message": message, "percentage": self._percentage()})
 
     def _percentage(self) -> int:
         """Steps made of ``maxSteps``, 0-100 (a run may end well before 100)."""
         return min(100, self._step * 100 // self._max_steps)
 
     def publish(self, event: RunEvent) -> None:
-        progress = self._progress
         if isinstance(event, StepEvent):
             self._step = event.step
-            report = types.WorkDoneProgressReport(
-                message=progress_message(event, 0), percentage=self._percentage()
-            )
-            progress.report(self._token, report)
+            self._report(progress_message(event, 0))
         elif isinstance(event, ToolCallEvent):
             self._call = progress_message(event, self._step)
-            report = types.WorkDoneProgressReport(message=self._call, percentage=self._percentage())
-            progress.report(self._token, report)
+            self._report(self._call)
         elif isinstance(event, ToolProgressEvent):
-            report = types.WorkDoneProgressReport(
-                message=running_message(self._call, event), percentage=self._percentage()
-            )
-            progress.report(self._token, report)
+            self._report(running_message(self._call, event))
         elif isinstance(event, RunFinishedEvent):
-            progress.end(self._token, types.WorkDoneProgressEnd(message=event.outcome))
+            self._send({"kind": "end", "message": event.outcome})

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from lsprotocol import types
-    from pygls.progress import Progress
     from pygls.workspace import Workspace
 
     from tether_protocol import ClientTetherCapabilities
@@ -33,9 +32,6 @@ class ClientLink(Protocol):
     def client_tether(self) -> ClientTetherCapabilities:
         """What the client declared in ``experimental.tether`` at ``initialize``."""
         ...
-
-    @property
-    def work_done_progress(self) -> Progress: ...
 
     def send_request(self, method: str, params: Any, msg_id: str | None = None) -> Future[Any]:
         """Send a request; the future holds the answer (or the client's error)."""

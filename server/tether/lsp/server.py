@@ -53,7 +53,7 @@ from ..workspace.folders import Workspace, path_from_uri
 from ..workspace.places import broad_root_refusal
 from .code import EditorCode
 from .documents import LineWorkspace, encoding_name
-from .editor import RAW_ANSWER_METHODS, LspEditor
+from .editor import RAW_ANSWER_METHODS, RAW_MESSAGE_METHODS, LspEditor
 from .host import LspBuffers
 from .plain import APPROVALS_UNSUPPORTED, answered_method_not_found
 
@@ -163,6 +163,12 @@ class TetherProtocol(LanguageServerProtocol):
             if isinstance(error.data, str):
                 error.data = error.data[-4000:]
         super()._send_response(msg_id, result, error)
+
+    @lru_cache  # noqa: B019 - as pygls' own: one protocol per process
+    def get_message_type(self, method: str) -> type[Any] | None:
+        """No lsprotocol type for the messages Tether writes as plain JSON
+        (``RAW_MESSAGE_METHODS``): pygls sends their params as they are."""
+        return None if method in RAW_MESSAGE_METHODS else super().get_message_type(method)
 
     @lru_cache  # noqa: B019 - as pygls' own: one protocol per process
     def get_result_type(self, method: str) -> type[Any] | None:
