@@ -33,7 +33,7 @@ DIFF = [
     "+def salute(name: str) -> str:",
     '     return f"hello {name}"',
 ]
-KEYS = "a allow · A always (every rename) · d deny · q deny · zj/zk next/previous file · za fold"
+KEYS = "a allow · A always (every rename) · d deny · q deny · ]]/[[ next/previous file · za fold"
 
 
 def test_a_two_file_rename_is_reviewed_whole_then_denied_then_allowed(nvim: Nvim) -> None:
@@ -60,7 +60,10 @@ def test_a_two_file_rename_is_reviewed_whole_then_denied_then_allowed(nvim: Nvim
         ]
         assert shown["winbar"] == f" Tether: {TITLE}"
         assert shown["statusline"] == f" {KEYS}"
-        assert {"a", "A", "d", "q"} <= set(shown["maps"])
+        assert {"a", "A", "d", "q", "]]", "[["} <= set(shown["maps"])
+    # :TetherApprove enters it on the first file; ]] goes to the second (then stays), [[ back
+    assert (denied["entered"], denied["cursor"], denied["next_file"]) == (True, 1, 9)
+    assert (denied["past_last"], denied["previous_file"]) == (9, 1)
     # nothing changed before the user answered, and nothing after the deny
     app_lines, lib_lines = APP.splitlines(), LIB.splitlines()
     for shown in (denied, allowed):

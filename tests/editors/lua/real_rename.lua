@@ -2,7 +2,8 @@
 -- approval. The scripted model asks for the same rename twice in one run: the first
 -- approval is denied (`d`, with a reason), the second allowed (`a`). For each approval:
 -- what it showed (its view, buffer, filetype, lines, folds per file, title and keys, the
--- keys mapped there) and where the cursor was; before the second one, what the buffers and
+-- keys mapped there) and where the cursor was; at the first, the user enters it and goes
+-- to the next file and back (`]]`, `[[`); before the second one, what the buffers and
 -- the disk held (the denied rename must have landed nowhere). At the end: both buffers and
 -- both files, and whether anything of the approvals is left on screen.
 -- Env: BASEDPYRIGHT (the `basedpyright-langserver` command).
@@ -80,6 +81,18 @@ H.on('TetherApprove', function(data)
   table.insert(H.result.shown, seen)
   local key = table.remove(keys, 1)
   H.later(function()
+    if #H.result.shown == 1 then -- the user goes there and from file to file first
+      H.feed('<leader>ta')
+      seen.entered = vim.api.nvim_get_current_win() == view.win
+      seen.cursor = vim.api.nvim_win_get_cursor(0)[1]
+      H.feed(']]')
+      seen.next_file = vim.api.nvim_win_get_cursor(0)[1]
+      H.feed(']]') -- the last file: it stays
+      seen.past_last = vim.api.nvim_win_get_cursor(0)[1]
+      H.feed('[[')
+      seen.previous_file = vim.api.nvim_win_get_cursor(0)[1]
+      key = key:sub(#'<leader>ta' + 1)
+    end
     H.feed(key)
   end, 10)
 end)

@@ -1,7 +1,8 @@
 --- A change of several files (a rename) shown whole for its approval: the server's unified
 --- diff of every file (`agent/approve` with a `diff` preview and no `proposed` window, sent
 --- because the plugin declares `changeSets`) in a scratch buffer of filetype `diff`, in a
---- split below, with one fold per file (`zj`/`zk` go from file to file, `za` folds one).
+--- split below, with one fold per file (`]]`/`[[` go to the next/previous file, `za` folds
+--- one, `zM` all).
 --- The title is in the window's bar, the keys in its status line; the keys are the
 --- approval's own, mapped in that buffer only. The window is not entered when the approval
 --- arrives (the user may be typing): `:TetherApprove` goes there.
@@ -111,7 +112,27 @@ end
 ---@param hint string the approval's keys
 ---@return string
 function M.keys(hint)
-  return hint .. ' · zj/zk next/previous file · za fold'
+  return hint .. ' · ]]/[[ next/previous file · za fold'
+end
+
+--- Moves the cursor of the current window to the next (`step` 1) or previous (-1) file's
+--- header; at the last (first) file it stays.
+---@param files tether.DiffFile[]
+---@param step integer
+local function go_file(files, step)
+  local line = vim.api.nvim_win_get_cursor(0)[1]
+  local target
+  for _, file in ipairs(files) do
+    if step > 0 and file.first > line and not target then
+      target = file.first
+    elseif step < 0 and file.first < line then
+      target = file.first
+    end
+  end
+  if target then
+    vim.cmd("normal! m'") -- `''` comes back
+    vim.api.nvim_win_set_cursor(0, { target, 0 })
+  end
 end
 
 --- Opens the change in a scratch buffer in a split below (entered only when `enter`).
@@ -151,6 +172,11 @@ function M.open(params, hint, enter)
     vim.cmd('normal! zR') -- the whole change shown; `za`, `zM` fold files away
     vim.api.nvim_win_set_cursor(win, { 1, 0 })
   end)
+  for lhs, step in pairs({ [']]'] = 1, ['[['] = -1 }) do
+    vim.keymap.set('n', lhs, function()
+      go_file(files, step)
+    end, { buffer = buf, desc = step > 0 and 'Tether: next file' or 'Tether: previous file' })
+  end
   local view = { kind = 'changes', buf = buf, win = win, files = files }
   M.set_hint(view, hint)
   return view
