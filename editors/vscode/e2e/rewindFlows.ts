@@ -119,13 +119,13 @@ export async function rewindFlows(bench: Workbench, root: string, userData: stri
   // 2. Restore checkpoint on the first run, files and conversation: everything as before it.
   await first.locator("button.run-restore").click();
   await pickRow("restore what", "Files and conversation");
+  await waitFor("rewind.txt restored on disk", () => read("rewind.txt") === REWIND);
+  await waitFor("the buffer restored", async () => (await buffer()) === "first line\nsecond line\n");
   await visible(
     page.locator(".notification-toast", { hasText: "rewound to before step 1: 3 files restored" }),
   );
-  await waitFor("rewind.txt restored on disk", () => read("rewind.txt") === REWIND);
   assert.strictEqual(read("data.txt"), DATA, "the command's change to data.txt stayed");
   assert.ok(!fs.existsSync(file("made.txt")), "the file the command created stayed");
-  await waitFor("the buffer restored", async () => (await buffer()) === "first line\nsecond line\n");
   assert.ok(!(await dirty()), "the restored buffer is left unsaved");
   // The panel shows what the model will see: the later run and the first run's steps rewound.
   await visible(second.locator(".rewound-label"));
