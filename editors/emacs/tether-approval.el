@@ -158,6 +158,11 @@ here (`tether-render-shown' leaves escaped text as it is)."
         (when (fboundp 'diff-mode) (diff-mode))
         (tether-approval-mode 1)
         (setq tether--reviewing (and (tether--approval-inline approval) t))
+        ;; The diff's paths are the workspace's: `RET' (`diff-goto-source') finds them.
+        (when-let* ((connection (tether--approval-connection approval))
+                    (root (ignore-errors
+                            (process-get (jsonrpc--process connection) 'tether-root))))
+          (setq default-directory (file-name-as-directory root)))
         (setq buffer-read-only t
               header-line-format
               ;; a mode-line construct: a `%' of the title is shown as it is

@@ -90,6 +90,8 @@ def test_a_two_file_rename_is_reviewed_in_diff_mode_then_denied_then_allowed(
         )
         assert shown["keys"] == KEYS
         assert "--- a/src/lib.py" in shown["fileHeaders"]  # N goes to the next file
+        # its hunk's file is the workspace's (RET, diff-goto-source, goes there)
+        assert shown["source"] == str(tmp_path / "ws" / "src" / "lib.py")
     # the denied rename landed nowhere: buffers and disk as they were
     assert report["between"] == {"app": APP, "lib": LIB, "appDisk": APP, "libDisk": LIB}
     asked = approvals_asked(wire)

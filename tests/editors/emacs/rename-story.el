@@ -62,6 +62,10 @@
         (ignore-errors (call-interactively (key-binding "N")))
         (push (buffer-substring-no-properties (line-beginning-position) (line-end-position))
               headers))
+      (forward-line 3)  ; in the last file's hunk: the file RET would go to
+      (setq headers (cons (let ((found (ignore-errors (diff-find-file-name nil t))))
+                            (if found (expand-file-name found) ""))
+                          headers))
       (goto-char (point-min))
       `((text . ,(rename-text buffer))
         (mode . ,(symbol-name major-mode))
@@ -70,7 +74,8 @@
         (selected . ,(if (eq (window-buffer (selected-window)) buffer) t :json-false))
         (keys . ,(vconcat (mapcar (lambda (key) (format "%s" (key-binding key)))
                                   '("a" "A" "d" "q" "n" "p" "N" "P"))))
-        (fileHeaders . ,(vconcat (nreverse headers)))))))
+        (source . ,(car headers))
+        (fileHeaders . ,(vconcat (reverse (cdr headers))))))))
 
 (defun rename-shown ()
   "The approval buffer once it shows the rename (nil when the run ended first).
@@ -106,6 +111,9 @@ With TETHER_CHAT the approval waits in the chat: `v' there opens it for review."
           (rename-wait (lambda () (eglot-current-server)) 40))
         (rename-note 'libManaged (if (with-current-buffer lib (eglot-current-server))
                                      t :json-false))
+        ;; a buffer of that name made elsewhere: its folder is not the workspace
+        (with-current-buffer (get-buffer-create "*tether-approval*")
+          (setq default-directory "/"))
         (if (not (getenv "TETHER_CHAT"))
             (tether-run "rename greet")
           (tether-chat)
