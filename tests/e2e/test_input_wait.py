@@ -213,6 +213,15 @@ async def main():
         await server.serve_forever()
 asyncio.run(main())
 """
+WATCHER_TAKING_KEYS = """\
+import asyncio, subprocess, sys
+async def main():
+    server = await asyncio.create_subprocess_exec(sys.executable, "serve", stdin=subprocess.DEVNULL)
+    asyncio.get_running_loop().add_reader(0, sys.stdin.readline)
+    print("watching; type rs and enter to restart", flush=True)
+    await server.wait()
+asyncio.run(main())
+"""
 
 
 @pytest.mark.parametrize(
@@ -224,8 +233,10 @@ asyncio.run(main())
         "timeout 3 python3 -m http.server 0 --bind 127.0.0.1; echo got $?",
         # Waits on its input too, for keys (as Vite's dev server does): a server all the same.
         "timeout 3 python3 keys; echo got $?",
+        # Waits on its input for keys while its child serves (as nodemon does).
+        "timeout 3 python3 watcher; echo got $?",
     ],
-    ids=["asyncio-server", "http-server", "server-taking-keys"],
+    ids=["asyncio-server", "http-server", "server-taking-keys", "watcher-taking-keys"],
 )
 async def test_a_server_waiting_on_its_socket_is_not_taken_for_one_that_asks(
     editor: Editor, workspace: Path, command: str
@@ -234,6 +245,7 @@ async def test_a_server_waiting_on_its_socket_is_not_taken_for_one_that_asks(
     runs until ``timeout`` ends it."""
     (workspace / "serve").write_text(ASYNCIO_SERVER)
     (workspace / "keys").write_text(SERVER_TAKING_KEYS)
+    (workspace / "watcher").write_text(WATCHER_TAKING_KEYS)
     await editor.open_session(workspace, script=script({"toolCalls": [call(command)]}))
     result = await asyncio.wait_for(editor.run(prompt="go", runId="r1"), 60)
     assert result["outcome"] == "done"

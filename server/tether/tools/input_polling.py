@@ -14,9 +14,10 @@ is for:
   ``/proc/PID/mem`` (readable where the call itself is: the same ptrace permission);
 - ``select``, ``pselect6``: its read set, the same way.
 
-Only descriptors waited on for reading count. A wait that also holds a listening socket
-(``/proc/PID/net/tcp``, ``tcp6``, ``unix``) is a server's: a dev server that takes keys on
-its input (Vite's ``h + enter``) serves, it is not asking. Memory is read only from a
+Only descriptors waited on for reading count. Such a wait while a process of the command
+holds a listening socket (``/proc/PID/net/tcp``, ``tcp6``, ``unix``) is a server's: a dev
+server that takes keys on its input (Vite's ``h + enter``), a watcher whose child serves
+(nodemon's ``rs``) serve, they are not asking. Memory is read only from a
 process of the command's own tree, only the few bytes the call names, never written.
 """
 
@@ -109,15 +110,28 @@ def _select_fds(pid: int, nfds: int, readfds: int) -> list[int]:
     return [fd for fd in range(nfds) if bits >> fd & 1]
 
 
-def serving(pid: int, fds: list[int]) -> bool:
-    """Whether one of ``pid``'s descriptors ``fds`` is a listening socket."""
-    sockets = set()
-    for fd in fds:
+def serving(pids: list[int]) -> bool:
+    """Whether one of the processes ``pids`` holds a listening socket."""
+    listening: dict[str, set[str]] = {}  # by network namespace
+    for pid in pids:
+        sockets = set()
         with contextlib.suppress(OSError):
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-            if target.startswith("socket:["):
-                sockets.add(target[8:-1])
-    return bool(sockets) and bool(sockets & _listening(pid))
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                    if target.startswith("socket:["):
+                        sockets.add(target[8:-1])
+        if not sockets:
+            continue
+        try:
+            namespace = os.readlink(f"/proc/{pid}/ns/net")
+        except OSError:
+            namespace = str(pid)
+        if namespace not in listening:
+            listening[namespace] = _listening(pid)
+        if sockets & listening[namespace]:
+            return True
+    return False
 
 
 def _listening(pid: int) -> set[str]:

@@ -1,7 +1,8 @@
 """Telling that a command stopped to ask for input, and what it asked.
 
-A command's standard input is a terminal no one ever types into (a pseudo-terminal whose
-other end Tether holds and never writes to), not its controlling terminal. So a program
+A command's standard input is a terminal no one types into (a pseudo-terminal whose other
+end Tether holds and writes to only the user's answer to a question the command asked, with
+``commandInput: "ask"``: ``tools/command_input.py``), not its controlling terminal. So a program
 that asks (``read -p``, ``input()``, a ``[y/N]``, a REPL's ``>>>``) prints its question as
 it would for a person, then waits; a program that only reads input when it is not a
 terminal (``jq``, a formatter's stdin mode) sees a terminal and reads none.
@@ -15,8 +16,8 @@ asked: the line of output it left unfinished. Where ``/proc/PID/syscall`` cannot
 (not Linux, a restricted ``/proc``), commands get ``/dev/null``: an empty input that ends
 at once, the question unnamed. A program that waits in an event loop (``epoll``, ``poll``,
 ``select``: Node's ``readline``, Python's ``asyncio``) with the terminal among what it waits
-to read is seen too (``input_polling``), unless it also waits on a listening socket (a dev
-server taking keys on its input serves, it does not ask).
+to read is seen too (``input_polling``), unless a process of the command listens for
+connections (a dev server or a watcher taking keys on its input serves, it does not ask).
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def _reads() -> frozenset[int] | None:
 @dataclass(slots=True)
 class InputTerminal:
     """The pseudo-terminal a command reads its input from: ``slave`` goes to the command
-    (closed here once it started), ``master`` stays with Tether, never written to."""
+    (closed here once it started), ``master`` stays with Tether, written to only with the
+    user's answer (``type``)."""
 
     master: int
     slave: int
@@ -156,7 +158,13 @@ class InputTerminal:
         numbers = _reads()
         if numbers is None:
             return False
-        return any(_reads_terminal(pid, numbers, self.device) for pid in _tree(root))
+        tree = _tree(root)
+        waits = [_reads_terminal(pid, numbers, self.device) for pid in tree]
+        if "read" in waits:
+            return True
+        # An event loop waiting on the terminal among other things: a server's (a dev server
+        # or a watcher taking keys) while a process of the command listens for connections.
+        return "loop" in waits and not serving(tree)
 
 
 def open_input_terminal() -> InputTerminal | None:
@@ -209,14 +217,15 @@ def _tree(root: int) -> list[int]:
     return found
 
 
-def _reads_terminal(pid: int, numbers: frozenset[int], device: int) -> bool:
-    """Whether a thread of ``pid`` is blocked reading the terminal ``device`` (directly, or
-    as its controlling terminal through ``/dev/tty``): in a read of it, or in an event
-    loop's wait that waits on it and on no listening socket (``input_polling``)."""
+def _reads_terminal(pid: int, numbers: frozenset[int], device: int) -> str | None:
+    """How a thread of ``pid`` is blocked reading the terminal ``device`` (directly, or as
+    its controlling terminal through ``/dev/tty``): ``read``, in a read of it; ``loop``, in
+    an event loop's wait that waits on it among others (``input_polling``); None: not."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return False
+        return None
+    found = None
     for task in tasks:
         try:
             with open(f"/proc/{pid}/task/{task}/syscall") as f:
@@ -228,13 +237,12 @@ def _reads_terminal(pid: int, numbers: frozenset[int], device: int) -> bool:
             continue
         if number in numbers:
             if _is_terminal(pid, args[0], device):
-                return True
+                return "read"
             continue
         fds = event_wait_fds(pid, number, args)
-        waits = fds and any(_is_terminal(pid, fd, device) for fd in fds)
-        if waits and not serving(pid, fds or []):
-            return True
-    return False
+        if fds and any(_is_terminal(pid, fd, device) for fd in fds):
+            found = "loop"
+    return found
 
 
 def _is_terminal(pid: int, fd: int, device: int) -> bool:
