@@ -146,7 +146,8 @@ function M.open(params, hint, enter)
   local lines = vim.split(diff, '\n', { plain = true })
   local files = M.files(lines)
   local buf = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_name(buf, string.format('tether://approve/%s', params.callId or buf))
+  -- a name another buffer holds (a view kept by the user's own `bufhidden`): left unnamed
+  pcall(vim.api.nvim_buf_set_name, buf, 'tether://approve/' .. tostring(params.callId))
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].bufhidden = 'wipe'
   vim.bo[buf].modifiable = false
