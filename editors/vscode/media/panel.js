@@ -425,7 +425,7 @@
             (card) => ({ choice: "deny", feedback: card.querySelector(".feedback").value }),
             "secondary deny",
           ),
-          isCommand || approval.alsoIn === "none"
+          isCommand || approval.alsoIn === "none" || approval.editable === false
             ? undefined
             : el("button", {
                 type: "button",

@@ -213,16 +213,28 @@ function prefixed(text: string, mark: string): string {
 export function diffStat(diff: string): DiffStat {
   let added = 0;
   let removed = 0;
-  let header = diff.startsWith("--- ");
+  // A unified diff with headers (of one file or several): a `---` / `+++` line once a hunk
+  // has had the lines its `@@ -a,b +c,d @@` says is the next file's header, not counted.
+  const unified = diff.startsWith("--- ");
+  let [oldLeft, newLeft] = [0, 0];
   for (const line of diff.split("\n")) {
-    if (line.startsWith("@@")) {
-      header = false;
-    } else if (header && (line.startsWith("--- ") || line.startsWith("+++ "))) {
+    const hunk = /^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@/.exec(line);
+    if (hunk !== null) {
+      [oldLeft, newLeft] = [Number(hunk[1] ?? 1), Number(hunk[2] ?? 1)];
       continue;
-    } else if (line.startsWith("+")) {
+    }
+    if (unified && oldLeft <= 0 && newLeft <= 0 && (line.startsWith("--- ") || line.startsWith("+++ "))) {
+      continue;
+    }
+    if (line.startsWith("+")) {
       added += 1;
+      newLeft -= 1;
     } else if (line.startsWith("-")) {
       removed += 1;
+      oldLeft -= 1;
+    } else if (line.startsWith(" ")) {
+      oldLeft -= 1;
+      newLeft -= 1;
     }
   }
   return { added, removed };

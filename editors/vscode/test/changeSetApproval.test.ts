@@ -1,6 +1,7 @@
 import * as assert from "assert";
 import type { Choice } from "../src/answers";
 import { Approvals, CHANGE_SET_EDITED_FEEDBACK, PENDING_CONTEXT_KEY } from "../src/approvals";
+import { approvalView } from "../src/panel/model";
 import { proposalUri } from "../src/panel/sharedApprovals";
 import type { AgentApproveParams, DiffPreview } from "../src/protocol";
 import { ProposalFiles } from "../src/proposalFiles";
@@ -155,6 +156,14 @@ describe("a change of several files (a rename) in the editor", () => {
       return undefined;
     });
     assert.deepStrictEqual(await approve(RENAME), { decision: "allow" });
+  });
+
+  it("is a card of the whole diff in the panel, without Edit in Diff Editor (nothing to edit)", () => {
+    const card = approvalView(RENAME, "diff editor", (p) => p.replace("file:///work/app/", ""));
+    assert.strictEqual(card.kind, "diff");
+    assert.strictEqual(card.diff, (RENAME.preview as DiffPreview).diff);
+    assert.deepStrictEqual(card.stat, { added: 3, removed: 3 });
+    assert.strictEqual(card.editable, false);
   });
 
   it("denies with the feedback typed, and says so when the server withdraws it", async () => {

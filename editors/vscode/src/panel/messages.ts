@@ -99,7 +99,8 @@ export interface ApprovalView {
   readonly cwd?: string;
   /**
    * Whether the user may change the command before allowing it: a shell command. An MCP
-   * call is shown as is (the server refuses a changed one).
+   * call is shown as is (the server refuses a changed one). False for an edit: a change of
+   * several files (a rename), which has no Edit in Diff Editor.
    */
   readonly editable?: boolean;
   /** The unified diff of an edit. */

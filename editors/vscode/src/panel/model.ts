@@ -56,6 +56,8 @@ export function approvalView(
     subject: displayPath(preview.uri),
     diff: clip(preview.diff),
     stat: diffStat(preview.diff),
+    // A change of several files (a rename, no window): allowed or denied whole, never edited.
+    ...(preview.proposed === undefined || preview.proposed === null ? { editable: false } : {}),
     ...(progress !== undefined ? { progress } : {}),
   };
 }
