@@ -33,7 +33,10 @@ DIFF = [
     "+def salute(name: str) -> str:",
     '     return f"hello {name}"',
 ]
-KEYS = "a allow · A always (every rename) · d deny · q deny · ]]/[[ next/previous file · za fold"
+KEYS = (
+    "a allow · A always (every rename) · d deny · q deny · ]]/[[ next/previous file · za fold"
+    " · <CR> open the file there"
+)
 
 
 def test_a_two_file_rename_is_reviewed_whole_then_denied_then_allowed(nvim: Nvim) -> None:
@@ -64,6 +67,13 @@ def test_a_two_file_rename_is_reviewed_whole_then_denied_then_allowed(nvim: Nvim
     # :TetherApprove enters it on the first file; ]] goes to the second (then stays), [[ back
     assert (denied["entered"], denied["cursor"], denied["next_file"]) == (True, 1, 9)
     assert (denied["past_last"], denied["previous_file"]) == (9, 1)
+    # <CR> on a line of lib.py's hunk: lib.py at that line, the approval still open
+    assert denied["opened"] == {
+        "name": str(src / "lib.py"),
+        "line": 3,
+        "window": True,
+        "view_open": True,
+    }
     # nothing changed before the user answered, and nothing after the deny
     app_lines, lib_lines = APP.splitlines(), LIB.splitlines()
     for shown in (denied, allowed):
@@ -83,5 +93,6 @@ def test_a_two_file_rename_is_reviewed_whole_then_denied_then_allowed(nvim: Nvim
     assert (r["app_disk_after"], r["lib_disk_after"]) == (new_app, new_lib)
     assert r["modified_after"] == [False, False]
     assert r["pending_after"] is False and r["approval_buffers_after"] == []
-    # the approval's window closed: the user's file and the run's transcript are left
-    assert sorted(r["windows_after"]) == sorted([str(src / "app.py"), "tether://transcript"])
+    # the approval's window closed: the user's (showing lib.py, opened with <CR>) and the
+    # run's transcript are left
+    assert sorted(r["windows_after"]) == sorted([str(src / "lib.py"), "tether://transcript"])

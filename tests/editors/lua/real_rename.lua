@@ -3,7 +3,8 @@
 -- approval is denied (`d`, with a reason), the second allowed (`a`). For each approval:
 -- what it showed (its view, buffer, filetype, lines, folds per file, title and keys, the
 -- keys mapped there) and where the cursor was; at the first, the user enters it and goes
--- to the next file and back (`]]`, `[[`); before the second one, what the buffers and
+-- to the next file and back (`]]`, `[[`), opens a line's file (`<CR>`) and comes back
+-- (`<leader>ta`) to deny; before the second one, what the buffers and
 -- the disk held (the denied rename must have landed nowhere). At the end: both buffers and
 -- both files, and whether anything of the approvals is left on screen.
 -- Env: BASEDPYRIGHT (the `basedpyright-langserver` command).
@@ -91,7 +92,13 @@ H.on('TetherApprove', function(data)
       seen.past_last = vim.api.nvim_win_get_cursor(0)[1]
       H.feed('[[')
       seen.previous_file = vim.api.nvim_win_get_cursor(0)[1]
-      key = key:sub(#'<leader>ta' + 1)
+      H.feed(']]6j<CR>') -- on lib.py's `return` line: that file there, in the user's window
+      seen.opened = {
+        name = vim.api.nvim_buf_get_name(0),
+        line = vim.api.nvim_win_get_cursor(0)[1],
+        window = vim.api.nvim_get_current_win() ~= view.win,
+        view_open = vim.api.nvim_win_is_valid(view.win),
+      }
     end
     H.feed(key)
   end, 10)

@@ -308,7 +308,9 @@ local function open_float(req, enter)
   req.hunk = req.hunk or 1
   local float
   if require('tether.changes').is_change_set(req.params) then -- several files: shown whole
-    float = require('tether.changes').open(req.params, hint(req), enter)
+    local client = req.client_id and vim.lsp.get_client_by_id(req.client_id)
+    local root = client and client.root_dir or nil
+    float = require('tether.changes').open(req.params, hint(req), enter, root)
   else
     float = preview.float(req.params, hint(req), enter)
   end

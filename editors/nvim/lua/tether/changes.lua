@@ -112,7 +112,59 @@ end
 ---@param hint string the approval's keys
 ---@return string
 function M.keys(hint)
-  return hint .. ' · ]]/[[ next/previous file · za fold'
+  return hint .. ' · ]]/[[ next/previous file · za fold · <CR> open the file there'
+end
+
+--- The file and line (of the new text) a line of the diff shows: a line of a hunk, its
+--- header (the hunk's first line) or a file's header (its first line). Nil outside a file.
+---@param files tether.DiffFile[]
+---@param lines string[] the diff
+---@param at integer 1-based line of the diff
+---@return string? name
+---@return integer? line
+function M.source(files, lines, at)
+  for _, file in ipairs(files) do
+    if at >= file.first and at <= file.last then
+      local line = 1
+      for i = file.first, at do
+        local start = lines[i]:match('^@@ %-%d+,?%d* %+(%d+)')
+        if start then
+          line = math.max(tonumber(start), 1)
+        elseif i < at and i > file.first + 1 and not lines[i]:match('^[-\\]') then
+          line = line + 1 -- a line the new text has, before the one asked about
+        end
+      end
+      return file.name, line
+    end
+  end
+  return nil, nil
+end
+
+--- `<CR>`: the file at the line under the cursor, in the window the user came from (the
+--- approval keeps waiting; `:TetherApprove` comes back).
+---@param files tether.DiffFile[]
+---@param root string the workspace the diff's paths are in
+local function open_source(files, root)
+  local view_win = vim.api.nvim_get_current_win()
+  local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  local name, line = M.source(files, lines, vim.api.nvim_win_get_cursor(0)[1])
+  if not name then
+    return
+  end
+  local path = vim.fs.joinpath(root, name)
+  if not vim.uv.fs_stat(path) then
+    return vim.notify('Tether: ' .. name .. ' is not a file of the workspace', vim.log.levels.WARN)
+  end
+  vim.cmd('wincmd p')
+  if vim.api.nvim_get_current_win() == view_win then
+    vim.cmd('aboveleft split')
+  end
+  local ok, err = pcall(vim.cmd.edit, vim.fn.fnameescape(path))
+  if not ok then
+    return vim.notify('Tether: ' .. tostring(err), vim.log.levels.WARN)
+  end
+  local last = vim.api.nvim_buf_line_count(0)
+  vim.api.nvim_win_set_cursor(0, { math.min(line, last), 0 })
 end
 
 --- Moves the cursor of the current window to the next (`step` 1) or previous (-1) file's
@@ -139,8 +191,9 @@ end
 ---@param params table agent/approve params (a change set)
 ---@param hint string the approval's keys
 ---@param enter? boolean
+---@param root? string the workspace (the diff's paths are relative to it)
 ---@return tether.View
-function M.open(params, hint, enter)
+function M.open(params, hint, enter, root)
   local render = require('tether.render')
   local diff = render.shown(params.preview.diff):gsub('\n$', '')
   local lines = vim.split(diff, '\n', { plain = true })
@@ -173,6 +226,9 @@ function M.open(params, hint, enter)
     vim.cmd('normal! zR') -- the whole change shown; `za`, `zM` fold files away
     vim.api.nvim_win_set_cursor(win, { 1, 0 })
   end)
+  vim.keymap.set('n', '<CR>', function()
+    open_source(files, root or vim.fn.getcwd())
+  end, { buffer = buf, desc = 'Tether: open the file at this line' })
   for lhs, step in pairs({ [']]'] = 1, ['[['] = -1 }) do
     vim.keymap.set('n', lhs, function()
       go_file(files, step)
