@@ -193,3 +193,50 @@ async def test_a_program_asking_in_its_event_loop_gets_the_answer(
     result, asked, _ = await _run_asked(workspace, options, ["ann"])
     assert "got=ann" in result.output, result.output
     assert "Your name? " in asked[0].question
+
+
+async def test_a_question_asking_a_password_hides_the_answer_even_with_echo_on(
+    workspace: Path, tmp_path: Path
+) -> None:
+    command = 'read -p "Enter passphrase: " pw; echo "length=${#pw}"'
+    options = _options(tmp_path, command, commandInput="ask")
+    result, asked, events = await _run_asked(workspace, options, [SECRET])
+    assert f"length={len(SECRET)}" in result.output, result.output
+    assert asked[0].secret
+    assert SECRET not in json.dumps([e.model_dump(mode="json") for e in events])
+    for path in (p for p in (tmp_path / "state").rglob("*") if p.is_file()):
+        assert SECRET.encode() not in path.read_bytes(), path
+
+
+async def test_control_characters_of_an_answer_are_not_typed(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A line-editing key (``^U`` kills the line, ``^D`` ends the input) in an answer is not
+    typed into the command: only the text."""
+    command = 'read -p "Name? " a; echo "got=[$a]"'
+    options = _options(tmp_path, command, commandInput="ask")
+    result, _, _ = await _run_asked(workspace, options, ["ab\x15cd\x04\x7f"])
+    assert "got=[abcd]" in result.output, result.output
+
+
+async def test_a_question_left_unanswered_ends_the_command_at_the_approval_timeout(
+    workspace: Path, tmp_path: Path
+) -> None:
+    asked = anyio.Event()
+    never = anyio.Event()
+
+    async def asker(params: Any) -> dict[str, Any]:
+        asked.set()
+        await never.wait()  # a person who walked away
+        return {"answer": "too late"}
+
+    command = 'read -p "Continue? " x; echo "got=$x"'
+    options = {**_options(tmp_path, command, commandInput="ask"), "approvalTimeoutSeconds": 0.5}
+    events: list[RunEvent] = []
+    async with connect(workspace, options, asker=asker) as client:
+        client.on_event = events.append
+        with anyio.fail_after(60):
+            await client.run("go", runId="r1")
+        assert asked.is_set()
+    [result] = [e for e in events if isinstance(e, ToolResultEvent)]
+    assert "the command waited for input: `Continue? `" in result.output, result.output

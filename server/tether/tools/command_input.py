@@ -15,9 +15,11 @@ named.
 When the command turned its terminal's echo off (a password prompt: ``getpass``, ``read
 -s``, ``ssh``), or its question says password or passphrase, the question is a secret:
 the front takes the answer where it is not shown when it can (``agent/ask``'s ``secret``),
-and the answer is typed into the command and kept nowhere — not in the result, an event,
-the session log or a log line (the echo being off, the command's own output does not show
-it either). A background job is never asked: no one watches it.
+and the answer is typed into the command with its terminal's echo off (turned off first
+when the question only said password) and kept nowhere — not in the result, an event, the
+session log or a log line. An answer is one line of text: a line break refuses it (it would
+answer twice), control characters (``^U``, ``^D``: line editing) are not typed. A background
+job is never asked: no one watches it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import anyio
 
@@ -35,13 +38,27 @@ from .base import ToolDeps, one_line
 
 log = logging.getLogger(__name__)
 
-AnswersInput = Callable[[str, bool], Awaitable[str | None]]
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What to type into a command: the user's answer, and whether it is a secret (typed
+    with the terminal's echo off)."""
+
+    text: str
+    secret: bool
+
+    def __repr__(self) -> str:  # never shown, should it reach a log line
+        return f"Answer(secret={self.secret})" if self.secret else f"Answer({self.text!r})"
+
+
+AnswersInput = Callable[[str, bool], Awaitable[Answer | None]]
 """Given what a command asked and whether its typing is hidden: the user's answer, or None."""
 
 MAX_TYPED = 1000
 """The longest answer typed into a command (a terminal's line holds 4,095 bytes)."""
 COMMAND_CHARS = 120
 _SECRET_WORDS = re.compile(r"pass(?:word|phrase)|\bpin\b", re.IGNORECASE)
+_CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def input_answerer(deps: ToolDeps, command: str) -> AnswersInput | None:
@@ -52,7 +69,7 @@ def input_answerer(deps: ToolDeps, command: str) -> AnswersInput | None:
         return None
     timeout = deps.gate.answer_timeout if deps.gate is not None else None
 
-    async def answer(asked: str, hidden: bool) -> str | None:
+    async def answer(asked: str, hidden: bool) -> Answer | None:
         secret = hidden or bool(_SECRET_WORDS.search(asked))
         question = Question(
             deps.run_id,
@@ -65,9 +82,13 @@ def input_answerer(deps: ToolDeps, command: str) -> AnswersInput | None:
         if waited.cancelled_caught:
             log.info("a command's question was not answered within %g s", timeout)
             return None
-        if reply is None or not reply.strip() or "\n" in reply.strip("\r\n"):
-            return None  # dismissed; a line break would type two answers
-        return reply.strip("\r\n")[:MAX_TYPED]
+        if reply is None:
+            return None  # dismissed
+        text = reply.strip("\r\n")
+        if "\n" in text or "\r" in text:
+            return None  # a line break would type two answers
+        text = _CONTROLS.sub("", text)[:MAX_TYPED]  # no line editing (^U, ^D, DEL): text
+        return Answer(text, secret) if text.strip() else None
 
     return answer
 

@@ -141,10 +141,20 @@ class InputTerminal:
         except (termios.error, OSError):
             return True
 
-    def type(self, text: str) -> bool:
+    def type(self, text: str, hidden: bool = False) -> bool:
         """Type ``text`` into the terminal as a person would (blocking: call from a worker
-        thread); False when it cannot be (the command is gone)."""
+        thread); False when it cannot be (the command is gone). ``hidden``: with the
+        terminal's echo turned off first (and left off), so it does not show in the
+        command's output."""
         data = text.encode()
+        try:
+            if hidden:
+                attrs = termios.tcgetattr(self.master)
+                if attrs[3] & termios.ECHO:
+                    attrs[3] &= ~(termios.ECHO | termios.ECHONL)
+                    termios.tcsetattr(self.master, termios.TCSANOW, attrs)
+        except (termios.error, OSError):
+            return False
         try:
             while data and self.master >= 0:
                 data = data[os.write(self.master, data) :]

@@ -352,10 +352,12 @@ class _Typed:
             reply = await self.answer(question, hidden)
         finally:
             self.deadline.deadline = anyio.current_time() + left
-        if reply is None or not await anyio.to_thread.run_sync(terminal.type, reply + "\n"):
+        if reply is None:
             return False
-        self.answered.append(hidden)
-        return True
+        typed = await anyio.to_thread.run_sync(terminal.type, reply.text + "\n", reply.secret)
+        if typed:
+            self.answered.append(reply.secret)
+        return typed
 
 
 async def _watch_input(
