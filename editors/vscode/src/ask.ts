@@ -49,6 +49,7 @@ async function typed(
       prompt: plainPrompt(params.question),
       placeHolder: "Your answer (Escape: no answer)",
       ignoreFocusOut: true,
+      password: params.secret === true, // a command's password prompt: hidden as typed
     },
     token,
   );

@@ -71,6 +71,24 @@ describe("agent/ask answered in VS Code", () => {
     assert.ok(!vscode.calls.some(([call]) => call === "showQuickPick"));
   });
 
+  it("takes a secret's answer in a password box, as typed", async () => {
+    vscode.answers.showInputBox = async () => " s3cret ";
+    const answer = await answerAsk(
+      { runId: "r1", callId: "c", question: "Password:", secret: true },
+      new vscode.CancellationTokenSource().token,
+    );
+    assert.deepStrictEqual(answer, { answer: " s3cret " });
+    const [options] = called("showInputBox") as [{ password: boolean }];
+    assert.strictEqual(options.password, true);
+    vscode.reset();
+    vscode.answers.showInputBox = async () => "cache.db";
+    await answerAsk(
+      { runId: "r1", callId: "c", question: "Name?" },
+      new vscode.CancellationTokenSource().token,
+    );
+    assert.strictEqual((called("showInputBox") as [{ password: boolean }])[0].password, false);
+  });
+
   it("answers a dismissed pick, a dismissed or empty input as declined ({})", async () => {
     const token = new vscode.CancellationTokenSource().token;
     assert.deepStrictEqual(await answerAsk(params(), token), {}); // the fake pick answers undefined
