@@ -1,7 +1,8 @@
 --- Answers `agent/ask`: the model's question, asked with `vim.ui.select` (its choices, and
 --- "Type an answer…" when the model takes one) or `vim.ui.input` (no choices). The question
 --- and the choices arrive escaped by the server (control and bidi characters written out);
---- they are shown on one line. Closing the picker or an empty answer answers nothing.
+--- they are shown on one line. Closing the picker or an empty answer answers nothing. A
+--- secret (a command's password prompt) is typed with `vim.fn.inputsecret`: not shown.
 local M = {}
 
 local OTHER = 'Type an answer…'
@@ -22,6 +23,15 @@ function M.ask(params, done)
   local question = 'Tether asks: ' .. one_line(params.question)
   local function typed()
     local prompt = question .. (#choices > 0 and ' (your answer): ' or ': ')
+    if params.secret == true then -- a command's password prompt: nothing typed is shown
+      local ok, text = pcall(vim.fn.inputsecret, prompt)
+      if not ok or type(text) ~= 'string' or vim.trim(text) == '' then
+        done(vim.empty_dict())
+      else
+        done({ answer = text })
+      end
+      return
+    end
     vim.ui.input({ prompt = prompt }, function(text)
       if text == nil or vim.trim(text) == '' then
         done(vim.empty_dict())
