@@ -353,6 +353,7 @@ The prompt closes by itself when the server withdraws that approval."
 With choices, `completing-read' over them (a typed answer of one's own
 too, unless the model takes only a choice); without, `read-string'.
 The question comes escaped by the server; it is shown on one line.
+A secret (a command's password prompt) is read with `read-passwd': not shown.
 \\[keyboard-quit] or an empty answer answers nothing."
   (let* ((question (replace-regexp-in-string
                     "[\n\t]+" " " (or (plist-get params :question) "")))
@@ -360,9 +361,9 @@ The question comes escaped by the server; it is shown on one line.
          (choices (append (plist-get params :choices) nil))
          (only-choices (and choices (eq (plist-get params :freeText) :json-false)))
          (answer (condition-case nil
-                     (if choices
-                         (completing-read prompt choices nil only-choices)
-                       (read-string prompt))
+                     (cond (choices (completing-read prompt choices nil only-choices))
+                           ((eq (plist-get params :secret) t) (read-passwd prompt))
+                           (t (read-string prompt)))
                    (quit nil))))
     (if (and (stringp answer) (not (string-empty-p (string-trim answer))))
         (list :answer answer)
