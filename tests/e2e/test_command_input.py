@@ -20,8 +20,10 @@ import anyio
 import pytest
 
 from tether.client.headless import connect
+from tether.sandbox import Backend
 from tether_protocol import AskParams, RunEvent, ToolResultEvent
 
+from ..sandboxes import BACKENDS, require_backend
 from .conftest import script
 
 LONG = 600  # the command's own timeout: never what ends it here
@@ -240,3 +242,16 @@ async def test_a_question_left_unanswered_ends_the_command_at_the_approval_timeo
         assert asked.is_set()
     [result] = [e for e in events if isinstance(e, ToolResultEvent)]
     assert "the command waited for input: `Continue? `" in result.output, result.output
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_in_the_sandbox_the_answer_reaches_the_command(
+    workspace: Path, tmp_path: Path, backend: Backend
+) -> None:
+    require_backend(backend)
+    command = 'read -p "Overwrite? [y/N] " x; echo "got=$x"'
+    options = _options(tmp_path, command, commandInput="ask", sandbox=backend)
+    result, asked, _ = await _run_asked(workspace, options, ["y"])
+    assert f"in the {backend} sandbox" in result.output
+    assert "got=y" in result.output, result.output
+    assert "Overwrite? [y/N] " in asked[0].question
