@@ -99,6 +99,7 @@ async def test_a_dismissed_question_ends_the_command_naming_it(
     assert len(asked) == 1
     assert not result.ok
     assert "the command waited for input: `Continue? `" in result.output, result.output
+    assert "put to the user, who did not answer it" in result.output
     assert "got=" not in result.output.split("\n", 1)[1]
 
 

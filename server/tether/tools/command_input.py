@@ -93,6 +93,14 @@ def input_answerer(deps: ToolDeps, command: str) -> AnswersInput | None:
     return answer
 
 
+NOT_ANSWERED = (
+    "Its question was put to the user, who did not answer it: do not run it again to ask "
+    "them; give it its answer another way (a flag such as --yes, a here-string), or go on "
+    "without it and say what it needs"
+)
+"""Why a command whose question the user left unanswered was ended (to the model)."""
+
+
 def command_question(command: str, asked: str) -> str:
     """The question the user is shown for ``command`` waiting on ``asked``."""
     head = f"The command `{one_line(command, COMMAND_CHARS)}` is waiting for input."

@@ -48,7 +48,7 @@ from ..sandbox.runner import KILL_GRACE_SECONDS as SANDBOX_KILL_GRACE_SECONDS
 from ..sandbox.runner import kill_tree
 from ..writes.coherence import after_command, before_command, unsaved_note
 from .base import Proposal, Tool, ToolArgs, ToolDeps, ToolResult, one_line
-from .command_input import AnswersInput, answered_note, input_answerer
+from .command_input import NOT_ANSWERED, AnswersInput, answered_note, input_answerer
 from .git_guard import git_environment, refusal, refused_settings
 from .input_wait import (
     CHECK_SECONDS,
@@ -745,6 +745,7 @@ class Bash(Tool[BashArgs]):
             return await _start_job(args, deps, sandbox, builtin)
         timeout = args.timeout_seconds or DEFAULT_TIMEOUT_SECONDS
         buffers = await before_command(deps.workspace)
+        answerer = input_answerer(deps, args.command)
         try:
             terminal = _terminal(deps, sandbox, builtin)
             if terminal is not None:
@@ -757,7 +758,7 @@ class Bash(Tool[BashArgs]):
                     sandbox=sandbox,
                     extra_env=git_environment if builtin else None,
                     progress=deps.progress,
-                    answer=input_answerer(deps, args.command),
+                    answer=answerer,
                 )
         except OSError as exc:
             raise ToolError(f"could not start bash: {exc}") from exc
@@ -774,6 +775,8 @@ class Bash(Tool[BashArgs]):
                 f"stopped: {error}. Nothing types into a command: give it its answer another "
                 "way (a flag such as --yes, `yes |`, a here-string) or run it without asking"
             )
+            if answerer is not None:
+                status = f"stopped: {error}. {NOT_ANSWERED}"
         elif outcome.timed_out:
             status = (
                 f"killed after timeout of {_seconds(timeout)} (set timeout_seconds, at most "
