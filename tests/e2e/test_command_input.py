@@ -90,6 +90,17 @@ async def test_the_question_is_shown_escaped(workspace: Path, tmp_path: Path) ->
     assert "\\x1b]0;owned\\x07" in question.question, question.question
 
 
+async def test_the_lines_before_the_question_are_shown_with_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    command = r"printf '1) apple\n\033[31m2) pear\033[0m\n'; read -p 'Choose: ' x; echo \"got=$x\""
+    options = _options(tmp_path, command, commandInput="ask")
+    result, asked, _ = await _run_asked(workspace, options, ["2"])
+    assert "got=2" in result.output, result.output
+    [question] = asked
+    assert "It printed:\n1) apple\n2) pear\nChoose: \n" in question.question, question.question
+
+
 async def test_a_dismissed_question_ends_the_command_naming_it(
     workspace: Path, tmp_path: Path
 ) -> None:

@@ -31,10 +31,9 @@ from dataclasses import dataclass
 
 import anyio
 
-from tether_protocol.ask import MAX_QUESTION
-
 from .ask import AsksUser, Question
 from .base import ToolDeps, one_line
+from .input_wait import asked_line
 
 log = logging.getLogger(__name__)
 
@@ -52,13 +51,19 @@ class Answer:
 
 
 AnswersInput = Callable[[str, bool], Awaitable[Answer | None]]
-"""Given what a command asked and whether its typing is hidden: the user's answer, or None."""
+"""Given the end of a command's output (its question last) and whether its typing is hidden:
+the user's answer, or None."""
 
 MAX_TYPED = 1000
 """The longest answer typed into a command (a terminal's line holds 4,095 bytes)."""
 COMMAND_CHARS = 120
+CONTEXT_LINES = 8
+"""Lines of output before the question shown with it (a menu, what it is about)."""
+CONTEXT_CHARS = 500
 _SECRET_WORDS = re.compile(r"pass(?:word|phrase)|\bpin\b", re.IGNORECASE)
 _CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?)")
+"""Terminal escape sequences (CSI: colours, cursor; OSC: titles)."""
 
 
 def input_answerer(deps: ToolDeps, command: str) -> AnswersInput | None:
@@ -69,12 +74,12 @@ def input_answerer(deps: ToolDeps, command: str) -> AnswersInput | None:
         return None
     timeout = deps.gate.answer_timeout if deps.gate is not None else None
 
-    async def answer(asked: str, hidden: bool) -> Answer | None:
-        secret = hidden or bool(_SECRET_WORDS.search(asked))
+    async def answer(recent: str, hidden: bool) -> Answer | None:
+        secret = hidden or bool(_SECRET_WORDS.search(asked_line(recent)))
         question = Question(
             deps.run_id,
             deps.call_id,
-            command_question(command, asked),
+            command_question(command, recent),
             secret=secret,
         )
         with anyio.move_on_after(timeout) as waited:
@@ -101,14 +106,25 @@ NOT_ANSWERED = (
 """Why a command whose question the user left unanswered was ended (to the model)."""
 
 
-def command_question(command: str, asked: str) -> str:
-    """The question the user is shown for ``command`` waiting on ``asked``."""
+def command_question(command: str, recent: str) -> str:
+    """The question the user is shown for ``command`` waiting after printing ``recent``:
+    its last lines (a menu above its prompt), the question last."""
     head = f"The command `{one_line(command, COMMAND_CHARS)}` is waiting for input."
     tail = "\nYour answer is typed into it, then Enter; dismiss this to end the command."
-    if asked.strip():
-        room = MAX_QUESTION // 2
-        return f"{head} It asked:\n{asked[-room:]}{tail}"
-    return f"{head} It printed no question.{tail}"
+    asked = asked_line(recent)
+    if not asked:
+        return f"{head} It printed no question.{tail}"
+    lines = [_printable(line) for line in recent.split("\n")[:-1][-CONTEXT_LINES:]]
+    context = "\n".join(line for line in lines if line.strip())
+    if len(context) > CONTEXT_CHARS:
+        context = "…" + context[-CONTEXT_CHARS:]
+    return f"{head} It printed:\n{context + chr(10) if context else ''}{asked}{tail}"
+
+
+def _printable(line: str) -> str:
+    """A line of context without what a display would escape (controls, bidi, zero-width):
+    only the question itself is shown escaped, so the question fits its length."""
+    return "".join(c for c in _ESCAPES.sub("", line) if c.isprintable())
 
 
 def answered_note(answered: tuple[bool, ...]) -> str:

@@ -89,6 +89,8 @@ DRAIN_SECONDS = 0.25
 # kernel, e.g. on a dead network mount, take longer; those are not waited for).
 KILL_WAIT_SECONDS = 1.0
 SUMMARY_CHARS = 80
+QUESTION_CHARS = 2000
+"""The end of a command's output its question is asked with (``commandInput: "ask"``)."""
 SANDBOX_WALLS = (
     "only the workspace writable, no network, no unix sockets, $HOME hidden, a private /tmp"
 )
@@ -340,16 +342,17 @@ class _Typed:
     deadline: anyio.CancelScope
     """The command's timeout: the time the user takes to answer is not counted."""
 
-    async def ask(self, terminal: InputTerminal, question: str) -> bool:
-        """Ask the user ``question`` and type their answer in; False: no answer (dismissed,
-        no one to ask) or the command could not be typed into."""
+    async def ask(self, terminal: InputTerminal, recent: str) -> bool:
+        """Ask the user what the command asked at the end of its ``recent`` output and type
+        their answer in; False: no answer (dismissed, no one to ask) or the command could
+        not be typed into."""
         if self.answer is None:
             return False
         hidden = await anyio.to_thread.run_sync(terminal.hides_typing)
         left = self.deadline.deadline - anyio.current_time()
         self.deadline.deadline = math.inf
         try:
-            reply = await self.answer(question, hidden)
+            reply = await self.answer(recent, hidden)
         finally:
             self.deadline.deadline = anyio.current_time() + left
         if reply is None:
@@ -388,7 +391,7 @@ async def _watch_input(
         if since is None:
             since = now
         elif now - since >= INPUT_WAIT_SECONDS:
-            if await typed.ask(terminal, asked_line(capture.recent())):
+            if await typed.ask(terminal, capture.recent()[-QUESTION_CHARS:]):
                 seen, since = -1, None
                 continue
             asked.append("yes")
