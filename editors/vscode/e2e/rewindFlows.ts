@@ -5,6 +5,7 @@
 // panel marks what the model no longer sees (the later run, the first run's steps) as
 // rewound. Then another edit, unsaved typing in its editor, and Tether: Rewind… (files
 // only): the typed file is a conflict, kept on disk and in the buffer as the user has it.
+// Last, `/rewind ID conversation` typed in the panel marks that run too.
 // Runs in the same window as the other flows, in a new session of the panel.
 import * as assert from "assert";
 import * as fs from "fs";
@@ -177,10 +178,39 @@ export async function rewindFlows(bench: Workbench, root: string, userData: stri
     "rewind: Tether: Rewind… (files only) over unsaved typing reports the file as a conflict with Force offered, and keeps it on disk and in the buffer",
   );
 
-  // Left as found for later flows: the typing reverted, the editors closed.
+  // The typing reverted: the file as the last run left it.
   await rewindTab.click();
   await bench.command("File: Revert File");
   await waitFor("the typing reverted", async () => !(await dirty()));
-  await bench.command("View: Close All Editors");
+
+  // 4. `/rewind` typed in the panel: the list, then the conversation alone to before the
+  //    third run's edit: that run's steps are marked rewound, the files stay as they are.
+  await ask("/rewind");
+  const listed = panel.locator("article.command", { hasText: "/rewind" }).last().locator(".command-output");
+  await visible(listed);
+  const lines = ((await listed.textContent()) ?? "").split("\n").filter((l) => l.includes("edit_file"));
+  const id = lines.at(-1)?.split(/\s+/)[0] ?? ""; // oldest first: the newest edit, the third run's
+  assert.match(id, /\S/, `no edit in the /rewind list: ${await listed.textContent()}`);
+  await ask(`/rewind ${id} conversation`);
+  await visible(
+    panel.locator("article.command .command-output", { hasText: `rewound to before ${id} (conversation)` }),
+  );
+  const third = runNamed("edit it again");
+  await visible(third.locator(".rewound-label", { hasText: "rewound to before step 1" }));
+  assert.strictEqual(
+    await third.locator(".items > .rewound").count(),
+    await third.locator(".items > *").count(),
+  );
+  assert.strictEqual(
+    read("rewind.txt"),
+    "first line\nthird version\n",
+    "a conversation rewind changed a file",
+  );
+  await bench.screenshot("rewind-typed");
+  passed.push(
+    "rewind: /rewind ID conversation typed in the panel marks that run's steps rewound and leaves the files",
+  );
+
+  await bench.command("View: Close All Editors"); // left as found for later flows
   return passed;
 }
