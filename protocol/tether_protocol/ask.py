@@ -45,9 +45,9 @@ class AskParams(WireModel):
     free_text: bool = True
     """With ``choices``: the user may type an answer of their own instead. Without choices
     an answer is always typed."""
-    secret: bool = False
-    """The answer is a secret (a command's password prompt): typed where it is not shown
-    (a password field, no echo), and kept nowhere by the client."""
+    secret: bool | None = None
+    """``true``: the answer is a secret (a command's password prompt), typed where it is not
+    shown (a password field, no echo) and kept nowhere by the client; absent otherwise."""
 
 
 class AskResult(WireModel):

@@ -217,7 +217,7 @@ export type AgentAskParams = {
   question: string;
   choices?: string[] | null;
   freeText?: boolean;
-  secret?: boolean;
+  secret?: boolean | null;
 };
 
 export type AgentAskResult = {

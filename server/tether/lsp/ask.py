@@ -36,7 +36,7 @@ def ask_params(question: Question) -> AskParams:
         question=_cut(shown(question.question, lines=True), MAX_QUESTION),
         choices=[_cut(shown(c), MAX_CHOICE) for c in question.choices] or None,
         free_text=question.free_text,
-        secret=question.secret,
+        secret=question.secret or None,
     )
 
 
