@@ -3,7 +3,8 @@
 A ``bash`` command that stops to ask for input (``tools/input_wait.py``) is ended by default,
 its question named. With ``commandInput`` set to ``ask`` (the user's own settings, an
 editor's, a trusted project's: never an untrusted project's), the runner asks first: the
-line the command left unfinished goes to the user through the front's question — the same
+line the command left unfinished, after its last lines (a menu above it; escapes left out),
+goes to the user through the front's question — the same
 one ``ask_user`` uses (``AsksUser``: LSP's ``agent/ask``, ACP's form elicitation, the
 terminal's prompt) — tied to the ``bash`` call, shown as text from outside by each front.
 The answer and a newline are typed into the command's terminal, and it goes on; the time
@@ -13,7 +14,7 @@ front that cannot ask, a blank answer: the command is ended as by default, its q
 named.
 
 When the command turned its terminal's echo off (a password prompt: ``getpass``, ``read
--s``, ``ssh``), or its question says password or passphrase, the question is a secret:
+-s``), or its question says password or passphrase, the question is a secret:
 the front takes the answer where it is not shown when it can (``agent/ask``'s ``secret``),
 and the answer is typed into the command with its terminal's echo off (turned off first
 when the question only said password) and kept nowhere — not in the result, an event, the
