@@ -60,7 +60,7 @@ MAX_TYPED = 1000
 COMMAND_CHARS = 120
 CONTEXT_LINES = 8
 """Lines of output before the question shown with it (a menu, what it is about)."""
-CONTEXT_CHARS = 500
+CONTEXT_CHARS = 400
 _SECRET_WORDS = re.compile(r"pass(?:word|phrase)|\bpin\b", re.IGNORECASE)
 _CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?)")
@@ -110,7 +110,7 @@ NOT_ANSWERED = (
 def command_question(command: str, recent: str) -> str:
     """The question the user is shown for ``command`` waiting after printing ``recent``:
     its last lines (a menu above its prompt), the question last."""
-    head = f"The command `{one_line(command, COMMAND_CHARS)}` is waiting for input."
+    head = f"The command `{one_line(_printable(command), COMMAND_CHARS)}` is waiting for input."
     tail = "\nYour answer is typed into it, then Enter; dismiss this to end the command."
     asked = asked_line(recent)
     if not asked:
@@ -123,8 +123,9 @@ def command_question(command: str, recent: str) -> str:
 
 
 def _printable(line: str) -> str:
-    """A line of context without what a display would escape (controls, bidi, zero-width):
-    only the question itself is shown escaped, so the question fits its length."""
+    """A line of context (or the command, shown whole in its call) without what a display
+    would escape (controls, bidi, zero-width): only the question itself is shown escaped,
+    so the question fits its length."""
     return "".join(c for c in _ESCAPES.sub("", line) if c.isprintable())
 
 
