@@ -75,7 +75,7 @@ class TerminalAsker:
         out = self.approver.out
         choices = params.choices or []
         while True:
-            typed = await self.approver._read(prompt, fd, line=True, hidden=params.secret)
+            typed = await self.approver._read(prompt, fd, line=True, hidden=params.secret is True)
             if typed is None:  # Ctrl-D, or the turn was cancelled
                 out.write("  → not answered\n")
                 out.flush()
