@@ -9,6 +9,7 @@ import * as net from "net";
 import * as os from "os";
 import * as path from "path";
 import { askFlows } from "./askFlows";
+import { codeFlows } from "./codeFlows";
 import { launchChromium } from "./browser";
 import { APP, flows } from "./flows";
 import { mcpFlows } from "./mcpFlows";
@@ -164,7 +165,7 @@ async function main(): Promise<void> {
       .locator(".monaco-workbench .part.editor")
       .waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
     await bench.screenshot("workbench");
-    // TETHER_VSCODE_E2E_ONLY=panel, settings, commands, review, progress, mcp, thinking, ask, rewind or a list (panel,mcp): those flows alone
+    // TETHER_VSCODE_E2E_ONLY=panel, settings, commands, review, progress, mcp, thinking, ask, rewind, code or a list (panel,mcp): those flows alone
     // (quicker while working on them).
     const only = process.env.TETHER_VSCODE_E2E_ONLY?.split(",");
     const runs = (part: string): boolean => only === undefined || only.includes(part);
@@ -180,6 +181,7 @@ async function main(): Promise<void> {
     const thinking = runs("thinking") ? await thinkingFlows(bench, root, userData) : [];
     const asked = runs("ask") ? await askFlows(bench, root, userData) : [];
     const rewound = runs("rewind") ? await rewindFlows(bench, root, userData) : [];
+    const code = runs("code") ? await codeFlows(bench, root, userData) : [];
     const passed = [
       ...first,
       ...panel,
@@ -191,6 +193,7 @@ async function main(): Promise<void> {
       ...thinking,
       ...asked,
       ...rewound,
+      ...code,
     ];
     for (const flow of passed) {
       console.log(`ok - ${flow}`);
