@@ -70,7 +70,7 @@ function lineEnd(line: string): string {
 
 /**
  * `text` with the file's hunks applied: the whole new file, its own line ends kept (an
- * added line takes the end of the line it replaces). Undefined when `text` no longer holds
+ * added line takes the end of the line it replaces, else of the line before it). Undefined when `text` no longer holds
  * the hunks' old lines where they say.
  */
 export function applyHunks(text: string, file: ChangeSetFile): string | undefined {
@@ -85,10 +85,13 @@ export function applyHunks(text: string, file: ChangeSetFile): string | undefine
     }
     out.push(...lines.slice(next, start));
     next = start;
-    let replaced: string | undefined;
+    // The line ends of the lines just removed: the n-th added line after them takes the n-th.
+    let removedEnds: string[] = [];
+    let lastEnd = usual;
     for (const line of hunk.lines) {
       if (line.op === "+") {
-        out.push(line.text + (line.end ? (replaced ?? usual) : ""));
+        const end = removedEnds.shift() ?? lastEnd;
+        out.push(line.text + (line.end ? end || usual : ""));
         continue;
       }
       const old = lines[next];
@@ -98,9 +101,11 @@ export function applyHunks(text: string, file: ChangeSetFile): string | undefine
       }
       if (line.op === " ") {
         out.push(old);
+        removedEnds = [];
       } else {
-        replaced = end || usual;
+        removedEnds.push(end);
       }
+      lastEnd = end || lastEnd;
       next += 1;
     }
   }
