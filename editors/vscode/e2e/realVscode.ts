@@ -180,8 +180,8 @@ async function main(): Promise<void> {
     const mcp = runs("mcp") ? await mcpFlows(bench, root, userData, notes) : [];
     const thinking = runs("thinking") ? await thinkingFlows(bench, root, userData) : [];
     const asked = runs("ask") ? await askFlows(bench, root, userData) : [];
-    const rewound = runs("rewind") ? await rewindFlows(bench, root, userData) : [];
     const code = runs("code") ? await codeFlows(bench, root, userData) : [];
+    const rewound = runs("rewind") ? await rewindFlows(bench, root, userData) : [];
     const passed = [
       ...first,
       ...panel,
@@ -192,8 +192,8 @@ async function main(): Promise<void> {
       ...mcp,
       ...thinking,
       ...asked,
-      ...rewound,
       ...code,
+      ...rewound,
     ];
     for (const flow of passed) {
       console.log(`ok - ${flow}`);
