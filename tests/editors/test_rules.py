@@ -94,7 +94,16 @@ def test_a_and_r_offer_the_servers_suggested_patterns_and_nothing_of_their_own(
         return approval(ws, "bash", {"kind": "command", "command": command, "cwd": str(ws)}, offer)
 
     def edit(path: str, offer: bool = True) -> dict[str, Any]:
-        diff = {"kind": "diff", "uri": (ws / path).as_uri(), "diff": "@@ -1 +1 @@\n-a\n+b\n"}
+        # as the server sends an edit: with its changed window (without one it is a change
+        # of several files, shown whole: a rename)
+        window = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}
+        proposed = {"range": window, "text": "b\n", "baseText": "a\n"}
+        diff = {
+            "kind": "diff",
+            "uri": (ws / path).as_uri(),
+            "diff": "@@ -1 +1 @@\n-a\n+b\n",
+            "proposed": proposed,
+        }
         return approval(ws, "edit_file", diff, offer)
 
     offered = [
@@ -118,10 +127,10 @@ def test_a_and_r_offer_the_servers_suggested_patterns_and_nothing_of_their_own(
         # only a wider rule offered: `A` stays this exact command (bare), `r` offers it
         " a allow · A always (this exact command) · r always `echo *` · d deny · e edit · q deny ",
         " a allow · A always (this exact command) · d deny · e edit · q deny ",
-        " a allow · A always `src/app.py` · r always `src/*.py` · d deny · q deny ",
+        " a allow · A always `src/app.py` · r always `src/*.py` · d deny · e edit · q deny ",
         # the server offered nothing: nothing computed here, `A` as it always was
         " a allow · A always (this exact command) · d deny · e edit · q deny ",
-        " a allow · A always (every file) · d deny · q deny ",
+        " a allow · A always (every file) · d deny · e edit · q deny ",
     ]
     # `A`: the exact suggestion (the command's words, the file) as a session rule; a bare
     # allow-always without one
