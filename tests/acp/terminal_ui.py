@@ -51,7 +51,7 @@ class PtyScreen:
         self.stream = pyte.ByteStream(self.screen)
         self.raw = bytearray()
         """Everything the program wrote, escape sequences included."""
-        self._waiters: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
+        self._waiters: list[tuple[Callable[[], bool], asyncio.Future[bool]]] = []
         self._closed = asyncio.get_running_loop().create_future()
         asyncio.get_running_loop().add_reader(master, self._read)
 
@@ -101,8 +101,13 @@ class PtyScreen:
             self.raw += data
             self.stream.feed(data)
         for condition, future in list(self._waiters):
-            if not future.done() and (condition() or self._closed.done()):
-                future.set_result(None)
+            if future.done():
+                self._waiters.remove((condition, future))
+            elif condition():
+                future.set_result(True)
+                self._waiters.remove((condition, future))
+            elif self._closed.done():
+                future.set_result(False)
                 self._waiters.remove((condition, future))
 
     # --- reading ---------------------------------------------------------------------------
@@ -127,29 +132,43 @@ class PtyScreen:
     async def wait_until(
         self, condition: Callable[[], bool], what: str, within: float = 30.0
     ) -> None:
-        """Until ``condition()`` holds, checked at every output of the program."""
+        """Until ``condition()`` holds, checked at every output of the program. It held once
+        is enough: the output after it may already have changed the screen again (a spinner
+        line erased before the answer is printed whole) by the time the caller runs."""
         if condition():
             return
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._waiters.append((condition, future))
         try:
-            await asyncio.wait_for(future, within)
+            held = await asyncio.wait_for(future, within)
         except TimeoutError:
             raise AssertionError(
                 f"timed out after {within:g} s waiting for {what} on the screen:\n{self.text()}"
             ) from None
-        if not condition():
-            raise AssertionError(f"the program ended before {what}:\n{self.text()}")
+        if not held:
+            # What was written last, escapes included, and how the program ended.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.process.wait(), 5)
+            tail = bytes(self.raw[-2000:])
+            raise AssertionError(
+                f"the program ended (exit {self.process.returncode}) before {what}:\n"
+                f"{self.text()}\nits last output: {tail!r}"
+            )
 
     async def wait_for(self, pattern: str, within: float = 30.0) -> re.Match[str]:
-        """Until ``pattern`` (a regular expression) matches the screen text; the match."""
+        """Until ``pattern`` (a regular expression) matches the screen text; the match, as
+        the screen was when it first did."""
         compiled = re.compile(pattern)
-        await self.wait_until(
-            lambda: compiled.search(self.text()) is not None, repr(pattern), within
-        )
-        found = compiled.search(self.text())
-        assert found is not None
-        return found
+        found: list[re.Match[str]] = []
+
+        def matches() -> bool:
+            match = compiled.search(self.text())
+            if match is not None:
+                found.append(match)
+            return match is not None
+
+        await self.wait_until(matches, repr(pattern), within)
+        return found[-1]
 
     async def wait_for_exit(self, within: float = 30.0) -> int:
         """Until the program exits; its exit status."""
