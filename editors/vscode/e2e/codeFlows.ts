@@ -8,7 +8,7 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
-import { STEP_TIMEOUT_MS, Workbench, transcript, waitFor } from "./workbench";
+import { STEP_TIMEOUT_MS, Workbench, serverTrace, transcript, waitFor } from "./workbench";
 
 const SHAPES =
   'def area(width: float, height: float) -> float:\n    """The area of a rectangle."""\n    return width * height\n';
@@ -17,26 +17,6 @@ const REPORT =
 
 function call(name: string, args: object): object {
   return { name, arguments: args };
-}
-
-/** The LanguageClient's trace of the Tether server ("Tether Server" output channel). */
-function serverTrace(userData: string): string {
-  const found: string[] = [];
-  const walk = (dir: string): void => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) {
-        walk(full);
-      } else if (/output_logging_/.test(dir) && /^\d+-Tether Server\.log$/.test(entry.name)) {
-        found.push(full);
-      }
-    }
-  };
-  const logs = path.join(userData, "logs");
-  if (fs.existsSync(logs)) {
-    walk(logs);
-  }
-  return found.map((file) => fs.readFileSync(file, "utf8")).join("");
 }
 
 export async function codeFlows(bench: Workbench, root: string, userData: string): Promise<string[]> {

@@ -117,7 +117,7 @@ export async function runsFinished(userData: string, count: number): Promise<voi
 }
 
 /** The "Tether Server" output channel (the LanguageClient's trace of every message). */
-function serverTrace(userData: string): string {
+export function serverTrace(userData: string): string {
   const logs = path.join(userData, "logs");
   const found: string[] = [];
   const walk = (dir: string): void => {
