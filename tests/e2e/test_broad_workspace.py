@@ -260,3 +260,49 @@ def test_the_chat_says_why_and_exits_2_in_the_home_folder(tmp_path: Path) -> Non
     term.expect("is your home folder")
     assert term.wait(timeout=30) == 2, term.text
     assert "allowBroadWorkspace = true in" in term.text
+
+
+def test_in_an_allowed_home_folder_commands_are_not_scanned_and_edits_are_kept(
+    tmp_path: Path,
+) -> None:
+    """A command's checkpoint scans every file of the workspace: in the home folder that is
+    every file of the user's (up to 200,000, each read and kept in the store). There, its
+    checkpoint says why it has no change set; an edit's checkpoint keeps its file as anywhere."""
+    home = home_in(tmp_path)
+    user_config(home, "allowBroadWorkspace = true\n")
+    (home / "keys.txt").write_text("KEPT-NOWHERE-3f9a\n")
+    (home / "notes.txt").write_text("old\n")
+    steps = [
+        {"toolCalls": [{"name": "bash", "arguments": {"command": "printf made > made.txt"}}]},
+        {
+            "toolCalls": [
+                {"name": "write_file", "arguments": {"path": "notes.txt", "content": "new\n"}}
+            ]
+        },
+        {"text": "done"},
+    ]
+    server = RawServer(tmp_path, lsp_env(tmp_path, home))
+    try:
+        initialize(
+            server, home, {"script": {"turns": steps}, "autoApprove": ["bash", "write_file"]}
+        )
+        server.request(2, "agent/run", {"prompt": "go", "runId": "r1"})
+        ran = server.answer(2, timeout=60)["result"]
+        assert ran["outcome"] == "done", ran
+        server.request(3, "agent/checkpoints", {"sessionId": ran["sessionId"]})
+        [command, edit] = server.answer(3, timeout=30)["result"]["checkpoints"]
+    finally:
+        server.close()
+    assert (home / "made.txt").read_text() == "made"
+    assert command["tool"] == "bash" and command["files"] == []
+    assert command["incomplete"] == (
+        f"the workspace folder {home.resolve()} is your home folder: what commands change there "
+        "is not scanned (edits are kept)"
+    )
+    assert edit["tool"] == "write_file" and "incomplete" not in edit
+    assert [(f["path"], f["change"], f["restorable"]) for f in edit["files"]] == [
+        ("notes.txt", "modified", True)
+    ]
+    blobs = tmp_path / "state" / "checkpoints" / "blobs"
+    stored = {p.read_bytes() for p in blobs.rglob("*") if p.is_file()}
+    assert stored == {b"old\n", b"new\n"}  # nothing else of the home folder was read into it

@@ -25,6 +25,7 @@ import anyio.to_thread
 
 from ..host import FileEdit
 from ..workspace.folders import Workspace, uri_for
+from ..workspace.places import broad_root, user_places
 from ..writes.disk import BOM
 from .blobs import BlobStore, digest_of
 from .checkpoint_records import CheckpointFile, CheckpointRecord, FileState
@@ -210,6 +211,8 @@ class SessionCheckpoints:
         try:
             if change is not None:
                 taken.before = await anyio.to_thread.run_sync(self._file_before, change)
+            elif (broad := await anyio.to_thread.run_sync(self._broad_root)) is not None:
+                taken.problem = broad
             else:
                 scanner = scanner_for(self._writer.state_dir, self._workspace.roots, self._cap)
                 taken.before = await anyio.to_thread.run_sync(_scan, scanner, True)
@@ -217,6 +220,20 @@ class SessionCheckpoints:
             taken.problem = _problem(exc)
             log.warning("checkpoint before %s not taken: %s", tool, taken.problem)
         return taken
+
+    def _broad_root(self) -> str | None:
+        """Why commands' changes are not scanned in this workspace: a folder of it is ``/``,
+        the home folder or above it (allowed by ``allowBroadWorkspace``), where a scan would
+        read and keep every file of the user's (up to 200,000). Edits are still kept."""
+        places = user_places()
+        for root in self._workspace.roots:
+            what = broad_root(root, places)
+            if what is not None:
+                return (
+                    f"the workspace folder {root} is {what}: what commands change there is "
+                    "not scanned (edits are kept)"
+                )
+        return None
 
     def _file_before(self, change: FileEdit) -> dict[str, Seen]:
         if change.create:
