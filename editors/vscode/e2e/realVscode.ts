@@ -76,6 +76,12 @@ async function main(): Promise<void> {
       "files.autoSave": "off",
       "workbench.startupEditor": "none",
       "workbench.tips.enabled": false,
+      // Nothing animates or blinks: a headless Chromium paints every frame on the CPU,
+      // which the tests running beside the flows need.
+      "workbench.reduceMotion": "on",
+      "editor.cursorBlinking": "solid",
+      "terminal.integrated.cursorBlinking": false,
+      "editor.smoothScrolling": false,
       "tether.provider": "scripted",
       "tether.script": "flow.json",
       // The LanguageClient logs each message to "Tether Server": what the flows check was sent.
