@@ -122,6 +122,11 @@ def diagnostics_answer(raw: object) -> list[FileDiagnostics]:
     return kept
 
 
+def _read_late_answer(answer: asyncio.Future[Any]) -> None:
+    if not answer.cancelled():
+        answer.exception()
+
+
 def _excerpt(raw: object) -> str:
     text = repr(raw)
     return text if len(text) <= 80 else text[:79] + "…"
@@ -148,11 +153,15 @@ class LspEditor:
         the client closes what it shows for it (an approval's diff, buttons, prompt)."""
         msg_id = str(uuid.uuid4())
         future = self._link.send_request(method, params, msg_id=msg_id)
+        answer = asyncio.wrap_future(future)
         try:
-            return await asyncio.shield(asyncio.wrap_future(future))
+            return await asyncio.shield(answer)
         except asyncio.CancelledError:
             if not future.done():
                 self._link.send_notification(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            # The client's late answer (mostly its "cancelled" error) is read by no one:
+            # unread, asyncio would log it as an error once collected.
+            answer.add_done_callback(_read_late_answer)
             raise
 
     # --- approvals ---------------------------------------------------------------------
