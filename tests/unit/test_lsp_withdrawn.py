@@ -38,10 +38,12 @@ class Link:
 
 
 async def _queued_callbacks_run() -> None:
-    """One pass of the loop for the answer to reach asyncio's side of the future, one for
-    that future's own callbacks."""
-    for _ in range(2):
-        await asyncio.sleep(0)
+    """Until the callbacks queued now have run, then those they queued (the loop runs them
+    in order): the answer reaches asyncio's side of the future, then that future's own."""
+    loop = asyncio.get_running_loop()
+    ran = asyncio.Event()
+    loop.call_soon(lambda: loop.call_soon(ran.set))
+    await ran.wait()
 
 
 async def test_the_late_answer_to_a_withdrawn_question_is_read(tmp_path: Path) -> None:
