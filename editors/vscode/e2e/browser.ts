@@ -4,7 +4,8 @@
 export interface Locator {
   waitFor(options: { state: "visible" | "hidden" | "attached"; timeout: number }): Promise<void>;
   click(options?: { button?: "left" | "right" }): Promise<void>;
-  fill(value: string): Promise<void>;
+  fill(value: string, options?: { timeout: number }): Promise<void>;
+  isVisible(): Promise<boolean>;
   press(key: string): Promise<void>;
   selectOption(value: string): Promise<unknown>;
   textContent(): Promise<string | null>;

@@ -42,10 +42,16 @@ export class Workbench {
     const input = this.page.locator(".quick-input-widget input");
     const item = this.page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
     await waitFor(`"${title}" in the command palette`, async () => {
+      // A palette still closing from the try before (or left open) would take this F1 and
+      // hide under the text typed next: wait until none is shown.
+      if (await input.isVisible()) {
+        await this.page.keyboard.press("Escape");
+      }
+      await input.waitFor({ state: "hidden", timeout: STEP_TIMEOUT_MS });
       await this.page.keyboard.press("F1");
-      await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT_MS });
-      await input.fill(`>${title}`);
       try {
+        await input.waitFor({ state: "visible", timeout: 5000 });
+        await input.fill(`>${title}`, { timeout: 5000 });
         await item.waitFor({ state: "visible", timeout: 3000 });
         return true;
       } catch {
