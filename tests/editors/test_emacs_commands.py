@@ -90,7 +90,15 @@ def commands_in_a_chat(tmp_path: Path, fake: FakeApi, rules: Path) -> None:
         sent(emacs, "/model gpt-x", "model: gpt-x from the next message on")
         sent(emacs, "/new", "a new session starts with the next message")
         # /resume lists the project's sessions; /resume 1 goes on with the first.
-        screen = sent(emacs, "/resume", "/resume N continues one")
+        sent(emacs, "/resume", "/resume N continues one")
+        # The list and its hint may reach the screen in separate redisplays: wait for the row.
+        screen = emacs.wait_until(
+            lambda shown: any(
+                "write a note" in line and "run" in line for line in shown.splitlines()
+            ),
+            "the session's row",
+            30,
+        )
         [row] = [line for line in screen.splitlines() if "write a note" in line and "run" in line]
         assert re.match(r"^\s*1\s", row), row
         sent(emacs, "/resume 1", "resumed session")
