@@ -29,10 +29,12 @@ import shutil
 import signal
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests import forkserver
 from tests.processes import daemons_listening_in, live_daemons
 
 os.environ["TETHER_DAEMON"] = "0"
@@ -89,3 +91,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if reporter is not None:
             reporter.write_line(message, red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session")
+def fork_server() -> Iterator[None]:
+    """This worker's fork server (``forkserver.py``): the e2e and ACP tests' servers are
+    forked from it. Started by the first test that needs it, ended with the worker."""
+    process = forkserver.start()
+    try:
+        yield
+    finally:
+        forkserver.stop(process)

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..forkserver import served_pid
 from ..waiting import wait_until
 
 STREAM_LIMIT = 1 << 24
@@ -37,7 +38,11 @@ def alive(pid: int) -> bool:
 
 
 def descendants(root: int) -> set[int]:
-    """Every live process below ``root`` (by parent links) or in its process group."""
+    """Every live process below ``root`` (by parent links) or in its process group; when
+    ``root`` is a fork server's launcher (``tests/forkserver.py``), below its fork too."""
+    roots = {root}
+    if (fork := served_pid(root)) is not None:
+        roots.add(fork)
     parents: dict[int, int] = {}
     group: set[int] = set()
     for entry in Path("/proc").iterdir():
@@ -48,10 +53,10 @@ def descendants(root: int) -> set[int]:
             continue
         pid = int(entry.name)
         parents[pid] = int(fields[1])
-        if int(fields[2]) == root and pid != root:
+        if int(fields[2]) in roots and pid not in roots:
             group.add(pid)
-    found: set[int] = set()
-    frontier = [root]
+    found = {pid for pid in roots - {root} if pid in parents}
+    frontier = list(roots)
     while frontier:
         parent = frontier.pop()
         children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in found]

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+
+from tests import forkserver
 
 from .client import AcpAgent
 from .conftest import repo_env
 from .recorder import RecordingClient
 
-TETHER_ACP = [sys.executable, "-m", "tether", "acp"]
+TETHER_ACP = forkserver.command("acp")
+"""Forked by the worker's fork server (``tests/forkserver.py``)."""
 EOF_WITHIN = 30.0
 """How long the exit check waits for every process to be gone after stdin's EOF. ACP asks
 2 s, which the peers benchmark measures (docs/performance.md); here the bound only ends the

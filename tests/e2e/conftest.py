@@ -23,6 +23,7 @@ from lsprotocol.converters import get_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
+from tests import forkserver
 from tests.providers.fakes import FakeApi
 from tether.text.model import encoding_name, offset_at
 from tether_protocol import ApprovalEvent, RunEvent, ToolResultEvent, parse_event
@@ -30,7 +31,10 @@ from tether_protocol import ApprovalEvent, RunEvent, ToolResultEvent, parse_even
 from ..waiting import wait_until
 from .documents import send_did_change, send_did_open
 
-SERVER = [sys.executable, "-m", "tether", "serve"]
+SERVE = [sys.executable, "-m", "tether", "serve"]
+"""A new interpreter: for the tests of the start, the exit and the process itself."""
+SERVER = forkserver.command("serve")
+"""Forked by the worker's fork server (``tests/forkserver.py``): every other test."""
 PROFILES = {"neovim": "neovim@v0.11", "vscode": "visual-studio-code"}
 
 
@@ -335,6 +339,11 @@ async def serving(
         if editor.init_result is not None and client.error is None:
             await asyncio.wait_for(client.shutdown_session(), 10)
         await client.stop()
+
+
+@pytest.fixture(autouse=True)
+def _forks(fork_server: None) -> None:
+    """Every e2e test's servers can be forked (``SERVER``)."""
 
 
 @pytest_asyncio.fixture

@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from tether.framing import content_length, frame
 
-from .conftest import SERVER, server_env
+from .conftest import SERVE, server_env
 
 ANSWER_SECONDS = 5.0
 """How long a test waits for an answer that should come at once: the contract says within
@@ -51,7 +51,7 @@ class RawServer:
         self,
         tmp_path: Path,
         env: dict[str, str] | None = None,
-        argv: Sequence[str] = SERVER,
+        argv: Sequence[str] = SERVE,
         name: str = "server",
     ) -> None:
         self.stderr_path = tmp_path / f"{name}-stderr.txt"

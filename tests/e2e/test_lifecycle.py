@@ -15,7 +15,7 @@ import pytest
 from tether.framing import frame
 
 from ..waiting import alive, pid_written, wait_until_sync
-from .conftest import SERVER, Editor, script, server_env
+from .conftest import SERVE, Editor, script, server_env
 from .raw_client import read_body
 
 
@@ -47,7 +47,7 @@ def read_response(stream, msg_id) -> dict:  # type: ignore[no-untyped-def]
 
 def start_raw(tmp_path: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        SERVER,
+        SERVE,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
