@@ -32,25 +32,25 @@ def test_a_forked_command_answers_through_its_launcher(tmp_path: Path) -> None:
     assert b"unrecognized arguments: --bogus" in done.stderr
 
 
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
 async def test_signals_reach_the_fork_and_a_killed_launcher_takes_it_along(
-    tmp_path: Path,
+    tmp_path: Path, sent: signal.Signals
 ) -> None:
-    for sent in (signal.SIGTERM, signal.SIGKILL):
-        launcher = subprocess.Popen(
-            forkserver.command("serve"),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=server_env(tmp_path / "state"),
-            cwd=tmp_path,
-            start_new_session=True,
-        )
-        try:
-            fork = await wait_until(lambda: forkserver.served_pid(launcher.pid), "the fork")
-            assert fork != launcher.pid and fork in descendants(launcher.pid)
-            assert os.getsid(fork) == fork  # the launcher leads a session: so does its fork
-            os.kill(launcher.pid, sent)
-            assert launcher.wait(timeout=60) == -sent
-            await wait_until(lambda: not alive(fork), f"the fork gone after {sent.name}")
-        finally:
-            launcher.kill()
-            launcher.wait(timeout=60)
+    launcher = subprocess.Popen(
+        forkserver.command("serve"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=server_env(tmp_path / "state"),
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    try:
+        fork = await wait_until(lambda: forkserver.served_pid(launcher.pid), "the fork")
+        assert fork != launcher.pid and fork in descendants(launcher.pid)
+        assert os.getsid(fork) == fork  # the launcher leads a session: so does its fork
+        os.kill(launcher.pid, sent)
+        assert launcher.wait(timeout=60) == -sent
+        await wait_until(lambda: not alive(fork), f"the fork gone after {sent.name}")
+    finally:
+        launcher.kill()
+        launcher.wait(timeout=60)
