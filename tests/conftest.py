@@ -93,10 +93,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def fork_server() -> Iterator[None]:
-    """This worker's fork server (``forkserver.py``): the e2e and ACP tests' servers are
-    forked from it. Started by the first test that needs it, ended with the worker."""
+    """This worker's fork server (``forkserver.py``): the servers of the e2e and ACP tests
+    (and of the others that use their helpers) are forked from it. Ended with the worker."""
     process = forkserver.start()
     try:
         yield

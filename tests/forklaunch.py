@@ -14,12 +14,16 @@ import signal
 import socket
 import struct
 import sys
-import time
 
 HEADER = struct.Struct("!I")
-CONNECT_SECONDS = 120.0
-"""How long to wait for the fork server to listen (its imports, on a loaded machine)."""
-FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)
+FORWARDED = (
+    signal.SIGTERM,
+    signal.SIGINT,
+    signal.SIGHUP,
+    signal.SIGQUIT,
+    signal.SIGUSR1,
+    signal.SIGWINCH,
+)
 
 
 def read_exactly(sock: socket.socket, size: int) -> bytes | None:
@@ -35,16 +39,11 @@ def read_exactly(sock: socket.socket, size: int) -> bytes | None:
 def main() -> int:
     path, args = sys.argv[1], sys.argv[2:]
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    deadline = time.monotonic() + CONNECT_SECONDS
-    while True:
-        try:
-            sock.connect(path)
-            break
-        except (FileNotFoundError, ConnectionRefusedError):
-            if time.monotonic() > deadline:
-                print(f"forklaunch: no fork server at {path}", file=sys.stderr)
-                return 127
-            time.sleep(0.02)  # the fork server is still importing
+    try:
+        sock.connect(path)  # it listens from its start: answered once its imports are done
+    except OSError as exc:
+        print(f"forklaunch: no fork server at {path}: {exc.strerror}", file=sys.stderr)
+        return 127
     request = json.dumps(
         {
             "args": args,

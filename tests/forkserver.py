@@ -50,6 +50,11 @@ def _noted(launcher: int) -> Path:
     return _runtime() / "forks" / str(launcher)
 
 
+def tether_pid(pid: int) -> int:
+    """The pid of the Tether process a test started as ``pid`` (its fork, when forked)."""
+    return served_pid(pid) or pid
+
+
 def served_pid(pid: int) -> int | None:
     """The fork serving the launcher ``pid`` while it runs (None: ``pid`` is no launcher, or
     its fork has ended): a test that looks at a server's process tree starts from it."""
@@ -67,18 +72,23 @@ def command(*args: str) -> list[str]:
 
 
 def start() -> subprocess.Popen[bytes] | None:
-    """Start this worker's fork server (it listens once its imports are done; a launcher
-    waits for it). It ends when its stdin closes: with the worker."""
+    """Start this worker's fork server. Its socket listens from now on (a launcher that
+    connects while it imports is answered once it is done); it ends when its stdin closes:
+    with the worker."""
     if not ENABLED:
         return None
     path = socket_path()
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
-    return subprocess.Popen(
-        [sys.executable, str(Path(__file__)), str(path)],
-        stdin=subprocess.PIPE,
-        cwd="/",
-    )
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(path))
+        listener.listen(64)
+        return subprocess.Popen(
+            [sys.executable, str(Path(__file__)), str(path), str(listener.fileno())],
+            stdin=subprocess.PIPE,
+            cwd="/",
+            pass_fds=(listener.fileno(),),
+        )
 
 
 def stop(process: subprocess.Popen[bytes] | None) -> None:
@@ -166,6 +176,12 @@ def _child(request: dict[str, object], fds: list[int], go: int) -> Callable[[], 
             errors="backslashreplace",
             write_through=True,
         )
+        # ``tether run`` forks its server too (as the daemon's runs do: ``daemon.forked``)
+        # instead of starting an interpreter for it.
+        from tether.cli.serve import serve
+        from tether.daemon.forked import install
+
+        install(serve, ())
         return main(args)
 
     return run
@@ -190,15 +206,9 @@ class _Forks:
     """The accept loop: one fork per launcher; a fork's status goes back to its launcher,
     and a launcher that goes away takes its fork with it."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, listener: int) -> None:
         self.path = path
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        temp = path.with_name(path.name + ".new")
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
-        self.listener.bind(str(temp))
-        self.listener.listen(64)
-        os.replace(temp, path)  # a launcher connects only once it is listening
+        self.listener = socket.socket(fileno=listener)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.listener, selectors.EVENT_READ, "accept")
         self.selector.register(sys.stdin.fileno(), selectors.EVENT_READ, "parent")
@@ -318,14 +328,14 @@ class _Forks:
         os._exit(0)
 
 
-def main(path: str) -> int:
+def main(path: str, listener: str) -> int:
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent]
     _preload()
     gc.collect()
     gc.freeze()  # the forks share the imports' pages instead of copying them on a collection
-    command = _Forks(Path(path)).serve()
+    command = _Forks(Path(path), int(listener)).serve()
     return command()
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1]))
+    raise SystemExit(main(sys.argv[1], sys.argv[2]))

@@ -26,11 +26,6 @@ def repo_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path}
 
 
-@pytest.fixture(autouse=True)
-def _forks(fork_server: None) -> None:
-    """Every ACP test's ``tether acp`` can be forked (``tether.TETHER_ACP``)."""
-
-
 @pytest.fixture
 def tiny_agent(tmp_path: Path) -> TinyFactory:
     """``async with tiny_agent(**client_options) as agent``: initialized, cwd ``tmp_path``."""

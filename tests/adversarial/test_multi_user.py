@@ -43,6 +43,7 @@ from tests.acp.tether import EOF_WITHIN, tether_acp, turns
 from tests.e2e.cli import TETHER, cli_env, tether
 from tests.e2e.conftest import script, serving
 from tests.e2e.test_cli_chat import ask, chat, leave
+from tests.forkserver import tether_pid
 from tests.processes import live_daemons
 from tests.providers.fakes import FakeApi, Sse, openai_stream, system_text
 from tests.waiting import wait_until_sync
@@ -204,7 +205,7 @@ async def test_a_second_process_cannot_load_run_or_prompt_a_session_another_has_
                 await b.load_session(session, root)
             assert refused.value.code == -32602
             said = str(refused.value.data or "") + str(refused.value)
-            assert "another Tether process" in said and str(a.process.pid) in said, said
+            assert "another Tether process" in said and str(tether_pid(a.process.pid)) in said, said
             assert not [u for u in second.updates if u.session_id == session]  # no replay
             assert (await b.exit_after_eof(within=EOF_WITHIN)).clean
 

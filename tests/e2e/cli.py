@@ -9,10 +9,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-TETHER = [sys.executable, "-m", "tether"]
+from tests import forkserver
+
+TETHER_EXEC = [sys.executable, "-m", "tether"]
+"""A new interpreter: for the tests of what a process imports or how it reaches the daemon."""
+TETHER = forkserver.command()
+"""Forked by the worker's fork server, its server too (``tests/forkserver.py``)."""
 
 
 def home_beside(tmp_path: Path) -> dict[str, str]:
@@ -38,12 +43,17 @@ def cli_env(tmp_path: Path, *, home: Path | None = None, **settings: str) -> dic
 
 
 def tether(
-    argv: list[str], cwd: Path, env: Mapping[str, str], *, timeout: float = 60
+    argv: list[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    *,
+    timeout: float = 60,
+    command: Sequence[str] = TETHER,
 ) -> subprocess.CompletedProcess[str]:
     """``tether ARGV`` in ``cwd`` run to its end with no input (no terminal to ask anyone),
     its output captured as text."""
     return subprocess.run(
-        [*TETHER, *argv],
+        [*command, *argv],
         cwd=cwd,
         env=dict(env),
         capture_output=True,

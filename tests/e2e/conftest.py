@@ -341,11 +341,6 @@ async def serving(
         await client.stop()
 
 
-@pytest.fixture(autouse=True)
-def _forks(fork_server: None) -> None:
-    """Every e2e test's servers can be forked (``SERVER``)."""
-
-
 @pytest_asyncio.fixture
 async def editor(tmp_path: Path) -> AsyncIterator[Editor]:
     """A started server and its editor; shut down cleanly at the end of the test."""

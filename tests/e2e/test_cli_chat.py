@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -38,12 +38,16 @@ def write(path: str, content: str) -> dict[str, Any]:
 
 @asynccontextmanager
 async def chat(
-    env: dict[str, str], cwd: Path, *argv: str, columns: int = 100
+    env: dict[str, str],
+    cwd: Path,
+    *argv: str,
+    columns: int = 100,
+    command: Sequence[str] = TETHER,
 ) -> AsyncIterator[PtyScreen]:
     """``tether ARGV`` on a terminal. pyte answers no cursor-position request, so
     prompt_toolkit is told not to ask (its documented switch)."""
     env = env | {"PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1"}
-    program = [sys.executable, "-c", CONTROLLING, *TETHER, *argv]
+    program = [sys.executable, "-c", CONTROLLING, *command, *argv]
     async with PtyScreen.spawn(program, env=env, cwd=cwd, columns=columns) as ui:
         yield ui
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.e2e.test_cli_terminal import Terminal, assert_nothing_left, environment, scripted
 
-from .cli import tether
+from .cli import TETHER_EXEC, tether
 
 
 def stored(root: Path, env: dict[str, str]) -> list[dict[str, Any]]:
@@ -182,7 +182,7 @@ def test_rules_run_in_one_process_that_imports_no_transport_or_sdk(tmp_path: Pat
         (["rules", "add", "bash", "pytest *"], "added: allow bash `pytest *` (project)"),
         (["rules", "remove", "pytest *"], "removed: allow bash `pytest *` (project)"),
     ):
-        out = tether(argv, root, env)
+        out = tether(argv, root, env, command=TETHER_EXEC)
         assert out.returncode == 0, out.stderr[-2000:]
         assert said in out.stdout
         modules = imported_modules(out.stderr)

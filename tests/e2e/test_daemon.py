@@ -604,7 +604,8 @@ async def test_a_chat_goes_through_the_daemon_asked_and_interrupted_on_the_front
     root = world.project("p")
     cold = world.run_env({"turns": [{"text": "hello"}]})
     del cold["TETHER_DAEMON"]
-    async with chat(cold, root) as ui:  # none runs: this chat is in-process, and starts one
+    # None runs: this chat is in-process, and starts one.
+    async with chat(cold, root, command=TETHER) as ui:
         await ui.wait_until(lambda: _at_prompt(ui), "the prompt")
         assert len(world.daemon_pids()) == 1
         await ask(ui, "/exit")
@@ -618,7 +619,7 @@ async def test_a_chat_goes_through_the_daemon_asked_and_interrupted_on_the_front
     ]
     env = world.run_env({"turns": turns})
     del env["TETHER_DAEMON"]  # on by default, for the chat too
-    async with chat(env, root) as ui:
+    async with chat(env, root, command=TETHER) as ui:
         await ui.wait_until(lambda: _at_prompt(ui), "the prompt")
         # The chat runs in a process the daemon forked, not in the front.
         assert (world.status() or {}).get("runs") == 1
@@ -632,7 +633,7 @@ async def test_a_chat_goes_through_the_daemon_asked_and_interrupted_on_the_front
     assert IN_PROCESS_NOTE not in ui.text()
     slow = world.run_env({"turns": [{"text": "late"}], "delaySeconds": 30})
     del slow["TETHER_DAEMON"]
-    async with chat(slow, root) as ui:
+    async with chat(slow, root, command=TETHER) as ui:
         await ask(ui, "slow one")
         await ui.wait_for("── step 1")
         ui.press("ctrl-c")  # SIGINT to the front, passed on to the chat in the daemon
