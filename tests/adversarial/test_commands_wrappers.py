@@ -120,7 +120,9 @@ def deletions(draw: st.DrawFn, depth: int = 0) -> Spelled:
         return Spelled(f"{shell} {' '.join(flags)} {shlex.quote(inner.text)}{tail}", inner.readable)
     if kind == 7:
         return Spelled(f"eval {shlex.quote(inner.text)}", inner.readable)
-    if kind == 8 and "-exec" not in inner.text:  # a find in a find's -exec ends it early
+    # A find in a find's -exec ends it early; and the path find adds after the inner command
+    # turns `echo rm | sh` (rm read from sh's input) into `sh PATH`, which runs that file.
+    if kind == 8 and "-exec" not in inner.text and "| sh" not in inner.text:
         end = draw(st.sampled_from(["\\;", "';'", "+"]))
         return Spelled(f"find . -name x -exec {inner.text} {{}} {end}", inner.readable)
     hiding = draw(st.sampled_from(["zsh -c {}", "fish -c {}", "echo {} | sh", "su -c {}"]))
