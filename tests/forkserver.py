@@ -23,6 +23,7 @@ import io
 import json
 import os
 import selectors
+import shlex
 import signal
 import socket
 import struct
@@ -65,10 +66,24 @@ def served_pid(pid: int) -> int | None:
 
 
 def command(*args: str) -> list[str]:
-    """``tether`` ``args`` (``serve`` or ``acp``) through this worker's fork server."""
+    """``tether`` ``args`` through this worker's fork server."""
     if not ENABLED:
         return [sys.executable, "-m", "tether", *args]
     return [sys.executable, "-I", "-S", str(LAUNCHER), str(socket_path()), *args]
+
+
+def program(installed: Path) -> Path:
+    """A ``tether`` program for an editor to start (``installed`` when forks are off): a
+    script that runs ``command``."""
+    if not ENABLED:
+        return installed
+    script = socket_path().with_suffix(".sh")
+    if not script.exists():
+        temp = script.with_name(script.name + ".new")
+        temp.write_text(f'#!/bin/sh\nexec {shlex.join(command())} "$@"\n')
+        temp.chmod(0o700)
+        temp.replace(script)
+    return script
 
 
 def start() -> subprocess.Popen[bytes] | None:

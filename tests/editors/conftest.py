@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from .. import forkserver
 from ..waiting import wait_until_sync
 
 REPO = Path(__file__).resolve().parents[2]
@@ -138,7 +139,7 @@ class Nvim:
         full_env.update(
             OUT_JSON=str(out),
             HARNESS=str(SCENARIOS / "harness.lua"),
-            TETHER_CMD=str(TETHER),
+            TETHER_CMD=str(forkserver.program(TETHER)),
             TETHER_TEST_SCRIPT=str(script_file),
             TETHER_STATE_DIR=str(self.tmp_path / "state"),
             TETHER_TEST_MARKER=marker,
