@@ -387,6 +387,38 @@ async def test_a_file_past_the_size_cap_is_listed_not_restorable(
     assert not (workspace / "big.bin").exists()
 
 
+async def test_an_edit_of_a_file_past_the_size_cap_keeps_no_copy_and_is_not_restorable(
+    workspace: Path, tmp_path: Path
+) -> None:
+    big = "".join(f"line {n:04d} of a big file\n" for n in range(200))  # 5,000 bytes
+    (workspace / "big.txt").write_text(big)
+    (workspace / "small.txt").write_text("small\n")
+    edits = [
+        {"path": "big.txt", "old_text": "line 0007", "new_text": "LINE 0007"},
+        {"path": "small.txt", "old_text": "small", "new_text": "SMALL"},
+    ]
+    turns = [{"toolCalls": [{"name": "edit_file", "arguments": e}]} for e in edits]
+    state = tmp_path / "state"
+    options = {**_options(state, [*turns, {"text": "done"}]), "checkpointMaxFileBytes": 1024}
+    async with connect(workspace, options) as client:
+        ran = await client.run("edit both")
+        asked = {"sessionId": ran["sessionId"]}
+        first, second = (await client.request("agent/checkpoints", asked))["checkpoints"]
+        assert [(f["path"], f["restorable"]) for f in first["files"]] == [("big.txt", False)]
+        assert [(f["path"], f["restorable"]) for f in second["files"]] == [("small.txt", True)]
+        done = await client.request(
+            "agent/rewind", {**asked, "checkpointId": first["id"], "restore": "files"}
+        )
+        root = workspace.resolve()
+        assert paths(done["notRestorable"], root) == ["big.txt"]
+        assert paths(done["restored"], root) == ["small.txt"]
+    assert (workspace / "small.txt").read_text() == "small\n"
+    assert (workspace / "big.txt").read_text() == big.replace("line 0007", "LINE 0007")
+    # Neither the text before the edit nor after it was copied into the store.
+    kept = [b.read_bytes() for b in (state / "checkpoints" / "blobs").rglob("*") if b.is_file()]
+    assert kept and not [blob for blob in kept if len(blob) > 1024], [len(b) for b in kept]
+
+
 async def test_file_names_and_commands_are_shown_escaped(workspace: Path, tmp_path: Path) -> None:
     hostile = "evil\x1b]0;pwned\x07\u202etxt.exe"
     command = f"printf x > '{hostile}'"

@@ -189,7 +189,8 @@ async def rewind(ls: TetherServer, raw: Any) -> dict[str, Any]:
     """``agent/rewind``."""
     params = validate_params(RewindParams, raw, AGENT_REWIND_METHOD)
     try:
-        result = await ls.runs.rewind(params, ls.workspace_model(), ls.editor)
+        cap = ls.config.checkpoint_max_file_bytes
+        result = await ls.runs.rewind(params, ls.workspace_model(), ls.editor, cap)
     except InvalidRun as exc:
         raise JsonRpcInvalidParams(f"{AGENT_REWIND_METHOD}: {clip(str(exc))}") from exc
     return result.to_wire()

@@ -108,7 +108,12 @@ def _shown(host: CommandHost, uri: str) -> str:
 async def _rewind(host: CommandHost, params: CommandParams) -> CommandResult:
     try:
         return await rewind_command(
-            host.runs, host.workspace_model(), host.editor, params.session_id, params.argument
+            host.runs,
+            host.workspace_model(),
+            host.editor,
+            params.session_id,
+            params.argument,
+            host.config.checkpoint_max_file_bytes,
         )
     except InvalidRun as exc:
         raise _refused(str(exc)) from exc

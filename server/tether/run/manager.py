@@ -317,10 +317,11 @@ class RunManager:
         return checkpoint_list(data, workspace)
 
     async def rewind(
-        self, params: RewindParams, workspace: Workspace, editor: Editor
+        self, params: RewindParams, workspace: Workspace, editor: Editor, cap: int
     ) -> RewindResult:
         """Rewind a session to before a checkpoint (``agent/rewind``, ``/rewind``): its
-        files, conversation or both; the session in memory follows. ``InvalidRun`` naming
+        files, conversation or both (``cap``: ``checkpointMaxFileBytes``, which the state
+        it replaces is kept under); the session in memory follows. ``InvalidRun`` naming
         why it cannot (a run in flight, an unknown checkpoint, a damaged store): then
         nothing was restored."""
         session_id = params.session_id
@@ -340,6 +341,7 @@ class RunManager:
                 workspace,
                 editor,
                 force=params.force,
+                cap=cap,
             )
             memory = self._sessions.get(session_id)
             if memory is not None and done.cut:  # the log is the truth: read it again

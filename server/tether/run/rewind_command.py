@@ -22,6 +22,7 @@ async def rewind_command(
     editor: Editor,
     session_id: str | None,
     argument: str | None,
+    cap: int,
 ) -> CommandResult:
     """``/rewind`` (a list), or ``/rewind ID [files|conversation|both] [force]``;
     ``InvalidRun`` naming why it cannot."""
@@ -45,7 +46,7 @@ async def rewind_command(
         restore=what,  # type: ignore[arg-type]
         force=force,
     )
-    result = await runs.rewind(params, workspace, editor)
+    result = await runs.rewind(params, workspace, editor, cap)
 
     def named(uri: str) -> str:
         path = path_from_uri(uri)

@@ -118,15 +118,23 @@ def text_bytes(text: str, bom: bool) -> bytes:
     return (BOM if bom else b"") + text.encode("utf-8", "surrogatepass")
 
 
-def _text_state(path: Path, text: str, bom: bool, store: BlobStore) -> Seen:
-    data = text_bytes(text, bom)
-    digest = store.put(data, digest_of(data))
+def text_seen(data: bytes, mode: int, store: BlobStore, cap: int) -> Seen:
+    """A text's bytes as a checkpoint keeps them: stored, or past the size cap only named
+    by their digest (compared at a rewind, never restored), as a scan keeps such a file."""
+    if len(data) > cap:
+        why = f"larger than the {cap:,}-byte cap"
+        return Seen("file", mode, len(data), 0, 0, 0, digest_of(data), why=why)
+    return Seen("file", mode, len(data), 0, 0, 0, store.put(data, digest_of(data)))
+
+
+def _text_state(path: Path, text: str, bom: bool, store: BlobStore, cap: int) -> Seen:
+    """An edited file's text, before or after the edit."""
     try:
         info = os.lstat(path)
         mode = stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else NO_MODE
     except OSError:
         mode = NO_MODE
-    return Seen("file", mode, len(data), 0, 0, 0, digest)
+    return text_seen(text_bytes(text, bom), mode, store, cap)
 
 
 class _AfterScan:
@@ -239,13 +247,15 @@ class SessionCheckpoints:
         if change.create:
             return {}
         path = change.path
-        return {str(path): _text_state(path, change.base_text, change.bom, self._store)}
+        return {str(path): _text_state(path, change.base_text, change.bom, self._store, self._cap)}
 
     def _file_after(self, taken: _Taken, edits: tuple[FileEdit, ...]) -> list[Change]:
         before = taken.before or {}
         after = dict(before)
         for edit in edits:
-            after[str(edit.path)] = _text_state(edit.path, edit.new_text, edit.bom, self._store)
+            after[str(edit.path)] = _text_state(
+                edit.path, edit.new_text, edit.bom, self._store, self._cap
+            )
         return changes(before, after)
 
     async def after(self, taken: object, edits: tuple[FileEdit, ...]) -> None:

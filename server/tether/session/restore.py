@@ -6,7 +6,9 @@ writer (no link followed, compared again before the atomic rename) or the editor
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+import hashlib
+import os
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..host import Editor, FileEdit
@@ -24,7 +26,7 @@ from ..writes.disk import (
 )
 from .blobs import BlobStore, digest_of
 from .checkpoint_records import CheckpointRecord, FileState
-from .checkpoints import text_bytes
+from .checkpoints import NO_MODE, text_bytes, text_seen
 from .scan import Seen, entry_of
 
 
@@ -75,16 +77,29 @@ def current_state(plan: Plan, store: BlobStore, cap: int) -> Seen | None:
     """The path now: on disk, or an open buffer's text when the editor holds one."""
     current = entry_of(plan.path, store, cap)
     if plan.buffer_text is None or (current is not None and current.kind == "link"):
-        return current
+        return _named(plan.path, current)
     bom = False
     if current is not None and current.digest is not None:
         bom = store.get(current.digest).startswith(BOM)
     data = text_bytes(plan.buffer_text, bom)
     if current is not None and current.digest == digest_of(data):
         return current
-    digest = store.put(data)  # unsaved typing (or an edit not saved yet): its own content
-    mode = current.mode if current is not None else 0o644
-    return Seen("file", mode, len(data), 0, 0, 0, digest)
+    # Unsaved typing (or an edit not saved yet): its own content.
+    return text_seen(data, current.mode if current is not None else NO_MODE, store, cap)
+
+
+def _named(path: Path, current: Seen | None) -> Seen | None:
+    """A file past the size cap, which a scan keeps by its stat alone, named by its digest
+    (read, not kept), to compare with an edit's state, which names it so too."""
+    if current is None or current.kind != "file" or current.digest is not None:
+        return current
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return current
+    return replace(current, digest=digest)
 
 
 def restore_on_disk(plan: Plan, root: Path, data: bytes | None) -> None:

@@ -45,7 +45,8 @@ class Seen:
     ctime_ns: int
     ino: int
     digest: str | None = None
-    """A file's stored content; None for a link, or a file not restorable."""
+    """A file's content by its sha256, stored unless ``why`` says it is not restorable (an
+    edit's text past the size cap is named, not kept); None for a link, or a file not read."""
     target: str | None = None
     """A link's target, as written (never followed)."""
     why: str | None = None
