@@ -10,16 +10,17 @@ hands the fork server its stdin, stdout and stderr, arguments, environment and f
 waits: signals sent to it reach the server, and it exits with the server's status. So the
 test talks to a real server over its real stdio, and only the interpreter's start is shared.
 
-The tests of the start itself (the lean start, ``-I``, what is imported, process isolation,
-exit and clean-up of the process tree) start a real interpreter (``SERVE``/``ACP`` are
-the plain commands). ``TETHER_TEST_FORK=0`` turns the fork server off for a whole run.
+In a fork, ``tether run`` and the chat fork their server too, as the daemon's runs do. The
+tests of the start itself (the lean start, ``-I``, what is imported, process isolation, exit
+and clean-up of the process tree, the daemon) start a real interpreter (``SERVE`` in
+``e2e/conftest.py``, ``TETHER_EXEC`` in ``e2e/cli.py``). ``TETHER_TEST_FORK=0`` turns the
+fork server off for a whole run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import io
 import json
 import os
 import selectors
@@ -117,11 +118,7 @@ def stop(process: subprocess.Popen[bytes] | None) -> None:
         process.kill()
         process.wait(timeout=30)
     with contextlib.suppress(FileNotFoundError):
-        socket_path_of(process).unlink()
-
-
-def socket_path_of(process: subprocess.Popen[bytes]) -> Path:
-    return Path(str(process.args[-1]))  # type: ignore[index]
+        socket_path().unlink()
 
 
 # The fork server itself (run as a script by ``start``).
@@ -183,19 +180,12 @@ def _child(request: dict[str, object], fds: list[int], go: int) -> Callable[[], 
 
     def run() -> int:
         from tether.cli import main
+        from tether.cli.serve import serve
+        from tether.daemon.forked import install, standard_streams
 
-        sys.stdin = io.TextIOWrapper(open(0, "rb", closefd=False))  # noqa: SIM115
-        sys.stdout = io.TextIOWrapper(open(1, "wb", closefd=False), write_through=True)  # noqa: SIM115
-        sys.stderr = io.TextIOWrapper(
-            open(2, "wb", closefd=False),  # noqa: SIM115
-            errors="backslashreplace",
-            write_through=True,
-        )
+        standard_streams()
         # ``tether run`` forks its server too (as the daemon's runs do: ``daemon.forked``)
         # instead of starting an interpreter for it.
-        from tether.cli.serve import serve
-        from tether.daemon.forked import install
-
         install(serve, ())
         return main(args)
 

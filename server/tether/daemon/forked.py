@@ -92,6 +92,18 @@ class ForkedServer(Process):
             await self.wait()
 
 
+def standard_streams() -> None:
+    """``sys.stdin``, ``sys.stdout`` and ``sys.stderr`` anew over descriptors 0–2, in a fork
+    that has just put its own there (its parent's objects buffer for the parent's files)."""
+    sys.stdin = io.TextIOWrapper(open(0, "rb", closefd=False))  # noqa: SIM115
+    sys.stdout = io.TextIOWrapper(open(1, "wb", closefd=False), write_through=True)  # noqa: SIM115
+    sys.stderr = io.TextIOWrapper(
+        open(2, "wb", closefd=False),  # noqa: SIM115
+        errors="backslashreplace",
+        write_through=True,
+    )
+
+
 def fork_server(serve_main: ServeMain, closes: Sequence[int]) -> Callable[[], Awaitable[Process]]:
     """Fork the server now; the returned coroutine function wraps it once a loop runs."""
     ours, theirs = socket.socketpair()
@@ -112,13 +124,7 @@ def fork_server(serve_main: ServeMain, closes: Sequence[int]) -> Callable[[], Aw
                 with contextlib.suppress(OSError):
                     os.close(fd)
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            sys.stdin = io.TextIOWrapper(open(0, "rb", closefd=False))  # noqa: SIM115
-            sys.stdout = io.TextIOWrapper(open(1, "wb", closefd=False), write_through=True)  # noqa: SIM115
-            sys.stderr = io.TextIOWrapper(
-                open(2, "wb", closefd=False),  # noqa: SIM115
-                errors="backslashreplace",
-                write_through=True,
-            )
+            standard_streams()
             status = serve_main(SERVER_LOG_LEVEL["level"])
         finally:
             os._exit(status)
