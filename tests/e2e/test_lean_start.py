@@ -1,6 +1,6 @@
-"""The lean start (``lsp.lean``): ``initialize`` is answered before pygls, pydantic, the
-protocol models or a model SDK are imported, with the very answer the full server gives,
-and the session then works as before."""
+"""The lean start (``lsp.lean``): ``initialize`` is answered without waiting for pygls,
+pydantic, the protocol models or a model SDK, whose imports begin at the spawn, with the
+very answer the full server gives, and the session then works as before."""
 
 from __future__ import annotations
 
@@ -19,10 +19,21 @@ from .test_plain_lsp import COC, EGLOT_1_9, HELIX_25_07, VIM_LSP
 
 HEAVY = ("pygls", "lsprotocol", "pydantic", "tether_protocol", "openai", "anthropic", "httpx")
 
-# ``tether serve`` with ``lsp.lean.start`` wrapped to report, on stderr, what had been
-# imported when it returned (it has written the answer by then).
-RECORDING = f"""
-import json, sys
+# ``tether serve`` whose first import of a heavy package is held (it says "HELD" on
+# stderr and waits) until ``lsp.lean.start`` has returned (the answer is written by then);
+# that return reports, on stderr, whether it answered and which heavy packages were
+# imported by then.
+HOLDING = f"""
+import json, sys, threading
+released = threading.Event()
+class Hold:
+    def find_spec(self, name, path=None, target=None):
+        if name in {HEAVY!r} and not released.is_set():
+            sys.stderr.write("HELD " + name + "\\n")
+            sys.stderr.flush()
+            released.wait(60)
+        return None
+sys.meta_path.insert(0, Hold())
 import tether.lsp.lean as lean
 start = lean.start
 def recording(*args):
@@ -30,6 +41,7 @@ def recording(*args):
     heavy = sorted(m for m in sys.modules if m.split(".")[0] in {HEAVY!r})
     sys.stderr.write("LEAN " + json.dumps([handover.answered, heavy]) + "\\n")
     sys.stderr.flush()
+    released.set()
     return handover
 lean.start = recording
 from tether.cli import main
@@ -89,14 +101,21 @@ def test_the_lean_answer_is_the_full_servers_answer(
     assert lean["result"]["capabilities"]["experimental"]["tether"]["tools"]
 
 
-def test_nothing_heavy_is_imported_before_initialize_is_answered_and_a_prompt_works(
+def test_the_imports_begin_at_the_spawn_and_initialize_is_answered_without_them(
     tmp_path: Path,
 ) -> None:
+    """The heavy imports start before any message arrives (``tether run`` sends its
+    ``initialize`` only after its own imports), and the answer never waits for them: here
+    they are held until it is written."""
     (tmp_path / "notes.txt").write_text("hello\n")
     with FakeApi() as fake:
         fake.queue(Sse(openai_stream("All ", "done.", usage=(10, 2))))
-        server = RawServer(tmp_path, argv=[sys.executable, "-c", RECORDING])
+        server = RawServer(tmp_path, argv=[sys.executable, "-c", HOLDING])
         try:
+            wait_until_sync(
+                lambda: any(ln.startswith("HELD ") for ln in server.stderr().splitlines()),
+                "a heavy import begun before any message was sent",
+            )
             options = {"provider": "openai", "baseUrl": fake.url + "/v1", "model": "gpt-5.4"}
             server.request(
                 1,

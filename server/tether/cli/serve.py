@@ -7,6 +7,7 @@ import contextlib
 import gc
 import os
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,19 +24,35 @@ def add_acp(commands: Commands) -> None:
     )
 
 
+def _import_server() -> None:
+    """Import what ``serve`` uses after the lean start; a failure is left to ``serve``'s
+    own import, which raises it where it is reported."""
+    with contextlib.suppress(Exception):
+        from ..config import layers  # noqa: F401
+        from ..lsp import handlers, server, transport  # noqa: F401
+        from ..providers import primed_name  # noqa: F401
+        from ..tools import build_tools  # noqa: F401
+
+
 def serve(log_level: str = "warning") -> int:
     """Serve one client over stdio until it goes away."""
     # Start-up only allocates what lives as long as the server: cyclic collections during
     # the imports (a thousand lsprotocol classes) find nothing and cost ~10% of them.
     gc.disable()
-    # The lean start (``lsp.lean``): ``initialize`` is answered before anything heavy is
-    # imported; the rest of the messages wait in the pipe meanwhile.
+    # The lean start (``lsp.lean``): ``initialize`` is answered without the heavy imports;
+    # the rest of the messages wait in the pipe meanwhile. The imports begin at once on a
+    # thread of their own, not after that answer: ``tether run`` starts its server before
+    # its own imports, so its ``initialize`` comes ~0.2 s after the spawn, time the server
+    # used to spend waiting (the lean read blocks without holding the interpreter).
     from ..lsp.lean import start as lean_start
 
+    imports = threading.Thread(target=_import_server, name="tether-imports", daemon=True)
+    imports.start()
     try:
         handover = lean_start(sys.stdin.buffer, sys.stdout.buffer, os.environ)
     except KeyboardInterrupt:  # stopped before the first message: nothing to clean up
         return 0
+    imports.join()  # the imports below then find every module done (none imported twice)
     import asyncio
     import logging
 
