@@ -9,6 +9,7 @@ Each fast path is compared with the computation on whole texts, on random texts 
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import tracemalloc
 from pathlib import Path
@@ -107,6 +108,33 @@ def test_the_log_record_from_the_window_is_the_one_from_the_whole_texts(
         made = edit.new_text
         records._hashed[:] = [e for e in records._hashed if e.text is None]
         assert records.text_hash(made) == window.after_sha256
+    finally:
+        records.HASHED_KEPT, records.HASHED_PIECE = previous
+        records._hashed.clear()
+
+
+@settings(max_examples=300)
+@given(replaced())
+def test_the_text_after_is_named_and_sized_from_the_pieces_of_the_text_before(
+    case: tuple[str, tuple[TextChange, ...]],
+) -> None:
+    """What a checkpoint names an edit's text after by (its sha256 and its size in UTF-8)
+    comes from what the log remembered of the text before, hashed on from the change."""
+    base, raw = case
+    _, changes = _whole_and_window(base, raw)
+    if not changes or "\r" in base.replace("\r\n", ""):
+        return
+    previous = records.HASHED_KEPT, records.HASHED_PIECE
+    records.HASHED_KEPT, records.HASHED_PIECE = 0, 7  # every text long, pieces of 7
+    try:
+        records._hashed.clear()
+        edit = _edit(base, changes)
+        EditWindow.of_edit(edit)
+        assert edit.after is None  # hashed on from the text before, not made
+        made = edit.new_text
+        assert any(e.edit is edit for e in records._hashed)  # what answers below
+        data = made.encode("utf-8", "surrogatepass")
+        assert records.text_digest(made) == (hashlib.sha256(data).hexdigest(), len(data))
     finally:
         records.HASHED_KEPT, records.HASHED_PIECE = previous
         records._hashed.clear()

@@ -72,10 +72,7 @@ class BlobStore:
         when the state folder cannot be written."""
         digest = digest or digest_of(data)
         target = self._folder(digest) / digest[2:]
-        if os.path.lexists(target):  # used again: not pruned for a while (``prune.py``)
-            with contextlib.suppress(OSError):
-                os.utime(target, follow_symlinks=False)
-        else:
+        if not self.reuse(digest):
             temp = target.with_name(f".{digest[2:10]}.{uuid.uuid4().hex[:12]}.tmp")
             fd = open_private(temp, os.O_WRONLY | os.O_EXCL)
             try:
@@ -87,6 +84,16 @@ class BlobStore:
                 with contextlib.suppress(OSError):
                     os.unlink(temp)
         return digest
+
+    def reuse(self, digest: str) -> bool:
+        """Whether the blob is there, marked used again if so: not pruned for a while
+        (``prune.py``)."""
+        target = self.path(digest)
+        if not os.path.lexists(target):
+            return False
+        with contextlib.suppress(OSError):
+            os.utime(target, follow_symlinks=False)
+        return True
 
     def has(self, digest: str) -> bool:
         """Whether the blob is there (not checked: ``get`` checks it)."""

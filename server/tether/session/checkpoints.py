@@ -12,8 +12,6 @@ store cannot be written, too many files) is logged as incomplete, with why.
 from __future__ import annotations
 
 import logging
-import os
-import stat
 import threading
 import time
 import uuid
@@ -26,9 +24,9 @@ import anyio.to_thread
 from ..host import FileEdit
 from ..workspace.folders import Workspace, uri_for
 from ..workspace.places import broad_root, user_places
-from ..writes.disk import BOM
-from .blobs import BlobStore, digest_of
+from .blobs import BlobStore
 from .checkpoint_records import CheckpointFile, CheckpointRecord, FileState
+from .edited_texts import text_state
 from .prune import maybe_prune
 from .scan import Change, Seen, TooManyFiles, TreeScanner, changes
 from .scan_cache import cache_path, load_scan, save_scan
@@ -38,10 +36,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are recorded as not restorable (``checkpointMaxFileBytes``)."""
-
-
-NO_MODE = 0o644
-"""An edited file's mode when it is not on disk (an editor's buffer not saved yet)."""
 
 
 def new_checkpoint_id() -> str:
@@ -111,30 +105,6 @@ def _scan(scanner: _Scanner, changed_only: bool = False) -> dict[str, Seen]:
             except OSError as exc:  # only the next process's first scan is slower
                 log.warning("cannot keep the workspace's scan: %s", exc.strerror or exc)
         return found
-
-
-def text_bytes(text: str, bom: bool) -> bytes:
-    """A text as a file holds it (the writer's encoding)."""
-    return (BOM if bom else b"") + text.encode("utf-8", "surrogatepass")
-
-
-def text_seen(data: bytes, mode: int, store: BlobStore, cap: int) -> Seen:
-    """A text's bytes as a checkpoint keeps them: stored, or past the size cap only named
-    by their digest (compared at a rewind, never restored), as a scan keeps such a file."""
-    if len(data) > cap:
-        why = f"larger than the {cap:,}-byte cap"
-        return Seen("file", mode, len(data), 0, 0, 0, digest_of(data), why=why)
-    return Seen("file", mode, len(data), 0, 0, 0, store.put(data, digest_of(data)))
-
-
-def _text_state(path: Path, text: str, bom: bool, store: BlobStore, cap: int) -> Seen:
-    """An edited file's text, before or after the edit."""
-    try:
-        info = os.lstat(path)
-        mode = stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else NO_MODE
-    except OSError:
-        mode = NO_MODE
-    return text_seen(text_bytes(text, bom), mode, store, cap)
 
 
 class _AfterScan:
@@ -247,13 +217,13 @@ class SessionCheckpoints:
         if change.create:
             return {}
         path = change.path
-        return {str(path): _text_state(path, change.base_text, change.bom, self._store, self._cap)}
+        return {str(path): text_state(path, change.base_text, change.bom, self._store, self._cap)}
 
     def _file_after(self, taken: _Taken, edits: tuple[FileEdit, ...]) -> list[Change]:
         before = taken.before or {}
         after = dict(before)
         for edit in edits:
-            after[str(edit.path)] = _text_state(
+            after[str(edit.path)] = text_state(
                 edit.path, edit.new_text, edit.bom, self._store, self._cap
             )
         return changes(before, after)

@@ -158,16 +158,19 @@ HASHED_PIECE = 1 << 16
 
 @dataclass(slots=True)
 class _Hashed:
-    """A long text's hash, with the hasher's state at every ``HASHED_PIECE`` characters
-    (``states[k]`` has seen ``text[: k * HASHED_PIECE]``): the hash of a text that differs
-    from it only from some offset on goes on from the state before that offset."""
+    """A long text's hash and size in UTF-8, with the hasher's state and the bytes hashed
+    at every ``HASHED_PIECE`` characters (``states[k]`` has seen ``text[: k *
+    HASHED_PIECE]``, ``sizes[k]`` bytes): the hash of a text that differs from it only from
+    some offset on goes on from the state before that offset."""
 
     text: str | None
     """The text; None while it is an edit's text after, not made yet (``FileEdit.after``)."""
     edit: Any
     """That edit (a ``FileEdit``), or None."""
     digest: str
+    size: int
     states: list[Any]
+    sizes: list[int]
 
     def hashes(self, text: str) -> bool:
         return self.text is text or (self.edit is not None and self.edit.after is text)
@@ -177,21 +180,31 @@ _hashed: list[_Hashed] = []
 
 
 def _hash_from(
-    hasher: Any, offset: int, segments: list[tuple[str, int, int]], states: list[Any]
-) -> None:
+    hasher: Any,
+    offset: int,
+    size: int,
+    segments: list[tuple[str, int, int]],
+    states: list[Any],
+    sizes: list[int],
+) -> int:
     """Feed ``hasher`` (which has seen ``offset`` characters of a text, a multiple of
-    ``HASHED_PIECE``) the rest of it, given as ``(text, start, end)`` slices; its state is
-    added to ``states`` at every ``HASHED_PIECE`` characters. Encoded a piece at a time: the
+    ``HASHED_PIECE``, ``size`` bytes) the rest of it, given as ``(text, start, end)``
+    slices; its state and the bytes hashed are added to ``states`` and ``sizes`` at every
+    ``HASHED_PIECE`` characters; the bytes hashed in all. Encoded a piece at a time: the
     same bytes (UTF-8 encodes each code point alone, a lone surrogate too), without a
     fresh 10 MB buffer whose first touch costs more than the encoding (page faults)."""
     for text, start, end in segments:
         while start < end:
             stop = min(end, start + HASHED_PIECE - offset % HASHED_PIECE)
-            hasher.update(text[start:stop].encode("utf-8", "surrogatepass"))
+            piece = text[start:stop].encode("utf-8", "surrogatepass")
+            hasher.update(piece)
+            size += len(piece)
             offset += stop - start
             start = stop
             if offset % HASHED_PIECE == 0:
                 states.append(hasher.copy())
+                sizes.append(size)
+    return size
 
 
 def _remember(entry: _Hashed) -> None:
@@ -205,9 +218,9 @@ def _hashed_entry(text: str) -> _Hashed:
         if entry.hashes(text):
             return entry
     hasher = hashlib.sha256()
-    states = [hasher.copy()]
-    _hash_from(hasher, 0, [(text, 0, len(text))], states)
-    entry = _Hashed(text, None, hasher.hexdigest(), states)
+    states, sizes = [hasher.copy()], [0]
+    size = _hash_from(hasher, 0, 0, [(text, 0, len(text))], states, sizes)
+    entry = _Hashed(text, None, hasher.hexdigest(), size, states, sizes)
     _remember(entry)
     return entry
 
@@ -219,9 +232,17 @@ def text_hash(text: str) -> str:
     edit's text before (the buffer keeps the approved text, see ``LspBuffers``), and on a
     10 MB text the encoding and hashing take 25–50 ms.
     """
+    return text_digest(text)[0]
+
+
+def text_digest(text: str) -> tuple[str, int]:
+    """``text_hash`` and the text's size in UTF-8 (what a file without a BOM holds): what
+    a checkpoint names an edited file by (``edited_texts.py``)."""
     if len(text) < HASHED_KEPT:
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return _hashed_entry(text).digest
+        data = text.encode("utf-8", "surrogatepass")
+        return hashlib.sha256(data).hexdigest(), len(data)
+    entry = _hashed_entry(text)
+    return entry.digest, entry.size
 
 
 def _hash_after(base: str, start: int, old: int, new: str, edit: Any) -> str:
@@ -233,16 +254,18 @@ def _hash_after(base: str, start: int, old: int, new: str, edit: Any) -> str:
     entry = _hashed_entry(base)
     k = start // HASHED_PIECE
     hasher = entry.states[k].copy()
-    states = entry.states[: k + 1]
+    states, sizes = entry.states[: k + 1], entry.sizes[: k + 1]
     offset = k * HASHED_PIECE
-    _hash_from(
+    size = _hash_from(
         hasher,
         offset,
+        sizes[k],
         [(base, offset, start), (new, 0, len(new)), (base, start + old, len(base))],
         states,
+        sizes,
     )
     digest: str = hasher.hexdigest()
-    _remember(_Hashed(None, edit, digest, states))
+    _remember(_Hashed(None, edit, digest, size, states, sizes))
     return digest
 
 

@@ -26,7 +26,7 @@ from ..writes.disk import (
 )
 from .blobs import BlobStore, digest_of
 from .checkpoint_records import CheckpointRecord, FileState
-from .checkpoints import NO_MODE, text_bytes, text_seen
+from .edited_texts import NO_MODE, text_bytes, text_seen
 from .scan import Seen, entry_of
 
 
