@@ -339,20 +339,42 @@ def in_process(world: World, root: Path, env: dict[str, str], *flags: str) -> bo
     return not through
 
 
-def test_on_by_default_and_off_by_the_flag_the_variable_or_the_users_file(world: World) -> None:
+# How a user turns the daemon on or off: (their own config file, the variable, a flag),
+# and whether ``tether run`` then goes in-process. One case each, so that they run side by
+# side (each starts and stops a daemon twice).
+SWITCHES = [
+    pytest.param(None, None, (), False, id="nothing said: through the daemon"),
+    pytest.param(None, None, ("--no-daemon",), True, id="the flag"),
+    *(
+        pytest.param(None, word, (), True, id=f"the variable {word!r}")
+        for word in ("0", "off", " No ", "FALSE")
+    ),
+    pytest.param("daemon = false\n", None, (), True, id="the user's file"),
+    pytest.param("daemon = false\n", "1", (), False, id="the variable wins over the file"),
+    pytest.param("daemon = true\n", None, (), False, id="the user's file on"),
+]
+
+
+@pytest.mark.parametrize(("config", "variable", "flags", "expected"), SWITCHES)
+def test_on_by_default_and_off_by_the_flag_the_variable_or_the_users_file(
+    world: World, config: str | None, variable: str | None, flags: tuple[str, ...], expected: bool
+) -> None:
+    root = world.project("p")
+    env = world.run_env(bash("true"))
+    del env["TETHER_DAEMON"]
+    if variable is not None:
+        env["TETHER_DAEMON"] = variable
+    if config is not None:
+        user_config(world, config)
+    assert in_process(world, root, env, *flags) is expected
+
+
+def test_a_users_file_that_says_neither_true_nor_false_turns_it_off_and_says_so(
+    world: World,
+) -> None:
     root = world.project("p")
     unset = world.run_env(bash("true"))
     del unset["TETHER_DAEMON"]
-    assert not in_process(world, root, unset)  # nothing said: through the daemon
-    assert in_process(world, root, unset, "--no-daemon")
-    for word in ("0", "off", " No ", "FALSE"):
-        assert in_process(world, root, unset | {"TETHER_DAEMON": word}), word
-    user_config(world, "daemon = false\n")
-    assert in_process(world, root, unset)
-    assert not in_process(world, root, unset | {"TETHER_DAEMON": "1"})  # the variable wins
-    user_config(world, "daemon = true\n")
-    assert not in_process(world, root, unset)
-    # Not true or false: off, and the in-process run names the file's error.
     user_config(world, 'daemon = "sometimes"\n')
     out = world.tether(["run", "--yes", "go"], root, unset)
     assert out.returncode != 0 and "daemon: expected true or false" in out.stderr, out.stderr
