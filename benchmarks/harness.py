@@ -95,7 +95,10 @@ class Context:
         return path.resolve()
 
     def env(self, state: Path, **extra: str) -> dict[str, str]:
-        """The server's environment: no TETHER_* or API keys leaking in, state in ``state``."""
+        """The server's environment: no TETHER_* or API keys leaking in, state in ``state``
+        (the user's alone, as Tether makes it: else it says so on stderr, mid-table)."""
+        state.mkdir(parents=True, exist_ok=True)
+        state.chmod(0o700)
         env = {
             k: v
             for k, v in os.environ.items()

@@ -117,6 +117,7 @@ async def _tree(ctx: Context, files: int, steps: int) -> tuple[_Bash, list[float
     root = ctx.folder(f"checkpoints-{files}")
     make_tree(root, files)
     state = ctx.folder(f"checkpoints-{files}-state")
+    state.chmod(0o700)  # the user's alone, as Tether makes it (else it says so, mid-table)
     writer = SessionLogWriter(state)
     try:
         checkpoints = SessionCheckpoints(
