@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
 
+from tests.hashed import every_text_hashed_in_pieces
 from tether.host import Buffer, FileEdit, MemoryBuffers, TextChange, apply_changes
 from tether.lsp.documents import LineDocument
 from tether.session import records
@@ -92,10 +93,7 @@ def test_the_log_record_from_the_window_is_the_one_from_the_whole_texts(
     new, changes = _whole_and_window(base, raw)
     if not changes:
         return
-    previous = records.HASHED_KEPT, records.HASHED_PIECE
-    records.HASHED_KEPT, records.HASHED_PIECE = 0, 7  # every text long, pieces of 7
-    try:
-        records._hashed.clear()
+    with every_text_hashed_in_pieces():
         edit = _edit(base, changes)
         window = EditWindow.of_edit(edit)
         if "\r" not in base.replace("\r\n", ""):
@@ -108,9 +106,6 @@ def test_the_log_record_from_the_window_is_the_one_from_the_whole_texts(
         made = edit.new_text
         records._hashed[:] = [e for e in records._hashed if e.text is None]
         assert records.text_hash(made) == window.after_sha256
-    finally:
-        records.HASHED_KEPT, records.HASHED_PIECE = previous
-        records._hashed.clear()
 
 
 @settings(max_examples=300)
@@ -124,10 +119,7 @@ def test_the_text_after_is_named_and_sized_from_the_pieces_of_the_text_before(
     _, changes = _whole_and_window(base, raw)
     if not changes or "\r" in base.replace("\r\n", ""):
         return
-    previous = records.HASHED_KEPT, records.HASHED_PIECE
-    records.HASHED_KEPT, records.HASHED_PIECE = 0, 7  # every text long, pieces of 7
-    try:
-        records._hashed.clear()
+    with every_text_hashed_in_pieces():
         edit = _edit(base, changes)
         EditWindow.of_edit(edit)
         assert edit.after is None  # hashed on from the text before, not made
@@ -135,9 +127,6 @@ def test_the_text_after_is_named_and_sized_from_the_pieces_of_the_text_before(
         assert any(e.edit is edit for e in records._hashed)  # what answers below
         data = made.encode("utf-8", "surrogatepass")
         assert records.text_digest(made) == (hashlib.sha256(data).hexdigest(), len(data))
-    finally:
-        records.HASHED_KEPT, records.HASHED_PIECE = previous
-        records._hashed.clear()
 
 
 def _edit(base: str, changes: tuple[TextChange, ...], version: int | None = 1) -> FileEdit:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tether.session import records
+from tests.hashed import every_text_hashed_in_pieces
 from tether.session.blobs import BlobStore
 from tether.session.edited_texts import text_bytes, text_state
 
@@ -27,14 +27,8 @@ TEXTS = st.lists(CHARACTERS, max_size=60).map("".join)
 @pytest.fixture(autouse=True)
 def long_texts() -> Iterator[None]:
     """Every text counts as long (hashed by pieces, remembered): the path a 10 MB one takes."""
-    previous = records.HASHED_KEPT, records.HASHED_PIECE
-    records.HASHED_KEPT, records.HASHED_PIECE = 0, 7
-    records._hashed.clear()
-    try:
+    with every_text_hashed_in_pieces():
         yield
-    finally:
-        records.HASHED_KEPT, records.HASHED_PIECE = previous
-        records._hashed.clear()
 
 
 @settings(max_examples=300, deadline=None)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from ..writes.disk import BOM
@@ -32,7 +33,7 @@ def text_bytes(text: str, bom: bool) -> bytes:
 def text_seen(data: bytes, mode: int, store: BlobStore, cap: int) -> Seen:
     """A text's bytes as a checkpoint keeps them: stored, or past the size cap only named
     by their digest (compared at a rewind, never restored), as a scan keeps such a file."""
-    return _kept(digest_of(data), len(data), data, mode, store, cap)
+    return _kept(digest_of(data), len(data), lambda: data, mode, store, cap)
 
 
 def text_state(path: Path, text: str, bom: bool, store: BlobStore, cap: int) -> Seen:
@@ -45,21 +46,17 @@ def text_state(path: Path, text: str, bom: bool, store: BlobStore, cap: int) -> 
     if bom:  # rare: its digest is not the log's
         return text_seen(text_bytes(text, bom), mode, store, cap)
     digest, size = text_digest(text)
-    return _kept(digest, size, None, mode, store, cap, text)
+    return _kept(digest, size, lambda: text_bytes(text, False), mode, store, cap)
 
 
 def _kept(
-    digest: str,
-    size: int,
-    data: bytes | None,
-    mode: int,
-    store: BlobStore,
-    cap: int,
-    text: str = "",
+    digest: str, size: int, data: Callable[[], bytes], mode: int, store: BlobStore, cap: int
 ) -> Seen:
+    """The bytes named ``digest``, ``size`` long: past the cap only named; else stored,
+    made by ``data`` only when the store does not have them yet."""
     if size > cap:
         why = f"larger than the {cap:,}-byte cap"
         return Seen("file", mode, size, 0, 0, 0, digest, why=why)
-    if data is not None or not store.reuse(digest):
-        store.put(text_bytes(text, False) if data is None else data, digest)
+    if not store.reuse(digest):
+        store.put(data(), digest)
     return Seen("file", mode, size, 0, 0, 0, digest)
