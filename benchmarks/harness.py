@@ -28,7 +28,7 @@ class Sizes:
     steps: int = 500
     step_runs: int = 3
     provider_runs: int = 15
-    first_prompts: int = 9
+    first_prompts: int = 15
     """Fresh servers whose first prompt, and a later one after the same pause, are
     measured (providers)."""
     deltas: int = 20_000

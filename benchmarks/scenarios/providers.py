@@ -6,7 +6,7 @@ client and applied to disk through ``workspace/applyEdit``, as an editor would.
 
 The first prompt of a fresh server, 2 s after its spawn (an editor's), against the same
 server's prompt 2 s after a warm one, paired in one process (two processes of the same
-program differ by a few percent): the median over 5 servers of first − paired, in ms, at
+program differ by a few percent): the median over 15 servers of first − paired, in ms, at
 most ``FIRST_PROMPT_MARGIN_MS`` (the ratio is printed beside it). Reported too: the first
 prompt against a warm server's prompts back to back (a machine idle for 2 s is slower to
 answer anything, warm or not — a warm server's prompts after a pause are ~1.3× its

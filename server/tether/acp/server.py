@@ -40,7 +40,7 @@ from ..prompt.frames import ATTACHED_FILE, framed
 from ..providers import make_provider, primed_name, warm_up_thread
 from ..run.commands import COMMANDS, CommandRefused, run_command
 from ..run.front import background, close_front, serve_run, start_mcp
-from ..run.manager import InvalidRun, RunManager, start_worker_threads
+from ..run.manager import InvalidRun, RunManager, start_background
 from ..session.index import session_log_path, session_title
 from ..session.store import stored_session
 from ..session.writer import SessionLogWriter, new_session_id
@@ -395,7 +395,9 @@ class AcpServer:
             self._warmed = True
             warm_up_thread(primed_name(config))
         if self.workers is None:  # every prompt's threads, started by the first session
-            self.workers = background(start_worker_threads())
+            self.workers = background(
+                start_background(config.state_dir, config.checkpoint_store_max_bytes)
+            )
         return session
 
     def _more_roots(self, given: list[str], method: str, broad: bool) -> list[Path]:

@@ -50,7 +50,7 @@ from ..host import EventSink
 from ..policy.requests import RULES_PARAMS, RulesRequestError
 from ..providers import primed_name, warm_up_thread
 from ..run.front import serve_run
-from ..run.manager import InvalidRun, Run, start_worker_threads
+from ..run.manager import InvalidRun, Run, start_background
 from ..sandbox.probe import sandbox_problem
 from ..session.store import stored_session, stored_sessions
 from ..session.undo import UnknownRun
@@ -235,9 +235,9 @@ def _rules_handler(method: str) -> Callable[[TetherServer, Any], Awaitable[dict[
 # --- notifications -----------------------------------------------------------------------
 async def initialized(ls: TetherServer, params: types.InitializedParams) -> None:
     warm_up_thread(primed_name(ls.config))  # a provider the editor's settings name, primed
-    # The worker threads every run uses, started now rather than by the first run: anyio's
-    # (files, the session log) and the event loop's executor (a model API's address).
-    await start_worker_threads()
+    # What every run would otherwise start on the first: the worker threads and the
+    # checkpoint store's hourly look at its size.
+    await start_background(ls.log_writer.state_dir, ls.config.checkpoint_store_max_bytes)
     # Detected at start, not on the first run.
     problem = await sandbox_problem(ls.config.sandbox)
     if problem is not None:

@@ -12,6 +12,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -34,12 +35,15 @@ from ..providers.base import UserMessage
 from ..session.blobs import StoreDamaged
 from ..session.index import session_log_path
 from ..session.lock import SessionBusy, SessionLocks
+from ..session.prune import maybe_prune
 from ..session.rewind import RewindRefused, checkpoint_list, rewind_session
 from ..session.store import RunIndex, load, stored_session
 from ..session.undo import undo_run
 from ..session.writer import SessionLogWriter, new_session_id
 from ..tools.registry import ToolRegistry
 from ..workspace.folders import Workspace
+from ..workspace.personal import prepare
+from ..workspace.places import user_places
 from .assemble import SessionMemory, assemble_run
 from .loop import AgentLoop
 
@@ -492,9 +496,17 @@ def _nothing() -> None:
     """A worker thread's first job."""
 
 
-async def start_worker_threads() -> None:
-    """Start the worker threads every run uses — anyio's (files, the session log) and the
-    event loop's executor (a model API's address) — so that a front's first run does not
-    (``tether serve`` at ``initialized``, ``tether acp`` at its first session)."""
-    await anyio.to_thread.run_sync(_nothing)
+def _prepare_places() -> None:
+    prepare(user_places())
+
+
+async def start_background(state_dir: Path, store_max_bytes: int) -> None:
+    """Start what every run would otherwise start on a front's first run (``tether serve``
+    at ``initialized``, ``tether acp`` at its first session): the worker threads — anyio's
+    (files, the session log) and the event loop's executor (a model API's address) — the
+    tables of the user's places every write and read is checked against, and the hourly
+    look at the checkpoint store's size, whose thread (a scan of every stored blob) then
+    runs while the user is still typing, not beside the first prompt."""
+    await anyio.to_thread.run_sync(_prepare_places)
     await asyncio.get_running_loop().run_in_executor(None, _nothing)
+    maybe_prune(state_dir, store_max_bytes)

@@ -167,6 +167,14 @@ def _compiled(table: tuple[Place, ...], places: UserPlaces) -> tuple[Group, ...]
     return tuple(groups.values())
 
 
+def prepare(places: UserPlaces) -> None:
+    """Fold the tables of places for ``places`` now (about a millisecond, once per
+    process): at a front's start, rather than inside the first step that writes or reads."""
+    _compiled(WRITES, places)
+    _compiled(SECRETS, places)
+    _secret_tops(places)
+
+
 def _matches(names: tuple[str, ...], inside: tuple[str, ...]) -> bool:
     if names == ("",):
         return True  # the folder itself and everything in it
