@@ -203,8 +203,11 @@ WARMING_RUNS = 3
 """Prompts a fresh server answers back to back after its first, before its paused one."""
 
 
-async def _provider(ctx: Context, provider: str) -> tuple[list[float], list[float], list[float]]:
-    """The warm times of one server (after its first task, back to back), and for each of
+async def _provider(
+    ctx: Context, provider: str
+) -> tuple[list[float], int, list[float], list[float]]:
+    """The warm times of one server (after its first task, back to back) and the
+    connections to the model API it opened for them all, and for each of
     ``ctx.sizes.first_prompts`` fresh servers its first task (2 s after spawn) and, after
     ``WARMING_RUNS`` more back to back, one sent 2 s after the one before: the same
     server's warm answer to a prompt after the same pause as the first's.
@@ -217,12 +220,14 @@ async def _provider(ctx: Context, provider: str) -> tuple[list[float], list[floa
     paused: list[float] = []
     with FakeApi() as fake:
         await _tasks(ctx, fake, provider, root, 1)  # the fake's and the client's first time
+        before = fake.connections
         times = (await _tasks(ctx, fake, provider, root, ctx.sizes.provider_runs + 1))[1:]
+        opened = fake.connections - before
         for _ in range(ctx.sizes.first_prompts):
             server = await _tasks(ctx, fake, provider, root, 1 + WARMING_RUNS, 1)
             firsts.append(server[0])
             paused.append(server[-1])
-    return times, firsts, paused
+    return times, opened, firsts, paused
 
 
 async def _acp_provider(ctx: Context, provider: str) -> tuple[list[float], list[float]]:
@@ -265,8 +270,23 @@ def _paired(metric: str, what: str, firsts: list[float], paused: list[float]) ->
 async def run(ctx: Context) -> list[Row]:
     rows = []
     for provider in ("anthropic", "openai"):
-        times, firsts, paused = await _provider(ctx, provider)
+        times, opened, firsts, paused = await _provider(ctx, provider)
         rows.append(Row.of(NAME, f"{provider}: prompt → result", "ms", times, limit=60.0))
+        tasks = len(times) + 1
+        rows.append(
+            Row(
+                NAME,
+                f"{provider}: connections to the API, {tasks} tasks back to back",
+                "",
+                opened,
+                None,
+                tasks,
+                "≤ 1",
+                1.0,
+                note=f"{tasks * 3} model calls; each new connection to a real API costs a TCP "
+                "and a TLS handshake, two round trips",
+            )
+        )
         warm, first, rested = median(times), median(firsts), median(paused)
         metric = f"{provider}: 1st prompt 2 s after spawn − warm after a 2 s pause"
         rows.append(_paired(metric, "servers", firsts, paused))

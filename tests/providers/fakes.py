@@ -8,6 +8,7 @@ OpenAI ``chat.completion.chunk`` streams and Anthropic Messages event streams.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -61,11 +62,23 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = False  # so server_close() joins every handler thread
     api: FakeApi
 
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.api.opened(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        super().shutdown_request(request)
+        self.api.closed(request)
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    timeout = 2  # an idle keep-alive connection ends its thread soon after the client leaves
     server: _Server
+
+    @property  # type: ignore[override]
+    def timeout(self) -> float:
+        """How long a kept connection may stay idle before the fake closes it."""
+        return self.server.api.idle_seconds
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -122,9 +135,19 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class FakeApi:
-    """A scripted model API; use as a context manager (it stops and joins its threads)."""
+    """A scripted model API; use as a context manager (it stops and joins its threads).
 
-    def __init__(self) -> None:
+    ``idle_seconds``: a kept-alive connection idle this long is closed by the fake, as an
+    API closes its clients' idle connections (after longer than the 5 s a client keeps
+    one, by default, as the real APIs do). Its clients' connections end at the exit."""
+
+    def __init__(self, idle_seconds: float = 30.0) -> None:
+        self.idle_seconds = idle_seconds
+        self.connections = 0
+        """Connections the clients opened so far."""
+        self.ended = 0
+        """Connections ended so far, by either side (the fake's idle limit among them)."""
+        self._open: set[socket.socket] = set()
         self.requests: list[Recorded] = []
         self.hang_ups: list[float] = []
         """When a client closed a stream while the fake was still sending it."""
@@ -166,6 +189,16 @@ class FakeApi:
                 return self._replies.popleft()
         return Status(500, {"error": {"message": "the fake has no reply queued"}})
 
+    def opened(self, connection: socket.socket) -> None:
+        with self._lock:
+            self.connections += 1
+            self._open.add(connection)
+
+    def closed(self, connection: socket.socket) -> None:
+        with self._lock:
+            self.ended += 1
+            self._open.discard(connection)
+
     def __enter__(self) -> FakeApi:
         self._thread.start()
         return self
@@ -174,6 +207,10 @@ class FakeApi:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self._server.shutdown()
+        with self._lock:  # a client's kept connections: their threads end now, not when idle
+            for connection in self._open:
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
         self._server.server_close()
         self._thread.join(timeout=5)
 

@@ -19,6 +19,7 @@ import logging
 import os
 import random
 import ssl
+import threading
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, replace
@@ -297,10 +298,15 @@ def shared_ssl_context() -> ssl.SSLContext:
     certificates (``TRUST_VARIABLES`` as the environment says now: a run forked from the
     daemon trusts what its own environment names, not what was loaded before it).
 
-    Each SDK client otherwise builds its own and loads the CA bundle again — about 25 ms
-    per model call, since a client is made per call.
+    Each SDK client would otherwise build its own and load the CA bundle again (about
+    25 ms). Made once even when the warm-up's prime and a first run ask at the same time.
     """
-    return _ssl_context(*(os.environ.get(name) for name in TRUST_VARIABLES))
+    trusted = tuple(os.environ.get(name) for name in TRUST_VARIABLES)
+    with _SSL_CONTEXT_MADE:
+        return _ssl_context(*trusted)
+
+
+_SSL_CONTEXT_MADE = threading.Lock()
 
 
 @functools.cache

@@ -1,5 +1,6 @@
-"""What the SDK-backed providers (OpenAI, Anthropic) share: their settings, and a reply
-streamed on a client of its own, retried and continued as ``retry.stream_reply`` says.
+"""What the SDK-backed providers (OpenAI, Anthropic) share: their settings, the HTTP
+client whose connections every model call of the event loop reuses, and a reply streamed,
+retried and continued as ``retry.stream_reply`` says.
 
 No SDK is imported here (the subclasses do): a subclass opens its client, makes one API
 request (``_attempt``) and says which of its SDK's errors are worth a retry (``_classify``).
@@ -8,10 +9,11 @@ request (``_attempt``) and says which of its SDK's errors are worth a retry (``_
 from __future__ import annotations
 
 import asyncio
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, aclosing
-from typing import Any, ClassVar, Generic, NotRequired, TypedDict, TypeVar, Unpack
+from contextlib import aclosing
+from typing import Any, ClassVar, Generic, NotRequired, TypedDict, TypeVar, Unpack, cast
 
 from tether_protocol.config import ReasoningEffort
 
@@ -93,10 +95,11 @@ class SdkProvider(ABC, Generic[ClientT]):
         """Set by ``prime_with``: every request is answered in-process with this stream."""
 
     def _http(self, factory: Callable[..., HttpT]) -> HttpT:
-        """The SDK's default HTTP client (``factory``) on the shared TLS context; when
-        primed, one whose requests never leave the process (``prime_with``)."""
+        """The event loop's shared HTTP client of the SDK (``shared_http``); when primed,
+        one of the call's own whose requests never leave the process (``prime_with``; it
+        holds no connection, so nothing of it needs closing)."""
         if self._canned is None:
-            return factory(verify=shared_ssl_context())
+            return shared_http(factory)
         import httpx2  # the SDKs' HTTP client
 
         body = self._canned
@@ -107,8 +110,8 @@ class SdkProvider(ABC, Generic[ClientT]):
         return factory(verify=shared_ssl_context(), transport=transport)
 
     @abstractmethod
-    def _client(self) -> AbstractAsyncContextManager[ClientT]:
-        """A new client, closed after the call (its connections belong to this event loop)."""
+    def _client(self) -> ClientT:
+        """The SDK's client for one call, on ``_http``'s HTTP client."""
 
     @abstractmethod
     def _attempt(
@@ -122,18 +125,50 @@ class SdkProvider(ABC, Generic[ClientT]):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelDelta]:
         """Stream one reply, retried and continued as ``retry.stream_reply`` describes."""
-        async with self._client() as client:
+        client = self._client()
 
-            def attempt(part: ModelRequest, max_tokens: int | None) -> PartStream:
-                return self._attempt(client, part, max_tokens)
+        def attempt(part: ModelRequest, max_tokens: int | None) -> PartStream:
+            return self._attempt(client, part, max_tokens)
 
-            reply = stream_reply(
-                request, attempt, limit=self._limit, policy=self._retry, classify=self._classify
-            )
-            # aclosing: a consumer that stops early closes the HTTP stream now, not at GC.
-            async with aclosing(reply) as deltas:
-                async for delta in deltas:
-                    yield delta
+        reply = stream_reply(
+            request, attempt, limit=self._limit, policy=self._retry, classify=self._classify
+        )
+        # aclosing: a consumer that stops early closes the HTTP stream now, not at GC (its
+        # connection is then closed, not put back for the next call).
+        async with aclosing(reply) as deltas:
+            async for delta in deltas:
+                yield delta
+
+
+_SHARED_HTTP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[object, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def shared_http(factory: Callable[..., HttpT]) -> HttpT:
+    """The running event loop's HTTP client made by ``factory`` (an SDK's default) on the
+    shared TLS context (``retry.shared_ssl_context``), made on first use.
+
+    Its connections are kept between calls (5 s idle, the HTTP client's default), so that
+    a run's next model call, and the next run's, reuse one rather than pay a TCP and a TLS
+    handshake to the API again: two round trips to a distant API, and the TLS handshake's
+    own work, per model call. A connection the API has closed meanwhile is seen closed
+    and replaced before the request goes. Connections belong to the loop they were opened
+    on: each loop has its own (``close_shared_http`` at the end of a front's)."""
+    context = shared_ssl_context()
+    clients = _SHARED_HTTP.setdefault(asyncio.get_running_loop(), {})
+    key = (factory, context)
+    client = clients.get(key)
+    if client is None or client.is_closed:
+        client = clients[key] = factory(verify=context)
+    return cast(HttpT, client)
+
+
+async def close_shared_http() -> None:
+    """Close the running loop's shared HTTP clients and their kept connections."""
+    clients = _SHARED_HTTP.pop(asyncio.get_running_loop(), {})
+    for client in clients.values():
+        await client.aclose()
 
 
 def prime_with(provider: SdkProvider[Any], stream: bytes) -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from tether_protocol import McpServerSettings, RunResult
 
+from ..providers.sdk import close_shared_http
 from ..session.writer import SessionLogWriter
 from .manager import Run, RunManager
 
@@ -83,8 +84,8 @@ async def close_front(
 ) -> None:
     """The end of input: cancel every run (their tools and children end with them) and
     stop the MCP servers (their process groups killed) side by side, each within its
-    time, then close the session log (which writes what is queued). Every session's
-    background jobs end too, within the runs' time."""
+    time, then close the session log (which writes what is queued) and the connections
+    kept to model APIs. Every session's background jobs end too, within the runs' time."""
     runs.cancel_all()
     jobs = runs.close_jobs()
 
@@ -100,3 +101,4 @@ async def close_front(
         return_exceptions=True,
     )
     log_writer.close()
+    await close_shared_http()
