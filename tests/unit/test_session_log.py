@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,26 @@ def test_close_writes_everything_queued(tmp_path: Path) -> None:
     writer.close()
     lines = session_log_path(tmp_path, "s-2").read_text().splitlines()
     assert len(lines) == 500 and json.loads(lines[-1])["text"] == "499"
+
+
+def test_a_flush_asked_while_or_after_it_closes_is_answered(tmp_path: Path) -> None:
+    """A run finishing as the server exits asks for a flush the closing writer will never
+    do: it is answered, not left to its timeout (the exit used to wait 2 s for it)."""
+    writer = SessionLogWriter(tmp_path)
+    writer.append("s-3", b'{"kind":"text-delta"}')
+    answers: list[bool] = []
+    flushing = [
+        threading.Thread(target=lambda: answers.append(writer.flush(timeout=10))) for _ in range(20)
+    ]
+    for thread in flushing[:10]:
+        thread.start()
+    writer.close()
+    for thread in flushing[10:]:
+        thread.start()
+    for thread in flushing:
+        thread.join(20)
+    assert answers == [True] * 20
+    assert writer.flush(timeout=10)
 
 
 def test_unsafe_session_ids_stay_inside_the_state_dir(tmp_path: Path) -> None:

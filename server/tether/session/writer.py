@@ -161,6 +161,8 @@ class SessionLogWriter:
         self._holding: set[str] = set()
         self._holding_lock = threading.Lock()
         self._retired = False
+        self._stopped = threading.Event()
+        """Set when the thread has written its last: a flush asked later has nothing to wait for."""
         self._thread = threading.Thread(target=self._work, name="tether-session-log", daemon=True)
         self._thread.start()
 
@@ -193,9 +195,12 @@ class SessionLogWriter:
         self._queue.put(_RETIRE)
 
     def flush(self, timeout: float = 2.0) -> bool:
-        """Wait until everything queued so far is written and flushed (indexes too)."""
+        """Wait until everything queued so far is written and flushed (indexes too); at
+        once when the writer has stopped (closed or retired), which writes nothing more."""
         done = threading.Event()
         self._queue.put(done)
+        if self._stopped.is_set():  # the thread's last look at the queue may have been before
+            return True
         return done.wait(timeout)
 
     def close(self, timeout: float = 1.0) -> None:
@@ -249,6 +254,14 @@ class SessionLogWriter:
             except OSError as exc:
                 self._failed("close", exc)
         self._store_indexes(everything=True, now=set())
+        self._stopped.set()
+        while True:  # a flush asked while it stopped: answered (``flush`` checks the rest)
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, threading.Event):
+                item.set()
 
     def _write(self, path: Path, item: BaseModel | bytes) -> bool:
         """Append one line and count it in the session's index; whether a run started or
