@@ -235,8 +235,8 @@ def _rules_handler(method: str) -> Callable[[TetherServer, Any], Awaitable[dict[
 # --- notifications -----------------------------------------------------------------------
 async def initialized(ls: TetherServer, params: types.InitializedParams) -> None:
     warm_up_thread(primed_name(ls.config))  # a provider the editor's settings name, primed
-    # What every run would otherwise start on the first: the worker threads and the
-    # checkpoint store's hourly look at its size.
+    # What every run would otherwise start on the first (``start_background``): the worker
+    # threads, the user's places folded, the checkpoint store's hourly look at its size.
     await start_background(ls.log_writer.state_dir, ls.config.checkpoint_store_max_bytes)
     # Detected at start, not on the first run.
     problem = await sandbox_problem(ls.config.sandbox)
