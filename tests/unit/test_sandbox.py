@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -21,11 +22,12 @@ import pytest
 
 from tether.sandbox import Availability, Sandbox, blocked_reason, status_for, trampoline
 from tether.sandbox import landlock as ll
+from tether.sandbox.runner import unsandboxed
 from tether.sandbox.walls import walls_for
 from tether.tools.shell import CommandOutcome, command_environment, run_command
 
 from ..sandboxes import BACKENDS, sandbox_in
-from ..waiting import wait_until
+from ..waiting import alive, wait_until
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- not-a-real-key"
 VISIBLE = "/var/tmp"
@@ -402,3 +404,25 @@ async def test_bwrap_keeps_the_workspaces_git_and_tether_read_only(
     assert not (ws / ".tether" / "rules.toml").exists()
     assert (ws / "fine.txt").read_text() == "ok\n"
     assert "Read-only file system" in out.output
+
+
+@pytest.mark.parametrize("signals", [("TERM", "HUP"), ("HUP", "TERM"), ("TERM", "INT", "HUP")])
+def test_stop_signals_arriving_together_still_end_every_descendant(
+    signals: tuple[str, ...],
+) -> None:
+    """A killed server's death signal (SIGTERM) and its terminal's hang-up (SIGHUP) reach
+    the trampoline together: however they interleave, it ends what the command started
+    before it returns, never leaving a process behind."""
+    for _ in range(5):
+        prepared = unsandboxed(["/bin/sh", "-c", "sleep 600 & echo $!; wait"], dict(os.environ))
+        with subprocess.Popen(prepared.argv, stdout=subprocess.PIPE, text=True) as tramp:
+            assert tramp.stdout is not None
+            child = int(tramp.stdout.readline())
+            try:
+                for name in signals:
+                    os.kill(tramp.pid, getattr(signal, f"SIG{name}"))
+                tramp.wait(timeout=30)
+                assert not alive(child), "the trampoline returned; its command's child lives on"
+            finally:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(child, signal.SIGKILL)

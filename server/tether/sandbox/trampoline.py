@@ -10,7 +10,10 @@ stop (SIGTERM, SIGINT, SIGHUP: a timeout, a cancel, or the server's death throug
 ``PR_SET_PDEATHSIG``), every descendant gets SIGTERM, then SIGKILL after SPEC's
 ``grace`` seconds; the trampoline returns once none is left, with PROGRAM's status
 (128 + N for a death by signal N, as a shell reports it). So every process a command
-started ends with the call.
+started ends with the call. The trampoline keeps those signals and SIGCHLD blocked and
+takes them one at a time (``sigwaitinfo``): no handler runs in the middle of the
+cleanup, so signals that come together — a killed server's death signal and its
+terminal's hang-up — cannot cut it short.
 
 Standard library only, nothing of Tether but its sibling ``landlock.py``: it runs isolated
 (``-I -S``), before anything of the command is loaded. The trampoline itself is never
@@ -26,7 +29,10 @@ import os
 import signal
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 try:
     from . import landlock
@@ -45,10 +51,8 @@ POLL_SECONDS = 0.01
 EXIT_FAILED = landlock.EXIT_SANDBOX_FAILED
 FAILED_PREFIX = landlock.FAILED_PREFIX
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-
-
-class _Stop(Exception):
-    """The trampoline was told to stop (a signal)."""
+WAITED = {signal.SIGCHLD, *STOP_SIGNALS}
+"""Blocked in the trampoline and taken with ``sigwaitinfo``: a child ended, or stop."""
 
 
 class _SockFprog(ctypes.Structure):
@@ -151,16 +155,14 @@ def _shell_status(status: int) -> int:
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else EXIT_FAILED
 
 
-def _stop(signum: int, frame: object) -> None:
-    raise _Stop(signum)
-
-
 def main(argv: list[str]) -> int:
     """``SPEC_JSON PROGRAM ARGS…``: run PROGRAM walled in as SPEC says, and end every
     process it started before returning its status."""
     if len(argv) < 2:
         sys.stderr.write(f"{FAILED_PREFIX}usage: trampoline.py SPEC PROGRAM [ARGS…]\n")
         return EXIT_FAILED
+    # Blocked before the death signal is asked for: from here on it waits, pending.
+    unblocked = signal.pthread_sigmask(signal.SIG_BLOCK, WAITED)
     try:
         spec = json.loads(argv[0])
         libc = ctypes.CDLL(None, use_errno=True)
@@ -170,8 +172,6 @@ def main(argv: list[str]) -> int:
     except (OSError, ValueError, TypeError) as exc:
         sys.stderr.write(f"{FAILED_PREFIX}could not start: {exc}\n")
         return EXIT_FAILED
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, _stop)
     if os.getppid() != spec.get("parent", os.getppid()):
         return EXIT_FAILED  # the server died before the death signal was set
     me = os.getpid()
@@ -180,24 +180,23 @@ def main(argv: list[str]) -> int:
     try:
         command = os.fork()
         if command == 0:
-            _child(spec, argv[1:])
+            _child(spec, argv[1:], unblocked)
         while command not in statuses:
-            pid, status = os.waitpid(-1, 0)
-            statuses[pid] = status
-    except (_Stop, ChildProcessError):
+            if signal.sigwaitinfo(WAITED).si_signo != signal.SIGCHLD:
+                break  # told to stop
+            _reap(statuses)
+    except ChildProcessError:
         pass
     finally:
-        for sig in STOP_SIGNALS:
-            signal.signal(sig, signal.SIG_IGN)  # ending everything now; no second round
         end_all(me, statuses, float(spec.get("grace", DEFAULT_GRACE_SECONDS)))
     return _shell_status(statuses[command]) if command in statuses else 128 + signal.SIGTERM
 
 
-def _child(spec: dict[str, Any], program: list[str]) -> None:
-    """Wall in and exec PROGRAM; never returns."""
+def _child(spec: dict[str, Any], program: list[str], unblocked: Iterable[int]) -> None:
+    """Wall in and exec PROGRAM, with the signal mask the trampoline started with; never
+    returns."""
     try:
-        for sig in STOP_SIGNALS:
-            signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)
         _wall_in(spec)
         os.execv(program[0], program)
     except (OSError, ValueError, KeyError, TypeError) as exc:
