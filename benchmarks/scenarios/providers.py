@@ -87,6 +87,9 @@ def apply_on_disk(params: Any) -> dict[str, Any]:
 FIRST_PROMPT_AFTER_NS = 2_000_000_000
 """An editor's first prompt comes seconds after it started the server."""
 
+NEXT_PROMPT_AFTER_NS = 8_000_000_000
+"""A person's pause between two prompts of a conversation: reading the answer, typing."""
+
 
 async def _timed(
     ctx: Context,
@@ -95,17 +98,18 @@ async def _timed(
     started_ns: int,
     counts: tuple[int, int],
     prompt: Callable[[int], Awaitable[None]],
+    pause_ns: int = FIRST_PROMPT_AFTER_NS,
 ) -> list[float]:
     """From 2 s after ``started_ns`` (an editor's first prompt: the start answered at once
     and loaded the rest, the SDK too, meanwhile), ``prompt`` the task ``runs`` times back
-    to back, then ``paused`` more times each 2 s after the one before (a user's next
-    prompt; ``counts``: runs, paused); each one's time in ms."""
+    to back, then ``paused`` more times each ``pause_ns`` after the one before (a user's
+    next prompt; ``counts``: runs, paused); each one's time in ms."""
     runs, paused = counts
     await asyncio.sleep(max(0, started_ns + FIRST_PROMPT_AFTER_NS - time.monotonic_ns()) / 1e9)
     times: list[float] = []
     for index in range(runs + paused):
         if index >= runs:
-            await asyncio.sleep(FIRST_PROMPT_AFTER_NS / 1e9)
+            await asyncio.sleep(pause_ns / 1e9)
         _queue_task(fake, provider, index)
         began = time.monotonic_ns()
         await prompt(index)
@@ -115,7 +119,13 @@ async def _timed(
 
 
 async def _tasks(
-    ctx: Context, fake: FakeApi, provider: str, root: Path, runs: int, paused: int = 0
+    ctx: Context,
+    fake: FakeApi,
+    provider: str,
+    root: Path,
+    runs: int,
+    paused: int = 0,
+    pause_ns: int = FIRST_PROMPT_AFTER_NS,
 ) -> list[float]:
     """Spawn a server and time its prompts (``_timed``): each ``agent/run``'s prompt →
     result, its write approved and applied to disk."""
@@ -131,7 +141,8 @@ async def _tasks(
             if result["outcome"] != "done" or result["steps"] != 3:
                 raise RuntimeError(f"{provider}: unexpected result {result}")
 
-        times = await _timed(ctx, fake, provider, server.started_ns, (runs, paused), prompt)
+        counts = (runs, paused)
+        times = await _timed(ctx, fake, provider, server.started_ns, counts, prompt, pause_ns)
     if f"hi {runs + paused - 1}" not in (root / "src" / "app.py").read_text():
         raise RuntimeError(f"{provider}: the write did not reach the disk")
     return times
@@ -205,9 +216,10 @@ WARMING_RUNS = 3
 
 async def _provider(
     ctx: Context, provider: str
-) -> tuple[list[float], int, list[float], list[float]]:
+) -> tuple[list[float], tuple[int, int], list[float], list[float]]:
     """The warm times of one server (after its first task, back to back) and the
-    connections to the model API it opened for them all, and for each of
+    connections to the model API it opened for them all, those another server opened for
+    two tasks ``NEXT_PROMPT_AFTER_NS`` apart, and for each of
     ``ctx.sizes.first_prompts`` fresh servers its first task (2 s after spawn) and, after
     ``WARMING_RUNS`` more back to back, one sent 2 s after the one before: the same
     server's warm answer to a prompt after the same pause as the first's.
@@ -223,11 +235,14 @@ async def _provider(
         before = fake.connections
         times = (await _tasks(ctx, fake, provider, root, ctx.sizes.provider_runs + 1))[1:]
         opened = fake.connections - before
+        before = fake.connections
+        await _tasks(ctx, fake, provider, root, 1, 1, NEXT_PROMPT_AFTER_NS)
+        kept = fake.connections - before
         for _ in range(ctx.sizes.first_prompts):
             server = await _tasks(ctx, fake, provider, root, 1 + WARMING_RUNS, 1)
             firsts.append(server[0])
             paused.append(server[-1])
-    return times, opened, firsts, paused
+    return times, (opened, kept), firsts, paused
 
 
 async def _acp_provider(ctx: Context, provider: str) -> tuple[list[float], list[float]]:
@@ -270,7 +285,7 @@ def _paired(metric: str, what: str, firsts: list[float], paused: list[float]) ->
 async def run(ctx: Context) -> list[Row]:
     rows = []
     for provider in ("anthropic", "openai"):
-        times, opened, firsts, paused = await _provider(ctx, provider)
+        times, (opened, kept), firsts, paused = await _provider(ctx, provider)
         rows.append(Row.of(NAME, f"{provider}: prompt → result", "ms", times, limit=60.0))
         tasks = len(times) + 1
         rows.append(
@@ -285,6 +300,22 @@ async def run(ctx: Context) -> list[Row]:
                 1.0,
                 note=f"{tasks * 3} model calls; each new connection to a real API costs a TCP "
                 "and a TLS handshake, two round trips",
+            )
+        )
+        pause = NEXT_PROMPT_AFTER_NS / 1e9
+        rows.append(
+            Row(
+                NAME,
+                f"{provider}: connections to the API, 2 prompts {pause:.0f} s apart",
+                "",
+                kept,
+                None,
+                2,
+                "≤ 1",
+                1.0,
+                note="6 model calls; a person's pause between two prompts, longer than the "
+                "HTTP client's default keep-alive (5 s): the second prompt's first call "
+                "would pay the handshakes again",
             )
         )
         warm, first, rested = median(times), median(firsts), median(paused)

@@ -1,20 +1,26 @@
 """A run's model calls, and the next run's, reuse one connection to the model API: each
-new one costs a TCP and a TLS handshake (two round trips to a distant API) per call. One
-the API closed meanwhile is replaced before the request goes, with no retry."""
+new one costs a TCP and a TLS handshake (two round trips to a distant API) per call. It
+is kept through the pause between two prompts of a conversation. One the API closed
+meanwhile is replaced before the request goes, or, when the API closed it just as the
+request went, the request is sent again at once: no retry notice, no backoff."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
-from tests.providers.fakes import FakeApi
+from tests.providers.fakes import Dropped, FakeApi
 
 from ..waiting import wait_until
 from .conftest import serving
 from .test_providers_e2e import options, queue_read_then_answer
 
 PROVIDERS = ("openai", "anthropic")
+PAUSE_SECONDS = 6.0
+"""A person's pause between two prompts, longer than the HTTP client's default keep-alive
+(5 s). The time passing is what is tested, not a wait for something to happen."""
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -48,4 +54,39 @@ async def test_a_connection_the_api_closed_is_replaced_without_a_retry(
             second = await editor.run(prompt="and now?", runId="r2")
             assert second["outcome"] == "done" and second["steps"] == 2
             assert fake.connections > opened
+            assert [e for e in editor.events_of("r2") if e.kind == "retry"] == []
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_the_connection_is_kept_through_a_pause_between_prompts(
+    tmp_path: Path, workspace: Path, provider: str
+) -> None:
+    with FakeApi(idle_seconds=60) as fake:
+        async with serving(tmp_path / "state") as editor:
+            await editor.open_session(workspace, options=options(fake, provider, "m"))
+            queue_read_then_answer(fake, provider)
+            first = await editor.run(prompt="what does app.py do?", runId="r1")
+            assert first["outcome"] == "done"
+            await anyio.sleep(PAUSE_SECONDS)
+            queue_read_then_answer(fake, provider)
+            second = await editor.run(prompt="and now?", runId="r2")
+            assert second["outcome"] == "done" and second["steps"] == 2
+            assert fake.connections == 1
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_request_dropped_unanswered_on_a_kept_connection_is_sent_again_at_once(
+    tmp_path: Path, workspace: Path, provider: str
+) -> None:
+    with FakeApi(idle_seconds=60) as fake:
+        async with serving(tmp_path / "state") as editor:
+            await editor.open_session(workspace, options=options(fake, provider, "m"))
+            queue_read_then_answer(fake, provider)
+            first = await editor.run(prompt="what does app.py do?", runId="r1")
+            assert first["outcome"] == "done"
+            fake.queue(Dropped())  # the API closed the kept connection as the request came
+            queue_read_then_answer(fake, provider)
+            second = await editor.run(prompt="and now?", runId="r2")
+            assert second["outcome"] == "done" and second["steps"] == 2
+            assert len(fake.requests) == 5 and fake.connections == 2
             assert [e for e in editor.events_of("r2") if e.kind == "retry"] == []

@@ -45,7 +45,13 @@ class Status:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Reply = Sse | Status
+@dataclass(frozen=True)
+class Dropped:
+    """No reply: the connection is closed once the request is read, as by an API that
+    closed an idle kept connection just as the request went on it."""
+
+
+Reply = Sse | Status | Dropped
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic()
             )
         )
+        if isinstance(reply, Dropped):
+            self.close_connection = True
+            return
         if isinstance(reply, Status):
             data = json.dumps(reply.body).encode()
             self.send_response(reply.status)

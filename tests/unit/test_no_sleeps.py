@@ -31,6 +31,11 @@ ALLOWED: list[tuple[str, int, str]] = [
         "models a slow disk under the session log writer: the answer must wait for the log",
     ),
     (
+        "e2e/test_model_connections.py",
+        1,
+        "models a person's pause between two prompts: the connection is kept through it",
+    ),
+    (
         "unit/test_transport.py",
         2,
         "models the event loop: sleep(0) ends its turn; a blocking sleep keeps it busy",

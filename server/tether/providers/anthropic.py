@@ -42,6 +42,7 @@ from .retry import (
     PendingCall,
     ReplyEnd,
     StreamInterrupted,
+    answered,
     describe_api_error,
     is_too_long,
     retry_after_seconds,
@@ -257,15 +258,17 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
             for block in cast(list[dict[str, str]], message["content"])
             if block["type"] in ("thinking", "redacted_thinking")
         )
-        stream = await client.messages.create(
-            model=self.model,
-            max_tokens=limit,
-            system=anthropic_system(request),
-            messages=messages,
-            tools=tools if tools else omit,
-            thinking=thinking if thinking is not None else omit,
-            extra_headers=INTERLEAVED_THINKING if thinking is not None else None,
-            stream=True,
+        stream = await answered(
+            client.messages.create(
+                model=self.model,
+                max_tokens=limit,
+                system=anthropic_system(request),
+                messages=messages,
+                tools=tools if tools else omit,
+                thinking=thinking if thinking is not None else omit,
+                extra_headers=INTERLEAVED_THINKING if thinking is not None else None,
+                stream=True,
+            )
         )
         reply = _Reply()
         async with stream:

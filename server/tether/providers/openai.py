@@ -39,6 +39,7 @@ from .retry import (
     PendingCall,
     ReplyEnd,
     StreamInterrupted,
+    answered,
     describe_api_error,
     is_too_long,
     retry_after_seconds,
@@ -185,17 +186,21 @@ class OpenAIProvider(SdkProvider[AsyncOpenAI]):
         as_is: dict[str, object] = {"messages": openai_messages(request)}
         if tools:
             as_is["tools"] = tools
-        stream = await client.chat.completions.create(
-            model=self.model,
-            messages=(),
-            extra_body=as_is,
-            stream=True,
-            stream_options={"include_usage": True},
-            max_completion_tokens=(
-                max_tokens if limited and self._limit_parameter != "max_tokens" else omit
-            ),
-            max_tokens=max_tokens if limited and self._limit_parameter == "max_tokens" else omit,
-            reasoning_effort=self._reasoning_effort or omit,
+        stream = await answered(
+            client.chat.completions.create(
+                model=self.model,
+                messages=(),
+                extra_body=as_is,
+                stream=True,
+                stream_options={"include_usage": True},
+                max_completion_tokens=(
+                    max_tokens if limited and self._limit_parameter != "max_tokens" else omit
+                ),
+                max_tokens=max_tokens
+                if limited and self._limit_parameter == "max_tokens"
+                else omit,
+                reasoning_effort=self._reasoning_effort or omit,
+            )
         )
         reply = _Reply()
         calls: list[PendingCall] = []

@@ -42,7 +42,7 @@ from .base import (
 )
 from .openai import OpenAIProvider
 from .reasoning import openai_reasons
-from .retry import Failure, PartStream, PendingCall, ReplyEnd, StreamInterrupted
+from .retry import Failure, PartStream, PendingCall, ReplyEnd, StreamInterrupted, answered
 from .sdk import CANNED_CALL, CannedCall, SdkSettings, prime_with
 
 SOURCE = "openai-responses"
@@ -181,19 +181,21 @@ class OpenAIResponsesProvider(OpenAIProvider):
             item["encrypted_content"] for item in items if item.get("type") == "reasoning"
         )
         reasoning = self._reasoning()
-        stream = await client.responses.create(
-            model=self.model,
-            instructions=request.system,
-            input=[],
-            # As the Chat Completions provider does: the conversation as it is, not walked
-            # by the SDK's request transform (plain JSON values).
-            extra_body={"input": items},
-            tools=tools if tools else omit,
-            stream=True,
-            store=False,
-            reasoning=reasoning or omit,  # {}: none asked for but the encrypted items
-            include=ENCRYPTED_REASONING if reasoning is not None else omit,
-            max_output_tokens=max_tokens if max_tokens is not None else omit,
+        stream = await answered(
+            client.responses.create(
+                model=self.model,
+                instructions=request.system,
+                input=[],
+                # As the Chat Completions provider does: the conversation as it is, not walked
+                # by the SDK's request transform (plain JSON values).
+                extra_body={"input": items},
+                tools=tools if tools else omit,
+                stream=True,
+                store=False,
+                reasoning=reasoning or omit,  # {}: none asked for but the encrypted items
+                include=ENCRYPTED_REASONING if reasoning is not None else omit,
+                max_output_tokens=max_tokens if max_tokens is not None else omit,
+            )
         )
         reply = _Reply()
         async with stream:

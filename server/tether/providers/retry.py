@@ -20,7 +20,7 @@ import os
 import random
 import ssl
 import threading
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
@@ -79,6 +79,10 @@ class Failure:
     retry_after: float | None = None
     too_long: bool = False
     """The prompt does not fit the model's context: the loop compacts and tries again."""
+    at_once: bool = False
+    """The connection ended before any answer came (``Unanswered``): the first retry goes
+    at once, with no notice — most often a kept connection the API closed just as the
+    request went on it, which a new connection mends."""
 
 
 TOO_LONG_HINTS = (
@@ -98,6 +102,27 @@ def is_too_long(status: int, detail: str) -> bool:
 
 class StreamInterrupted(Exception):
     """The response stream ended before the reply was complete (retryable)."""
+
+
+class Unanswered(Exception):
+    """The connection of a request ended before any answer came: the server closed or
+    reset it once the request was (being) sent — not a refused connection, not a timeout,
+    not a stream cut after it began. Raised by ``answered`` from the SDK's error."""
+
+
+async def answered(request: Awaitable[T]) -> T:
+    """``request`` awaited: an SDK call that returns once the response has begun. Its
+    connection ending before that is raised as ``Unanswered`` from the SDK's error."""
+    import httpx2  # the SDKs' HTTP client
+
+    try:
+        return await request
+    except Exception as exc:
+        if isinstance(
+            exc.__cause__, (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
+        ):
+            raise Unanswered(str(exc)) from exc
+        raise
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +188,9 @@ async def with_retries(
                 ) from exc
             if attempt == policy.attempts:
                 raise ProviderError(f"{failure.reason} (gave up after {attempt} attempts)") from exc
+            if failure.at_once and attempt == 1:
+                log.info("%s; sent again at once", failure.reason)
+                continue
             delay = policy.backoff(attempt)
             if failure.retry_after is not None:
                 if failure.retry_after > policy.max_retry_after:
@@ -181,6 +209,9 @@ async def with_retries(
 def _classify(exc: Exception, classify: Classifier) -> Failure | None:
     if isinstance(exc, StreamInterrupted):
         return Failure(str(exc) or "the response stream ended early", retryable=True)
+    if isinstance(exc, Unanswered) and isinstance(exc.__cause__, Exception):
+        failure = classify(exc.__cause__)
+        return None if failure is None else replace(failure, at_once=failure.retryable)
     return classify(exc)
 
 

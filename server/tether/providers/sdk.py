@@ -145,22 +145,35 @@ _SHARED_HTTP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[object, 
 )
 
 
+KEEP_ALIVE_SECONDS = 60.0
+"""How long an idle connection to the API is kept: through a person's pause between two
+prompts (the HTTP client's default, 5 s, is shorter than most), and no longer than the
+APIs' and their load balancers' own idle limits (60 s and more)."""
+
+
 def shared_http(factory: Callable[..., HttpT]) -> HttpT:
     """The running event loop's HTTP client made by ``factory`` (an SDK's default) on the
     shared TLS context (``retry.shared_ssl_context``), made on first use.
 
-    Its connections are kept between calls (5 s idle, the HTTP client's default), so that
-    a run's next model call, and the next run's, reuse one rather than pay a TCP and a TLS
+    Its connections are kept between calls (``KEEP_ALIVE_SECONDS`` idle), so that a run's
+    next model call, and the next prompt's, reuse one rather than pay a TCP and a TLS
     handshake to the API again: two round trips to a distant API, and the TLS handshake's
     own work, per model call. A connection the API has closed meanwhile is seen closed
-    and replaced before the request goes. Connections belong to the loop they were opened
-    on: each loop has its own (``close_shared_http`` at the end of a front's)."""
+    and replaced before the request goes; one it closes just as the request goes is
+    answered by nothing, and the request is sent again at once (``Failure.at_once``).
+    Connections belong to the loop they were opened on: each loop has its own
+    (``close_shared_http`` at the end of a front's)."""
+    import httpx2  # the SDKs' HTTP client (loaded with the SDK that calls this)
+
     context = shared_ssl_context()
     clients = _SHARED_HTTP.setdefault(asyncio.get_running_loop(), {})
     key = (factory, context)
     client = clients.get(key)
     if client is None or client.is_closed:
-        client = clients[key] = factory(verify=context)
+        limits = httpx2.Limits(
+            max_connections=1000, max_keepalive_connections=100, keepalive_expiry=KEEP_ALIVE_SECONDS
+        )  # the SDKs' own limits, but for the keep-alive
+        client = clients[key] = factory(verify=context, limits=limits)
     return cast(HttpT, client)
 
 
