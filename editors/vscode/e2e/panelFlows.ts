@@ -272,6 +272,18 @@ export async function panelFlows(bench: Workbench, root: string, userData: strin
   await bench.screenshot("panel-cancelled");
   passed.push("panel: a session picked from Sessions is continued; Cancel ends the run in flight");
 
+  //    A prompt from the palette while the panel shows is followed there only (no
+  //    notification with a Cancel of its own): the panel's Cancel ends it.
+  script({ delaySeconds: 600, turns: [{ text: "too late" }] });
+  before = finishedRuns(userData);
+  await bench.run("slow from the palette");
+  await waitFor("the palette's run to start", () => /▶ slow from the palette\n/.test(transcript(userData)));
+  await visible(panel.locator("#cancel"));
+  await panel.locator("#cancel").click();
+  await waitFor("the run to finish", () => finishedRuns(userData) > before);
+  await visible(lastRun().locator(".outcome", { hasText: /^cancelled/ }));
+  passed.push("panel: a prompt from the palette while the panel shows is cancelled from the panel");
+
   // 5. tether.sandbox "auto" (bubblewrap here): a command that would be asked runs unasked in
   //    the sandbox and its card says so; one the walls stop (a write outside the workspace)
   //    is asked again on a card whose title says why, and denied. Then the setting goes.

@@ -102,6 +102,9 @@ export function undoNote(result: AgentUndoResult, displayPath: (uri: string) => 
 export class PanelController {
   private readonly model: PanelModel;
   private activeRunId: string | undefined;
+  /** Runs in flight that started elsewhere (Tether: Run, Ask about Selection): the panel
+   * shows them, so its Cancel ends them too, and its prompt waits for them. */
+  private readonly elsewhere = new Set<string>();
   private sessionId: string | undefined;
   private sessionTitle: string | undefined;
   private sessions: SessionView[] = [];
@@ -150,10 +153,15 @@ export class PanelController {
   /** A run started (from here or the palette) carries this context: shown on the run. */
   onRunStarted(runId: string, context: RunContext | undefined): void {
     this.model.carries(runId, context);
+    if (runId !== this.activeRunId) {
+      this.elsewhere.add(runId);
+      this.schedule();
+    }
   }
 
   /** A run ended (from here or the palette): its result, or why it could not run. */
   onSettled(runId: string, prompt: string, how: Settled): void {
+    this.elsewhere.delete(runId);
     if ("refused" in how) {
       this.model.refused(runId, prompt, how.refused);
     } else {
@@ -189,7 +197,7 @@ export class PanelController {
       approvals: this.approvals
         .pending()
         .map(({ params, alsoIn, progress }) => approvalView(params, alsoIn, this.displayPath, progress)),
-      ...(this.activeRunId !== undefined ? { activeRunId: this.activeRunId } : {}),
+      ...(this.inFlight() !== undefined ? { activeRunId: this.inFlight() } : {}),
       ...(this.sessionId !== undefined ? { sessionId: this.sessionId } : {}),
       ...(this.sessionTitle !== undefined ? { sessionTitle: this.sessionTitle } : {}),
       sessions: this.sessions,
@@ -242,11 +250,13 @@ export class PanelController {
         const command = parseCommand(text, this.commands);
         return command !== undefined ? this.runCommand(text, command.name, command.argument) : this.run(text);
       }
-      case "cancel":
-        if (this.activeRunId !== undefined) {
-          await this.services.cancel(this.activeRunId);
+      case "cancel": {
+        const runId = this.inFlight();
+        if (runId !== undefined) {
+          await this.services.cancel(runId);
         }
         return;
+      }
       case "approve":
         if (!this.approvals.answer(message.callId, message.answer)) {
           this.notice = "That approval is no longer pending.";
@@ -303,8 +313,13 @@ export class PanelController {
     }
   }
 
+  /** The run the panel's Cancel ends: its own, else one started elsewhere. */
+  private inFlight(): string | undefined {
+    return this.activeRunId ?? [...this.elsewhere][0];
+  }
+
   private async run(prompt: string): Promise<void> {
-    if (prompt === "" || this.activeRunId !== undefined) {
+    if (prompt === "" || this.inFlight() !== undefined) {
       return;
     }
     let runId: string | undefined;
@@ -351,7 +366,7 @@ export class PanelController {
    * without one offer a pick.
    */
   private async runCommand(input: string, name: string, argument: string | undefined): Promise<void> {
-    if (this.activeRunId !== undefined) {
+    if (this.inFlight() !== undefined) {
       return;
     }
     try {

@@ -176,6 +176,22 @@ describe("panel: controller", () => {
     await next;
   });
 
+  it("a run started from the palette while the panel shows has its Cancel here; the panel's prompt waits for it", async () => {
+    controller.onRunStarted("p-1", undefined);
+    await vscode.until(() => last()?.activeRunId === "p-1");
+    await controller.handle({ type: "cancel" });
+    assert.ok(server.calls.includes("cancel p-1"));
+    await controller.handle({ type: "run", prompt: "mine" }); // ignored: one at a time
+    assert.deepStrictEqual(
+      server.calls.filter((c) => c.startsWith("run ")),
+      [],
+    );
+    controller.onSettled("p-1", "from the palette", {
+      result: { runId: "p-1", sessionId: "s-p", outcome: "cancelled", answer: "", steps: 1, usage: {} },
+    });
+    await vscode.until(() => last().activeRunId === undefined);
+  });
+
   it("Undo this run calls agent/undo and says what it reverted", async () => {
     const done = controller.handle({ type: "run", prompt: "edit" });
     await vscode.until(() => server.calls.includes("run edit -"));
