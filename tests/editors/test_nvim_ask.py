@@ -1,10 +1,14 @@
 """``agent/ask`` answered by the Neovim plugin: a choice picked with ``vim.ui.select``, an
 answer typed through its "Type an answer…" entry and ``vim.ui.input``; the question shown
-escaped, on one line."""
+escaped, on one line. A question the server withdraws closes Neovim's own picker."""
 
 from __future__ import annotations
 
-from .conftest import Nvim, call, script, tool_results
+import time
+
+from ..waiting import wait_until_sync
+from .conftest import Nvim, call, env, script, tool_results
+from .test_chat import NvimInTmux
 
 ASK_DB = call(
     "ask_user", question="Which database?\x1b[2J\nfor the cache", choices=["sqlite", "pg"]
@@ -26,3 +30,26 @@ def test_a_choice_is_picked_and_an_answer_typed(nvim: Nvim) -> None:
     }
     assert second["items"] == ["a", "b", "Type an answer…"]
     assert r["inputs"] == ["Tether asks: What name? (your answer): "]
+
+
+def test_a_withdrawn_question_closes_neovims_own_picker(nvim: Nvim) -> None:
+    """On a real terminal: the run times out while the default ``vim.ui.select``
+    (``inputlist()``) waits for a number; the server withdraws the question and the
+    picker closes by itself, nothing picked."""
+    turns = script({"toolCalls": [ASK_DB]}, {"text": "too late"})
+    command, full_env, out, marker = nvim.prepare(
+        "ask_withdrawn", turns, env=env(WATCHDOG_MS="60000")
+    )
+    command.remove("--headless")
+    started = time.monotonic()
+    term = NvimInTmux(nvim.tmp_path, command, full_env, nvim.workspace)
+    try:
+        screen = term.wait_for("Type number and <Enter>")  # Neovim's own picker waits
+        assert "Tether asks: Which database?" in screen and "2: pg" in screen, screen
+        wait_until_sync(lambda: out.exists() or None, "the picker closed and the run over", 60)
+    finally:
+        term.close()
+    r = nvim.outcome("ask_withdrawn", out, marker, None, "", "", time.monotonic() - started)
+    assert r["run"]["result"]["outcome"] == "timeout"
+    assert r["choice"] is None  # closed, nothing picked
+    assert "Tether: the question was withdrawn" in r["notes"]

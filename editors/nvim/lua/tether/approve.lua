@@ -442,7 +442,7 @@ end
 --- pass it to handlers; `$/cancelRequest` names it). Nil where Neovim keeps it elsewhere.
 ---@param params table the params the handler got (the same table as the message's)
 ---@return integer|string?
-local function request_id(params)
+function M.request_id(params)
   for level = 2, 12 do
     local info = debug.getinfo(level, 'f')
     if not info then
@@ -478,7 +478,7 @@ function M.handle(_, params, ctx)
           vim.notify('Tether: ' .. tostring(err), vim.log.levels.ERROR)
         end
       end)
-    end, { client_id = client_id, request_id = request_id(params) })
+    end, { client_id = client_id, request_id = M.request_id(params) })
     return coroutine.yield()
   end
   local answer = M.ask_blocking(params)

@@ -2,8 +2,22 @@
 --- "Type an answer…" when the model takes one) or `vim.ui.input` (no choices). The question
 --- and the choices arrive escaped by the server (control and bidi characters written out);
 --- they are shown on one line. Closing the picker or an empty answer answers nothing. A
---- secret (a command's password prompt) is typed with `vim.fn.inputsecret`: not shown.
+--- secret (a command's password prompt) is typed with `vim.fn.inputsecret`: not shown. A
+--- question the server withdraws (`$/cancelRequest`: its run was cancelled or ended) is
+--- answered nothing at once, and its prompt closes when it is Neovim's own.
 local M = {}
+
+--- The questions waiting for the user, by client and request id: each withdraws its own.
+---@type table<string, fun()>
+local waiting = {}
+
+--- The key of request `id` of client `ctx.client_id` in `waiting` (nil: no id known).
+---@param id integer|string|nil
+---@param ctx? table
+---@return string?
+local function key(id, ctx)
+  return id ~= nil and (tostring(ctx and ctx.client_id or 0) .. ':' .. tostring(id)) or nil
+end
 
 local OTHER = 'Type an answer…'
 
@@ -58,21 +72,49 @@ function M.ask(params, done)
   end)
 end
 
+--- Closes Neovim's own prompt of a question (`input()`, `inputsecret()`, `inputlist()`,
+--- which the default `vim.ui.input` and `vim.ui.select` use): Escape, as the user would. A
+--- picker of a plugin (a float) is left to the user; its answer then goes nowhere.
+local function close_prompt()
+  local kind = vim.fn.getcmdtype()
+  if vim.api.nvim_get_mode().mode == 'c' and (kind == '@' or kind == '-') then
+    vim.api.nvim_input('<Esc>')
+  end
+end
+
 --- The `agent/ask` handler: its return value is the response (the request waits, in the
---- LSP client's coroutine, for the user's answer).
+--- LSP client's coroutine, for the user's answer or the question's withdrawal).
 ---@param params table
+---@param ctx? table
 ---@return table answer
-function M.handle(_, params)
+function M.handle(_, params, ctx)
+  local id = key(require('tether.approve').request_id(params), ctx)
   local co, is_main = coroutine.running()
   if co and not is_main then
-    M.ask(params, function(answer)
+    local settled = false
+    local function settle(answer)
+      if settled then
+        return -- withdrawn: the prompt closed after, its answer goes nowhere
+      end
+      settled = true
+      if id ~= nil then
+        waiting[id] = nil
+      end
       vim.schedule(function() -- never resume before the yield below
         local ok, err = coroutine.resume(co, answer)
         if not ok then
           vim.notify('Tether: ' .. tostring(err), vim.log.levels.ERROR)
         end
       end)
-    end)
+    end
+    if id ~= nil then
+      waiting[id] = function()
+        settle(vim.empty_dict())
+        close_prompt()
+        vim.notify('Tether: the question was withdrawn', vim.log.levels.INFO)
+      end
+    end
+    M.ask(params, settle)
     return coroutine.yield()
   end
   local answer
@@ -83,6 +125,17 @@ function M.handle(_, params)
     return answer ~= nil
   end, 50)
   return answer or vim.empty_dict()
+end
+
+--- `$/cancelRequest` from the server: it stopped waiting for an answer to that question.
+---@param params { id: integer|string }
+---@param ctx? table
+function M.on_cancel(_, params, ctx)
+  local id = type(params) == 'table' and key(params.id, ctx)
+  local withdraw = id and waiting[id]
+  if withdraw then
+    withdraw()
+  end
 end
 
 return M

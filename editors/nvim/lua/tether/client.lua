@@ -28,6 +28,7 @@ local handlers = {
   end,
   ['$/cancelRequest'] = function(...)
     require('tether.approve').on_cancel(...)
+    require('tether.ask').on_cancel(...)
   end,
 }
 
