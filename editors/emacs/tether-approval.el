@@ -46,21 +46,37 @@ ON-CLOSE, when set, is called with the approval and how it closed:
 (defvar tether--reading nil
   "(APPROVAL . MINIBUFFER-DEPTH) while the minibuffer reads about APPROVAL.")
 
+(cl-defstruct (tether--question (:constructor tether--question-create))
+  "An `agent/ask' request (the model's question), answered later from the minibuffer."
+  connection id params)
+
+(defvar tether--questions nil
+  "Questions not answered yet.")
+
+(defvar tether--asking nil
+  "(QUESTION . MINIBUFFER-DEPTH) while the minibuffer reads QUESTION's answer.")
+
 (defclass tether-process-connection (jsonrpc-process-connection) ()
-  "A connection to `tether serve' whose `agent/approve' is answered later.")
+  "A connection to `tether serve' whose `agent/approve' and `agent/ask' are answered later.")
 
 (cl-defmethod jsonrpc-connection-send ((connection tether-process-connection) &rest args
                                        &key id result &allow-other-keys)
   "Send ARGS, except the reply to an approval: register it to answer later."
   ;; The request handler has no id; its reply, sent right after it returns, has it.
-  (if (and id (tether--approval-p result))
-      (progn (setf (tether--approval-id result) id
-                   (tether--approval-connection result) connection)
-             (setq tether--approvals (append tether--approvals (list result)))
-             ;; Outside jsonrpc's own error handling: a display failure must not stop it.
-             (with-demoted-errors "Tether: showing the approval failed: %S"
-               (tether--approval-arrived result)))
-    (apply #'cl-call-next-method connection args)))
+  (cond ((and id (tether--approval-p result))
+         (setf (tether--approval-id result) id
+               (tether--approval-connection result) connection)
+         (setq tether--approvals (append tether--approvals (list result)))
+         ;; Outside jsonrpc's own error handling: a display failure must not stop it.
+         (with-demoted-errors "Tether: showing the approval failed: %S"
+           (tether--approval-arrived result)))
+        ((and id (tether--question-p result))
+         (setf (tether--question-id result) id
+               (tether--question-connection result) connection)
+         (push result tether--questions)
+         ;; Asked from the command loop, not from the process filter (see Commentary).
+         (run-at-time 0 nil #'tether--ask-question result))
+        (t (apply #'cl-call-next-method connection args))))
 
 (defun tether--approve (params)
   "`agent/approve': the approval, returned in place of an answer.
@@ -229,12 +245,8 @@ the buffer closes and the chat says how it ended."
       (funcall (tether--approval-on-close approval) approval (list :withdrawn reason)))
     (tether--show-approval)
     (when (eq (car tether--reading) approval)
-      ;; Leave the minibuffer from the command loop, not from a process filter.
-      (let ((depth (cdr tether--reading)))
-        (run-at-time 0 nil (lambda ()
-                             (when (and (eq (car tether--reading) approval)
-                                        (= (minibuffer-depth) depth))
-                               (abort-recursive-edit))))))))
+      (tether--leave-minibuffer (lambda () (eq (car tether--reading) approval))
+                                (cdr tether--reading)))))
 
 (defun tether--withdraw (connection id)
   "`$/cancelRequest': the server no longer waits for request ID."
@@ -242,7 +254,24 @@ the buffer closes and the chat says how it ended."
                                    (and (eq (tether--approval-connection approval) connection)
                                         (equal (tether--approval-id approval) id)))
                                  tether--approvals)))
-    (tether--close-approval approval "the server stopped waiting")))
+    (tether--close-approval approval "the server stopped waiting"))
+  (when-let ((question (seq-find (lambda (question)
+                                   (and (eq (tether--question-connection question) connection)
+                                        (equal (tether--question-id question) id)))
+                                 tether--questions)))
+    (setq tether--questions (delq question tether--questions))
+    (tether--log "  question withdrawn")
+    (message "Tether: the question was withdrawn")
+    (when (eq (car tether--asking) question)
+      (tether--leave-minibuffer (lambda () (eq (car tether--asking) question))
+                                (cdr tether--asking)))))
+
+(defun tether--leave-minibuffer (still depth)
+  "Quit the minibuffer read at DEPTH if STILL returns non-nil by then.
+From the command loop, not from a process filter."
+  (run-at-time 0 nil (lambda ()
+                       (when (and (funcall still) (= (minibuffer-depth) depth))
+                         (abort-recursive-edit)))))
 
 (defun tether--close-run-approvals (connection run-id reason)
   "Close every approval of CONNECTION's run RUN-ID (all of CONNECTION's when nil)."
@@ -349,25 +378,44 @@ The prompt closes by itself when the server withdraws that approval."
     (and (member answer titles) (list :title answer))))
 
 (defun tether--ask-user (params)
-  "`agent/ask': the model's question (PARAMS) in the minibuffer.
+  "`agent/ask': the model's question (PARAMS), returned in place of an answer.
+`jsonrpc-connection-send' of `tether-process-connection' keeps it and asks
+it from the command loop (`tether--ask-question'), which replies."
+  (tether--question-create :params params))
+
+(defun tether--ask-question (question)
+  "Ask QUESTION in the minibuffer and send the answer, unless it was withdrawn.
 With choices, `completing-read' over them (a typed answer of one's own
 too, unless the model takes only a choice); without, `read-string'.
 The question comes escaped by the server; it is shown on one line.
 A secret (a command's password prompt) is read with `read-passwd': not shown.
-\\[keyboard-quit] or an empty answer answers nothing."
-  (let* ((question (replace-regexp-in-string
-                    "[\n\t]+" " " (or (plist-get params :question) "")))
-         (prompt (format "Tether asks: %s " question))
-         (choices (append (plist-get params :choices) nil))
-         (only-choices (and choices (eq (plist-get params :freeText) :json-false)))
-         (answer (condition-case nil
-                     (cond (choices (completing-read prompt choices nil only-choices))
-                           ((eq (plist-get params :secret) t) (read-passwd prompt))
-                           (t (read-string prompt)))
-                   (quit nil))))
-    (if (and (stringp answer) (not (string-empty-p (string-trim answer))))
-        (list :answer answer)
-      (make-hash-table))))
+\\[keyboard-quit] or an empty answer answers nothing; a question the server
+withdraws closes its prompt and is not answered."
+  (when (memq question tether--questions)
+    (let* ((params (tether--question-params question))
+           (question-text (replace-regexp-in-string
+                           "[\n\t]+" " " (or (plist-get params :question) "")))
+           (prompt (format "Tether asks: %s " question-text))
+           (choices (append (plist-get params :choices) nil))
+           (only-choices (and choices (eq (plist-get params :freeText) :json-false)))
+           (answer (minibuffer-with-setup-hook
+                       (lambda () (setq tether--asking (cons question (minibuffer-depth))))
+                     (unwind-protect
+                         (condition-case nil
+                             (cond (choices (completing-read prompt choices nil only-choices))
+                                   ((eq (plist-get params :secret) t) (read-passwd prompt))
+                                   (t (read-string prompt)))
+                           (quit nil))
+                       (setq tether--asking nil))))
+           (connection (tether--question-connection question)))
+      (when (memq question tether--questions)  ; not withdrawn meanwhile
+        (setq tether--questions (delq question tether--questions))
+        (when (jsonrpc-running-p connection)
+          (jsonrpc-connection-send
+           connection :id (tether--question-id question)
+           :result (if (and (stringp answer) (not (string-empty-p (string-trim answer))))
+                       (list :answer answer)
+                     (make-hash-table))))))))
 
 (provide 'tether-approval)
 ;;; tether-approval.el ends here

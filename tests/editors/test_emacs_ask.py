@@ -1,5 +1,6 @@
 """``agent/ask`` answered by tether.el in a real Emacs: the model's questions in the
-minibuffer, a choice and a typed answer."""
+minibuffer, a choice and a typed answer; a question the server withdraws closes its
+prompt unanswered."""
 
 from __future__ import annotations
 
@@ -7,9 +8,20 @@ import json
 import subprocess
 from pathlib import Path
 
-from .emacs_harness import PROXY, STORIES, emacs_batch, require_emacs, story_env, tool_results
+from .emacs_harness import (
+    PROXY,
+    STORIES,
+    answers,
+    emacs_batch,
+    proxied_story,
+    require_emacs,
+    story_env,
+    tool_results,
+    withdrawn_ids,
+)
 
 ASK_STORY = STORIES / "ask-story.el"
+ASK_WITHDRAW_STORY = STORIES / "ask-withdraw-story.el"
 
 
 def test_the_minibuffer_answers_the_models_questions(tmp_path: Path) -> None:
@@ -57,3 +69,23 @@ def test_the_minibuffer_answers_the_models_questions(tmp_path: Path) -> None:
         if e["from"] == "server" and e["message"].get("method") == "agent/ask"
     ]
     assert asked[0]["question"] == "Which database?\\x1b[2J"  # escaped by the server
+
+
+def test_a_withdrawn_question_closes_its_minibuffer_prompt_unanswered(tmp_path: Path) -> None:
+    """In ``emacs -nw``: the question's prompt is open, nobody answers, the run times out
+    and the server withdraws the question: the prompt closes by itself, Emacs says so, and
+    no answer is sent."""
+    ask = {"name": "ask_user", "arguments": {"question": "Which database?", "choices": ["a", "b"]}}
+    turns = {"turns": [{"toolCalls": [ask]}, {"text": "too late"}]}
+    report, wire = proxied_story(tmp_path, ASK_WITHDRAW_STORY, turns, {}, terminal=True)
+    assert report["outcome"] == "timeout", report
+    assert report["prompts"] == ["Tether asks: Which database? "], report
+    assert report["depth"] == 0, report  # the prompt closed
+    assert "Tether: the question was withdrawn" in report["messages"]
+    [asked] = [
+        e["message"]
+        for e in wire
+        if e["from"] == "server" and e["message"].get("method") == "agent/ask"
+    ]
+    assert withdrawn_ids(wire) == [asked["id"]]
+    assert answers(wire, asked["id"]) == []  # Emacs never answered the withdrawn question
