@@ -56,6 +56,9 @@ ON-CLOSE, when set, is called with the approval and how it closed:
 (defvar tether--asking nil
   "(QUESTION . MINIBUFFER-DEPTH) while the minibuffer reads QUESTION's answer.")
 
+(defvar tether--ask-retry-seconds 0.5
+  "How often a question looks again for a minibuffer that was busy.")
+
 (defclass tether-process-connection (jsonrpc-process-connection) ()
   "A connection to `tether serve' whose `agent/approve' and `agent/ask' are answered later.")
 
@@ -390,8 +393,13 @@ too, unless the model takes only a choice); without, `read-string'.
 The question comes escaped by the server; it is shown on one line.
 A secret (a command's password prompt) is read with `read-passwd': not shown.
 \\[keyboard-quit] or an empty answer answers nothing; a question the server
-withdraws closes its prompt and is not answered."
-  (when (memq question tether--questions)
+withdraws closes its prompt and is not answered.  While the minibuffer is
+busy with something else, the question waits for it."
+  (cond
+   ((not (memq question tether--questions)))  ; withdrawn before it was asked
+   ((and (active-minibuffer-window) (not enable-recursive-minibuffers))
+    (run-at-time tether--ask-retry-seconds nil #'tether--ask-question question))
+   (t
     (let* ((params (tether--question-params question))
            (question-text (replace-regexp-in-string
                            "[\n\t]+" " " (or (plist-get params :question) "")))
@@ -415,7 +423,7 @@ withdraws closes its prompt and is not answered."
            connection :id (tether--question-id question)
            :result (if (and (stringp answer) (not (string-empty-p (string-trim answer))))
                        (list :answer answer)
-                     (make-hash-table))))))))
+                     (make-hash-table)))))))))
 
 (provide 'tether-approval)
 ;;; tether-approval.el ends here

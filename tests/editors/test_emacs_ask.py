@@ -8,6 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from .emacs_harness import (
     PROXY,
     STORIES,
@@ -71,15 +73,23 @@ def test_the_minibuffer_answers_the_models_questions(tmp_path: Path) -> None:
     assert asked[0]["question"] == "Which database?\\x1b[2J"  # escaped by the server
 
 
-def test_a_withdrawn_question_closes_its_minibuffer_prompt_unanswered(tmp_path: Path) -> None:
+@pytest.mark.parametrize("busy", [False, True], ids=["minibuffer-free", "minibuffer-busy"])
+def test_a_withdrawn_question_closes_its_minibuffer_prompt_unanswered(
+    tmp_path: Path, busy: bool
+) -> None:
     """In ``emacs -nw``: the question's prompt is open, nobody answers, the run times out
     and the server withdraws the question: the prompt closes by itself, Emacs says so, and
-    no answer is sent."""
+    no answer is sent. A minibuffer busy when the question comes is waited for."""
     ask = {"name": "ask_user", "arguments": {"question": "Which database?", "choices": ["a", "b"]}}
-    turns = {"turns": [{"toolCalls": [ask]}, {"text": "too late"}]}
-    report, wire = proxied_story(tmp_path, ASK_WITHDRAW_STORY, turns, {}, terminal=True)
+    turns = {
+        "turns": [{"toolCalls": [ask]}, {"text": "too late"}],
+        **({"delaySeconds": 1} if busy else {}),  # each model call: the user is busy by then
+    }
+    extra = {"TETHER_BUSY": "1"} if busy else {}
+    report, wire = proxied_story(tmp_path, ASK_WITHDRAW_STORY, turns, extra, terminal=True)
     assert report["outcome"] == "timeout", report
-    assert report["prompts"] == ["Tether asks: Which database? "], report
+    asked = ["Tether asks: Which database? "]
+    assert report["prompts"] == (["busy: ", *asked] if busy else asked), report
     assert report["depth"] == 0, report  # the prompt closed
     assert "Tether: the question was withdrawn" in report["messages"]
     [asked] = [
