@@ -46,10 +46,18 @@ def test_a_withdrawn_question_closes_neovims_own_picker(nvim: Nvim) -> None:
     try:
         screen = term.wait_for("Type number and <Enter>")  # Neovim's own picker waits
         assert "Tether asks: Which database?" in screen and "2: pg" in screen, screen
-        wait_until_sync(lambda: out.exists() or None, "the picker closed and the run over", 60)
+
+        def picker_gone() -> str | None:
+            shown = term.screen()
+            return shown if "Type number and <Enter>" not in shown else None
+
+        closed = wait_until_sync(picker_gone, "the picker to close by itself", 60)
+        if "Press ENTER" in closed:  # the run's outcome said below the picker's lines
+            term.keys("Enter")  # read, as a user would
+        wait_until_sync(lambda: out.exists() or None, "the run over", 60)
     finally:
         term.close()
     r = nvim.outcome("ask_withdrawn", out, marker, None, "", "", time.monotonic() - started)
     assert r["run"]["result"]["outcome"] == "timeout"
     assert r["choice"] is None  # closed, nothing picked
-    assert "Tether: the question was withdrawn" in r["notes"]
+    assert "Tether: the question was withdrawn" not in r["notes"]  # its closing says it

@@ -4,7 +4,8 @@
 --- they are shown on one line. Closing the picker or an empty answer answers nothing. A
 --- secret (a command's password prompt) is typed with `vim.fn.inputsecret`: not shown. A
 --- question the server withdraws (`$/cancelRequest`: its run was cancelled or ended) is
---- answered nothing at once, and its prompt closes when it is Neovim's own.
+--- answered nothing at once, and its prompt closes when it is Neovim's own (else a note
+--- says so).
 local M = {}
 
 --- The questions waiting for the user, by client and request id: each withdraws its own.
@@ -73,13 +74,16 @@ function M.ask(params, done)
 end
 
 --- Closes Neovim's own prompt of a question (`input()`, `inputsecret()`, `inputlist()`,
---- which the default `vim.ui.input` and `vim.ui.select` use): Escape, as the user would. A
---- picker of a plugin (a float) is left to the user; its answer then goes nowhere.
+--- which the default `vim.ui.input` and `vim.ui.select` use): Escape, as the user would.
+--- False for a picker of a plugin (a float): it is left to the user, its answer goes nowhere.
+---@return boolean closed
 local function close_prompt()
   local kind = vim.fn.getcmdtype()
   if vim.api.nvim_get_mode().mode == 'c' and (kind == '@' or kind == '-') then
     vim.api.nvim_input('<Esc>')
+    return true
   end
+  return false
 end
 
 --- The `agent/ask` handler: its return value is the response (the request waits, in the
@@ -110,8 +114,9 @@ function M.handle(_, params, ctx)
     if id ~= nil then
       waiting[id] = function()
         settle(vim.empty_dict())
-        close_prompt()
-        vim.notify('Tether: the question was withdrawn', vim.log.levels.INFO)
+        if not close_prompt() then -- a plugin's picker stays: say its answer goes nowhere
+          vim.notify('Tether: the question was withdrawn', vim.log.levels.INFO)
+        end
       end
     end
     M.ask(params, settle)
