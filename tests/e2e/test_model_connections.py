@@ -6,6 +6,7 @@ request went, the request is sent again at once: no retry notice, no backoff."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -14,7 +15,7 @@ import pytest
 from tests.providers.fakes import Dropped, FakeApi
 
 from ..waiting import wait_until
-from .conftest import serving
+from .conftest import Editor, serving
 from .test_providers_e2e import options, queue_read_then_answer
 
 PROVIDERS = ("openai", "anthropic")
@@ -57,36 +58,42 @@ async def test_a_connection_the_api_closed_is_replaced_without_a_retry(
             assert [e for e in editor.events_of("r2") if e.kind == "retry"] == []
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
-async def test_the_connection_is_kept_through_a_pause_between_prompts(
-    tmp_path: Path, workspace: Path, provider: str
-) -> None:
+async def two_prompts(
+    tmp_path: Path, workspace: Path, provider: str, between: Callable[[FakeApi], Awaitable[None]]
+) -> tuple[FakeApi, Editor]:
+    """Two read-then-answer prompts of one session, ``between`` done between them; the fake
+    API (no idle limit within the test) and the editor, both done with."""
     with FakeApi(idle_seconds=60) as fake:
         async with serving(tmp_path / "state") as editor:
             await editor.open_session(workspace, options=options(fake, provider, "m"))
             queue_read_then_answer(fake, provider)
             first = await editor.run(prompt="what does app.py do?", runId="r1")
             assert first["outcome"] == "done"
-            await anyio.sleep(PAUSE_SECONDS)
+            await between(fake)
             queue_read_then_answer(fake, provider)
             second = await editor.run(prompt="and now?", runId="r2")
             assert second["outcome"] == "done" and second["steps"] == 2
-            assert fake.connections == 1
+    return fake, editor
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_the_connection_is_kept_through_a_pause_between_prompts(
+    tmp_path: Path, workspace: Path, provider: str
+) -> None:
+    async def pause(fake: FakeApi) -> None:
+        await anyio.sleep(PAUSE_SECONDS)
+
+    fake, _ = await two_prompts(tmp_path, workspace, provider, pause)
+    assert fake.connections == 1
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_a_request_dropped_unanswered_on_a_kept_connection_is_sent_again_at_once(
     tmp_path: Path, workspace: Path, provider: str
 ) -> None:
-    with FakeApi(idle_seconds=60) as fake:
-        async with serving(tmp_path / "state") as editor:
-            await editor.open_session(workspace, options=options(fake, provider, "m"))
-            queue_read_then_answer(fake, provider)
-            first = await editor.run(prompt="what does app.py do?", runId="r1")
-            assert first["outcome"] == "done"
-            fake.queue(Dropped())  # the API closed the kept connection as the request came
-            queue_read_then_answer(fake, provider)
-            second = await editor.run(prompt="and now?", runId="r2")
-            assert second["outcome"] == "done" and second["steps"] == 2
-            assert len(fake.requests) == 5 and fake.connections == 2
-            assert [e for e in editor.events_of("r2") if e.kind == "retry"] == []
+    async def drop(fake: FakeApi) -> None:
+        fake.queue(Dropped())  # the API closed the kept connection as the request came
+
+    fake, editor = await two_prompts(tmp_path, workspace, provider, drop)
+    assert len(fake.requests) == 5 and fake.connections == 2
+    assert [e for e in editor.events_of("r2") if e.kind == "retry"] == []

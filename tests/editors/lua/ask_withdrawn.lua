@@ -5,13 +5,7 @@ local H = dofile(vim.env.HARNESS)
 H.setup({ settings = { timeoutSeconds = 3 } })
 local builtin = dofile(vim.api.nvim_get_runtime_file('lua/vim/ui.lua', false)[1])
 local closed, finished = false, false
-H.result.notes = {}
-
-local notify = vim.notify
-vim.notify = function(message, ...)
-  table.insert(H.result.notes, message)
-  return notify(message, ...)
-end
+H.keep_notes()
 
 local function maybe_finish()
   if closed and finished then

@@ -3,12 +3,7 @@
 -- again. Env: SETTINGS (JSON merged into the settings), OPENAI_API_KEY as the test sets it.
 local H = dofile(vim.env.HARNESS)
 H.setup({ settings = vim.json.decode(vim.env.SETTINGS or '{}') })
-H.result.notes = {}
-local notify = vim.notify
-vim.notify = function(msg, ...)
-  table.insert(H.result.notes, msg)
-  return notify(msg, ...)
-end
+H.keep_notes()
 local chat_mod = require('tether.chat')
 H.input(':TetherChat<CR>ihello there<Esc><CR>')
 H.when(function()

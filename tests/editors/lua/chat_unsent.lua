@@ -2,12 +2,7 @@
 -- `## You`, the chat stays modifiable, and an error says why.
 local H = dofile(vim.env.HARNESS)
 H.setup({ cmd = { vim.env.WORKSPACE .. '/no-such-tether', 'serve' } })
-H.result.notes = {}
-local notify = vim.notify
-vim.notify = function(msg, ...)
-  table.insert(H.result.notes, msg)
-  return notify(msg, ...)
-end
+H.keep_notes()
 H.input(':TetherChat<CR>ihello there<Esc><CR>')
 H.when(function()
   return #H.result.notes > 0

@@ -5,12 +5,7 @@ local H = dofile(vim.env.HARNESS)
 H.setup()
 vim.cmd.edit(vim.env.WORKSPACE .. '/notes.txt')
 H.result.runs = {}
-H.result.notes = {}
-local notify = vim.notify
-vim.notify = function(msg, level, opts)
-  table.insert(H.result.notes, msg)
-  return notify(msg, level, opts)
-end
+H.keep_notes()
 local commands = require('tether.commands')
 
 vim.api.nvim_create_autocmd('LspProgress', {

@@ -34,6 +34,16 @@ vim.ui.select = function(items, opts, on_choice)
   on_choice(index and items[index] or nil, index)
 end
 
+--- Keeps every `vim.notify` message in `H.result.notes` (and still shows it).
+function H.keep_notes()
+  H.result.notes = {}
+  local notify = vim.notify
+  vim.notify = function(msg, ...)
+    table.insert(H.result.notes, msg)
+    return notify(msg, ...)
+  end
+end
+
 --- Writes the result file, stops the servers (SIGTERM) and quits.
 ---@param tag string
 function H.finish(tag)

@@ -2,12 +2,7 @@
 -- with nothing of the tests' own set-up. The result: the run's outcome and answer, or the
 -- plugin's notes when it could not start.
 local H = dofile(vim.env.HARNESS)
-H.result.notes = {}
-local notify = vim.notify
-vim.notify = function(msg, ...)
-  table.insert(H.result.notes, msg)
-  return notify(msg, ...)
-end
+H.keep_notes()
 H.on('TetherRunFinished', function(data)
   H.result.run = H.capture(data)
   H.finish('done')

@@ -24,12 +24,7 @@ if env.MODIFY then
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.json.decode(env.MODIFY))
 end
 H.result.shown = {}
-H.result.notes = {}
-local notify = vim.notify
-vim.notify = function(msg, ...)
-  table.insert(H.result.notes, msg)
-  return notify(msg, ...)
-end
+H.keep_notes()
 
 --- Buffer-local Normal-mode keys of the user's buffer.
 local function user_maps()
