@@ -151,21 +151,23 @@ def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
     return request, fds
 
 
-def _child(request: dict[str, object], fds: list[int], go: int) -> Callable[[], int]:
+def _child(request: dict[str, object], fds: list[int], note: Path) -> Callable[[], int]:
     """In the fork: become the launcher's process (its stdio, folder, environment, process
-    group, or a session of its own when the launcher leads one: ``start_new_session``);
-    the command, to run once the fork server's frames are left."""
+    group, or a session of its own when the launcher leads one: ``start_new_session``),
+    then note its pid (``served_pid``: a test that finds the fork finds it set up); the
+    command, to run once the fork server's frames are left."""
     signal.set_wakeup_fd(-1)
     for number in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    os.read(go, 1)  # the fork server has noted this fork's pid (``served_pid``)
     pgid = request.get("pgid")
     if request.get("leader"):
         os.setsid()
     elif isinstance(pgid, int):
         with contextlib.suppress(OSError):
             os.setpgid(0, pgid)
+    note.parent.mkdir(exist_ok=True)
+    note.write_text(str(os.getpid()))
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))
@@ -260,19 +262,13 @@ class _Forks:
             print(f"fork server: a bad request: {exc}", file=sys.stderr)
             conn.close()
             return None
-        go, ready = os.pipe()
+        note = _noted(launcher)
         pid = os.fork()
         if pid == 0:
             self._forget(conn)
-            return _child(request, fds, go)
-        os.close(go)
+            return _child(request, fds, note)
         for fd in fds:
             os.close(fd)
-        note = _noted(launcher)
-        note.parent.mkdir(exist_ok=True)
-        note.write_text(str(pid))
-        os.write(ready, b"g")
-        os.close(ready)
         self.forks[pid] = (conn, note)
         self.launchers[conn] = pid
         try:
