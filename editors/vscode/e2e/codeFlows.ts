@@ -198,5 +198,42 @@ export async function codeFlows(bench: Workbench, root: string, userData: string
   );
   await bench.screenshot("rename-allowed");
   passed.push("rename: allowed, both files change through their open buffers and are saved");
+
+  // 4. A rename whose edit also renames a file (a Rust module's, as rust-analyzer renames it;
+  //    the test extension's provider here): VS Code's public WorkspaceEdit lists only the text
+  //    edit, and applying that alone would leave `mod salute;` with no salute.rs. No approval:
+  //    the tool's error says why, and neither file changes.
+  const MAIN = "mod greet;\n\nfn main() {\n    greet::hello();\n}\n";
+  const GREET = "pub fn hello() {}\n";
+  fs.writeFileSync(path.join(root, "main.rs"), MAIN);
+  fs.writeFileSync(path.join(root, "greet.rs"), GREET);
+  await open("main.rs", "greet::hello()");
+  script({
+    turns: [
+      {
+        text: "Renaming the module.",
+        toolCalls: [call("rename", { path: "main.rs", line: 1, symbol: "greet", new_name: "salute" })],
+      },
+      { text: "Done." },
+    ],
+  });
+  before = finished();
+  const applied = count(serverTrace(userData), /Received request 'workspace\/applyEdit/g);
+  await bench.run("rename the module greet");
+  await waitFor("the module rename's run to finish", () => finished() > before);
+  const refused = runText("rename the module greet");
+  assert.ok(
+    refused.includes("the rename would also rename greet.rs to salute.rs, which Tether does not apply"),
+    refused,
+  );
+  assert.strictEqual(read("main.rs"), MAIN);
+  assert.strictEqual(read("greet.rs"), GREET);
+  assert.ok(!fs.existsSync(path.join(root, "salute.rs")), "salute.rs was created");
+  assert.strictEqual(count(serverTrace(userData), /Received request 'workspace\/applyEdit/g), applied);
+  assert.strictEqual(await page.locator(".tabs-container .tab.dirty", { hasText: "main.rs" }).count(), 0);
+  await bench.screenshot("rename-with-file");
+  passed.push(
+    "rename: one that would also rename a file (a Rust module's) is refused with why; nothing changes",
+  );
   return passed;
 }

@@ -138,6 +138,38 @@ function renameChanges(edit: unknown): Record<string, Array<{ range: Range; newT
   return changes;
 }
 
+/** `FileEditType.File` of VS Code's `WorkspaceEdit` entries: a file created, renamed or deleted. */
+const FILE_OPERATION = 1;
+
+/**
+ * The file a rename provider's edit would also create, rename or delete, in words ("rename
+ * greet.rs to salute.rs"), or undefined. VS Code's public `WorkspaceEdit` lists only its text
+ * edits (`entries()`, `size`): a module's rename by rust-analyzer, which renames its file,
+ * would lose the file's rename and break the build. Its file operations are seen only through
+ * `_allEntries()`, the list VS Code's own extension host reads; where that is missing the edit
+ * is taken as text edits alone.
+ */
+function fileOperation(edit: unknown): string | undefined {
+  const all = (edit as { _allEntries?: unknown } | undefined)?._allEntries;
+  if (typeof all !== "function") {
+    return undefined;
+  }
+  const named = (uri: unknown): string | undefined =>
+    uri instanceof vscode.Uri ? vscode.workspace.asRelativePath(uri, false) : undefined;
+  for (const entry of list(all.call(edit))) {
+    const item = entry as { _type?: unknown; from?: unknown; to?: unknown } | undefined;
+    if (item?._type !== FILE_OPERATION) {
+      continue;
+    }
+    const [from, to] = [named(item.from), named(item.to)];
+    if (from !== undefined && to !== undefined) {
+      return `rename ${from} to ${to}`;
+    }
+    return to !== undefined ? `create ${to}` : `delete ${from ?? "a file"}`;
+  }
+  return undefined;
+}
+
 /** The answer to `agent/code` from VS Code's providers (through `execute`). */
 export async function codeAnswer(params: AgentCodeParams, execute: Execute): Promise<AgentCodeResult> {
   const uri = typeof params.uri === "string" ? vscode.Uri.parse(params.uri) : undefined;
@@ -188,9 +220,14 @@ export async function codeAnswer(params: AgentCodeParams, execute: Execute): Pro
       if (uri === undefined || at === undefined || !params.newName) {
         return none("rename");
       }
-      const changes = renameChanges(
-        await execute("vscode.executeDocumentRenameProvider", uri, at, params.newName),
-      );
+      const edit = await execute("vscode.executeDocumentRenameProvider", uri, at, params.newName);
+      const operation = fileOperation(edit);
+      if (operation !== undefined) {
+        return {
+          unavailable: `the rename would also ${operation}, which Tether does not apply; nothing was changed`,
+        };
+      }
+      const changes = renameChanges(edit);
       return Object.keys(changes).length === 0 ? none("rename") : { server: SERVER, changes };
     }
     default:

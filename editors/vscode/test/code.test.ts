@@ -148,6 +148,39 @@ describe("agent/code answered by VS Code's language features", () => {
     assert.strictEqual(empty.unavailable, "no language feature in VS Code answered rename");
   });
 
+  it("answers unavailable a rename that would also rename, create or delete a file", async () => {
+    // rust-analyzer renames a module's file with it; VS Code's public WorkspaceEdit lists only
+    // the text edits (entries()), its extension host every entry (_allEntries()).
+    const MAIN = "file:///work/app/main.rs";
+    const text = new vscode.TextEdit(new vscode.Range(0, 4, 0, 9), "salute");
+    const answered = async (operation: object): Promise<unknown> => {
+      const edit = {
+        entries: () => [[vscode.Uri.parse(MAIN), [text]]],
+        _allEntries: () => [
+          { _type: 2, uri: vscode.Uri.parse(MAIN), edit: text },
+          { _type: 1, ...operation },
+        ],
+      };
+      const { execute } = providers({ "vscode.executeDocumentRenameProvider": edit });
+      return codeAnswer(
+        { request: "rename", uri: MAIN, position: { line: 0, character: 4 }, newName: "salute" },
+        execute,
+      );
+    };
+    const greet = vscode.Uri.parse("file:///work/app/src/greet.rs");
+    const salute = vscode.Uri.parse("file:///work/app/src/salute.rs");
+    const unavailable = (what: string) => ({
+      unavailable: `the rename would also ${what}, which Tether does not apply; nothing was changed`,
+    });
+    assert.deepStrictEqual(
+      await answered({ from: greet, to: salute }),
+      unavailable("rename src/greet.rs to src/salute.rs"),
+    );
+    assert.deepStrictEqual(await answered({ to: salute }), unavailable("create src/salute.rs"));
+    assert.deepStrictEqual(await answered({ from: greet }), unavailable("delete src/greet.rs"));
+    assert.deepStrictEqual(vscode.calls, []);
+  });
+
   it("answers a workspace query from SymbolInformation", async () => {
     const { execute, asked } = providers({
       "vscode.executeWorkspaceSymbolProvider": [
