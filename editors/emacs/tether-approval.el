@@ -392,7 +392,8 @@ With choices, `completing-read' over them (a typed answer of one's own
 too, unless the model takes only a choice); without, `read-string'.
 The question comes escaped by the server; it is shown on one line.
 A secret (a command's password prompt) is read with `read-passwd': not shown.
-\\[keyboard-quit] or an empty answer answers nothing; a question the server
+\\[keyboard-quit] or an empty answer answers nothing (RET alone answers a command's
+question whose default it takes: `:enterAlone'); a question the server
 withdraws closes its prompt and is not answered.  While the minibuffer is
 busy with something else, the question waits for it."
   (cond
@@ -421,9 +422,12 @@ busy with something else, the question waits for it."
         (when (jsonrpc-running-p connection)
           (jsonrpc-connection-send
            connection :id (tether--question-id question)
-           :result (if (and (stringp answer) (not (string-empty-p (string-trim answer))))
-                       (list :answer answer)
-                     (make-hash-table)))))))))
+           :result (cond ((and (stringp answer) (not (string-empty-p (string-trim answer))))
+                          (list :answer answer))
+                         ;; A command's question: RET alone is an answer (its default).
+                         ((and (stringp answer) (eq (plist-get params :enterAlone) t))
+                          (list :answer ""))
+                         (t (make-hash-table))))))))))
 
 (provide 'tether-approval)
 ;;; tether-approval.el ends here

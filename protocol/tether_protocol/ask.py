@@ -48,6 +48,10 @@ class AskParams(WireModel):
     secret: bool | None = None
     """``true``: the answer is a secret (a command's password prompt), typed where it is not
     shown (a password field, no echo) and kept nowhere by the client; absent otherwise."""
+    enter_alone: bool | None = None
+    """``true``: an empty answer answers — Enter alone, as a command's question takes its
+    default (``[Y/n]``, "press Enter"); the client sends ``""`` for it and leaves closing the
+    question as no answer. Absent: an empty answer is no answer."""
 
 
 class AskResult(WireModel):

@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .recorder import Capabilities, RecordingClient
 from .tether import EOF_WITHIN, call, tether_acp, turns
 
@@ -60,8 +62,26 @@ async def test_a_commands_question_is_elicited_and_answered(tmp_path: Path) -> N
     [tool_call] = [u.update for u in client.updates if u.kind == "tool_call"]
     assert asked["toolCallId"] == tool_call["toolCallId"]
     assert "Continue? " in asked["message"]
-    assert asked["requestedSchema"]["required"] == ["answer"]
+    # An empty form is Enter alone: the field is optional, its title says so.
+    assert asked["requestedSchema"]["required"] == []
+    assert asked["requestedSchema"]["properties"]["answer"]["title"] == (
+        "Your answer (empty: Enter alone)"
+    )
     assert "got=yes" in _output(client)
+
+
+@pytest.mark.parametrize("content", [{"answer": ""}, {}], ids=["empty answer", "no answer field"])
+async def test_a_form_submitted_empty_is_enter_alone(
+    tmp_path: Path, content: dict[str, Any]
+) -> None:
+    client = await _run(
+        tmp_path,
+        'read -p "Install? [Y/n] " x; echo "got=[${x:-Y}]"',
+        [{"action": "accept", "content": content}],
+    )
+    assert len(client.elicitations) == 1
+    output = _output(client)
+    assert "got=[Y]" in output, output
 
 
 async def test_a_declined_question_ends_the_command(tmp_path: Path) -> None:
@@ -70,7 +90,8 @@ async def test_a_declined_question_ends_the_command(tmp_path: Path) -> None:
     )
     [asked] = client.elicitations
     field = asked["requestedSchema"]["properties"]["answer"]
-    assert field["title"] == "Password (this form shows what you type)"  # no hidden field
+    # No hidden field: the title says so.
+    assert field["title"] == "Password (this form shows what you type; empty: Enter alone)"
     output = _output(client)
     assert "the command waited for input: `Password: `" in output, output
     assert "got=" not in output

@@ -1,5 +1,6 @@
 """``commandInput = "ask"`` in the terminal chat: a command's password prompt is asked at the
-terminal with nothing typed shown, and the command gets the answer."""
+terminal with nothing typed shown, and the command gets the answer; Enter alone answers a
+``[Y/n]`` with its default."""
 
 from __future__ import annotations
 
@@ -39,3 +40,22 @@ async def test_the_chat_asks_a_commands_password_without_showing_it(tmp_path: Pa
     assert_nothing_left(env)
     logs = [p for p in (tmp_path / "state").rglob("*") if p.is_file()]
     assert logs and not [p for p in logs if SECRET.encode() in p.read_bytes()]
+
+
+async def test_enter_alone_takes_a_commands_default(tmp_path: Path) -> None:
+    command = 'read -p "Install? [Y/n] " x; echo "got=[${x:-Y}]"'
+    call = {"name": "bash", "arguments": {"command": command}}
+    env = scripted(tmp_path, {"turns": [{"toolCalls": [call]}, {"text": "it went on"}]})
+    config = tmp_path / ".config" / "tether"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text('commandInput = "ask"\nautoApprove = ["bash"]\n')
+    async with chat(env, tmp_path) as ui:
+        await ask(ui, "install it")
+        await ui.wait_for(r"your answer \(Enter alone: its default\) >")
+        ui.press("enter")
+        await ui.wait_for(r"got=\[Y\]")
+        await ui.wait_for("it went on")
+        await ui.wait_until(lambda: _at_prompt(ui), "the prompt after the turn")
+        ui.press("ctrl-d")
+        assert await ui.wait_for_exit() == 0, ui.text()
+    assert_nothing_left(env)

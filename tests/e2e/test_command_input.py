@@ -114,12 +114,41 @@ async def test_a_dismissed_question_ends_the_command_naming_it(
     assert "got=" not in result.output.split("\n", 1)[1]
 
 
+async def test_an_empty_answer_is_enter_alone_and_takes_the_default(
+    workspace: Path, tmp_path: Path
+) -> None:
+    command = 'read -p "Install? [Y/n] " x; echo "got=[${x:-Y}]"'
+    options = _options(tmp_path, command, commandInput="ask")
+    result, asked, _ = await _run_asked(workspace, options, [""])
+    assert result.ok, result.output
+    assert "got=[Y]" in result.output, result.output
+    [question] = asked
+    assert question.enter_alone is True
+    assert "an empty answer: Enter alone" in question.question
+
+
 async def test_each_question_of_a_command_is_asked_in_turn(workspace: Path, tmp_path: Path) -> None:
     command = 'read -p "Name? " a; read -p "Age? " b; echo "got=$a/$b"'
     options = _options(tmp_path, command, commandInput="ask")
     result, asked, _ = await _run_asked(workspace, options, ["ann", "7"])
     assert "got=ann/7" in result.output, result.output
-    assert ["Name? " in asked[0].question, "Age? " in asked[1].question] == [True, True]
+    # Each answer shows where it was typed, so the second question is the line it asks on
+    # (the terminal's echo, read later, had ended that line: "It printed no question").
+    assert "Name? ann\nAge? 7\ngot=ann/7\n" in result.output, result.output
+    assert "It printed:\nName? \n" in asked[0].question, asked[0].question
+    assert "It printed:\nName? ann\nAge? \n" in asked[1].question, asked[1].question
+
+
+async def test_a_programs_second_question_is_asked_with_the_first_answer_above_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # Python's input() writes its question to its output (a pipe here), not its terminal.
+    program = "print('got=' + input('Continue? ')); print('i=' + input('Install? '))"
+    options = _options(tmp_path, f'python3 -c "{program}"', commandInput="ask")
+    result, asked, _ = await _run_asked(workspace, options, ["yes", "no"])
+    assert "Continue? yes\ngot=yes\nInstall? no\ni=no\n" in result.output, result.output
+    second = asked[1].question
+    assert "It printed:\nContinue? yes\ngot=yes\nInstall? \n" in second, second
 
 
 async def test_by_default_no_one_is_asked(workspace: Path, tmp_path: Path) -> None:

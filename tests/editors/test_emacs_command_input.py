@@ -1,6 +1,7 @@
 """``commandInput = "ask"`` answered by tether.el in a real Emacs: a command's password
 prompt (``agent/ask``'s ``secret``) read with ``read-passwd``, a plain question in the
-minibuffer; each answer typed into the command."""
+minibuffer, and a ``[Y/n]`` answered with RET alone (its default: ``enterAlone``); each answer
+typed into the command."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ PROGRAM = (
     f"print('matched' if typed == {DIGEST!r} else 'wrong'); "
     "print('got=' + input('Continue? '))"
 )
+INSTALL = 'read -p "Install? [Y/n] " x; echo "install=[${x:-Y}]"'
 
 
 def test_a_password_is_read_unseen_and_a_question_answered(tmp_path: Path) -> None:
@@ -29,14 +31,20 @@ def test_a_password_is_read_unseen_and_a_question_answered(tmp_path: Path) -> No
     (root / "src" / "app.py").write_text("x = 1\n")
     subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=30)
     bash = {"name": "bash", "arguments": {"command": f'python3 -c "{PROGRAM}"'}}
-    env = story_env(tmp_path, root, {"turns": [{"toolCalls": [bash]}, {"text": "done"}]})
+    install = {"name": "bash", "arguments": {"command": INSTALL}}
+    turns = [{"toolCalls": [bash]}, {"toolCalls": [install]}, {"text": "done"}]
+    env = story_env(tmp_path, root, {"turns": turns})
     wire_log = tmp_path / "wire.jsonl"
     env.update(TETHER_PROXY=str(PROXY), TETHER_PROXY_LOG=str(wire_log), TETHER_SECRET_ANSWER=SECRET)
-    emacs_batch(STORY, env, "yes\n")  # what the user types at the plain question
+    emacs_batch(STORY, env, "yes\n\n")  # typed at the plain question, then RET alone
     report = json.loads((tmp_path / "result.json").read_text())
     assert report["outcome"] == "done", report
     [secret_prompt] = report["secrets"]
     assert "Password: " in secret_prompt
     wire = [json.loads(line) for line in wire_log.read_text().splitlines()]
-    [output] = [r["output"] for r in tool_results(wire)]
+    output, installed = [r["output"] for r in tool_results(wire)]
     assert "matched" in output and "got=yes" in output, output
+    assert "install=[Y]" in installed, installed
+    asks = [e["message"]["params"] for e in wire if e["message"].get("method") == "agent/ask"]
+    [asked] = [a for a in asks if "Install? [Y/n]" in a["question"]]
+    assert asked["enterAlone"] is True

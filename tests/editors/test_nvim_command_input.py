@@ -1,6 +1,7 @@
 """``commandInput = "ask"`` answered by the Neovim plugin: a command's password prompt
 (``agent/ask``'s ``secret``) with ``vim.fn.inputsecret``, a plain question with
-``vim.ui.input``; each answer typed into the command."""
+``vim.ui.input``, and a ``[Y/n]`` answered with Enter alone (its default); each answer typed
+into the command."""
 
 from __future__ import annotations
 
@@ -17,18 +18,23 @@ PROGRAM = (
     "print('got=' + input('Continue? '))"
 )
 
+INSTALL = 'read -p "Install? [Y/n] " x; echo "install=[${x:-Y}]"'
+
 
 def test_a_password_is_typed_unseen_and_a_question_answered(nvim: Nvim) -> None:
     bash = call("bash", command=f'python3 -c "{PROGRAM}"', timeout_seconds=600)
+    install = call("bash", command=INSTALL, timeout_seconds=600)
     r = nvim.run(
         "command_input",
-        script({"toolCalls": [bash]}, {"text": "done"}),
+        script({"toolCalls": [bash]}, {"toolCalls": [install]}, {"text": "done"}),
         env={"SECRET_ANSWER": SECRET},
     )
     assert r["run"]["result"]["outcome"] == "done"
-    [result] = tool_results(r["run"])
+    [result, installed] = tool_results(r["run"])
     assert "matched" in result["output"] and "got=yes" in result["output"], result["output"]
+    assert "install=[Y]" in installed["output"], installed["output"]
     [secret] = r["secrets"]
     assert "Password: " in secret and secret.startswith("Tether asks: The command")
-    [plain] = r["inputs"]
+    plain, enter_alone = r["inputs"]
     assert "Continue? " in plain
+    assert "Install? [Y/n] " in enter_alone, enter_alone

@@ -47,14 +47,21 @@ async function typed(
     {
       title,
       prompt: plainPrompt(params.question),
-      placeHolder: "Your answer (Escape: no answer)",
+      placeHolder:
+        params.enterAlone === true
+          ? "Your answer, or Enter alone (Escape: no answer)"
+          : "Your answer (Escape: no answer)",
       ignoreFocusOut: true,
       password: params.secret === true, // a command's password prompt: hidden as typed
     },
     token,
   );
-  if (text === undefined || text.trim() === "" || token.isCancellationRequested) {
+  if (text === undefined || token.isCancellationRequested) {
     return DECLINED;
+  }
+  if (text.trim() === "") {
+    // Enter alone: an answer to a command's question (its default), else no answer.
+    return params.enterAlone === true ? { answer: "" } : DECLINED;
   }
   return { answer: text };
 }

@@ -218,6 +218,7 @@ export type AgentAskParams = {
   choices?: string[] | null;
   freeText?: boolean;
   secret?: boolean | null;
+  enterAlone?: boolean | null;
 };
 
 export type AgentAskResult = {

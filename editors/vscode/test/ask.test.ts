@@ -98,6 +98,19 @@ describe("agent/ask answered in VS Code", () => {
     assert.deepStrictEqual(await answerAsk(params({ choices: null }), token), {});
   });
 
+  it("answers Enter alone as an empty answer to a command's question (enterAlone), Escape as none", async () => {
+    const token = new vscode.CancellationTokenSource().token;
+    const question = { runId: "r1", callId: "c", question: "Install? [Y/n]", enterAlone: true };
+    vscode.answers.showInputBox = async () => "";
+    assert.deepStrictEqual(await answerAsk(question, token), { answer: "" });
+    const [options] = called("showInputBox") as [{ placeHolder: string }];
+    assert.strictEqual(options.placeHolder, "Your answer, or Enter alone (Escape: no answer)");
+    vscode.answers.showInputBox = async () => undefined;
+    assert.deepStrictEqual(await answerAsk(question, token), {});
+    vscode.answers.showInputBox = async () => "n";
+    assert.deepStrictEqual(await answerAsk(question, token), { answer: "n" });
+  });
+
   it("closes the pick when the server withdraws the question, and answers nothing", async () => {
     const source = new vscode.CancellationTokenSource();
     let closed = false;

@@ -6,7 +6,8 @@ choices, a field ``choice`` whose options are numbered (``const`` ``"1"``, ``"2"
 choice as its ``title``): the model's text is only ever a title or the message, shown
 escaped (``text.display``), never a value the client sends back. Choices only: ``choice``
 is required and there is no ``answer``; choices or typed text: both optional, a typed
-answer winning; no choices: ``answer`` required.
+answer winning; no choices: ``answer`` required, except for a question Enter alone answers (a
+command's), where the form submitted empty is that Enter.
 """
 
 from __future__ import annotations
@@ -34,10 +35,13 @@ def elicitation(session_id: str, tool_call_id: str | None, question: Question) -
             required.append("choice")
     if not question.choices or question.free_text:
         title = "Or type your own answer" if question.choices else "Your answer"
+        empty = "empty: Enter alone" if question.enter_alone else ""
         if question.secret:  # a form has no hidden field: say so
-            title = "Password (this form shows what you type)"
+            title = f"Password (this form shows what you type{'; ' + empty if empty else ''})"
+        elif empty:
+            title += f" ({empty})"
         properties["answer"] = {"type": "string", "title": title}
-        if not question.choices:
+        if not question.choices and not question.enter_alone:
             required.append("answer")
     params: dict[str, Any] = {
         "sessionId": session_id,
@@ -64,6 +68,9 @@ def elicited(raw: object, question: Question) -> str | None:
     content = raw.get("content") if isinstance(raw, dict) else None
     content = content if isinstance(content, dict) else {}
     typed = content.get("answer")
+    said = isinstance(typed, str) and bool(typed.strip())
+    if question.enter_alone and not question.choices and not said:
+        return question.blank("")  # submitted empty (or without the optional field)
     if question.secret and isinstance(typed, str) and typed.strip():
         return typed  # as typed: a password's spaces are part of it
     if isinstance(typed, str) and typed.strip() and (question.free_text or not question.choices):

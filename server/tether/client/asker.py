@@ -53,6 +53,8 @@ class TerminalAsker:
             prompt = f"  1–{len(choices)} > "
         elif params.secret:
             prompt = "  your answer (hidden as you type) > "
+        elif params.enter_alone:
+            prompt = "  your answer (Enter alone: its default) > "
         else:
             prompt = "  your answer > "
         terminal = open_terminal() if self.approver._ask is None else None
@@ -84,6 +86,8 @@ class TerminalAsker:
                 return {"answer": choices[int(typed) - 1]}
             if typed and (params.free_text or not choices):
                 return {"answer": typed}
+            if not typed and params.enter_alone and not choices:
+                return {"answer": ""}
             hint = f"a number from 1 to {len(choices)}" if choices else "an answer"
             out.write(f"  (type {hint}; Ctrl-D leaves it unanswered)\n")
             out.flush()

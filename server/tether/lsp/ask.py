@@ -37,6 +37,7 @@ def ask_params(question: Question) -> AskParams:
         choices=[_cut(shown(c), MAX_CHOICE) for c in question.choices] or None,
         free_text=question.free_text,
         secret=question.secret or None,
+        enter_alone=question.enter_alone or None,
     )
 
 
@@ -49,8 +50,10 @@ def asked_answer(raw: object, question: Question, sent: AskParams) -> str | None
         shown_raw = "(a secret's answer, not shown)" if question.secret else repr(raw)[:200]
         log.warning("malformed agent/ask answer (no answer): %s", shown_raw)
         return None
-    if answer is None or not answer.strip():
+    if answer is None:
         return None
+    if not answer.strip():
+        return question.blank(answer)
     if question.secret:
         return answer  # as typed: a password's spaces are part of it
     for choice, shown_choice in zip(question.choices, sent.choices or [], strict=False):

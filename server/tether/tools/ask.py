@@ -52,13 +52,21 @@ class Question:
     secret: bool = False
     """The answer is a secret (a command's password prompt: ``tools/command_input.py``):
     taken where it is not shown when the front can, never logged, kept as typed."""
+    enter_alone: bool = False
+    """An empty answer answers (a command's question: Enter alone takes its default); else
+    an empty answer is no answer."""
 
     def accepts(self, answer: str) -> bool:
         """Whether ``answer`` may answer the question: any text when typing is allowed,
         else one of the choices."""
-        return bool(answer.strip()) and (
+        return (self.enter_alone or bool(answer.strip())) and (
             not self.choices or self.free_text or answer in self.choices
         )
+
+    def blank(self, answer: str) -> str | None:
+        """What an empty (or blank) answer answers: ``""`` (Enter alone) when the question
+        takes it, else None (no answer)."""
+        return "" if self.enter_alone and not answer.strip() else None
 
 
 @runtime_checkable

@@ -9,9 +9,10 @@ one ``ask_user`` uses (``AsksUser``: LSP's ``agent/ask``, ACP's form elicitation
 terminal's prompt) — tied to the ``bash`` call, shown as text from outside by each front.
 The answer and a newline are typed into the command's terminal, and it goes on; the time
 the user takes is not counted against the command's timeout, and the wait is bounded by
-``approvalTimeoutSeconds`` like any question. A question dismissed or left unanswered, a
-front that cannot ask, a blank answer: the command is ended as by default, its question
-named.
+``approvalTimeoutSeconds`` like any question. An empty answer is Enter alone (a ``[Y/n]``'s
+default, "press Enter to go on"): the question says so (``enter_alone``) and each front sends
+it as ``""``. A question dismissed or left unanswered, a front that cannot ask: the command is
+ended as by default, its question named.
 
 When the command turned its terminal's echo off (a password prompt: ``getpass``, ``read
 -s``), or its question says password or passphrase, the question is a secret:
@@ -82,6 +83,7 @@ def input_answerer(deps: ToolDeps, command: str) -> AnswersInput | None:
             deps.call_id,
             command_question(command, recent),
             secret=secret,
+            enter_alone=True,
         )
         with anyio.move_on_after(timeout) as waited:
             reply = await editor.ask_user(question)
@@ -94,7 +96,7 @@ def input_answerer(deps: ToolDeps, command: str) -> AnswersInput | None:
         if "\n" in text or "\r" in text:
             return None  # a line break would type two answers
         text = _CONTROLS.sub("", text)[:MAX_TYPED]  # no line editing (^U, ^D, DEL): text
-        return Answer(text, secret) if text.strip() else None
+        return Answer(text if text.strip() else "", secret)  # blank: Enter alone
 
     return answer
 
@@ -111,7 +113,10 @@ def command_question(command: str, recent: str) -> str:
     """The question the user is shown for ``command`` waiting after printing ``recent``:
     its last lines (a menu above its prompt), the question last."""
     head = f"The command `{one_line(_printable(command), COMMAND_CHARS)}` is waiting for input."
-    tail = "\nYour answer is typed into it, then Enter; dismiss this to end the command."
+    tail = (
+        "\nYour answer is typed into it, then Enter (an empty answer: Enter alone); dismiss "
+        "this to end the command."
+    )
     asked = asked_line(recent)
     if not asked:
         return f"{head} It printed no question.{tail}"

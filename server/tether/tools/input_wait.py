@@ -29,6 +29,7 @@ import select
 import subprocess
 import termios
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -99,6 +100,9 @@ class InputTerminal:
     device: int
     """The terminal's device number, to know its descriptors in other processes."""
     written: list[bytes] = field(default_factory=list)
+    echo: bytes = b""
+    """The terminal's echo of what ``type`` typed, still to come: already in the command's
+    output where it was typed, so left out of what ``drain`` reads."""
 
     def started(self) -> None:
         """The command has its copy of the terminal: close ours."""
@@ -120,15 +124,28 @@ class InputTerminal:
         input, or to ``/dev/tty`` when the terminal became its controlling one), waiting
         up to ``timeout`` seconds for some; blocking: call from a worker thread. Kept
         read so a writer never blocks on a full terminal."""
-        if self.master < 0:
-            return b""
-        try:
-            ready, _, _ = select.select([self.master], [], [], timeout)
-            if not ready:
+        while self.master >= 0:
+            try:
+                ready, _, _ = select.select([self.master], [], [], timeout)
+                if not ready:
+                    return b""
+                data = os.read(self.master, 4096)
+            except (OSError, ValueError):  # EIO: no process holds the terminal any more
                 return b""
-            return os.read(self.master, 4096)
-        except (OSError, ValueError):  # EIO: no process holds the terminal any more
-            return b""
+            if not data or (data := self._unechoed(data)):
+                return data
+            timeout = 0.0  # only the echo: read on
+        return b""
+
+    def _unechoed(self, data: bytes) -> bytes:
+        """``data`` read from the terminal without the echo of what was typed (``echo``):
+        the line discipline echoes it before the command can read it, so it comes first."""
+        same = 0
+        limit = min(len(data), len(self.echo))
+        while same < limit and data[same] == self.echo[same]:
+            same += 1
+        self.echo = self.echo[same:] if same == len(data) else b""  # else: not (all) echoed
+        return data[same:]
 
     def hides_typing(self) -> bool:
         """Whether what is typed into the terminal would not show: the command turned its
@@ -141,20 +158,27 @@ class InputTerminal:
         except (termios.error, OSError):
             return True
 
-    def type(self, text: str, hidden: bool = False) -> bool:
+    def type(
+        self, text: str, hidden: bool = False, shown: Callable[[bytes], None] | None = None
+    ) -> bool:
         """Type ``text`` into the terminal as a person would (blocking: call from a worker
         thread); False when it cannot be (the command is gone). ``hidden``: with the
         terminal's echo turned off first (and left off), so it does not show in the
-        command's output."""
+        command's output. Else, when the terminal echoes, ``shown`` gets the echo at once,
+        before the command can answer it (the terminal's own echo, read later, would land
+        after what the command printed since, and end its next question's line)."""
         data = text.encode()
         try:
-            if hidden:
-                attrs = termios.tcgetattr(self.master)
-                if attrs[3] & termios.ECHO:
-                    attrs[3] &= ~(termios.ECHO | termios.ECHONL)
-                    termios.tcsetattr(self.master, termios.TCSANOW, attrs)
+            attrs = termios.tcgetattr(self.master)
+            if hidden and attrs[3] & termios.ECHO:
+                attrs[3] &= ~(termios.ECHO | termios.ECHONL)
+                termios.tcsetattr(self.master, termios.TCSANOW, attrs)
         except (termios.error, OSError):
             return False
+        if not hidden and attrs[3] & termios.ECHO:
+            self.echo += data
+            if shown is not None:
+                shown(data)
         try:
             while data and self.master >= 0:
                 data = data[os.write(self.master, data) :]

@@ -342,10 +342,12 @@ class _Typed:
     deadline: anyio.CancelScope
     """The command's timeout: the time the user takes to answer is not counted."""
 
-    async def ask(self, terminal: InputTerminal, recent: str) -> bool:
+    async def ask(
+        self, terminal: InputTerminal, recent: str, feed: Callable[[bytes], None]
+    ) -> bool:
         """Ask the user what the command asked at the end of its ``recent`` output and type
-        their answer in; False: no answer (dismissed, no one to ask) or the command could
-        not be typed into."""
+        their answer in, its echo into the output (``feed``) where it was typed; False: no
+        answer (dismissed, no one to ask) or the command could not be typed into."""
         if self.answer is None:
             return False
         hidden = await anyio.to_thread.run_sync(terminal.hides_typing)
@@ -357,7 +359,12 @@ class _Typed:
             self.deadline.deadline = anyio.current_time() + left
         if reply is None:
             return False
-        typed = await anyio.to_thread.run_sync(terminal.type, reply.text + "\n", reply.secret)
+
+        def typing() -> bool:
+            _drain_into(terminal, feed, 0.0)  # what it wrote to its terminal comes first
+            return terminal.type(reply.text + "\n", reply.secret, feed)
+
+        typed = await anyio.to_thread.run_sync(typing)
         if typed:
             self.answered.append(reply.secret)
         return typed
@@ -391,7 +398,7 @@ async def _watch_input(
         if since is None:
             since = now
         elif now - since >= INPUT_WAIT_SECONDS:
-            if await typed.ask(terminal, capture.recent()[-QUESTION_CHARS:]):
+            if await typed.ask(terminal, capture.recent()[-QUESTION_CHARS:], feed):
                 seen, since = -1, None
                 continue
             asked.append("yes")

@@ -3,7 +3,8 @@
 ;; Environment as ask-story.el.  With commandInput "ask", the scripted model's bash command
 ;; asks a password (agent/ask's secret: `read-passwd', whose prompt is recorded and whose
 ;; answer is TETHER_SECRET_ANSWER, as the user would type it unseen), then a plain question
-;; (`read-string': what the user types on standard input, in batch mode).
+;; (`read-string': what the user types on standard input, in batch mode), then a second
+;; command's [Y/n] (an empty line: RET alone).
 
 (require 'json)
 (add-to-list 'load-path (getenv "TETHER_EL_DIR"))

@@ -1,8 +1,10 @@
 --- Answers `agent/ask`: the model's question, asked with `vim.ui.select` (its choices, and
 --- "Type an answer…" when the model takes one) or `vim.ui.input` (no choices). The question
 --- and the choices arrive escaped by the server (control and bidi characters written out);
---- they are shown on one line. Closing the picker or an empty answer answers nothing. A
---- secret (a command's password prompt) is typed with `vim.fn.inputsecret`: not shown. A
+--- they are shown on one line. Closing the picker or an empty answer answers nothing, except
+--- that Enter alone answers a command's question (`enterAlone`: its default). A secret (a
+--- command's password prompt) is typed with `vim.fn.inputsecret`: not shown (an empty one is
+--- no answer: `inputsecret` cannot tell Escape from Enter alone). A
 --- question the server withdraws (`$/cancelRequest`: its run was cancelled or ended) is
 --- answered nothing at once, and its prompt closes when it is Neovim's own (else a note
 --- says so).
@@ -48,7 +50,9 @@ function M.ask(params, done)
       return
     end
     vim.ui.input({ prompt = prompt }, function(text)
-      if text == nil or vim.trim(text) == '' then
+      if text ~= nil and vim.trim(text) == '' and params.enterAlone == true then
+        done({ answer = '' }) -- Enter alone: a command's question takes its default
+      elseif text == nil or vim.trim(text) == '' then
         done(vim.empty_dict())
       else
         done({ answer = text })
