@@ -112,3 +112,36 @@ def test_a_client_skips_an_event_kind_it_does_not_know() -> None:
     newer = {"runId": "r", "seq": 1, "kind": "from-the-future", "x": 1}
     known = {"runId": "r", "seq": 1, "kind": "step", "step": 1}
     assert [e.kind for e in events_of([newer, known])] == ["step"]
+
+
+@pytest.mark.parametrize("make", [TerminalRenderer, RichRenderer], ids=["plain", "rich"])
+async def test_no_status_line_over_a_commands_question_while_it_is_asked(make: Any) -> None:
+    """A command that asks (``commandInput = "ask"``) still runs, and its reports keep
+    coming: while its question waits, they must not redraw over the prompt and what is
+    typed at it; once answered, the status line comes back."""
+    from tether.client.approver import TerminalApprover
+    from tether.client.asker import TerminalAsker
+
+    out = io.StringIO()
+    renderer = make(out) if make is RichRenderer else make(out, color=True)
+    renderer.render(StepEvent(run_id="r", seq=1, step=1))
+    renderer.render(CALL)
+    renderer.render(report("Install? [Y/n] "))
+    drawn_while_asked: list[str] = []
+
+    def user(prompt: str) -> str:  # the prompt waits; the spinner's next frames come meanwhile
+        before = len(out.getvalue())
+        renderer.render(report("Install? [Y/n] ", 4300))
+        renderer.tick()
+        drawn_while_asked.append(out.getvalue()[before:])
+        return ""  # Enter alone
+
+    approver = TerminalApprover(yes=False, out=out, ask=user, color=True, hold=renderer.hold)
+    question = {"runId": "r", "callId": "c", "question": "Install? [Y/n]", "enterAlone": True}
+    assert await TerminalAsker(approver)(question) == {"answer": ""}
+    assert drawn_while_asked == [""]
+    # The question's own lines start on a line of their own: no status line left above them.
+    shown = screen(out.getvalue())
+    assert not any(re.search(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] \d+ s", line) for line in shown), shown
+    renderer.tick()
+    assert re.search(r" 4 s · Install\? \[Y/n\]", screen(out.getvalue())[-1])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import shlex
@@ -9,7 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -163,8 +164,11 @@ class TerminalApprover:
         color: bool | None = None,
         yes_reason: str = "--yes",
         diff_printer: Callable[[str, str], None] | None = None,
+        hold: Callable[[bool], None] | None = None,
     ) -> None:
         self.yes = yes
+        self.hold = hold
+        """Told True while the user is asked, False after (the renderer's spinner stops)."""
         self.yes_reason = yes_reason
         self.out: TextOut = out or sys.stdout
         self.color = styled_terminal(self.out) if color is None else color
@@ -229,7 +233,22 @@ class TerminalApprover:
         self.out.flush()
         return {"decision": "deny", "feedback": f"the user {why}"}
 
+    @contextlib.contextmanager
+    def asking(self) -> Iterator[None]:
+        """The spinner held off the screen while the user is asked (``hold``)."""
+        if self.hold is not None:
+            self.hold(True)
+        try:
+            yield
+        finally:
+            if self.hold is not None:
+                self.hold(False)
+
     async def __call__(self, raw: Any) -> dict[str, Any]:
+        with self.asking():
+            return await self._approve(raw)
+
+    async def _approve(self, raw: Any) -> dict[str, Any]:
         params = ApproveParams.model_validate(raw, strict=False)
         self.show(params)
         if self.yes:

@@ -40,6 +40,10 @@ class TerminalAsker:
         self.approver = approver
 
     async def __call__(self, raw: Any) -> dict[str, Any]:
+        with self.approver.asking():
+            return await self._question(raw)
+
+    async def _question(self, raw: Any) -> dict[str, Any]:
         params = AskParams.model_validate(raw, strict=False)
         out = self.approver.out
         choices = params.choices or []

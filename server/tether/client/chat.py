@@ -253,7 +253,11 @@ async def chat_in_terminal(job: TerminalRun) -> int:
     renderer = make_renderer(out)
     renderer.echo_prompt = False  # the prompt is on the screen as typed
     approver = TerminalApprover(
-        yes=job.yes, out=out, color=renderer.color, diff_printer=renderer.diff_printer()
+        yes=job.yes,
+        out=out,
+        color=renderer.color,
+        diff_printer=renderer.diff_printer(),
+        hold=renderer.hold,
     )
     try:
         asker = TerminalAsker(approver)

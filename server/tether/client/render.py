@@ -72,6 +72,8 @@ class TerminalRenderer:
         """A command that runs, by its last report and when that came (its status line
         shows then, under its call, until the next event)."""
         self._spinner_shown = False
+        self._held = False
+        """The user is being asked (an approval, a question): nothing redraws over the prompt."""
         self._thought = ""
         """The end of what the model thought since its step began (never the answer): the
         spinner's line shows its last words."""
@@ -89,10 +91,19 @@ class TerminalRenderer:
             self.out.write("\r\x1b[K")
             self._spinner_shown = False
 
+    def hold(self, held: bool) -> None:
+        """While the user is asked (an approval, a command's question), the spinner and a
+        running command's status line stay off the screen: redrawn, they would cover the
+        prompt and what is typed at it."""
+        if held:
+            self._clear_spinner()
+            self.out.flush()
+        self._held = held
+
     def tick(self) -> None:
         """Redraw the spinner while the model thinks, or a running command's status line
-        (only on a colour terminal)."""
-        if self._mid_line or not self.color:
+        (only on a colour terminal, and not while the user is asked)."""
+        if self._mid_line or not self.color or self._held:
             return
         if self._running is not None:
             since, report = self._running

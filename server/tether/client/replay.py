@@ -180,7 +180,7 @@ async def rerun(
     if origin is not None and origin != cwd:
         runs = [relocated(run, origin, cwd) for run in runs]
     total = 0
-    approver = TerminalApprover(yes=yes, out=renderer.out, color=renderer.color)
+    approver = TerminalApprover(yes=yes, out=renderer.out, color=renderer.color, hold=renderer.hold)
     options = {"provider": "scripted", "script": script_for(runs[0]) if runs else {"turns": []}}
     async with connect(cwd, options, approver=approver) as client:
         session_id: str | None = None

@@ -136,6 +136,7 @@ async def run_in_terminal(job: TerminalRun, server: Process | None = None) -> in
         color=None if job.as_json else renderer.color,
         yes_reason=job.yes_reason,
         diff_printer=renderer.diff_printer(),
+        hold=renderer.hold,
     )
     stopper.approver = approver
     stopper.renderer = renderer
