@@ -13,6 +13,17 @@ from .test_cli_terminal import assert_nothing_left, scripted
 SECRET = "hunter2-s3cr3t-Zq"
 
 
+def _asking(tmp_path: Path, command: str) -> dict[str, str]:
+    """The chat's environment: the model runs ``command`` (allowed), then says "it went on";
+    the user's config asks them a command's questions."""
+    call = {"name": "bash", "arguments": {"command": command}}
+    env = scripted(tmp_path, {"turns": [{"toolCalls": [call]}, {"text": "it went on"}]})
+    config = tmp_path / ".config" / "tether"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text('commandInput = "ask"\nautoApprove = ["bash"]\n')
+    return env
+
+
 async def test_the_chat_asks_a_commands_password_without_showing_it(tmp_path: Path) -> None:
     digest = hashlib.sha256(SECRET.encode()).hexdigest()  # the command holds no secret
     program = (
@@ -20,11 +31,7 @@ async def test_the_chat_asks_a_commands_password_without_showing_it(tmp_path: Pa
         "typed = hashlib.sha256(getpass.getpass('Password: ').encode()).hexdigest(); "
         f"print('matched' if typed == {digest!r} else 'wrong')"
     )
-    call = {"name": "bash", "arguments": {"command": f'python3 -c "{program}"'}}
-    env = scripted(tmp_path, {"turns": [{"toolCalls": [call]}, {"text": "it went on"}]})
-    config = tmp_path / ".config" / "tether"
-    config.mkdir(parents=True)
-    (config / "config.toml").write_text('commandInput = "ask"\nautoApprove = ["bash"]\n')
+    env = _asking(tmp_path, f'python3 -c "{program}"')
     async with chat(env, tmp_path) as ui:
         await ask(ui, "log in")
         await ui.wait_for(r"is waiting for input")
@@ -44,11 +51,7 @@ async def test_the_chat_asks_a_commands_password_without_showing_it(tmp_path: Pa
 
 async def test_enter_alone_takes_a_commands_default(tmp_path: Path) -> None:
     command = 'read -p "Install? [Y/n] " x; echo "got=[${x:-Y}]"'
-    call = {"name": "bash", "arguments": {"command": command}}
-    env = scripted(tmp_path, {"turns": [{"toolCalls": [call]}, {"text": "it went on"}]})
-    config = tmp_path / ".config" / "tether"
-    config.mkdir(parents=True)
-    (config / "config.toml").write_text('commandInput = "ask"\nautoApprove = ["bash"]\n')
+    env = _asking(tmp_path, command)
     async with chat(env, tmp_path) as ui:
         await ask(ui, "install it")
         await ui.wait_for(r"your answer \(Enter alone: its default\) >")

@@ -70,7 +70,7 @@ def elicited(raw: object, question: Question) -> str | None:
     typed = content.get("answer")
     said = isinstance(typed, str) and bool(typed.strip())
     if question.enter_alone and not question.choices and not said:
-        return question.blank("")  # submitted empty (or without the optional field)
+        return ""  # Enter alone: submitted empty (or without the optional field)
     if question.secret and isinstance(typed, str) and typed.strip():
         return typed  # as typed: a password's spaces are part of it
     if isinstance(typed, str) and typed.strip() and (question.free_text or not question.choices):
